@@ -1,0 +1,45 @@
+/**
+ * Key → partition, identical in every adapter, so a key lands on the same partition
+ * whether the log is Kafka or embedded. Uses Kafka's own murmur2 (as the Java client's
+ * default partitioner does) so records keyed here agree with Java producers too.
+ */
+
+/** murmur2 of a UTF-8 string, as Kafka's `Utils.murmur2`. */
+export const murmur2 = (key: string): number => {
+  const data = Buffer.from(key, 'utf8');
+  const length = data.length;
+  const seed = 0x9747b28c;
+  const m = 0x5bd1e995;
+  const r = 24;
+  let h = seed ^ length;
+  const length4 = length >> 2;
+  for (let i = 0; i < length4; i++) {
+    const i4 = i * 4;
+    let k = (data[i4]! & 0xff) + ((data[i4 + 1]! & 0xff) << 8) + ((data[i4 + 2]! & 0xff) << 16) + ((data[i4 + 3]! & 0xff) << 24);
+    k = Math.imul(k, m);
+    k ^= k >>> r;
+    k = Math.imul(k, m);
+    h = Math.imul(h, m);
+    h ^= k;
+  }
+  const tail = length4 * 4;
+  switch (length % 4) {
+    case 3:
+      h ^= (data[tail + 2]! & 0xff) << 16;
+    // falls through
+    case 2:
+      h ^= (data[tail + 1]! & 0xff) << 8;
+    // falls through
+    case 1:
+      h ^= data[tail]! & 0xff;
+      h = Math.imul(h, m);
+  }
+  h ^= h >>> 13;
+  h = Math.imul(h, m);
+  h ^= h >>> 15;
+  return h | 0;
+};
+
+/** The partition for `key` among `partitions` (Kafka: `toPositive(murmur2(key)) % n`). */
+export const partitionFor = (key: string, partitions: number): number =>
+  (murmur2(key) & 0x7fffffff) % partitions;
