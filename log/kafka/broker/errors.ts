@@ -13,6 +13,7 @@ export type LocalKafkaErrorCode =
   | 'MAVEN_MISSING'
   | 'MAVEN_FAILED'
   | 'FORMAT_FAILED'
+  | 'PORT_IN_USE'
   | 'BROKER_EXITED'
   | 'BROKER_NOT_READY'
   | 'NO_BROKER';

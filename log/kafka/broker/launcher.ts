@@ -13,7 +13,7 @@ import { findJava } from './java.ts';
 import { ensureKafkaJars } from './jars.ts';
 import { DEFAULT_DATA_DIR, KAFKA_VERSION, STATE_FILE } from './paths.ts';
 import { waitUntilAnswers } from './probe.ts';
-import { isPidAlive, run, sleep } from './process-util.ts';
+import { commandLineOf, isPidAlive, run, sleep } from './process-util.ts';
 import { readState, removeState, writeState, type BrokerState } from './state.ts';
 
 export { ensureKafkaJars } from './jars.ts';
@@ -65,6 +65,16 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** True if nothing listens on 127.0.0.1:`port` (checked by binding it). */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
+  });
+}
+
 function readTail(file: string, lines = 40): string {
   try {
     return tail(readFileSync(file, 'utf8'), lines);
@@ -102,7 +112,12 @@ export async function startLocalBroker(options: StartOptions = {}): Promise<Loca
   const stateFile = options.stateFile === undefined ? STATE_FILE : options.stateFile;
   mkdirSync(dataDir, { recursive: true });
 
-  const port = options.port ?? (await freePort());
+  if (options.port !== undefined && options.port !== 0 && !(await portIsFree(options.port))) {
+    throw new LocalKafkaError('PORT_IN_USE',
+      `Port ${options.port} on 127.0.0.1 is already in use; pick another --port or leave it out to get a free one.`,
+      { context: { port: options.port } });
+  }
+  const port = options.port || (await freePort());
   let controllerPort = await freePort();
   while (controllerPort === port) controllerPort = await freePort();
 
@@ -158,7 +173,7 @@ export async function startLocalBroker(options: StartOptions = {}): Promise<Loca
   const pid = child.pid;
   const brokers = `127.0.0.1:${port}`;
   const state: BrokerState = {
-    brokers, pid, port, controllerPort, dataDir, logFile,
+    brokers, pid, port, controllerPort, clusterId, dataDir, logFile,
     kafkaVersion: KAFKA_VERSION, startedAt: new Date().toISOString(),
   };
 
@@ -180,7 +195,11 @@ export async function startLocalBroker(options: StartOptions = {}): Promise<Loca
   };
 
   const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
-  const ready = await waitUntilAnswers([brokers], { timeoutMs: readyTimeoutMs, shouldAbort: () => exited !== undefined });
+  const ready = await waitUntilAnswers([brokers], {
+    timeoutMs: readyTimeoutMs,
+    shouldAbort: () => exited !== undefined,
+    expectedClusterId: clusterId,
+  });
   if (!ready) {
     const logs = `--- ${logFile} (tail) ---\n${readTail(logFile)}\n--- ${outFile} (tail) ---\n${readTail(outFile)}`;
     if (exited !== undefined) {
@@ -231,7 +250,11 @@ export async function stopBrokerProcess(pid: number, timeoutMs = 20_000): Promis
 export async function findLiveBroker(options: { stateFile?: string; timeoutMs?: number } = {}): Promise<BrokerState | undefined> {
   const state = readState(options.stateFile ?? STATE_FILE);
   if (!state || !isPidAlive(state.pid)) return undefined;
-  const ok = await waitUntilAnswers([state.brokers], { timeoutMs: options.timeoutMs ?? 5_000, shouldAbort: () => !isPidAlive(state.pid) });
+  const ok = await waitUntilAnswers([state.brokers], {
+    timeoutMs: options.timeoutMs ?? 5_000,
+    shouldAbort: () => !isPidAlive(state.pid),
+    ...(state.clusterId ? { expectedClusterId: state.clusterId } : {}),
+  });
   return ok ? state : undefined;
 }
 
@@ -243,9 +266,16 @@ export async function stopLocalBroker(options: { stateFile?: string; timeoutMs?:
   const stateFile = options.stateFile ?? STATE_FILE;
   const state = readState(stateFile);
   if (!state) return undefined;
-  const wasRunning = await stopBrokerProcess(state.pid, options.timeoutMs);
+  // Never signal a pid that was reused by some other program since the state was written.
+  const wasRunning = isRecordedBroker(state) && (await stopBrokerProcess(state.pid, options.timeoutMs));
   removeState(state.pid, stateFile);
   return wasRunning ? state : undefined;
+}
+
+/** True if the state's pid is still a `kafka.Kafka` JVM on the state's data dir. */
+export function isRecordedBroker(state: BrokerState): boolean {
+  const cmd = commandLineOf(state.pid);
+  return cmd !== undefined && cmd.includes('kafka.Kafka') && (state.dataDir === undefined || cmd.includes(state.dataDir));
 }
 
 /** Result of {@link ensureLocalBroker}. */
@@ -273,10 +303,25 @@ export async function ensureLocalBroker(options: StartOptions = {}): Promise<Ens
     if (live) return { brokers: live.brokers, pid: live.pid, started: false };
     const stale = readState(stateFile);
     if (stale) await stopLocalBroker({ stateFile, timeoutMs: 10_000 });
-    const broker = await startLocalBroker({ ...options, stateFile });
+    const broker = await startWithRetry({ ...options, stateFile });
     return { brokers: broker.brokers, pid: broker.pid, started: true, stop: broker.stop };
   } finally {
     releaseLock(lockFile);
+  }
+}
+
+/**
+ * A free port picked by binding port 0 can be taken by someone else before the JVM binds
+ * it; then the broker exits at once. Retry such a start (only with auto-picked ports).
+ */
+async function startWithRetry(options: StartOptions, attempts = 3): Promise<LocalBroker> {
+  for (let i = 1; ; i++) {
+    try {
+      return await startLocalBroker(options);
+    } catch (err) {
+      const portRace = err instanceof LocalKafkaError && err.code === 'BROKER_EXITED' && /Address already in use/.test(err.message);
+      if (!portRace || options.port !== undefined || i >= attempts) throw err;
+    }
   }
 }
 

@@ -5,8 +5,12 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { sleep } from './process-util.ts';
 
-/** Asks the broker once; true if it answered describeCluster and listTopics. */
-export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_000): Promise<boolean> {
+/**
+ * Asks the broker once; true if it answered describeCluster and listTopics (and, when
+ * `expectedClusterId` is given, belongs to that cluster: another broker on the same port
+ * does not count).
+ */
+export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_000, expectedClusterId?: string): Promise<boolean> {
   const kafka = new Kafka({
     clientId: 'logplane-broker-probe',
     brokers: [...brokers],
@@ -22,6 +26,7 @@ export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_00
       await admin.connect();
       const cluster = await admin.describeCluster();
       if (cluster.brokers.length === 0) return false;
+      if (expectedClusterId !== undefined && cluster.clusterId !== expectedClusterId) return false;
       await admin.listTopics();
       return true;
     })();
@@ -39,12 +44,13 @@ export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_00
  */
 export async function waitUntilAnswers(
   brokers: readonly string[],
-  options: { timeoutMs: number; intervalMs?: number; shouldAbort?: () => boolean },
+  options: { timeoutMs: number; intervalMs?: number; shouldAbort?: () => boolean; expectedClusterId?: string },
 ): Promise<boolean> {
   const deadline = Date.now() + options.timeoutMs;
   while (Date.now() < deadline) {
     if (options.shouldAbort?.()) return false;
-    if (await brokerAnswers(brokers, Math.max(1_000, Math.min(5_000, deadline - Date.now())))) return true;
+    const attemptMs = Math.max(1_000, Math.min(5_000, deadline - Date.now()));
+    if (await brokerAnswers(brokers, attemptMs, options.expectedClusterId)) return true;
     if (options.shouldAbort?.()) return false;
     await sleep(options.intervalMs ?? 250);
   }

@@ -1,7 +1,8 @@
 /**
  * Small process helpers shared by the launcher modules.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** Result of running a command to completion. */
 export interface RunResult {
@@ -38,4 +39,15 @@ export function isPidAlive(pid: number): boolean {
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** The command line of a process (via /proc, else `ps`), or undefined if unknown/gone. */
+export function commandLineOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    const ps = spawnSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8' });
+    const out = ps.status === 0 ? ps.stdout.trim() : '';
+    return out === '' ? undefined : out;
+  }
 }

@@ -14,6 +14,8 @@ export interface BrokerState {
   readonly pid: number;
   readonly port: number;
   readonly controllerPort: number;
+  /** KRaft cluster id of the data dir; the probe checks the broker answering has it. */
+  readonly clusterId: string;
   readonly dataDir: string;
   /** The broker's log4j file (WARN and above). */
   readonly logFile: string;
