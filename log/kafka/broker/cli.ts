@@ -3,11 +3,13 @@
  * users. `start` is idempotent and returns once the broker answers, leaving it running
  * in the background; it prints `KAFKA_BROKERS=127.0.0.1:PORT` on stdout.
  */
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { LocalKafkaError } from './errors.ts';
 import { ensureLocalBroker, stopLocalBroker } from './launcher.ts';
-import { KAFKA_VERSION, STATE_FILE } from './paths.ts';
+import { DEFAULT_DATA_DIR, KAFKA_VERSION, STATE_FILE } from './paths.ts';
 import { readState } from './state.ts';
 
 const log = pino({ name: 'kafka-local', level: process.env['LOG_LEVEL'] ?? 'info' }, pino.destination(2));
@@ -36,9 +38,14 @@ program.command('start')
   .option('--port <port>', 'client port on 127.0.0.1 (default: a free port)', parsePort)
   .option('--data-dir <dir>', 'data dir (default: .kafka-local/data)')
   .option('--min-session-timeout-ms <ms>', 'broker group.min.session.timeout.ms', parsePort, 1_000)
-  .action(async (opts: { port?: number; dataDir?: string; minSessionTimeoutMs: number }) => {
+  .option('--fresh', 'stop the running broker and delete its data dir first (all topics are lost)')
+  .action(async (opts: { port?: number; dataDir?: string; minSessionTimeoutMs: number; fresh?: boolean }) => {
     const t0 = Date.now();
     try {
+      if (opts.fresh) {
+        await stopLocalBroker();
+        rmSync(resolve(opts.dataDir ?? DEFAULT_DATA_DIR), { recursive: true, force: true });
+      }
       const broker = await ensureLocalBroker({
         detached: true,
         ...(opts.port === undefined ? {} : { port: opts.port }),
