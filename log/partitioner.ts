@@ -23,16 +23,12 @@ export const murmur2 = (key: string): number => {
     h ^= k;
   }
   const tail = length4 * 4;
-  switch (length % 4) {
-    case 3:
-      h ^= (data[tail + 2]! & 0xff) << 16;
-    // falls through
-    case 2:
-      h ^= (data[tail + 1]! & 0xff) << 8;
-    // falls through
-    case 1:
-      h ^= data[tail]! & 0xff;
-      h = Math.imul(h, m);
+  const remaining = length % 4;
+  if (remaining >= 3) h ^= (data[tail + 2]! & 0xff) << 16;
+  if (remaining >= 2) h ^= (data[tail + 1]! & 0xff) << 8;
+  if (remaining >= 1) {
+    h ^= data[tail]! & 0xff;
+    h = Math.imul(h, m);
   }
   h ^= h >>> 13;
   h = Math.imul(h, m);
