@@ -1,0 +1,211 @@
+import type avro from 'avsc';
+import { assertNever } from './assert-never.ts';
+import { SchemaError } from './errors.ts';
+import { K8S_NAMESPACE, namespaceOf, shortName, viewOf, type FieldView } from './schema-view.ts';
+
+/** Maps one value between the avsc representation and the TypeScript view. */
+export type Convert = (value: unknown) => unknown;
+
+type Plain = Record<string, unknown>;
+type Discriminant = { key: string; value: string };
+
+/**
+ * Compiles the function that turns a value decoded by avsc into the TypeScript view:
+ * plain objects; nulls dropped from `logplane.k8s` records (Kubernetes JSON: absent, not
+ * null) and kept elsewhere; annotated wrapped unions (`{"logplane.k8s.Pod": {...}}`)
+ * flattened into the branch record plus its discriminator (`{kind: 'Pod', ...}`).
+ * Compiled once per reader type; the returned function only walks values.
+ */
+export function compileFromAvro(root: avro.Type): Convert {
+  const records = new Map<string, Convert>();
+
+  const record = (type: avro.Type, fields: readonly FieldView[], discriminant?: Discriminant): Convert => {
+    const cacheKey = `${type.name}|${discriminant?.key ?? ''}`;
+    const cached = records.get(cacheKey);
+    if (cached) {
+      return cached;
+    }
+    const omitNulls = namespaceOf(type.name ?? '') === K8S_NAMESPACE;
+    const compiled = fields.map((field) => ({ name: field.name, convert: compile(field.type) }));
+    const convert: Convert = (value) => {
+      const source = value as Plain;
+      const out: Plain = discriminant ? { [discriminant.key]: discriminant.value } : {};
+      for (const { name, convert: convertField } of compiled) {
+        const fieldValue = source[name];
+        if (fieldValue === null) {
+          if (!omitNulls) {
+            out[name] = null;
+          }
+        } else {
+          out[name] = convertField === null ? fieldValue : convertField(fieldValue);
+        }
+      }
+      return out;
+    };
+    records.set(cacheKey, convert);
+    return convert;
+  };
+
+  const compile = (type: avro.Type): Convert | null => {
+    const view = viewOf(type);
+    switch (view.type) {
+      case 'primitive':
+      case 'enum':
+        return null;
+      case 'array': {
+        const item = compile(view.items);
+        return item === null ? null : (value) => (value as unknown[]).map((element) => item(element));
+      }
+      case 'map': {
+        const entry = compile(view.values);
+        return entry === null ? null : (value) => mapValues(value as Plain, entry);
+      }
+      case 'record':
+        return record(type, view.fields);
+      case 'union': {
+        if (!view.wrapped) {
+          return unwrappedUnion(view.branches, compile);
+        }
+        const { annotation } = view;
+        if (annotation === undefined) {
+          throw new SchemaError(`wrapped union without a logplane.union annotation: ${JSON.stringify(type.schema())}`);
+        }
+        const branches = new Map<string, Convert>();
+        for (const branch of view.branches) {
+          const branchView = viewOf(branch);
+          if (branchView.type === 'record' && branch.branchName !== undefined) {
+            const discriminant = { key: annotation.discriminator, value: shortName(branchView.name) };
+            branches.set(branch.branchName, record(branch, branchView.fields, discriminant));
+          }
+        }
+        return (value) => {
+          const wrapped = value as Plain;
+          const branchName = Object.keys(wrapped)[0] as string;
+          return (branches.get(branchName) as Convert)(wrapped[branchName]);
+        };
+      }
+      default:
+        return assertNever(view, 'Avro type view');
+    }
+  };
+
+  return compile(root) ?? ((value) => value);
+}
+
+/**
+ * Compiles the function that turns a TypeScript view into what avsc writes: annotated
+ * unions wrapped again (`{kind: 'Pod', ...}` → `{"logplane.k8s.Pod": {...}}`, without the
+ * discriminator). Everything else passes through unchanged: avsc fills absent optional
+ * fields with their null default. Returns null when the type holds no annotated union.
+ * A value with an unknown discriminator is left as is, so that validation reports it.
+ */
+export function compileToAvro(root: avro.Type): Convert | null {
+  const cache = new Map<avro.Type, Convert | null>();
+
+  const compile = (type: avro.Type): Convert | null => {
+    if (cache.has(type)) {
+      return cache.get(type) ?? null;
+    }
+    const convert = compileUncached(type);
+    cache.set(type, convert);
+    return convert;
+  };
+
+  const compileUncached = (type: avro.Type): Convert | null => {
+    const view = viewOf(type);
+    switch (view.type) {
+      case 'primitive':
+      case 'enum':
+        return null;
+      case 'array': {
+        const item = compile(view.items);
+        return item === null ? null : (value) => (Array.isArray(value) ? value.map((element) => item(element)) : value);
+      }
+      case 'map': {
+        const entry = compile(view.values);
+        return entry === null ? null : (value) => (isPlain(value) ? mapValues(value, entry) : value);
+      }
+      case 'record': {
+        const converted = view.fields.flatMap((field) => {
+          const convert = compile(field.type);
+          return convert === null ? [] : [{ name: field.name, convert }];
+        });
+        if (converted.length === 0) {
+          return null;
+        }
+        return (value) => {
+          if (!isPlain(value)) {
+            return value;
+          }
+          const out: Plain = { ...value };
+          for (const { name, convert } of converted) {
+            const fieldValue = out[name];
+            if (fieldValue !== undefined && fieldValue !== null) {
+              out[name] = convert(fieldValue);
+            }
+          }
+          return out;
+        };
+      }
+      case 'union': {
+        if (!view.wrapped) {
+          return unwrappedUnion(view.branches, compile);
+        }
+        const { annotation } = view;
+        if (annotation === undefined) {
+          throw new SchemaError(`wrapped union without a logplane.union annotation: ${JSON.stringify(type.schema())}`);
+        }
+        const branches = new Map<string, { name: string; convert: Convert | null }>();
+        for (const branch of view.branches) {
+          if (branch.name !== undefined && branch.branchName !== undefined) {
+            branches.set(shortName(branch.name), { name: branch.branchName, convert: compile(branch) });
+          }
+        }
+        const key = annotation.discriminator;
+        return (value) => {
+          if (!isPlain(value)) {
+            return value;
+          }
+          const discriminator = value[key];
+          const branch = typeof discriminator === 'string' ? branches.get(discriminator) : undefined;
+          if (branch === undefined) {
+            return value;
+          }
+          const { [key]: _discriminator, ...fields } = value;
+          return { [branch.name]: branch.convert === null ? fields : branch.convert(fields) };
+        };
+      }
+      default:
+        return assertNever(view, 'Avro type view');
+    }
+  };
+
+  return compile(root);
+}
+
+function unwrappedUnion(branches: readonly avro.Type[], compile: (type: avro.Type) => Convert | null): Convert | null {
+  const converting = branches.flatMap((branch) => {
+    const convert = compile(branch);
+    return convert === null ? [] : [convert];
+  });
+  const [convert, ...others] = converting;
+  if (convert === undefined) {
+    return null;
+  }
+  if (others.length > 0) {
+    throw new SchemaError('an unwrapped union may hold at most one record, array or map branch');
+  }
+  return (value) => (typeof value === 'object' && value !== null ? convert(value) : value);
+}
+
+function mapValues(source: Plain, convert: Convert): Plain {
+  const out: Plain = {};
+  for (const key of Object.keys(source)) {
+    out[key] = convert(source[key]);
+  }
+  return out;
+}
+
+function isPlain(value: unknown): value is Plain {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,18 @@
+/**
+ * logplane's event and object schemas: Avro schemas of every released version under
+ * `schemas/avro/`, TypeScript types generated from the newest, and the codec.
+ */
+export type * from './generated/types.ts';
+export { assertNever } from './assert-never.ts';
+export { createEventCodec, type EventCodec, type ObjectShapeResult } from './codec.ts';
+export {
+  DecodeError,
+  EncodeError,
+  InvalidObjectKeyError,
+  NotSingleObjectEncodingError,
+  SchemaError,
+  UnknownFingerprintError,
+} from './errors.ts';
+export { decodeEvent, encodeEvent, validateObjectShape } from './events.ts';
+export { CLUSTER_SCOPED, isKind, KINDS, objectKey, parseObjectKey } from './keys.ts';
+export { loadSchemaRegistry, type SchemaRegistry, type SchemaVersion } from './registry.ts';

@@ -1,0 +1,106 @@
+import type avro from 'avsc';
+import { SchemaError } from './errors.ts';
+
+/**
+ * Records in this Avro namespace follow Kubernetes JSON conventions: a null optional
+ * field is absent in the TypeScript view (`field?: T`). Records elsewhere (the event
+ * envelope and bodies) keep nulls (`field: T | null`).
+ */
+export const K8S_NAMESPACE = 'logplane.k8s';
+
+/**
+ * Field attribute naming a wrapped union of records and its discriminator, e.g.
+ * `"logplane.union": {"name": "KubeObject", "discriminator": "kind"}`. The TypeScript view
+ * of such a union is a plain object carrying `discriminator: <record short name>`.
+ */
+export const UNION_ATTRIBUTE = 'logplane.union';
+
+/** What a `logplane.union` attribute says about a union. */
+export type UnionAnnotation = { name: string; discriminator: string };
+
+/** The Avro primitive type names. */
+export type Primitive = 'null' | 'boolean' | 'int' | 'long' | 'float' | 'double' | 'bytes' | 'string';
+
+/** A field of a record, with its documentation. */
+export type FieldView = { name: string; type: avro.Type; doc: string | undefined };
+
+/** A typed view of an avsc type, to switch over exhaustively. */
+export type TypeView =
+  | { type: 'primitive'; primitive: Primitive }
+  | { type: 'enum'; name: string; symbols: readonly string[]; doc: string | undefined }
+  | { type: 'array'; items: avro.Type }
+  | { type: 'map'; values: avro.Type }
+  | { type: 'record'; name: string; fields: readonly FieldView[]; doc: string | undefined }
+  | { type: 'union'; branches: readonly avro.Type[]; wrapped: boolean; annotation: UnionAnnotation | undefined };
+
+const PRIMITIVES: ReadonlySet<string> = new Set<Primitive>([
+  'null', 'boolean', 'int', 'long', 'float', 'double', 'bytes', 'string',
+]);
+
+const annotations = new WeakMap<avro.Type, UnionAnnotation>();
+
+/** Attaches a `logplane.union` annotation to the union type of a parsed field. */
+export function annotateUnion(union: avro.Type, annotation: UnionAnnotation): void {
+  annotations.set(union, annotation);
+}
+
+/** Classifies an avsc type; throws for Avro features logplane's schemas do not use. */
+export function viewOf(type: avro.Type): TypeView {
+  const typeName = type.typeName;
+  if (PRIMITIVES.has(typeName)) {
+    return { type: 'primitive', primitive: typeName as Primitive };
+  }
+  switch (typeName) {
+    case 'enum':
+      return { type: 'enum', name: nameOf(type), symbols: (type as avro.types.EnumType).symbols, doc: type.doc };
+    case 'array':
+      return { type: 'array', items: (type as avro.types.ArrayType).itemsType };
+    case 'map':
+      return { type: 'map', values: (type as avro.types.MapType).valuesType as avro.Type };
+    case 'record':
+      return {
+        type: 'record',
+        name: nameOf(type),
+        doc: type.doc,
+        fields: (type as avro.types.RecordType).fields.map((field) => ({
+          name: field.name,
+          type: field.type,
+          doc: (field as { doc?: string }).doc,
+        })),
+      };
+    case 'union:wrapped':
+    case 'union:unwrapped':
+      return {
+        type: 'union',
+        branches: (type as avro.types.WrappedUnionType).types,
+        wrapped: typeName === 'union:wrapped',
+        annotation: annotations.get(type),
+      };
+    default:
+      throw new SchemaError(`unsupported Avro type in logplane schemas: ${typeName}`);
+  }
+}
+
+/** The full name of a named type (e.g. `logplane.k8s.Pod`). */
+export function nameOf(type: avro.Type): string {
+  if (type.name === undefined) {
+    throw new SchemaError(`expected a named type, got ${type.typeName}`);
+  }
+  return type.name;
+}
+
+/** The name without its namespace (`Pod` for `logplane.k8s.Pod`). */
+export function shortName(fullName: string): string {
+  return fullName.slice(fullName.lastIndexOf('.') + 1);
+}
+
+/** The namespace of a full name (`logplane.k8s` for `logplane.k8s.Pod`). */
+export function namespaceOf(fullName: string): string {
+  const dot = fullName.lastIndexOf('.');
+  return dot < 0 ? '' : fullName.slice(0, dot);
+}
+
+/** Whether a union has a `null` branch, i.e. the field is optional. */
+export function isNullable(branches: readonly avro.Type[]): boolean {
+  return branches.some((branch) => branch.typeName === 'null');
+}
