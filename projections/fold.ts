@@ -1,0 +1,436 @@
+/**
+ * The deterministic fold: `(state, event, position) → (state', verdict)`.
+ *
+ * Preconditions (name already taken, stale resourceVersion, pod already bound, node out of
+ * capacity) are judged here, in log order, so every replica of a projection reaches the
+ * same verdict (DESIGN invariant 1). The fold reads and writes only through `FoldState`;
+ * it never looks at a clock, a random source or anything outside the log.
+ *
+ * Desired events touch only the desired part of objects and observed events only the
+ * status part, so the result does not depend on how the two topics interleave.
+ */
+import { assertNever, type EventEnvelope, type KubeObject, type Pod } from '../schemas/index.ts';
+import type { FoldedTopic } from './positions.ts';
+import { podUsage, usageFits, addUsage, subtractUsage, type NodeUsage, nodeAllocatable } from './resources.ts';
+
+/** The desired part of an object, as the desired topic made it. */
+export interface DesiredRecord {
+  readonly object: KubeObject;
+  /** 1 + offset of the last desired event that changed it. */
+  readonly version: number;
+}
+
+/** The status part of an object, as the observed topic made it. */
+export interface StatusRecord {
+  readonly uid: string | null;
+  readonly status: unknown;
+  /** 1 + offset of the last observed event that changed it. */
+  readonly version: number;
+}
+
+/** Read/write access the fold needs; the LMDB store implements it inside one transaction. */
+export interface FoldState {
+  getDesired(key: string): DesiredRecord | undefined;
+  putDesired(key: string, record: DesiredRecord): void;
+  deleteDesired(key: string): void;
+  getStatus(key: string): StatusRecord | undefined;
+  putStatus(key: string, record: StatusRecord): void;
+  getNodeUsage(node: string): NodeUsage | undefined;
+  putNodeUsage(node: string, usage: NodeUsage): void;
+  /** Owner of an allocated ClusterIP or NodePort ("ip/127.96.0.10", "nodeport/30001"). */
+  getAllocation(resource: string): string | undefined;
+  putAllocation(resource: string, ownerKey: string | undefined): void;
+}
+
+export const REJECT_REASONS = {
+  AlreadyExists: 'AlreadyExists',
+  NotFound: 'NotFound',
+  Conflict: 'Conflict',
+  Invalid: 'Invalid',
+  Unschedulable: 'Unschedulable',
+} as const;
+export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
+
+export type Verdict =
+  | { readonly type: 'accepted' }
+  | { readonly type: 'rejected'; readonly reason: RejectReason; readonly message: string };
+
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** What one event did: the verdict and, when state changed, which object and how. */
+export interface FoldOutcome {
+  readonly verdict: Verdict;
+  readonly change?: { readonly type: ChangeType; readonly key: string };
+}
+
+/** Settings every replica of a projection must share (part of the cluster's identity). */
+export interface FoldSettings {
+  /** Service CIDR, e.g. "127.96.0.0/16"; ClusterIPs are allocated from it in log order. */
+  readonly serviceCIDR: string;
+  readonly nodePortRange: readonly [number, number];
+}
+
+export const DEFAULT_FOLD_SETTINGS: FoldSettings = {
+  serviceCIDR: '127.96.0.0/16',
+  nodePortRange: [30000, 32767],
+};
+
+const accepted: Verdict = { type: 'accepted' };
+const reject = (reason: RejectReason, message: string): FoldOutcome => ({
+  verdict: { type: 'rejected', reason, message },
+});
+
+/** Deep clone of plain JSON data (objects from the log are plain JSON). */
+const clone = <T>(value: T): T => structuredClone(value);
+
+const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const describeKey = (key: string): string => {
+  const [kind, namespace, name] = key.split('/');
+  return namespace ? `${kind} "${name}" in namespace "${namespace}"` : `${kind} "${name}"`;
+};
+
+const versionMismatch = (expected: string | null, current: DesiredRecord): string | undefined => {
+  if (expected === null || expected === '') return undefined;
+  const desiredPart = expected.split('.')[0];
+  if (desiredPart === String(current.version)) return undefined;
+  return `the object has been modified; please apply your changes to the latest version and try again (expected resourceVersion ${expected}, current desired version ${current.version})`;
+};
+
+/** Applies one event of `topic` at `offset` to `state`. */
+export const foldEvent = (
+  state: FoldState,
+  event: EventEnvelope,
+  topic: FoldedTopic,
+  offset: number,
+  settings: FoldSettings = DEFAULT_FOLD_SETTINGS,
+): FoldOutcome => {
+  const version = offset + 1;
+  switch (topic) {
+    case 'desired':
+      return foldDesired(state, event, version, settings);
+    case 'observed':
+      return foldObserved(state, event, version);
+    default:
+      return assertNever(topic);
+  }
+};
+
+const foldDesired = (
+  state: FoldState,
+  event: EventEnvelope,
+  version: number,
+  settings: FoldSettings,
+): FoldOutcome => {
+  const body = event.body;
+  switch (body.type) {
+    case 'ObjectCreated':
+      return create(state, event, body.object, version, settings);
+    case 'ObjectUpdated':
+      return update(state, event.key, body.object, body.expectedResourceVersion, body.subresource, version);
+    case 'ObjectDeleted':
+      return remove(state, event, version);
+    case 'PodBound':
+      return bind(state, event.key, body.node, body.expectedPodVersion, version);
+    case 'PodStatusChanged':
+    case 'NodeStatusChanged':
+    case 'NodeHeartbeat':
+      return reject('Invalid', `${body.type} belongs on the observed or heartbeats topic, not desired`);
+    default:
+      return assertNever(body);
+  }
+};
+
+const foldObserved = (state: FoldState, event: EventEnvelope, version: number): FoldOutcome => {
+  const body = event.body;
+  switch (body.type) {
+    case 'PodStatusChanged':
+      state.putStatus(event.key, { uid: body.uid, status: clone(body.status), version });
+      return { verdict: accepted, change: { type: 'MODIFIED', key: event.key } };
+    case 'NodeStatusChanged':
+      state.putStatus(event.key, { uid: null, status: clone(body.status), version });
+      return { verdict: accepted, change: { type: 'MODIFIED', key: event.key } };
+    case 'ObjectUpdated': {
+      if (body.subresource !== 'status') {
+        return reject('Invalid', 'only status updates belong on the observed topic');
+      }
+      const current = state.getStatus(event.key);
+      const expected = body.expectedResourceVersion;
+      if (expected && current && expected.split('.')[1] !== String(current.version)) {
+        return reject(
+          'Conflict',
+          `the object has been modified; please apply your changes to the latest version and try again (expected resourceVersion ${expected}, current status version ${current.version})`,
+        );
+      }
+      const uid = body.object.metadata.uid ?? null;
+      state.putStatus(event.key, { uid, status: clone((body.object as { status?: unknown }).status ?? {}), version });
+      return { verdict: accepted, change: { type: 'MODIFIED', key: event.key } };
+    }
+    case 'ObjectCreated':
+    case 'ObjectDeleted':
+    case 'PodBound':
+    case 'NodeHeartbeat':
+      return reject('Invalid', `${body.type} belongs on the desired topic, not observed`);
+    default:
+      return assertNever(body);
+  }
+};
+
+const create = (
+  state: FoldState,
+  event: EventEnvelope,
+  input: KubeObject,
+  version: number,
+  settings: FoldSettings,
+): FoldOutcome => {
+  const key = event.key;
+  if (state.getDesired(key)) {
+    return reject('AlreadyExists', `${describeKey(key)} already exists`);
+  }
+  const namespace = input.metadata.namespace;
+  if (namespace && !state.getDesired(`Namespace//${namespace}`)) {
+    return reject('NotFound', `namespace "${namespace}" not found`);
+  }
+  const object = clone(input) as KubeObject;
+  object.metadata.uid = object.metadata.uid ?? event.id;
+  object.metadata.creationTimestamp = isoTime(event.time);
+  object.metadata.generation = 1;
+  delete object.metadata.resourceVersion;
+  delete object.metadata.deletionTimestamp;
+
+  if (object.kind === 'Service') {
+    const allocated = allocateServiceAddresses(state, key, object, settings);
+    if (allocated) return allocated;
+  }
+  if (object.kind === 'Pod' && object.spec?.nodeName) {
+    const admitted = admitToNode(state, object, object.spec.nodeName);
+    if (admitted) return admitted;
+  }
+  state.putDesired(key, { object, version });
+  return { verdict: accepted, change: { type: 'ADDED', key } };
+};
+
+const update = (
+  state: FoldState,
+  key: string,
+  input: KubeObject,
+  expectedResourceVersion: string | null,
+  subresource: 'status' | 'scale' | null,
+  version: number,
+): FoldOutcome => {
+  const current = state.getDesired(key);
+  if (!current) return reject('NotFound', `${describeKey(key)} not found`);
+  if (input.metadata.uid && input.metadata.uid !== current.object.metadata.uid) {
+    return reject('Conflict', `${describeKey(key)}: uid precondition failed (object was deleted and recreated)`);
+  }
+  const mismatch = versionMismatch(expectedResourceVersion, current);
+  if (mismatch) return reject('Conflict', `Operation cannot be fulfilled on ${describeKey(key)}: ${mismatch}`);
+  if (subresource === 'status') {
+    return reject('Invalid', 'status updates belong on the observed topic');
+  }
+
+  const previous = current.object;
+  const next = clone(input) as KubeObject;
+  if (subresource === 'scale') {
+    const scaled = clone(previous) as KubeObject & { spec?: { replicas?: number } };
+    const replicas = (input as { spec?: { replicas?: number } }).spec?.replicas;
+    if (scaled.spec) scaled.spec.replicas = replicas ?? 0;
+    return commitUpdate(state, key, previous, scaled as KubeObject, version);
+  }
+  // Identity and system fields are the fold's, not the writer's.
+  next.metadata.uid = previous.metadata.uid;
+  next.metadata.creationTimestamp = previous.metadata.creationTimestamp;
+  next.metadata.namespace = previous.metadata.namespace;
+  next.metadata.name = previous.metadata.name;
+  next.metadata.generation = previous.metadata.generation;
+  delete next.metadata.resourceVersion;
+  if (previous.metadata.deletionTimestamp) {
+    next.metadata.deletionTimestamp = previous.metadata.deletionTimestamp;
+    next.metadata.deletionGracePeriodSeconds = previous.metadata.deletionGracePeriodSeconds;
+  } else {
+    delete next.metadata.deletionTimestamp;
+    delete next.metadata.deletionGracePeriodSeconds;
+  }
+  (next as { status?: unknown }).status = (previous as { status?: unknown }).status;
+  if (previous.kind === 'Pod' && next.kind === 'Pod') {
+    // Binding is only through PodBound; a pod's node never changes by update.
+    const nodeName = previous.spec?.nodeName;
+    if (nodeName) next.spec = { ...next.spec, nodeName } as typeof next.spec;
+    else if (next.spec) delete next.spec.nodeName;
+  }
+  if (previous.kind === 'Service' && next.kind === 'Service' && previous.spec) {
+    next.spec = { ...next.spec, clusterIP: previous.spec.clusterIP, clusterIPs: previous.spec.clusterIPs };
+  }
+  return commitUpdate(state, key, previous, next, version);
+};
+
+const specOf = (o: KubeObject): unknown => (o as { spec?: unknown }).spec;
+
+const commitUpdate = (
+  state: FoldState,
+  key: string,
+  previous: KubeObject,
+  next: KubeObject,
+  version: number,
+): FoldOutcome => {
+  if (JSON.stringify(specOf(previous)) !== JSON.stringify(specOf(next))) {
+    next.metadata.generation = (previous.metadata.generation ?? 1) + 1;
+  }
+  if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
+    // The last finalizer is gone: the deletion completes now.
+    return finishDeletion(state, key, previous);
+  }
+  state.putDesired(key, { object: next, version });
+  return { verdict: accepted, change: { type: 'MODIFIED', key } };
+};
+
+const remove = (state: FoldState, event: EventEnvelope, version: number): FoldOutcome => {
+  const body = event.body;
+  if (body.type !== 'ObjectDeleted') return reject('Invalid', 'not a delete');
+  const key = event.key;
+  const current = state.getDesired(key);
+  if (!current) return reject('NotFound', `${describeKey(key)} not found`);
+  if (body.uid && body.uid !== current.object.metadata.uid) {
+    return reject('Conflict', `${describeKey(key)}: uid precondition failed (object was deleted and recreated)`);
+  }
+  const mismatch = versionMismatch(body.expectedResourceVersion, current);
+  if (mismatch) return reject('Conflict', `Operation cannot be fulfilled on ${describeKey(key)}: ${mismatch}`);
+
+  const object = clone(current.object);
+  const finalizers = [...(object.metadata.finalizers ?? [])];
+  const policy = body.propagationPolicy;
+  if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+  if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+
+  const grace = gracePeriod(object, body.gracePeriodSeconds);
+  const alreadyDeleting = Boolean(object.metadata.deletionTimestamp);
+  if (finalizers.length === 0 && grace === 0) return finishDeletion(state, key, current.object);
+  if (alreadyDeleting && grace === 0 && object.kind === 'Pod' && finalizers.length === 0) {
+    return finishDeletion(state, key, current.object);
+  }
+  if (alreadyDeleting) return { verdict: accepted };
+  object.metadata.finalizers = finalizers.length > 0 ? finalizers : undefined;
+  if (object.metadata.finalizers === undefined) delete object.metadata.finalizers;
+  object.metadata.deletionTimestamp = isoTime(event.time + grace * 1000);
+  object.metadata.deletionGracePeriodSeconds = grace;
+  state.putDesired(key, { object, version });
+  return { verdict: accepted, change: { type: 'MODIFIED', key } };
+};
+
+/** Pods bound to a node terminate gracefully; everything else goes at once. */
+const gracePeriod = (object: KubeObject, requested: number | null): number => {
+  if (object.kind !== 'Pod' || !object.spec?.nodeName) return 0;
+  if (requested !== null) return Math.max(0, requested);
+  return object.spec.terminationGracePeriodSeconds ?? 30;
+};
+
+const finishDeletion = (state: FoldState, key: string, object: KubeObject): FoldOutcome => {
+  if (object.kind === 'Pod' && object.spec?.nodeName) {
+    const usage = state.getNodeUsage(object.spec.nodeName);
+    if (usage) state.putNodeUsage(object.spec.nodeName, subtractUsage(usage, podUsage(object)));
+  }
+  if (object.kind === 'Service') releaseServiceAddresses(state, object);
+  state.deleteDesired(key);
+  return { verdict: accepted, change: { type: 'DELETED', key } };
+};
+
+const bind = (
+  state: FoldState,
+  key: string,
+  node: string,
+  expectedPodVersion: string | null,
+  version: number,
+): FoldOutcome => {
+  const current = state.getDesired(key);
+  if (!current || current.object.kind !== 'Pod') return reject('NotFound', `${describeKey(key)} not found`);
+  const pod = current.object;
+  if (pod.spec?.nodeName) {
+    return reject('Conflict', `pod ${pod.metadata.name} is already assigned to node "${pod.spec.nodeName}"`);
+  }
+  if (pod.metadata.deletionTimestamp) return reject('Conflict', `pod ${pod.metadata.name} is being deleted`);
+  const mismatch = versionMismatch(expectedPodVersion, current);
+  if (mismatch) return reject('Conflict', `Operation cannot be fulfilled on ${describeKey(key)}: ${mismatch}`);
+  const admitted = admitToNode(state, pod, node);
+  if (admitted) return admitted;
+  const bound = clone(pod);
+  bound.spec = { ...bound.spec, nodeName: node } as Pod['spec'];
+  state.putDesired(key, { object: bound, version });
+  return { verdict: accepted, change: { type: 'MODIFIED', key } };
+};
+
+/** Charges `pod` to `node` if it fits; returns a rejection otherwise. */
+const admitToNode = (state: FoldState, pod: Pod, node: string): FoldOutcome | undefined => {
+  const nodeRecord = state.getDesired(`Node//${node}`);
+  if (!nodeRecord || nodeRecord.object.kind !== 'Node') return reject('NotFound', `node "${node}" not found`);
+  const usage = state.getNodeUsage(node) ?? { cpuMilli: 0, memoryBytes: 0, pods: 0 };
+  const next = addUsage(usage, podUsage(pod));
+  const misfit = usageFits(next, nodeAllocatable(nodeRecord.object));
+  if (misfit) return reject('Unschedulable', `node "${node}" cannot admit pod ${pod.metadata.name}: ${misfit}`);
+  state.putNodeUsage(node, next);
+  return undefined;
+};
+
+const ipv4ToNumber = (ip: string): number =>
+  ip.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
+const numberToIpv4 = (n: number): string =>
+  [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
+
+/** Allocates the ClusterIP (and NodePorts) of a new Service in log order; undefined when all went well. */
+const allocateServiceAddresses = (
+  state: FoldState,
+  key: string,
+  service: Extract<KubeObject, { kind: 'Service' }>,
+  settings: FoldSettings,
+): FoldOutcome | undefined => {
+  const spec = (service.spec ??= {});
+  if (spec.clusterIP !== 'None') {
+    if (spec.clusterIP) {
+      const owner = state.getAllocation(`ip/${spec.clusterIP}`);
+      if (owner) {
+        return reject('Invalid', `spec.clusterIP: Invalid value: "${spec.clusterIP}": provided IP is already allocated`);
+      }
+    } else {
+      const [base, bitsText] = settings.serviceCIDR.split('/');
+      const size = 2 ** (32 - Number(bitsText));
+      const start = ipv4ToNumber(base ?? '127.96.0.0');
+      let found: string | undefined;
+      for (let i = 1; i < size - 1 && !found; i++) {
+        const candidate = numberToIpv4(start + i);
+        if (!state.getAllocation(`ip/${candidate}`)) found = candidate;
+      }
+      if (!found) return reject('Invalid', `spec.clusterIP: no free address left in ${settings.serviceCIDR}`);
+      spec.clusterIP = found;
+    }
+    spec.clusterIPs = [spec.clusterIP];
+    state.putAllocation(`ip/${spec.clusterIP}`, key);
+  }
+  if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') {
+    for (const port of spec.ports ?? []) {
+      if (port.nodePort) {
+        if (state.getAllocation(`nodeport/${port.nodePort}`)) {
+          return reject('Invalid', `spec.ports.nodePort: Invalid value: ${port.nodePort}: provided port is already allocated`);
+        }
+      } else {
+        const [low, high] = settings.nodePortRange;
+        for (let candidate = low; candidate <= high; candidate++) {
+          if (!state.getAllocation(`nodeport/${candidate}`)) {
+            port.nodePort = candidate;
+            break;
+          }
+        }
+        if (!port.nodePort) return reject('Invalid', 'spec.ports.nodePort: no free node port left');
+      }
+      state.putAllocation(`nodeport/${port.nodePort}`, key);
+    }
+  }
+  return undefined;
+};
+
+const releaseServiceAddresses = (state: FoldState, service: KubeObject): void => {
+  if (service.kind !== 'Service') return;
+  const spec = service.spec;
+  if (spec?.clusterIP && spec.clusterIP !== 'None') state.putAllocation(`ip/${spec.clusterIP}`, undefined);
+  for (const port of spec?.ports ?? []) {
+    if (port.nodePort) state.putAllocation(`nodeport/${port.nodePort}`, undefined);
+  }
+};

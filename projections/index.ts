@@ -1,0 +1,8 @@
+/** Projections: the deterministic fold of the log into LMDB, live and historical views. */
+export * from './errors.ts';
+export * from './fold.ts';
+export * from './positions.ts';
+export * from './projection.ts';
+export * from './resources.ts';
+export * from './store.ts';
+export * from './view.ts';

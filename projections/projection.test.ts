@@ -1,0 +1,198 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EventEnvelope, KubeObject, Node, Pod } from '../schemas/index.ts';
+import { createProjection, type Projection } from './projection.ts';
+import { formatVector } from './positions.ts';
+import { makeEvent, toBatches } from './testing.ts';
+
+const dirs: string[] = [];
+const projections: Projection[] = [];
+afterEach(async () => {
+  for (const p of projections.splice(0)) await p.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const open = (partitions = 1): Projection => {
+  const dir = mkdtempSync(join(tmpdir(), 'logplane-projection-'));
+  dirs.push(dir);
+  const projection = createProjection({ dir, partitions });
+  projections.push(projection);
+  return projection;
+};
+
+const namespace = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const node = (name: string, cpu = '2', memory = '4Gi'): Node => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+  status: { capacity: { cpu, memory, pods: '110' }, allocatable: { cpu, memory, pods: '110' } },
+});
+const pod = (name: string, cpu = '500m', labels: Record<string, string> = { app: 'web' }): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default', labels },
+  spec: { containers: [{ name: 'main', image: 'logplane/echo', resources: { requests: { cpu, memory: '64Mi' } } }] },
+});
+const created = (object: KubeObject): EventEnvelope => {
+  const ns = 'namespace' in object.metadata ? object.metadata.namespace : undefined;
+  return makeEvent(`${object.kind}/${ns ?? ''}/${object.metadata.name}`, { type: 'ObjectCreated', object });
+};
+const bound = (name: string, nodeName: string, expectedPodVersion: string | null = null): EventEnvelope =>
+  makeEvent(`Pod/default/${name}`, {
+    type: 'PodBound',
+    namespace: 'default',
+    name,
+    node: nodeName,
+    expectedPodVersion,
+    rationale: { filtered: [], scores: [], feasibleNodes: 1, totalNodes: 1 },
+  });
+
+const historyOf = (projection: Projection, key: string) =>
+  [...projection.store.history.getRange({ start: [key, 0, 0], end: [key, 9, 0] })].map((e) => e.value);
+
+const applyAll = (projection: Projection, topic: 'desired' | 'observed', events: EventEnvelope[], offsets?: number[]) => {
+  for (const batch of toBatches(topic, events, projection.partitions, offsets)) projection.applyBatch(batch);
+};
+
+describe('projection fold', () => {
+  it('creates objects, assigns uid and resourceVersion, and rejects a second create of the same name', () => {
+    const projection = open();
+    const first = created(namespace('default'));
+    const again = created(namespace('default'));
+    applyAll(projection, 'desired', [first, again]);
+    const ns = projection.view().get('Namespace//default');
+    expect(ns?.metadata.uid).toBe(first.id);
+    expect(ns?.metadata.resourceVersion).toBe('1.0');
+    expect(projection.store.events.get(again.id)?.verdict).toMatchObject({ type: 'rejected', reason: 'AlreadyExists' });
+    const history = historyOf(projection, 'Namespace//default');
+    expect(history.map((h) => [h.eventType, h.verdict.type])).toEqual([
+      ['ObjectCreated', 'accepted'],
+      ['ObjectCreated', 'rejected'],
+    ]);
+    expect(formatVector(projection.cursor())).toBe('2.0');
+  });
+
+  it('rejects a pod in a namespace that does not exist', () => {
+    const projection = open();
+    const event = created(pod('orphan'));
+    applyAll(projection, 'desired', [event]);
+    expect(projection.store.events.get(event.id)?.verdict).toMatchObject({ type: 'rejected', reason: 'NotFound' });
+    expect(projection.view().get('Pod/default/orphan')).toBeUndefined();
+  });
+
+  it('judges updates by resourceVersion: the stale one gets Conflict', () => {
+    const projection = open();
+    applyAll(projection, 'desired', [created(namespace('default')), created(pod('a'))]);
+    const current = projection.view().get('Pod/default/a') as Pod;
+    const rv = current.metadata.resourceVersion ?? null;
+    const relabel = (value: string): EventEnvelope =>
+      makeEvent('Pod/default/a', {
+        type: 'ObjectUpdated',
+        object: { ...current, metadata: { ...current.metadata, labels: { app: value } } },
+        expectedResourceVersion: rv,
+        subresource: null,
+      });
+    const winner = relabel('one');
+    const loser = relabel('two');
+    applyAll(projection, 'desired', [winner, loser], [2]);
+    expect(projection.store.events.get(winner.id)?.verdict.type).toBe('accepted');
+    expect(projection.store.events.get(loser.id)?.verdict).toMatchObject({ type: 'rejected', reason: 'Conflict' });
+    expect(projection.view().get('Pod/default/a')?.metadata.labels).toEqual({ app: 'one' });
+  });
+
+  it('binds a pod once, and never over a node capacity', () => {
+    const projection = open();
+    applyAll(projection, 'desired', [
+      created(namespace('default')),
+      created(node('n1', '1')),
+      created(pod('a', '600m')),
+      created(pod('b', '600m')),
+      bound('a', 'n1'),
+      bound('a', 'n1'),
+      bound('b', 'n1'),
+    ]);
+    const view = projection.view();
+    expect((view.get('Pod/default/a') as Pod).spec?.nodeName).toBe('n1');
+    expect((view.get('Pod/default/b') as Pod).spec?.nodeName).toBeUndefined();
+    expect(view.podsOnNode('n1').map((p) => p.metadata.name)).toEqual(['a']);
+    expect(view.unscheduledPods().map((p) => p.metadata.name)).toEqual(['b']);
+    const verdicts = [...projection.store.history.getRange({ start: ['Pod/default/'], end: ['Pod/default/\uffff'] })].map((e) => e.value)
+      .filter((h) => h.eventType === 'PodBound')
+      .map((h) => (h.verdict.type === 'rejected' ? h.verdict.reason : 'accepted'));
+    expect(verdicts).toEqual(['accepted', 'Conflict', 'Unschedulable']);
+  });
+
+  it('merges status from the observed topic, whatever the order of the two topics', () => {
+    const build = (order: 'desired-first' | 'observed-first') => {
+      const projection = open();
+      return { projection, order };
+    };
+    const ns = created(namespace('default'));
+    const p = created(pod('a'));
+    const status = makeEvent('Pod/default/a', {
+      type: 'PodStatusChanged',
+      namespace: 'default',
+      name: 'a',
+      uid: p.id,
+      status: { phase: 'Running', podIP: '127.100.0.2' },
+    });
+    const hashes = (['desired-first', 'observed-first'] as const).map((order) => {
+      const { projection } = build(order);
+      if (order === 'desired-first') {
+        applyAll(projection, 'desired', [ns, p]);
+        applyAll(projection, 'observed', [status]);
+      } else {
+        applyAll(projection, 'observed', [status]);
+        applyAll(projection, 'desired', [ns, p]);
+      }
+      const current = projection.view().get('Pod/default/a') as Pod;
+      expect(current.status?.phase).toBe('Running');
+      expect(current.metadata.resourceVersion).toBe('2.1');
+      return projection.stateHash();
+    });
+    expect(hashes[0]).toBe(hashes[1]);
+  });
+
+  it('quarantines a record that cannot be decoded and carries on', () => {
+    const projection = open();
+    const after = created(namespace('after'));
+    applyAll(projection, 'desired', [created(namespace('default')) as EventEnvelope, Buffer.from('not avro') as unknown as EventEnvelope, after]);
+    expect([...projection.store.quarantine.getRange()]).toHaveLength(1);
+    expect(projection.view().get('Namespace//after')).toBeDefined();
+    expect(formatVector(projection.cursor())).toBe('3.0');
+  });
+
+  it('applies each offset once: a redelivered batch changes nothing', () => {
+    const projection = open();
+    const batches = toBatches('desired', [created(namespace('default')), created(pod('a'))]);
+    for (const batch of batches) projection.applyBatch(batch);
+    const hash = projection.stateHash();
+    for (const batch of batches) projection.applyBatch(batch);
+    expect(projection.stateHash()).toBe(hash);
+  });
+
+  it('answers object-at-position and cluster-at-position from history', () => {
+    const projection = open();
+    applyAll(projection, 'desired', [created(namespace('default')), created(pod('a')), created(pod('b'))]);
+    const before = projection.cursor();
+    const deletion = makeEvent('Pod/default/a', {
+      type: 'ObjectDeleted',
+      kind: 'Pod',
+      namespace: 'default',
+      name: 'a',
+      expectedResourceVersion: null,
+      uid: null,
+      propagationPolicy: null,
+      gracePeriodSeconds: null,
+    });
+    applyAll(projection, 'desired', [deletion], [3]);
+    expect(projection.view().get('Pod/default/a')).toBeUndefined();
+    const past = projection.viewAt(before);
+    expect(past.get('Pod/default/a')?.metadata.name).toBe('a');
+    expect(past.list('Pod').map((p) => p.metadata.name)).toEqual(['a', 'b']);
+    expect(projection.viewAt({ desired: [1], observed: [0] }).list('Pod')).toEqual([]);
+    expect(projection.positionAtTime(deletion.time - 1)).toEqual(before);
+  });
+});

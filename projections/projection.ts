@@ -1,0 +1,224 @@
+/**
+ * A projection: folds the desired and observed topics of a log into LMDB, one transaction
+ * per delivered batch (state + cursor together), and tells readers what changed.
+ */
+import { BehaviorSubject, filter, firstValueFrom, Subject, type Observable, type Subscription, timeout } from 'rxjs';
+import pino, { type Logger } from 'pino';
+import type { EventLog, LogRecord, RecordBatch } from '../log/port.ts';
+import { decodeEvent, type KubeObject } from '../schemas/index.ts';
+import { ProjectionTimeoutError } from './errors.ts';
+import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type FoldSettings } from './fold.ts';
+import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, vectorCovers } from './positions.ts';
+import { openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
+import { historicalView, liveView, materialize, positionAtTime, type View } from './view.ts';
+
+/** A change the projection committed, with the object as clients now see it. */
+export interface AppliedChange {
+  readonly type: ChangeType;
+  readonly key: string;
+  /** The object after the change (before it, for DELETED). */
+  readonly object: KubeObject;
+  readonly topic: FoldedTopic;
+  readonly partition: number;
+  readonly offset: number;
+}
+
+export interface ProjectionOptions {
+  /** LMDB directory of this projection (one per process). */
+  readonly dir: string;
+  /** The log to follow. Without one, the caller feeds batches through `applyBatch`. */
+  readonly log?: EventLog;
+  /** Partition count when there is no log to take it from (default 1). */
+  readonly partitions?: number;
+  readonly settings?: FoldSettings;
+  readonly logger?: Logger;
+}
+
+export interface Projection {
+  readonly store: ProjectionStore;
+  readonly partitions: number;
+  /** The applied cursor: next offset per partition of each folded topic. */
+  cursor(): PositionVector;
+  readonly cursor$: Observable<PositionVector>;
+  /** Changes, emitted after the transaction that made them committed. */
+  readonly changes$: Observable<AppliedChange>;
+  /** Records that could not be decoded; they are stored in the quarantine database too. */
+  readonly quarantined$: Observable<{ topic: FoldedTopic; partition: number; offset: number; error: string }>;
+  /** Resolves once the cursor covers `target`. */
+  waitFor(target: PositionVector, timeoutMs?: number): Promise<void>;
+  /** Resolves once the event at (topic, partition, offset) is applied, with its record. */
+  waitForEvent(topic: FoldedTopic, partition: number, offset: number, eventId: string, timeoutMs?: number): Promise<EventRecord>;
+  view(): View;
+  viewAt(position: PositionVector): View;
+  positionAtTime(time: number): PositionVector;
+  /** Applies one batch of records (what the subscription does; exported for replay). */
+  applyBatch(batch: RecordBatch): void;
+  stateHash(): string;
+  close(): Promise<void>;
+}
+
+/** Opens the projection in `dir` and, when given a log, starts folding it in from the stored cursor. */
+export const createProjection = (options: ProjectionOptions): Projection => {
+  const { log, dir } = options;
+  const settings = options.settings ?? DEFAULT_FOLD_SETTINGS;
+  const logger = options.logger ?? pino({ level: 'warn' }).child({ component: 'projection' });
+  const partitions = log?.layout.partitions ?? options.partitions ?? 1;
+  const store = openProjectionStore(dir);
+  const cursor$ = new BehaviorSubject<PositionVector>(store.readCursor(partitions));
+  const changes$ = new Subject<AppliedChange>();
+  const quarantined$ = new Subject<{ topic: FoldedTopic; partition: number; offset: number; error: string }>();
+  const state = store.foldState();
+
+  const materialized = (key: string): KubeObject | undefined => {
+    const desired = store.objects.get(key);
+    return desired ? materialize(desired, store.status.get(key)) : undefined;
+  };
+
+  const applyRecord = (topic: FoldedTopic, record: LogRecord, pending: AppliedChange[]): void => {
+    const topicIndex = topicNumber(topic);
+    let event;
+    try {
+      event = decodeEvent(record.value);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      store.quarantine.putSync([topicIndex, record.partition, record.offset], {
+        topic,
+        partition: record.partition,
+        offset: record.offset,
+        error: message,
+      });
+      logger.error({ topic, partition: record.partition, offset: record.offset, error: message }, 'quarantined a record that cannot be decoded');
+      quarantined$.next({ topic, partition: record.partition, offset: record.offset, error: message });
+      return;
+    }
+    const before = materialized(event.key);
+    const outcome = foldEvent(state, event, topic, record.offset, settings);
+    const change = outcome.change;
+    const desiredNow = topic === 'desired' && change && change.type !== 'DELETED' ? store.objects.get(event.key) : undefined;
+    const statusNow = topic === 'observed' && change ? store.status.get(event.key) : undefined;
+    store.history.putSync([event.key, topicIndex, record.offset], {
+      topic,
+      partition: record.partition,
+      offset: record.offset,
+      time: event.time,
+      eventId: event.id,
+      eventType: event.body.type,
+      actor: event.actor,
+      causationId: event.causationId,
+      correlationId: event.correlationId,
+      verdict: outcome.verdict,
+      change: change?.type ?? null,
+      object: desiredNow?.object ?? null,
+      status: statusNow ?? null,
+    });
+    if (topic === 'observed' && change && !store.known.get(event.key)) store.known.putSync(event.key, 1);
+    store.events.putSync(event.id, {
+      id: event.id,
+      topic,
+      partition: record.partition,
+      offset: record.offset,
+      key: event.key,
+      eventType: event.body.type,
+      time: event.time,
+      actor: event.actor,
+      causationId: event.causationId,
+      correlationId: event.correlationId,
+      verdict: outcome.verdict,
+    });
+    store.times.putSync([topicIndex, record.partition, event.time, record.offset], 1);
+    if (!change) return;
+    store.changes.putSync([topicIndex, record.partition, record.offset], { key: event.key, type: change.type });
+    const object = change.type === 'DELETED' ? before : materialized(event.key);
+    if (object) pending.push({ type: change.type, key: event.key, object, topic, partition: record.partition, offset: record.offset });
+  };
+
+  const applyBatch = (batch: RecordBatch): void => {
+    const topic = batch.topic as FoldedTopic;
+    if (!FOLDED_TOPICS.includes(topic)) return;
+    const pending: AppliedChange[] = [];
+    let next: PositionVector | undefined;
+    store.root.transactionSync(() => {
+      const current = store.readCursor(partitions);
+      let cursor = current[topic][batch.partition] ?? 0;
+      for (const record of batch.records) {
+        if (record.offset < cursor) continue; // already applied: exactly once
+        applyRecord(topic, record, pending);
+        cursor = record.offset + 1;
+      }
+      const updated = [...current[topic]];
+      updated[batch.partition] = cursor;
+      next = { ...current, [topic]: updated };
+      store.writeCursor(next);
+    });
+    if (next) cursor$.next(next);
+    for (const change of pending) changes$.next(change);
+  };
+
+  const subscriptions: Subscription[] = [];
+  if (log) {
+    for (const topic of FOLDED_TOPICS) {
+      const start = Object.fromEntries(cursor$.value[topic].map((offset, p) => [p, offset]));
+      subscriptions.push(
+        log.subscribe(topic, start).subscribe({
+          next: applyBatch,
+          error: (error: unknown) => logger.error({ topic, error: String(error) }, 'projection subscription failed'),
+        }),
+      );
+    }
+  }
+
+  const waitFor = async (target: PositionVector, timeoutMs = 30_000): Promise<void> => {
+    if (vectorCovers(cursor$.value, target)) return;
+    await firstValueFrom(
+      cursor$.pipe(
+        filter((c) => vectorCovers(c, target)),
+        timeout({
+          first: timeoutMs,
+          with: () => {
+            throw new ProjectionTimeoutError(`projection did not reach position within ${timeoutMs} ms`, { timeoutMs });
+          },
+        }),
+      ),
+    );
+  };
+
+  const waitForEvent = async (
+    topic: FoldedTopic,
+    partition: number,
+    offset: number,
+    eventId: string,
+    timeoutMs = 30_000,
+  ): Promise<EventRecord> => {
+    const target: PositionVector = {
+      desired: Array.from({ length: partitions }, (_, p) => (topic === 'desired' && p === partition ? offset + 1 : 0)),
+      observed: Array.from({ length: partitions }, (_, p) => (topic === 'observed' && p === partition ? offset + 1 : 0)),
+    };
+    await waitFor(target, timeoutMs);
+    const record = store.events.get(eventId);
+    if (!record) throw new ProjectionTimeoutError(`event ${eventId} at ${topic}/${partition}/${offset} was not found after applying it (was it quarantined?)`, { eventId });
+    return record;
+  };
+
+  return {
+    store,
+    partitions,
+    cursor: () => cursor$.value,
+    cursor$: cursor$.asObservable(),
+    changes$: changes$.asObservable(),
+    quarantined$: quarantined$.asObservable(),
+    waitFor,
+    waitForEvent,
+    view: () => liveView(store, () => cursor$.value),
+    viewAt: (position) => historicalView(store, position),
+    positionAtTime: (time) => positionAtTime(store, time, partitions),
+    applyBatch,
+    stateHash: () => store.stateHash(),
+    close: async () => {
+      for (const s of subscriptions) s.unsubscribe();
+      cursor$.complete();
+      changes$.complete();
+      quarantined$.complete();
+      await store.close();
+    },
+  };
+};

@@ -1,0 +1,161 @@
+/**
+ * Read access to a projection: the live view (current state, by index) and views of the
+ * past (any position vector), which reconcilers and the apiserver read through one
+ * `View` interface, so a decision can be re-run on the state it saw.
+ */
+import { partitionFor } from '../log/partitioner.ts';
+import type { Kind, KubeObject, Pod } from '../schemas/index.ts';
+import type { DesiredRecord, StatusRecord } from './fold.ts';
+import { FOLDED_TOPICS, formatObjectVersion, type PositionVector } from './positions.ts';
+import type { HistoryEntry, ProjectionStore } from './store.ts';
+
+/** Objects as clients see them: desired part + status part, with resourceVersion. */
+export interface View {
+  /** The position this view reflects. */
+  readonly position: PositionVector;
+  get(key: string): KubeObject | undefined;
+  /** Objects of `kind`, in key order; in one namespace when given. */
+  list(kind: Kind, namespace?: string): KubeObject[];
+  /** Pods bound to `node`. */
+  podsOnNode(node: string): Pod[];
+  /** Objects whose ownerReferences name `uid`. */
+  ownedBy(uid: string): KubeObject[];
+  /** Pods not yet bound to a node. */
+  unscheduledPods(): Pod[];
+}
+
+/** Merges the two parts of an object into what clients see. */
+export const materialize = (
+  desired: DesiredRecord,
+  status: StatusRecord | undefined,
+): KubeObject => {
+  const object = structuredClone(desired.object) as KubeObject & { status?: unknown };
+  const matches = status && (status.uid === null || status.uid === object.metadata.uid);
+  if (matches) object.status = structuredClone(status.status);
+  object.metadata.resourceVersion = formatObjectVersion({
+    desired: desired.version,
+    observed: matches ? status.version : 0,
+  });
+  if (object.kind === 'Pod') {
+    const podStatus = (object.status ??= {}) as NonNullable<Pod['status']>;
+    podStatus.phase ??= 'Pending';
+    const conditions = (podStatus.conditions ??= []);
+    if (object.spec?.nodeName && !conditions.some((c) => c.type === 'PodScheduled')) {
+      conditions.unshift({ type: 'PodScheduled', status: 'True' });
+    }
+    if (conditions.length === 0) delete podStatus.conditions;
+  }
+  return object;
+};
+
+const kindRange = (kind: Kind, namespace?: string): { start: string; end: string } => {
+  const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
+  return { start: prefix, end: `${prefix}\uffff` };
+};
+
+/** The live view over the store's current state. */
+export const liveView = (store: ProjectionStore, position: () => PositionVector): View => {
+  const get = (key: string): KubeObject | undefined => {
+    const desired = store.objects.get(key);
+    return desired ? materialize(desired, store.status.get(key)) : undefined;
+  };
+  const fromIndex = (kind: string, value: string): KubeObject[] => {
+    const objects: KubeObject[] = [];
+    for (const indexKey of store.index.getKeys({ start: [kind, value, ''], end: [kind, value, '\uffff'] })) {
+      const object = get(indexKey[2]);
+      if (object) objects.push(object);
+    }
+    return objects;
+  };
+  return {
+    get position() {
+      return position();
+    },
+    get,
+    list: (kind, namespace) => {
+      const objects: KubeObject[] = [];
+      for (const { key, value } of store.objects.getRange(kindRange(kind, namespace))) {
+        objects.push(materialize(value, store.status.get(key)));
+      }
+      return objects;
+    },
+    podsOnNode: (node) => fromIndex('node', node) as Pod[],
+    ownedBy: (uid) => fromIndex('owner', uid),
+    unscheduledPods: () => fromIndex('unscheduled', '') as Pod[],
+  };
+};
+
+/** Latest history entry of `key` on `topicIndex` strictly before `cursor` that changed state. */
+const lastChange = (
+  store: ProjectionStore,
+  key: string,
+  topicIndex: number,
+  cursor: number,
+): HistoryEntry | undefined => {
+  if (cursor <= 0) return undefined;
+  for (const { value: entry } of store.history.getRange({
+    start: [key, topicIndex, cursor - 1],
+    end: [key, topicIndex, -1],
+    reverse: true,
+  })) {
+    if (entry.change !== null) return entry;
+  }
+  return undefined;
+};
+
+/** The object `key` as it was at `position` (undefined if it did not exist then). */
+export const objectAt = (
+  store: ProjectionStore,
+  key: string,
+  position: PositionVector,
+): KubeObject | undefined => {
+  const partition = partitionFor(key, position.desired.length);
+  const desired = lastChange(store, key, 0, position.desired[partition] ?? 0);
+  if (!desired || desired.change === 'DELETED' || !desired.object) return undefined;
+  const status = lastChange(store, key, 1, position.observed[partition] ?? 0);
+  return materialize(
+    { object: desired.object, version: desired.offset + 1 },
+    status?.status ?? undefined,
+  );
+};
+
+/** A view of the cluster as it was at `position`, read from history (no replay). */
+export const historicalView = (store: ProjectionStore, position: PositionVector): View => {
+  const get = (key: string): KubeObject | undefined => objectAt(store, key, position);
+  const list = (kind: Kind, namespace?: string): KubeObject[] => {
+    const objects: KubeObject[] = [];
+    for (const key of store.known.getKeys(kindRange(kind, namespace))) {
+      const object = get(key);
+      if (object) objects.push(object);
+    }
+    return objects;
+  };
+  const pods = (): Pod[] => list('Pod') as Pod[];
+  return {
+    position,
+    get,
+    list,
+    podsOnNode: (node) => pods().filter((p) => p.spec?.nodeName === node),
+    ownedBy: (uid) =>
+      (['Pod', 'ReplicaSet', 'Endpoints'] as const)
+        .flatMap((kind) => list(kind))
+        .filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid)),
+    unscheduledPods: () => pods().filter((p) => !p.spec?.nodeName),
+  };
+};
+
+/** The position of the cluster at wall-clock `time`: every event stamped ≤ time applied. */
+export const positionAtTime = (store: ProjectionStore, time: number, partitions: number): PositionVector => {
+  const cursorFor = (topicIndex: number, partition: number): number => {
+    for (const key of store.times.getKeys({
+      start: [topicIndex, partition, time, Number.MAX_SAFE_INTEGER],
+      end: [topicIndex, partition, -1, -1],
+      reverse: true,
+    })) {
+      return key[3] + 1;
+    }
+    return 0;
+  };
+  const vector = (topicIndex: number) => Array.from({ length: partitions }, (_, p) => cursorFor(topicIndex, p));
+  return { desired: vector(FOLDED_TOPICS.indexOf('desired')), observed: vector(FOLDED_TOPICS.indexOf('observed')) };
+};
