@@ -1,0 +1,188 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { bodies, envelope, objects, pod, podStatus } from './fixtures/samples.ts';
+import { v1ObjectCreatedPod } from './fixtures/v1-object-created-pod.ts';
+import {
+  createEventCodec,
+  decodeEvent,
+  DecodeError,
+  encodeEvent,
+  EncodeError,
+  type EventEnvelope,
+  KINDS,
+  loadSchemaRegistry,
+  NotSingleObjectEncodingError,
+  type Pod,
+  SchemaError,
+  UnknownFingerprintError,
+  validateObjectShape,
+} from './index.ts';
+
+const registry = loadSchemaRegistry();
+const v1 = registry.versions.find((version) => version.name === 'v1');
+
+function expectThrown<T extends Error>(fn: () => unknown, type: new (...args: never[]) => T): T {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(type);
+    return err as T;
+  }
+  throw new Error(`expected ${type.name} to be thrown`);
+}
+
+/** A copy of the pod sample with one field replaced, for the error tables. */
+function podWith(edit: (copy: Record<string, any>) => void): EventEnvelope {
+  const copy = structuredClone(pod) as Record<string, any>;
+  edit(copy);
+  return envelope({ type: 'ObjectCreated', object: copy as Pod });
+}
+
+describe('round trip', () => {
+  it.each(bodies.map((body) => [body.type, body] as const))('%s', (_type, body) => {
+    const event = envelope(body);
+    expect(decodeEvent(encodeEvent(event))).toStrictEqual(event);
+  });
+
+  it.each(objects.map((object) => [object.kind, object] as const))('ObjectCreated of a %s', (_kind, object) => {
+    const event = envelope({ type: 'ObjectCreated', object });
+    expect(decodeEvent(encodeEvent(event))).toStrictEqual(event);
+  });
+
+  it('covers every kind', () => {
+    expect(objects.map((object) => object.kind)).toEqual(KINDS);
+  });
+
+  it('leaves absent optional object fields absent (not null, not undefined)', () => {
+    const minimal: Pod = { kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p' }, spec: { containers: [{ name: 'c' }] } };
+    const decoded = decodeEvent(encodeEvent(envelope({ type: 'ObjectCreated', object: minimal })));
+    expect(decoded.body).toStrictEqual({ type: 'ObjectCreated', object: minimal });
+    expect(Object.keys((decoded.body as { object: Pod }).object.metadata)).toEqual(['name']);
+  });
+
+  it('keeps null envelope and event fields null, and fills them when absent', () => {
+    const event = envelope({ type: 'PodStatusChanged', namespace: 'shop', name: 'p', uid: null, status: podStatus });
+    const { causationId: _causation, ...withoutCausation } = { ...event, causationId: null };
+    const decoded = decodeEvent(encodeEvent(withoutCausation as EventEnvelope));
+    expect(decoded.causationId).toBeNull();
+    expect(decoded.body).toStrictEqual(event.body);
+  });
+
+  it('decodes to plain objects', () => {
+    const decoded = decodeEvent(encodeEvent(envelope(bodies[0] as EventEnvelope['body'])));
+    expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(decoded.body)).toBe(Object.prototype);
+  });
+
+  it('writes the single-object header of the newest version', () => {
+    const buf = encodeEvent(envelope(bodies[0] as EventEnvelope['body']));
+    expect(buf.subarray(0, 2)).toEqual(Buffer.from([0xc3, 0x01]));
+    expect(buf.readBigUInt64LE(2)).toBe(registry.current.fingerprint);
+  });
+});
+
+describe('older versions', () => {
+  it('decodes the committed v1 fixture with the current reader', () => {
+    const buf = readFileSync(new URL('./fixtures/v1-object-created-pod.bin', import.meta.url));
+    expect(buf.readBigUInt64LE(2)).toBe(v1?.fingerprint);
+    expect(decodeEvent(buf)).toStrictEqual(v1ObjectCreatedPod);
+  });
+
+  it('reads fields added since v1 as absent', () => {
+    const writeV1 = createEventCodec({ registry, writer: v1 });
+    const { generateName: _generateName, ...metadata } = pod.metadata;
+    const containers = pod.spec.containers.map(({ workingDir: _workingDir, ...container }) => container);
+    const event = envelope({ type: 'ObjectCreated', object: { ...pod, metadata, spec: { ...pod.spec, containers } } });
+    expect(decodeEvent(writeV1.encode(event))).toStrictEqual(event);
+  });
+
+  it('refuses to write a field its version does not have', () => {
+    const writeV1 = createEventCodec({ registry, writer: v1 });
+    const error = expectThrown(() => writeV1.encode(envelope({ type: 'ObjectCreated', object: pod })), EncodeError);
+    expect(error.path).toBe('body.object.metadata.generateName');
+  });
+});
+
+describe('decode errors', () => {
+  const valid = encodeEvent(envelope(bodies[0] as EventEnvelope['body']));
+
+  it('names an unknown fingerprint in hex and says what to do', () => {
+    const buf = Buffer.from(valid);
+    buf.writeBigUInt64LE(0x0123456789abcdefn, 2);
+    const error = expectThrown(() => decodeEvent(buf), UnknownFingerprintError);
+    expect(error.fingerprint).toBe('0123456789abcdef');
+    expect(error.message).toContain('0123456789abcdef');
+    expect(error.message).toMatch(/upgrade/);
+    expect(error.retriable).toBe(false);
+    expect(error).toBeInstanceOf(SchemaError);
+  });
+
+  it.each([
+    ['empty', Buffer.alloc(0)],
+    ['too short for a header', Buffer.from([0xc3, 0x01, 0x00])],
+    ['wrong marker', Buffer.concat([Buffer.from([0x4f, 0x62]), valid.subarray(2)])],
+    ['JSON', Buffer.from('{"type":"ObjectCreated"}')],
+  ])('rejects a buffer that is not single-object encoded: %s', (_case, buf) => {
+    expectThrown(() => decodeEvent(buf), NotSingleObjectEncodingError);
+  });
+
+  it.each([
+    ['truncated', valid.subarray(0, valid.length - 5)],
+    ['trailing bytes', Buffer.concat([valid, Buffer.from([0])])],
+    ['header only', valid.subarray(0, 10)],
+  ])('rejects a corrupt body: %s', (_case, buf) => {
+    expectThrown(() => decodeEvent(buf), DecodeError);
+  });
+});
+
+describe('encode errors name the first bad field', () => {
+  it.each([
+    [
+      'string where an int belongs',
+      podWith((p) => (p.spec.containers[0].ports[0].containerPort = '8080')),
+      'body.object.spec.containers[0].ports[0].containerPort',
+      /expected int, got "8080"/,
+    ],
+    ['missing required field', podWith((p) => delete p.metadata.name), 'body.object.metadata.name', /required/],
+    ['unknown field', podWith((p) => (p.spec.securityContext = {})), 'body.object.spec.securityContext', /unknown field/],
+    ['unknown kind', podWith((p) => (p.kind = 'ConfigMap')), 'body.object.kind', /"ConfigMap"/],
+    ['map value', podWith((p) => (p.metadata.labels.tier = 3)), 'body.object.metadata.labels["tier"]', /expected string/],
+    ['int-or-string', podWith((p) => (p.spec.containers[0].livenessProbe.httpGet.port = true)), 'body.object.spec.containers[0].livenessProbe.httpGet.port', /int or string/],
+    ['id', { ...envelope(bodies[0] as EventEnvelope['body']), id: 'e-1' }, 'id', /UUID/],
+    ['time', { ...envelope(bodies[0] as EventEnvelope['body']), time: 1.5 }, 'time', /long/],
+    ['unknown envelope field', { ...envelope(bodies[0] as EventEnvelope['body']), traceId: 'x' }, 'traceId', /unknown field/],
+    [
+      'actor type',
+      { ...envelope(bodies[0] as EventEnvelope['body']), actor: { type: 'robot', name: 'r' } },
+      'actor.type',
+      /one of "user", "node", "controller"/,
+    ],
+  ])('%s', (_case, event, path, detail) => {
+    const error = expectThrown(() => encodeEvent(event as EventEnvelope), EncodeError);
+    expect(error.path).toBe(path);
+    expect(error.detail).toMatch(detail);
+    expect(error.message).toContain(path);
+  });
+});
+
+describe('validateObjectShape', () => {
+  it.each(objects.map((object) => [object.kind, object] as const))('accepts the %s sample', (_kind, object) => {
+    expect(validateObjectShape(object)).toStrictEqual({ valid: true, object });
+  });
+
+  it.each([
+    ['not an object', 'pod', ''],
+    ['no kind', { apiVersion: 'v1' }, 'kind'],
+    ['unsupported kind', { kind: 'Secret' }, 'kind'],
+    [
+      'bad port',
+      { ...pod, spec: { containers: [{ name: 'c', ports: [{ containerPort: '80' }] }] } },
+      'spec.containers[0].ports[0].containerPort',
+    ],
+    ['unsupported field', { ...pod, status: { qosClass: 'Burstable' } }, 'status.qosClass'],
+  ])('reports %s', (_case, object, path) => {
+    const result = validateObjectShape(object);
+    expect(result.valid).toBe(false);
+    expect(result.valid === false && result.path).toBe(path);
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidObjectKeyError } from './errors.ts';
+import type { Kind } from './generated/types.ts';
+import { CLUSTER_SCOPED, objectKey, parseObjectKey } from './keys.ts';
+
+describe('object keys', () => {
+  it.each([
+    ['Pod', 'shop', 'web-1', 'Pod/shop/web-1'],
+    ['Deployment', 'default', 'web', 'Deployment/default/web'],
+    ['Node', undefined, 'node-1', 'Node//node-1'],
+    ['Namespace', undefined, 'shop', 'Namespace//shop'],
+  ] as const)('%s %s/%s ⇄ %s', (kind, namespace, name, key) => {
+    const metadata = namespace === undefined ? { name } : { namespace, name };
+    expect(objectKey({ kind, metadata })).toBe(key);
+    expect(parseObjectKey(key)).toEqual({ kind, namespace: namespace ?? null, name });
+  });
+
+  it('ignores a namespace on a cluster-scoped object', () => {
+    expect(objectKey({ kind: 'Node', metadata: { namespace: 'x', name: 'n' } })).toBe('Node//n');
+  });
+
+  it.each([
+    ['Pod', {name: 'p'}],
+    ['Pod', { namespace: 'a/b', name: 'p' }],
+    ['Service', { namespace: 'shop', name: '' }],
+  ] as const)('rejects %s %j', (kind, metadata) => {
+    expect(() => objectKey({ kind: kind as Kind, metadata })).toThrow(InvalidObjectKeyError);
+  });
+
+  it.each(['Pod/web', 'Pod//web', 'Node/default/n1', 'Secret/default/s', 'Pod/shop/', 'Pod/shop/a/b', ''])(
+    'refuses to parse %j',
+    (key) => {
+      expect(() => parseObjectKey(key)).toThrow(InvalidObjectKeyError);
+    },
+  );
+
+  it('knows which kinds are cluster-scoped', () => {
+    expect([...CLUSTER_SCOPED].sort()).toEqual(['Namespace', 'Node']);
+  });
+});
