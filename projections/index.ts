@@ -6,3 +6,4 @@ export * from './projection.ts';
 export * from './resources.ts';
 export * from './store.ts';
 export * from './view.ts';
+export * from './writer.ts';

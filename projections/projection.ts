@@ -16,6 +16,8 @@ import { historicalView, liveView, materialize, positionAtTime, type View } from
 export interface AppliedChange {
   readonly type: ChangeType;
   readonly key: string;
+  /** The event that made the change (reconcilers use it as the causation of what they do next). */
+  readonly eventId: string;
   /** The object after the change (before it, for DELETED). */
   readonly object: KubeObject;
   readonly topic: FoldedTopic;
@@ -129,7 +131,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     if (!change) return;
     store.changes.putSync([topicIndex, record.partition, record.offset], { key: event.key, type: change.type });
     const object = change.type === 'DELETED' ? before : materialized(event.key);
-    if (object) pending.push({ type: change.type, key: event.key, object, topic, partition: record.partition, offset: record.offset });
+    if (object) pending.push({ type: change.type, key: event.key, eventId: event.id, object, topic, partition: record.partition, offset: record.offset });
   };
 
   const applyBatch = (batch: RecordBatch): void => {

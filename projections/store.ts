@@ -88,6 +88,7 @@ export interface ProjectionStore {
 
 const podIndexKeys = (key: string, object: KubeObject): IndexKey[] => {
   const keys: IndexKey[] = [];
+  if (object.metadata.uid) keys.push(['uid', object.metadata.uid, key]);
   for (const owner of object.metadata.ownerReferences ?? []) keys.push(['owner', owner.uid, key]);
   if (object.kind === 'Pod') {
     const node = object.spec?.nodeName;

@@ -22,6 +22,8 @@ export interface View {
   ownedBy(uid: string): KubeObject[];
   /** Pods not yet bound to a node. */
   unscheduledPods(): Pod[];
+  /** The object with this uid, if it exists. */
+  byUid(uid: string): KubeObject | undefined;
 }
 
 /** Merges the two parts of an object into what clients see. */
@@ -82,6 +84,7 @@ export const liveView = (store: ProjectionStore, position: () => PositionVector)
     podsOnNode: (node) => fromIndex('node', node) as Pod[],
     ownedBy: (uid) => fromIndex('owner', uid),
     unscheduledPods: () => fromIndex('unscheduled', '') as Pod[],
+    byUid: (uid) => fromIndex('uid', uid)[0],
   };
 };
 
@@ -137,10 +140,14 @@ export const historicalView = (store: ProjectionStore, position: PositionVector)
     list,
     podsOnNode: (node) => pods().filter((p) => p.spec?.nodeName === node),
     ownedBy: (uid) =>
-      (['Pod', 'ReplicaSet', 'Endpoints'] as const)
+      (['Pod', 'ReplicaSet', 'Endpoints', 'Deployment', 'Service'] as const)
         .flatMap((kind) => list(kind))
         .filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid)),
     unscheduledPods: () => pods().filter((p) => !p.spec?.nodeName),
+    byUid: (uid) =>
+      (['Pod', 'ReplicaSet', 'Deployment', 'Service', 'Endpoints', 'Node', 'Namespace'] as const)
+        .flatMap((kind) => list(kind))
+        .find((o) => o.metadata.uid === uid),
   };
 };
 

@@ -1,0 +1,133 @@
+/**
+ * Appending events and learning their verdicts: every writer (apiserver, reconcilers,
+ * node agents) appends through this, so events are keyed and routed the same way
+ * everywhere: the partition key is the object key, status goes to `observed`,
+ * heartbeats to `heartbeats`, everything else to `desired`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EventLog, Topic } from '../log/port.ts';
+import { assertNever, encodeEvent, objectKey, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
+import type { Projection } from './projection.ts';
+import type { EventRecord } from './store.ts';
+
+/** The key an event body is about ("Kind/namespace/name"). */
+export const keyOfBody = (body: EventBody): string => {
+  switch (body.type) {
+    case 'ObjectCreated':
+    case 'ObjectUpdated':
+      return objectKey(body.object);
+    case 'ObjectDeleted':
+      return `${body.kind}/${body.namespace ?? ''}/${body.name}`;
+    case 'PodBound':
+    case 'PodStatusChanged':
+      return `Pod/${body.namespace}/${body.name}`;
+    case 'NodeStatusChanged':
+      return `Node//${body.name}`;
+    case 'NodeHeartbeat':
+      return `Node//${body.node}`;
+    default:
+      return assertNever(body);
+  }
+};
+
+/** The topic an event body belongs on. */
+export const topicOfBody = (body: EventBody): Topic => {
+  switch (body.type) {
+    case 'ObjectUpdated':
+      return body.subresource === 'status' ? 'observed' : 'desired';
+    case 'ObjectCreated':
+    case 'ObjectDeleted':
+    case 'PodBound':
+      return 'desired';
+    case 'PodStatusChanged':
+    case 'NodeStatusChanged':
+      return 'observed';
+    case 'NodeHeartbeat':
+      return 'heartbeats';
+    default:
+      return assertNever(body);
+  }
+};
+
+/** Provenance of a write: who, and (for derived writes) which event caused it. */
+export interface WriteContext {
+  readonly actor: Actor;
+  readonly causationId?: string | null;
+  readonly correlationId?: string | null;
+  /** Event time; defaults to now. */
+  readonly time?: number;
+}
+
+/** An event as appended, with where it landed. */
+export interface AppendedEvent {
+  readonly event: EventEnvelope;
+  readonly topic: Topic;
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** Builds the envelope of `body`. */
+export const envelope = (body: EventBody, context: WriteContext): EventEnvelope => {
+  const id = randomUUID();
+  return {
+    id,
+    time: context.time ?? Date.now(),
+    actor: context.actor,
+    causationId: context.causationId ?? null,
+    correlationId: context.correlationId ?? context.causationId ?? id,
+    key: keyOfBody(body),
+    body,
+  };
+};
+
+/** Appends `bodies` (grouped per topic, one append per topic) and returns where each landed. */
+export const appendBodies = (
+  log: EventLog,
+  bodies: readonly EventBody[],
+  context: WriteContext,
+): Promise<AppendedEvent[]> => appendEnvelopes(log, bodies.map((body) => envelope(body, context)));
+
+/** Appends ready-made envelopes (one append per topic) and returns where each landed, in input order. */
+export const appendEnvelopes = async (log: EventLog, envelopes: readonly EventEnvelope[]): Promise<AppendedEvent[]> => {
+  const byTopic = new Map<Topic, EventEnvelope[]>();
+  const order: { topic: Topic; index: number }[] = [];
+  for (const event of envelopes) {
+    const topic = topicOfBody(event.body);
+    const events = byTopic.get(topic) ?? [];
+    order.push({ topic, index: events.length });
+    events.push(event);
+    byTopic.set(topic, events);
+  }
+  const landed = new Map<Topic, AppendedEvent[]>();
+  await Promise.all(
+    [...byTopic.entries()].map(async ([topic, events]) => {
+      const positions = await log.append(
+        topic,
+        events.map((event) => ({ key: event.key, value: encodeEvent(event), timestamp: event.time })),
+      );
+      landed.set(
+        topic,
+        events.map((event, i) => ({ event, topic, partition: positions[i]!.partition, offset: positions[i]!.offset })),
+      );
+    }),
+  );
+  return order.map(({ topic, index }) => landed.get(topic)![index]!);
+};
+
+/** Appends `bodies` and waits until `projection` has judged every desired/observed one. */
+export const appendAndWait = async (
+  log: EventLog,
+  projection: Projection,
+  bodies: readonly EventBody[],
+  context: WriteContext,
+  timeoutMs = 30_000,
+): Promise<{ appended: AppendedEvent; record: EventRecord | undefined }[]> => {
+  const appended = await appendBodies(log, bodies, context);
+  return Promise.all(
+    appended.map(async (a) => {
+      if (a.topic === 'heartbeats') return { appended: a, record: undefined };
+      const record = await projection.waitForEvent(a.topic, a.partition, a.offset, a.event.id, timeoutMs);
+      return { appended: a, record };
+    }),
+  );
+};

@@ -1,0 +1,250 @@
+/**
+ * The reconciler runtime (controller-runtime in RxJS): projection changes → keys →
+ * predicates → a per-key deduplicating queue with backoff → `decide(key, view)` →
+ * commands appended with the controller as actor and the triggering event as cause.
+ *
+ * Each controller kind is one consumer group. Every instance folds all partitions into
+ * its own projection, but acts only on keys whose partition the group assigned to it.
+ * After appending, a round waits until its own projection applied the commands, so the
+ * next decision sees them (no second Pod from a retried decision).
+ */
+import type { Logger } from 'pino';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Subject, type Subscription } from 'rxjs';
+import { partitionFor } from '../log/partitioner.ts';
+import type { EventLog } from '../log/port.ts';
+import type { AppliedChange, Projection, View } from '../projections/index.ts';
+import { appendEnvelopes, envelope } from '../projections/writer.ts';
+import type { EventBody, EventEnvelope } from '../schemas/index.ts';
+
+/** What a decision needs besides the view; pure inputs only, so decisions can be re-run. */
+export interface DecideContext {
+  /** Wall-clock time of the decision (epoch ms). */
+  readonly now: number;
+}
+
+/** The outcome of reconciling one key. */
+export interface Decision {
+  readonly commands: readonly EventBody[];
+  /** Reconcile this key again after this long even if nothing changes. */
+  readonly requeueAfterMs?: number;
+}
+
+/** A controller: pure mapping from changes to keys, and from (key, view) to commands. */
+export interface Controller {
+  readonly name: string;
+  /** Keys to look at when `change` was applied (the object itself, its owner, ...). */
+  keysFor(change: AppliedChange, view: View): readonly string[];
+  /** Keys to look at when this instance gains partitions (a full resync of what it owns). */
+  initialKeys(view: View): readonly string[];
+  /** Decides one key. Must be a pure function of its arguments. */
+  decide(key: string, view: View, context: DecideContext): Decision;
+  /**
+   * Decides several keys in one round, when decisions depend on each other (the
+   * scheduler's capacity). Defaults to `decide` per key.
+   */
+  decideAll?(keys: readonly string[], view: View, context: DecideContext): ReadonlyMap<string, Decision>;
+  /** Periodic full resync (ms), for time-based conditions. */
+  readonly resyncMs?: number;
+}
+
+/** Decides `keys` with the controller's batch decision if it has one. */
+export const decideKeys = (
+  controller: Controller,
+  keys: readonly string[],
+  view: View,
+  context: DecideContext,
+): ReadonlyMap<string, Decision> =>
+  controller.decideAll
+    ? controller.decideAll(keys, view, context)
+    : new Map(keys.map((key) => [key, controller.decide(key, view, context)]));
+
+export interface RuntimeOptions {
+  readonly controller: Controller;
+  readonly log: EventLog;
+  readonly projection: Projection;
+  readonly logger: Logger;
+  readonly metrics?: RuntimeMetrics;
+  /** Keys per round (default 1,000). */
+  readonly batchSize?: number;
+  /** Backoff of a failing key: base and cap in ms (default 100 ms → 30 s). */
+  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  readonly now?: () => number;
+}
+
+export interface ReconcilerRuntime {
+  readonly controller: Controller;
+  /** Partitions of the desired topic this instance acts on. */
+  owned(): ReadonlySet<number>;
+  /** Emits after every round (for tests and metrics). */
+  readonly rounds$: Subject<{ keys: number; commands: number }>;
+  stop(): Promise<void>;
+}
+
+/** Prometheus metrics shared by every runtime registered on one registry. */
+export interface RuntimeMetrics {
+  readonly queueDepth: Gauge<'controller'>;
+  readonly latency: Histogram<'controller'>;
+  readonly errors: Counter<'controller'>;
+  readonly commands: Counter<'controller'>;
+}
+
+export const createRuntimeMetrics = (registry: Registry): RuntimeMetrics => ({
+  queueDepth: new Gauge({ name: 'reconciler_queue_depth', help: 'Keys waiting to be reconciled', labelNames: ['controller'], registers: [registry] }),
+  latency: new Histogram({
+    name: 'reconciler_round_duration_seconds',
+    help: 'Time of one reconcile round (decide + append + wait for the projection)',
+    labelNames: ['controller'],
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    registers: [registry],
+  }),
+  errors: new Counter({ name: 'reconciler_errors_total', help: 'Failed reconciles', labelNames: ['controller'], registers: [registry] }),
+  commands: new Counter({ name: 'reconciler_commands_total', help: 'Commands appended', labelNames: ['controller'], registers: [registry] }),
+});
+
+/** Starts `controller` as a member of its consumer group and reconciles the keys it owns. */
+export const startReconciler = async (options: RuntimeOptions): Promise<ReconcilerRuntime> => {
+  const { controller, log, projection, logger } = options;
+  const now = options.now ?? Date.now;
+  const batchSize = options.batchSize ?? 1000;
+  const backoff = options.backoff ?? { baseMs: 100, maxMs: 30_000 };
+  const partitions = log.layout.partitions;
+  const runtimeLogger = logger.child({ controller: controller.name });
+
+  /** key → causation event id (latest change wins). */
+  const queue = new Map<string, string | null>();
+  const failures = new Map<string, number>();
+  const timers = new Set<NodeJS.Timeout>();
+  const rounds$ = new Subject<{ keys: number; commands: number }>();
+  let owned = new Set<number>();
+  let running = false;
+  let stopped = false;
+
+  const owns = (key: string): boolean => owned.has(partitionFor(key, partitions));
+
+  const later = (ms: number, fn: () => void): void => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timer.unref();
+    timers.add(timer);
+  };
+
+  const enqueue = (key: string, causationId: string | null): void => {
+    if (stopped || !owns(key)) return;
+    if (!queue.has(key) || causationId) queue.set(key, causationId);
+    options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
+    kick();
+  };
+
+  const kick = (): void => {
+    if (running || queue.size === 0 || stopped) return;
+    running = true;
+    setImmediate(() => {
+      void round().finally(() => {
+        running = false;
+        kick();
+      });
+    });
+  };
+
+  const round = async (): Promise<void> => {
+    const batch = [...queue.entries()].slice(0, batchSize);
+    for (const [key] of batch) queue.delete(key);
+    options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
+    const started = performance.now();
+    const view = projection.view();
+    const keys = batch.map(([key]) => key).filter(owns);
+    let decisions: ReadonlyMap<string, Decision>;
+    try {
+      decisions = decideKeys(controller, keys, view, { now: now() });
+    } catch (error) {
+      options.metrics?.errors.inc({ controller: controller.name });
+      runtimeLogger.error({ error: String(error), keys: keys.length }, 'decide failed; retrying the keys with backoff');
+      for (const [key, cause] of batch) retry(key, cause);
+      return;
+    }
+    const envelopes: EventEnvelope[] = [];
+    for (const [key, cause] of batch) {
+      const decision = decisions.get(key);
+      if (!decision) continue;
+      for (const body of decision.commands) {
+        envelopes.push(envelope(body, { actor: { type: 'controller', name: controller.name }, causationId: cause }));
+      }
+      if (decision.requeueAfterMs !== undefined) later(decision.requeueAfterMs, () => enqueue(key, null));
+    }
+    try {
+      if (envelopes.length > 0) {
+        const appended = await appendEnvelopes(log, envelopes);
+        const target = projection.cursor();
+        const wanted = {
+          desired: [...target.desired],
+          observed: [...target.observed],
+        };
+        for (const a of appended) {
+          if (a.topic === 'heartbeats') continue;
+          wanted[a.topic][a.partition] = Math.max(wanted[a.topic][a.partition] ?? 0, a.offset + 1);
+        }
+        await projection.waitFor(wanted);
+        options.metrics?.commands.inc({ controller: controller.name }, envelopes.length);
+      }
+      for (const [key] of batch) failures.delete(key);
+    } catch (error) {
+      options.metrics?.errors.inc({ controller: controller.name });
+      runtimeLogger.warn({ error: String(error) }, 'appending commands failed; retrying the keys with backoff');
+      for (const [key, cause] of batch) retry(key, cause);
+    } finally {
+      options.metrics?.latency.observe({ controller: controller.name }, (performance.now() - started) / 1000);
+      rounds$.next({ keys: keys.length, commands: envelopes.length });
+    }
+  };
+
+  const retry = (key: string, cause: string | null): void => {
+    const attempts = (failures.get(key) ?? 0) + 1;
+    failures.set(key, attempts);
+    const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempts - 1));
+    later(delay, () => enqueue(key, cause));
+  };
+
+  const resync = (): void => {
+    const view = projection.view();
+    for (const key of controller.initialKeys(view)) enqueue(key, null);
+  };
+
+  const membership = await log.joinGroup(`${log.layout.cluster}.${controller.name}`, ['desired']);
+  const subscriptions: Subscription[] = [
+    membership.assignments$.subscribe((assignment) => {
+      owned = new Set(assignment.partitions.desired ?? []);
+      runtimeLogger.info({ partitions: [...owned], generation: assignment.generation }, 'partitions assigned');
+      for (const key of [...queue.keys()]) if (!owns(key)) queue.delete(key);
+      resync();
+    }),
+    projection.changes$.subscribe((change) => {
+      for (const key of controller.keysFor(change, projection.view())) enqueue(key, change.eventId);
+    }),
+  ];
+  if (controller.resyncMs) {
+    const every = controller.resyncMs;
+    const tick = (): void => {
+      resync();
+      later(every, tick);
+    };
+    later(every, tick);
+  }
+
+  return {
+    controller,
+    owned: () => owned,
+    rounds$,
+    stop: async () => {
+      stopped = true;
+      for (const s of subscriptions) s.unsubscribe();
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      queue.clear();
+      await membership.leave();
+      rounds$.complete();
+    },
+  };
+};
