@@ -1,0 +1,137 @@
+/**
+ * The endpoints controller: for every Service with a selector, an Endpoints object with
+ * the ready and not-ready addresses of the matching pods and the service's ports
+ * resolved against each pod's container ports (named target ports included).
+ */
+import type { AppliedChange, View } from '../../projections/index.ts';
+import { matchesLabels, parseLabelSelector, type LabelRequirement } from '../../projections/selectors.ts';
+import type { EndpointAddress, EndpointPort, EndpointSubset, Endpoints, EventBody, Pod, Service } from '../../schemas/index.ts';
+import type { Controller, Decision } from '../runtime.ts';
+
+const requirementsOf = (selector: Readonly<Record<string, string>>): LabelRequirement[] => {
+  const text = Object.entries(selector)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const parsed = parseLabelSelector(text);
+  return parsed.type === 'ok' ? [...parsed.requirements] : [];
+};
+
+const isReady = (pod: Pod): boolean =>
+  (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** The port a service port reaches on `pod`, or undefined when a named port is missing. */
+const resolveTargetPort = (port: NonNullable<Service['spec']['ports']>[number], pod: Pod): number | undefined => {
+  const target = port.targetPort ?? port.port;
+  if (typeof target === 'number') return target;
+  if (/^\d+$/.test(target)) return Number(target);
+  for (const container of pod.spec.containers) {
+    const named = (container.ports ?? []).find((p) => p.name === target);
+    if (named) return named.containerPort;
+  }
+  return undefined;
+};
+
+/** The subsets a service should have, deterministic (sorted) for a given view. */
+export const desiredSubsets = (service: Service, pods: readonly Pod[]): EndpointSubset[] => {
+  const selector = service.spec.selector;
+  if (!selector) return [];
+  const requirements = requirementsOf(selector);
+  const groups = new Map<string, { ports: EndpointPort[]; ready: EndpointAddress[]; notReady: EndpointAddress[] }>();
+  for (const pod of pods) {
+    if (pod.metadata.deletionTimestamp || !pod.status?.podIP || !pod.spec.nodeName) continue;
+    if (!matchesLabels(requirements, pod.metadata.labels)) continue;
+    const phase = pod.status.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') continue;
+    const ports: EndpointPort[] = [];
+    for (const port of service.spec.ports ?? []) {
+      const resolved = resolveTargetPort(port, pod);
+      if (resolved === undefined) continue;
+      ports.push({ ...(port.name ? { name: port.name } : {}), port: resolved, protocol: port.protocol ?? 'TCP' });
+    }
+    if (ports.length === 0) continue;
+    const signature = JSON.stringify(ports);
+    const group = groups.get(signature) ?? { ports, ready: [], notReady: [] };
+    const address: EndpointAddress = {
+      ip: pod.status.podIP,
+      nodeName: pod.spec.nodeName,
+      targetRef: { kind: 'Pod', namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name, uid: pod.metadata.uid ?? '' },
+    };
+    (isReady(pod) ? group.ready : group.notReady).push(address);
+    groups.set(signature, group);
+  }
+  const byIp = (a: EndpointAddress, b: EndpointAddress): number => a.ip.localeCompare(b.ip);
+  return [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, group]) => ({
+      ...(group.ready.length > 0 ? { addresses: group.ready.sort(byIp) } : {}),
+      ...(group.notReady.length > 0 ? { notReadyAddresses: group.notReady.sort(byIp) } : {}),
+      ports: group.ports,
+    }));
+};
+
+/** Commands that make the Endpoints of service `key` match the view. */
+export const decideEndpoints = (key: string, view: View): Decision => {
+  const [, namespace = '', name = ''] = key.split('/');
+  const service = view.get(key) as Service | undefined;
+  const current = view.get(`Endpoints/${namespace}/${name}`) as Endpoints | undefined;
+  if (service && !service.spec.selector) return { commands: [] }; // endpoints managed by the user
+  if (!service || service.metadata.deletionTimestamp) {
+    if (!current) return { commands: [] };
+    const deletion: EventBody = {
+      type: 'ObjectDeleted',
+      kind: 'Endpoints',
+      namespace,
+      name,
+      expectedResourceVersion: null,
+      uid: current.metadata.uid ?? null,
+      propagationPolicy: null,
+      gracePeriodSeconds: null,
+    };
+    return { commands: [deletion] };
+  }
+  const subsets = desiredSubsets(service, view.list('Pod', namespace) as Pod[]);
+  const labels = service.metadata.labels;
+  const wanted: Endpoints = {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name, namespace, ...(labels ? { labels } : {}) },
+    ...(subsets.length > 0 ? { subsets } : {}),
+  };
+  if (!current) return { commands: [{ type: 'ObjectCreated', object: wanted }] };
+  if (JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets)) return { commands: [] };
+  return {
+    commands: [
+      {
+        type: 'ObjectUpdated',
+        object: { ...wanted, metadata: { ...current.metadata, ...wanted.metadata } },
+        expectedResourceVersion: current.metadata.resourceVersion ?? null,
+        subresource: null,
+      },
+    ],
+  };
+};
+
+const serviceKeysFor = (change: AppliedChange, view: View): string[] => {
+  const [kind, namespace = '', name = ''] = change.key.split('/');
+  switch (kind) {
+    case 'Service':
+      return [change.key];
+    case 'Endpoints':
+      return [`Service/${namespace}/${name}`];
+    case 'Pod':
+      return view.list('Service', namespace).map((s) => `Service/${namespace}/${s.metadata.name}`);
+    default:
+      return [];
+  }
+};
+
+/** Creates the endpoints controller. */
+export const createEndpointsController = (): Controller => ({
+  name: 'endpoints',
+  keysFor: serviceKeysFor,
+  initialKeys: (view) => [
+    ...view.list('Service').map((s) => `Service/${s.metadata.namespace}/${s.metadata.name}`),
+    ...view.list('Endpoints').map((e) => `Service/${e.metadata.namespace}/${e.metadata.name}`),
+  ],
+  decide: (key, view) => decideEndpoints(key, view),
+});
