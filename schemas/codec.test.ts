@@ -21,6 +21,14 @@ import {
 const registry = loadSchemaRegistry();
 const v1 = registry.versions.find((version) => version.name === 'v1');
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    Object.values(value).forEach(deepFreeze);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function expectThrown<T extends Error>(fn: () => unknown, type: new (...args: never[]) => T): T {
   try {
     fn();
@@ -60,12 +68,32 @@ describe('round trip', () => {
     expect(Object.keys((decoded.body as { object: Pod }).object.metadata)).toEqual(['name']);
   });
 
-  it('keeps null envelope and event fields null, and fills them when absent', () => {
+  it('keeps null envelope and event fields null, and fills them with null when absent', () => {
     const event = envelope({ type: 'PodStatusChanged', namespace: 'shop', name: 'p', uid: null, status: podStatus });
-    const { causationId: _causation, ...withoutCausation } = { ...event, causationId: null };
+    const { causationId: _causationId, ...withoutCausation } = event;
     const decoded = decodeEvent(encodeEvent(withoutCausation as EventEnvelope));
-    expect(decoded.causationId).toBeNull();
-    expect(decoded.body).toStrictEqual(event.body);
+    expect(decoded).toStrictEqual({ ...event, causationId: null });
+  });
+
+  it('round-trips text outside ASCII', () => {
+    const labels = { 'example.com/ünïcode': 'héllo ✓ 🎉', long: `${'ü'.repeat(100)}${'🎉'.repeat(40)}` };
+    const event = envelope({ type: 'ObjectCreated', object: { ...pod, metadata: { ...pod.metadata, labels } } });
+    expect(decodeEvent(encodeEvent(event))).toStrictEqual(event);
+  });
+
+  it('neither mutates nor needs to mutate its input', () => {
+    const event = deepFreeze(envelope({ type: 'ObjectUpdated', object: structuredClone(pod), expectedResourceVersion: '7', subresource: null }));
+    const before = structuredClone(event);
+    const decoded = decodeEvent(encodeEvent(event));
+    expect(event).toStrictEqual(before);
+    expect(decoded).toStrictEqual(before);
+  });
+
+  it('decodes a Uint8Array view without copying it first', () => {
+    const buf = encodeEvent(envelope(bodies[0] as EventEnvelope['body']));
+    const padded = new Uint8Array(buf.length + 8);
+    padded.set(buf, 4);
+    expect(decodeEvent(padded.subarray(4, 4 + buf.length))).toStrictEqual(decodeEvent(buf));
   });
 
   it('decodes to plain objects', () => {
@@ -132,6 +160,25 @@ describe('decode errors', () => {
     ['header only', valid.subarray(0, 10)],
   ])('rejects a corrupt body: %s', (_case, buf) => {
     expectThrown(() => decodeEvent(buf), DecodeError);
+  });
+
+  it('throws only SchemaErrors (or decodes) whatever bytes follow a known header', () => {
+    let seed = 42;
+    const random = (below: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % below;
+    };
+    for (let round = 0; round < 2000; round++) {
+      const buf = Buffer.from(valid);
+      for (let flips = 1 + random(4); flips > 0; flips--) {
+        buf[10 + random(buf.length - 10)] = random(256);
+      }
+      try {
+        decodeEvent(buf);
+      } catch (err) {
+        expect(err).toBeInstanceOf(SchemaError);
+      }
+    }
   });
 });
 

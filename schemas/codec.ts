@@ -34,7 +34,7 @@ export type EventCodec = {
    * Optional fields of Kubernetes objects and statuses that are null come back absent.
    * Throws `NotSingleObjectEncodingError`, `UnknownFingerprintError` or `DecodeError`.
    */
-  decode(buf: Buffer): EventEnvelope;
+  decode(buf: Uint8Array): EventEnvelope;
   /** Checks a would-be object against the writer schema of its `kind`, without encoding it. */
   validateObject(object: unknown): ObjectShapeResult;
 };
@@ -83,7 +83,8 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
     return out;
   };
 
-  const decode = (buf: Buffer): EventEnvelope => {
+  const decode = (bytes: Uint8Array): EventEnvelope => {
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (buf.length < HEADER_LENGTH || buf[0] !== 0xc3 || buf[1] !== 0x01) {
       throw new NotSingleObjectEncodingError(buf.length, buf.subarray(0, HEADER_LENGTH).toString('hex'));
     }

@@ -25,23 +25,11 @@ export function compileFromAvro(root: avro.Type): Convert {
     if (cached) {
       return cached;
     }
-    const omitNulls = namespaceOf(type.name ?? '') === K8S_NAMESPACE;
-    const compiled = fields.map((field) => ({ name: field.name, convert: compile(field.type) }));
-    const convert: Convert = (value) => {
-      const source = value as Plain;
-      const out: Plain = discriminant ? { [discriminant.key]: discriminant.value } : {};
-      for (const { name, convert: convertField } of compiled) {
-        const fieldValue = source[name];
-        if (fieldValue === null) {
-          if (!omitNulls) {
-            out[name] = null;
-          }
-        } else {
-          out[name] = convertField === null ? fieldValue : convertField(fieldValue);
-        }
-      }
-      return out;
-    };
+    const convert = compileRecord(
+      fields.map((field) => ({ name: field.name, convert: compile(field.type) })),
+      namespaceOf(type.name ?? '') === K8S_NAMESPACE,
+      discriminant,
+    );
     records.set(cacheKey, convert);
     return convert;
   };
@@ -181,6 +169,30 @@ export function compileToAvro(root: avro.Type): Convert | null {
   };
 
   return compile(root);
+}
+
+/**
+ * Builds the converter of one record as straight-line code (one statement per field with
+ * constant property names), which V8 runs several times faster than a loop over field
+ * names: decoding is the hot path of a replay. Field names are Avro names
+ * (`[A-Za-z_][A-Za-z0-9_]*`) and are embedded as JSON string literals.
+ */
+function compileRecord(
+  fields: readonly { name: string; convert: Convert | null }[],
+  omitNulls: boolean,
+  discriminant: Discriminant | undefined,
+): Convert {
+  const head = discriminant ? `{ ${JSON.stringify(discriminant.key)}: ${JSON.stringify(discriminant.value)} }` : '{}';
+  const statements = fields.map(({ name, convert }, index) => {
+    const property = `[${JSON.stringify(name)}]`;
+    const value = convert === null ? 'x' : `c${index}(x)`;
+    return omitNulls
+      ? `x = v${property}; if (x !== null) o${property} = ${value};`
+      : `x = v${property}; o${property} = x === null ? null : ${value};`;
+  });
+  const source = `return function convertRecord(v) { var o = ${head}; var x; ${statements.join(' ')} return o; };`;
+  const factory = new Function(...fields.map((_, index) => `c${index}`), source) as (...converters: unknown[]) => Convert;
+  return factory(...fields.map(({ convert }) => convert));
 }
 
 function unwrappedUnion(branches: readonly avro.Type[], compile: (type: avro.Type) => Convert | null): Convert | null {

@@ -24,9 +24,10 @@ export function encodeEvent(event: EventEnvelope): Buffer {
  * Decodes an event written with any released schema version (found by fingerprint) into
  * the newest schema's shape. Null optional fields of objects and statuses come back
  * absent, so `decodeEvent(encodeEvent(e))` deep-equals an `e` that omits them.
+ * Accepts any `Uint8Array` view (e.g. from LMDB), not only Buffers, without copying.
  * Throws `NotSingleObjectEncodingError`, `UnknownFingerprintError` or `DecodeError`.
  */
-export function decodeEvent(buf: Buffer): EventEnvelope {
+export function decodeEvent(buf: Uint8Array): EventEnvelope {
   return codec().decode(buf);
 }
 

@@ -83,7 +83,12 @@ export function loadSchemaRegistry(root: URL = DEFAULT_ROOT): SchemaRegistry {
     find(buf) {
       const low = buf.readUInt32LE(2);
       const high = buf.readUInt32LE(6);
-      return newestFirst.find((entry) => entry.low === low && entry.high === high)?.version;
+      for (const entry of newestFirst) {
+        if (entry.low === low && entry.high === high) {
+          return entry.version;
+        }
+      }
+      return undefined;
     },
   };
 }
