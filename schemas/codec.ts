@@ -20,8 +20,6 @@ export type ObjectShapeResult =
 
 /** Encodes events with one writer schema and decodes events written with any registered one. */
 export type EventCodec = {
-  /** The schema version new events are written with. */
-  writer: SchemaVersion;
   /**
    * Avro single-object encoding of an event: 0xC3 0x01, the writer schema's CRC-64-AVRO
    * fingerprint (8 bytes, little-endian), the Avro binary body. Absent optional fields are
@@ -122,7 +120,7 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
     return problem === undefined ? { valid: true, object: object as KubeObject } : { valid: false, ...problem };
   };
 
-  return { writer, encode, decode, validateObject };
+  return { encode, decode, validateObject };
 }
 
 function findIdProblem(event: EventEnvelope): { path: string; detail: string } | undefined {

@@ -42,7 +42,7 @@ export function compileFromAvro(root: avro.Type): Convert {
         return null;
       case 'array': {
         const item = compile(view.items);
-        return item === null ? null : (value) => (value as unknown[]).map((element) => item(element));
+        return item === null ? null : (value) => mapItems(value as unknown[], item);
       }
       case 'map': {
         const entry = compile(view.values);
@@ -107,7 +107,7 @@ export function compileToAvro(root: avro.Type): Convert | null {
         return null;
       case 'array': {
         const item = compile(view.items);
-        return item === null ? null : (value) => (Array.isArray(value) ? value.map((element) => item(element)) : value);
+        return item === null ? null : (value) => (Array.isArray(value) ? mapItems(value, item) : value);
       }
       case 'map': {
         const entry = compile(view.values);
@@ -208,6 +208,14 @@ function unwrappedUnion(branches: readonly avro.Type[], compile: (type: avro.Typ
     throw new SchemaError('an unwrapped union may hold at most one record, array or map branch');
   }
   return (value) => (typeof value === 'object' && value !== null ? convert(value) : value);
+}
+
+function mapItems(source: readonly unknown[], convert: Convert): unknown[] {
+  const out = new Array<unknown>(source.length);
+  for (let index = 0; index < source.length; index++) {
+    out[index] = convert(source[index]);
+  }
+  return out;
 }
 
 function mapValues(source: Plain, convert: Convert): Plain {

@@ -8,8 +8,6 @@ import { annotateUnion, UNION_ATTRIBUTE, viewOf, type UnionAnnotation } from './
 export type SchemaVersion = {
   /** The directory name, e.g. `v2`. */
   name: string;
-  /** The version number, e.g. `2`. */
-  number: number;
   /** The root type: the event envelope. */
   type: avro.Type;
   /** Every named type of the version by full name (e.g. `logplane.k8s.Pod`). */
@@ -52,7 +50,7 @@ export function loadSchemaRegistry(root: URL = DEFAULT_ROOT): SchemaRegistry {
       return match ? [{ name: entry.name, number: Number(match[1]) }] : [];
     })
     .sort((a, b) => a.number - b.number)
-    .map(({ name, number }) => loadSchemaVersion(new URL(`${name}/`, root), name, number));
+    .map(({ name }) => loadSchemaVersion(new URL(`${name}/`, root), name));
 
   const current = versions.at(-1);
   if (current === undefined) {
@@ -97,7 +95,7 @@ export function loadSchemaRegistry(root: URL = DEFAULT_ROOT): SchemaRegistry {
  * Parses one version directory: `manifest.json` names the root type and the `.avsc`
  * files in dependency order (a file may only reference types defined before it).
  */
-export function loadSchemaVersion(dir: URL, name: string, number: number): SchemaVersion {
+export function loadSchemaVersion(dir: URL, name: string): SchemaVersion {
   const manifest = readManifest(new URL('manifest.json', dir));
   const registry: Record<string, avro.Type> = {};
   const unionFields: { record: string; field: string; annotation: UnionAnnotation }[] = [];
@@ -125,7 +123,7 @@ export function loadSchemaVersion(dir: URL, name: string, number: number): Schem
   header[0] = 0xc3;
   header[1] = 0x01;
   header.writeBigUInt64LE(fingerprint, 2);
-  return { name, number, type, types: registry, fingerprint, fingerprintHex: fingerprintHex(fingerprint), header };
+  return { name, type, types: registry, fingerprint, fingerprintHex: fingerprintHex(fingerprint), header };
 }
 
 function readManifest(url: URL): Manifest {

@@ -82,7 +82,7 @@ export function viewOf(type: avro.Type): TypeView {
 }
 
 /** The full name of a named type (e.g. `logplane.k8s.Pod`). */
-export function nameOf(type: avro.Type): string {
+function nameOf(type: avro.Type): string {
   if (type.name === undefined) {
     throw new SchemaError(`expected a named type, got ${type.typeName}`);
   }

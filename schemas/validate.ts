@@ -31,15 +31,15 @@ export function findProblem(type: avro.Type, value: unknown): ShapeProblem | und
   return first === undefined ? { path: '', detail: 'does not fit the schema' } : describe(type, first);
 }
 
-/** Prefixes a problem's path, e.g. with the field that holds the checked value. */
-export function prefixPath(prefix: string, path: string): string {
-  if (path === '') {
-    return prefix;
-  }
-  if (prefix === '') {
+/** Appends a step (a field name, or `[…]` for an item or map entry) to a path. */
+function joinPath(path: string, step: string): string {
+  if (step === '') {
     return path;
   }
-  return path.startsWith('[') ? `${prefix}${path}` : `${prefix}.${path}`;
+  if (path === '' || step.startsWith('[')) {
+    return `${path}${step}`;
+  }
+  return `${path}.${step}`;
 }
 
 function describe(root: avro.Type, failure: Failure): ShapeProblem {
@@ -53,13 +53,13 @@ function describe(root: avro.Type, failure: Failure): ShapeProblem {
     const declared = new Set(view.fields.map((field) => field.name));
     const unknown = Object.keys(value).find((key) => !declared.has(key));
     if (unknown !== undefined) {
-      return { path: prefixPath(path, unknown), detail: `unknown field (${shortName(view.name)} has no such field)` };
+      return { path: joinPath(path, unknown), detail: `unknown field (${shortName(view.name)} has no such field)` };
     }
   }
   if (view.type === 'union' && view.annotation !== undefined && isObject(value)) {
     const key = view.annotation.discriminator;
     const expected = view.branches.map((branch) => JSON.stringify(shortName(branch.name ?? ''))).join(', ');
-    return { path: prefixPath(path, key), detail: `expected one of ${expected}, got ${preview(value[key])}` };
+    return { path: joinPath(path, key), detail: `expected one of ${expected}, got ${preview(value[key])}` };
   }
   return { path, detail: `expected ${describeType(view)}, got ${preview(value)}` };
 }
@@ -70,7 +70,7 @@ function renderPath(root: avro.Type, segments: readonly string[]): string {
   for (const segment of segments) {
     const view = viewOf(type);
     const step = stepInto(view, segment);
-    path = step.rendered === '' ? path : step.rendered.startsWith('[') ? path + step.rendered : prefixPath(path, step.rendered);
+    path = joinPath(path, step.rendered);
     type = step.type;
   }
   return path;
