@@ -7,3 +7,4 @@ export * from './resources.ts';
 export * from './store.ts';
 export * from './view.ts';
 export * from './writer.ts';
+export * from './history.ts';

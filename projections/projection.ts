@@ -127,7 +127,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       correlationId: event.correlationId,
       verdict: outcome.verdict,
     });
-    store.times.putSync([topicIndex, record.partition, event.time, record.offset], 1);
+    store.times.putSync([topicIndex, record.partition, event.time, record.offset], event.id);
     if (!change) return;
     store.changes.putSync([topicIndex, record.partition, record.offset], { key: event.key, type: change.type });
     const object = change.type === 'DELETED' ? before : materialized(event.key);

@@ -72,7 +72,8 @@ export interface ProjectionStore {
   readonly history: Database<HistoryEntry, [string, number, number]>;
   readonly events: Database<EventRecord, string>;
   readonly changes: Database<ChangeRecord, [number, number, number]>;
-  readonly times: Database<number, [number, number, number, number]>;
+  /** [topic, partition, event time, offset] → event id: time → position, and the audit trail. */
+  readonly times: Database<string, [number, number, number, number]>;
   readonly quarantine: Database<QuarantineRecord, [number, number, number]>;
   /** Every object key that ever existed (for whole-cluster time travel). */
   readonly known: Database<number, string>;
@@ -110,7 +111,7 @@ export const openProjectionStore = (dir: string): ProjectionStore => {
   const history = db<HistoryEntry, [string, number, number]>('history');
   const events = db<EventRecord, string>('events');
   const changes = db<ChangeRecord, [number, number, number]>('changes');
-  const times = db<number, [number, number, number, number]>('times');
+  const times = db<string, [number, number, number, number]>('times');
   const quarantine = db<QuarantineRecord, [number, number, number]>('quarantine');
   const known = db<number, string>('known');
   const meta = db<unknown, string>('meta');

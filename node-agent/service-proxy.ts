@@ -1,0 +1,57 @@
+/**
+ * Keeps the forwarding rules of this machine equal to the Services and Endpoints in the
+ * projection (kube-proxy's loop): any change to either re-renders the whole table, and the
+ * proxy applies it (userspace: live listeners; nftables: one atomic ruleset).
+ */
+import type { Logger } from 'pino';
+import type { Subscription } from 'rxjs';
+import type { Projection } from '../projections/index.ts';
+import type { Endpoints, Service } from '../schemas/index.ts';
+import { createProxy, forwardingTable, type ProxyMode, type ServiceProxy } from './proxy/index.ts';
+
+export interface ServiceProxyLoop {
+  readonly proxy: ServiceProxy;
+  /** Resolves once the rules reflect the projection as it is now. */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts programming forwarding rules in `mode` from `projection`. */
+export const startServiceProxy = (options: { projection: Projection; mode: ProxyMode; logger: Logger; nodePortAddress?: string }): ServiceProxyLoop => {
+  const { projection, logger } = options;
+  const proxy =
+    options.mode === 'nftables'
+      ? createProxy({ mode: 'nftables', logger })
+      : createProxy({ mode: 'userspace', logger, ...(options.nodePortAddress ? { nodePortAddress: options.nodePortAddress } : {}) });
+  let applying: Promise<void> = Promise.resolve();
+  let scheduled = false;
+  const apply = (): void => {
+    scheduled = false;
+    const view = projection.view();
+    const table = forwardingTable(view.list('Service') as Service[], view.list('Endpoints') as Endpoints[]);
+    applying = applying
+      .then(() => proxy.apply(table))
+      .catch((error: unknown) => logger.warn({ error: String(error) }, 'applying forwarding rules failed; will retry on the next change'));
+  };
+  const schedule = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(apply);
+  };
+  const subscription: Subscription = projection.changes$.subscribe((change) => {
+    if (change.key.startsWith('Service/') || change.key.startsWith('Endpoints/')) schedule();
+  });
+  apply();
+  return {
+    proxy,
+    settled: async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await applying;
+    },
+    close: async () => {
+      subscription.unsubscribe();
+      await applying;
+      await proxy.close();
+    },
+  };
+};

@@ -1,0 +1,232 @@
+/**
+ * History queries over a projection: every version of an object with a diff, the causation
+ * chain behind an object ("why"), the audit trail, and what changed between two moments.
+ * All of them read LMDB indexes; none replays the log.
+ */
+import type { EventLog } from '../log/port.ts';
+import { decodeEvent, type Actor, type BindingRationale, type Kind, type KubeObject } from '../schemas/index.ts';
+import type { ChangeType, Verdict } from './fold.ts';
+import { FOLDED_TOPICS, type FoldedTopic, type PositionVector } from './positions.ts';
+import type { EventRecord, HistoryEntry, ProjectionStore } from './store.ts';
+import { materialize, objectAt } from './view.ts';
+
+/** One field that differs between two versions. */
+export type FieldChange =
+  | { readonly type: 'added'; readonly path: string; readonly value: unknown }
+  | { readonly type: 'removed'; readonly path: string; readonly value: unknown }
+  | { readonly type: 'changed'; readonly path: string; readonly from: unknown; readonly to: unknown };
+
+/** Field-level diff of two JSON values (arrays compared by index). */
+export const diffObjects = (before: unknown, after: unknown, path = ''): FieldChange[] => {
+  const isContainer = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+  if (isContainer(before) && isContainer(after) && Array.isArray(before) === Array.isArray(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((k) => {
+      const child = Array.isArray(before) ? `${path}[${k}]` : path ? `${path}.${k}` : k;
+      if (!(k in before)) return [{ type: 'added', path: child, value: after[k] } as const];
+      if (!(k in after)) return [{ type: 'removed', path: child, value: before[k] } as const];
+      return diffObjects(before[k], after[k], child);
+    });
+  }
+  if (JSON.stringify(before) === JSON.stringify(after)) return [];
+  return [{ type: 'changed', path: path || '.', from: before, to: after }];
+};
+
+/** One version of an object in its history. */
+export interface VersionView {
+  readonly position: string;
+  readonly topic: FoldedTopic;
+  readonly partition: number;
+  readonly offset: number;
+  readonly time: number;
+  readonly actor: Actor;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly verdict: Verdict;
+  readonly change: ChangeType | null;
+  /** The object as clients saw it after this event (absent once deleted or if rejected before creation). */
+  readonly object: KubeObject | null;
+  readonly diff: readonly FieldChange[];
+}
+
+const withoutVersion = (o: KubeObject | null): unknown => {
+  if (!o) return null;
+  const copy = structuredClone(o);
+  delete copy.metadata.resourceVersion;
+  return copy;
+};
+
+/** Every event that touched `key` (accepted or rejected), oldest first, each with the diff it made. */
+export const objectHistory = (store: ProjectionStore, key: string): VersionView[] => {
+  const entries: HistoryEntry[] = [];
+  for (const { value } of store.history.getRange({ start: [key, 0, 0], end: [key, FOLDED_TOPICS.length, 0] })) entries.push(value);
+  entries.sort((a, b) => a.time - b.time || a.topic.localeCompare(b.topic) || a.offset - b.offset);
+  let desired: HistoryEntry | undefined;
+  let status: HistoryEntry | undefined;
+  let previous: KubeObject | null = null;
+  return entries.map((entry) => {
+    if (entry.change !== null) {
+      if (entry.topic === 'desired') desired = entry;
+      else status = entry;
+    }
+    const current =
+      desired && desired.change !== 'DELETED' && desired.object
+        ? materialize({ object: desired.object, version: desired.offset + 1 }, status?.status ?? undefined)
+        : null;
+    const diff = entry.change === null ? [] : diffObjects(withoutVersion(previous), withoutVersion(current));
+    if (entry.change !== null) previous = current;
+    return {
+      position: `${entry.topic}/${entry.partition}/${entry.offset}`,
+      topic: entry.topic,
+      partition: entry.partition,
+      offset: entry.offset,
+      time: entry.time,
+      actor: entry.actor,
+      eventId: entry.eventId,
+      eventType: entry.eventType,
+      verdict: entry.verdict,
+      change: entry.change,
+      object: current,
+      diff,
+    };
+  });
+};
+
+/** One link of a causation chain. */
+export interface CauseLink {
+  readonly event: EventRecord;
+  /** The scheduler's reasons, for a binding. */
+  readonly rationale?: BindingRationale;
+  /** A one-line account of what happened ("bound to node-2 by controller scheduler"). */
+  readonly summary: string;
+}
+
+const readRationale = async (log: EventLog, event: EventRecord): Promise<BindingRationale | undefined> => {
+  if (event.eventType !== 'PodBound') return undefined;
+  const [record] = await log.read(event.topic, event.partition, event.offset, event.offset + 1);
+  if (!record) return undefined;
+  const decoded = decodeEvent(record.value);
+  return decoded.body.type === 'PodBound' ? decoded.body.rationale : undefined;
+};
+
+const describeActor = (actor: Actor): string => `${actor.type} "${actor.name}"`;
+
+const summarize = (event: EventRecord, rationale: BindingRationale | undefined): string => {
+  const [kind, namespace, name] = event.key.split('/');
+  const what = namespace ? `${kind} ${namespace}/${name}` : `${kind} ${name}`;
+  const verdict = event.verdict.type === 'rejected' ? ` (rejected: ${event.verdict.reason})` : '';
+  switch (event.eventType) {
+    case 'PodBound': {
+      const best = rationale?.scores[0];
+      const score = best ? ` to node "${best.node}" with score ${best.score}` : '';
+      const filtered = rationale && rationale.filtered.length > 0 ? `, ${rationale.filtered.length} node(s) filtered out` : '';
+      return `${what} bound${score} by ${describeActor(event.actor)}${filtered}${verdict}`;
+    }
+    case 'ObjectCreated':
+      return `${what} created by ${describeActor(event.actor)}${verdict}`;
+    case 'ObjectUpdated':
+      return `${what} updated by ${describeActor(event.actor)}${verdict}`;
+    case 'ObjectDeleted':
+      return `${what} deleted by ${describeActor(event.actor)}${verdict}`;
+    case 'PodStatusChanged':
+    case 'NodeStatusChanged':
+      return `${what} status reported by ${describeActor(event.actor)}${verdict}`;
+    default:
+      return `${event.eventType} on ${what} by ${describeActor(event.actor)}${verdict}`;
+  }
+};
+
+/**
+ * Why `key` is as it is: starting from the last events that changed it (its latest
+ * status report, its binding, its creation), each followed back through `causationId` to
+ * the request that started it. Returns chains, newest first.
+ */
+export const why = async (store: ProjectionStore, log: EventLog, key: string): Promise<CauseLink[][]> => {
+  const entries = [...store.history.getRange({ start: [key, 0, 0], end: [key, FOLDED_TOPICS.length, 0] })].map((e) => e.value);
+  const starts = new Map<string, HistoryEntry>();
+  for (const entry of entries) {
+    if (entry.verdict.type !== 'accepted') continue;
+    starts.set(entry.eventType, entry); // the latest of each kind of event
+  }
+  const chains: CauseLink[][] = [];
+  for (const entry of [...starts.values()].sort((a, b) => b.time - a.time)) {
+    const chain: CauseLink[] = [];
+    const seen = new Set<string>();
+    let id: string | null = entry.eventId;
+    while (id && !seen.has(id)) {
+      seen.add(id);
+      const event = store.events.get(id);
+      if (!event) break;
+      const rationale = await readRationale(log, event);
+      chain.push({ event, ...(rationale ? { rationale } : {}), summary: summarize(event, rationale) });
+      id = event.causationId;
+    }
+    chains.push(chain);
+  }
+  return chains;
+};
+
+export interface AuditQuery {
+  readonly user?: string;
+  readonly since?: number;
+  readonly until?: number;
+  readonly kind?: Kind;
+  /** Most recent first, at most this many (default 1,000). */
+  readonly limit?: number;
+  /** Include controller and node actors (default: only users). */
+  readonly allActors?: boolean;
+}
+
+/** Who changed what, when: events in time order (newest first) matching the query. */
+export const audit = (store: ProjectionStore, partitions: number, query: AuditQuery): EventRecord[] => {
+  const since = query.since ?? 0;
+  const until = query.until ?? Number.MAX_SAFE_INTEGER;
+  const limit = query.limit ?? 1000;
+  const found: EventRecord[] = [];
+  for (let topic = 0; topic < FOLDED_TOPICS.length; topic++) {
+    for (let partition = 0; partition < partitions; partition++) {
+      for (const { value: id } of store.times.getRange({ start: [topic, partition, since, 0], end: [topic, partition, until, Number.MAX_SAFE_INTEGER] })) {
+        const event = store.events.get(id);
+        if (!event) continue;
+        if (!query.allActors && event.actor.type !== 'user') continue;
+        if (query.user && event.actor.name !== query.user) continue;
+        if (query.kind && !event.key.startsWith(`${query.kind}/`)) continue;
+        found.push(event);
+      }
+    }
+  }
+  found.sort((a, b) => b.time - a.time || b.offset - a.offset);
+  return found.slice(0, limit);
+};
+
+/** What differs between two moments. */
+export interface ClusterDiff {
+  readonly created: readonly KubeObject[];
+  readonly deleted: readonly KubeObject[];
+  readonly changed: readonly { readonly before: KubeObject; readonly after: KubeObject; readonly diff: readonly FieldChange[] }[];
+}
+
+/** Objects created, changed and deleted between positions `from` and `to`. */
+export const diffPositions = (store: ProjectionStore, from: PositionVector, to: PositionVector): ClusterDiff => {
+  const keys = new Set<string>();
+  FOLDED_TOPICS.forEach((topic, topicIndex) => {
+    from[topic].forEach((start, partition) => {
+      const end = to[topic][partition] ?? start;
+      for (const { value } of store.changes.getRange({ start: [topicIndex, partition, start], end: [topicIndex, partition, end] })) keys.add(value.key);
+    });
+  });
+  const created: KubeObject[] = [];
+  const deleted: KubeObject[] = [];
+  const changed: { before: KubeObject; after: KubeObject; diff: FieldChange[] }[] = [];
+  for (const key of [...keys].sort()) {
+    const before = objectAt(store, key, from);
+    const after = objectAt(store, key, to);
+    if (!before && after) created.push(after);
+    else if (before && !after) deleted.push(before);
+    else if (before && after) {
+      const diff = diffObjects(withoutVersion(before), withoutVersion(after));
+      if (diff.length > 0) changed.push({ before, after, diff });
+    }
+  }
+  return { created, deleted, changed };
+};

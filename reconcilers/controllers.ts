@@ -1,0 +1,83 @@
+/**
+ * Starts the controllers of a cluster, each as its own consumer-group member on the
+ * shared projection of this process.
+ */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { EventLog } from '../log/port.ts';
+import type { Projection } from '../projections/index.ts';
+import { createEndpointsController } from './endpoints/index.ts';
+import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
+import { createRuntimeMetrics, startReconciler, type Controller, type ReconcilerRuntime } from './runtime.ts';
+import { createSchedulerController } from './scheduler/controller.ts';
+
+/** Every controller logplane has, by name. */
+export const CONTROLLER_NAMES = [
+  'scheduler',
+  'replicaset',
+  'deployment',
+  'endpoints',
+  'node-lifecycle',
+  'garbage-collector',
+] as const;
+export type ControllerName = (typeof CONTROLLER_NAMES)[number];
+
+export interface ControllersOptions {
+  readonly log: EventLog;
+  readonly projection: Projection;
+  readonly logger: Logger;
+  readonly registry?: Registry;
+  /** Run only these (default: all). */
+  readonly only?: readonly ControllerName[];
+  /** Node silence before Ready=Unknown (ms, default 50,000). */
+  readonly nodeGracePeriodMs?: number;
+  /** Default toleration of the unreachable taint (s, default 300). */
+  readonly defaultTolerationSeconds?: number;
+  /** Extra controllers by name (replicaset, deployment, garbage-collector are registered by their modules). */
+  readonly factories?: Partial<Record<ControllerName, () => Controller>>;
+}
+
+export interface RunningControllers {
+  readonly runtimes: readonly ReconcilerRuntime[];
+  stop(): Promise<void>;
+}
+
+/** Starts the selected controllers; the ones without a factory are reported and skipped. */
+export const startControllers = async (options: ControllersOptions): Promise<RunningControllers> => {
+  const names = options.only ?? CONTROLLER_NAMES;
+  const metrics = options.registry ? createRuntimeMetrics(options.registry) : undefined;
+  let heartbeats: HeartbeatTracker | undefined;
+  const gracePeriodMs = options.nodeGracePeriodMs ?? 50_000;
+  const builtIn: Partial<Record<ControllerName, () => Promise<Controller> | Controller>> = {
+    scheduler: () => createSchedulerController(),
+    endpoints: () => createEndpointsController(),
+    'node-lifecycle': async () => {
+      heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);
+      return createNodeLifecycleController({
+        heartbeats,
+        gracePeriodMs,
+        defaultTolerationSeconds: options.defaultTolerationSeconds ?? 300,
+      });
+    },
+    ...options.factories,
+  };
+  const runtimes: ReconcilerRuntime[] = [];
+  for (const name of names) {
+    const factory = builtIn[name];
+    if (!factory) {
+      options.logger.warn({ controller: name }, 'controller not available in this build; skipped');
+      continue;
+    }
+    const controller = await factory();
+    runtimes.push(
+      await startReconciler({ controller, log: options.log, projection: options.projection, logger: options.logger, metrics }),
+    );
+  }
+  return {
+    runtimes,
+    stop: async () => {
+      await Promise.all(runtimes.map((r) => r.stop()));
+      heartbeats?.close();
+    },
+  };
+};
