@@ -2,7 +2,7 @@
  * logplane's event and object schemas: Avro schemas of every released version under
  * `schemas/avro/`, TypeScript types generated from the newest, and the codec.
  */
-export type * from './generated/types.ts';
+export * from './generated/types.ts';
 export { assertNever } from './assert-never.ts';
 export { createEventCodec, type EventCodec, type ObjectShapeResult } from './codec.ts';
 export {
