@@ -8,3 +8,4 @@ export * from './store.ts';
 export * from './view.ts';
 export * from './writer.ts';
 export * from './history.ts';
+export * from './replay.ts';
