@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assumePod,
+  buildNodeInfos,
+  createNodeInfo,
+  createProfile,
+  createSchedulingContext,
+  defineCycleValue,
+  type ProfileConfig,
+  ProfileConfigError,
+} from './framework.ts';
+import { defaultProfileConfig, defaultRegistry } from './plugins/index.ts';
+import { antiAffinityToApp, makeNode, makePod } from './test-fixtures.ts';
+
+describe('NodeInfo', () => {
+  const node = makeNode({ name: 'n', cpu: '2', memory: '4Gi', pods: '10' });
+
+  it('sums the non-terminated pods and keeps the anti-affinity ones apart', () => {
+    const spread = makePod({ name: 'spread', cpu: '500m', memory: '1Gi', antiAffinity: [antiAffinityToApp('web')] });
+    const plain = makePod({ name: 'plain' });
+    const done = makePod({ name: 'done', cpu: '1', phase: 'Failed' });
+    const nodeInfo = createNodeInfo(node, [spread, plain, done]);
+    expect(nodeInfo.pods).toEqual([spread, plain]);
+    expect(nodeInfo.requested).toEqual({ cpuMilli: 500, memoryBytes: 2 ** 30, pods: 2 });
+    expect(nodeInfo.nonZeroRequested).toEqual({ cpuMilli: 600, memoryBytes: 2 ** 30 + 200 * 2 ** 20 });
+    expect(nodeInfo.allocatable).toEqual({ cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 10 });
+    expect(nodeInfo.podsWithRequiredAntiAffinity.map((entry) => entry.pod)).toEqual([spread]);
+  });
+
+  it('assumePod gives the same aggregates as building from scratch, without touching the original', () => {
+    const first = makePod({ name: 'a', cpu: '100m' });
+    const second = makePod({ name: 'b', cpu: '200m', antiAffinity: [antiAffinityToApp('x')] });
+    const before = createNodeInfo(node, [first]);
+    expect(assumePod(before, second)).toEqual(createNodeInfo(node, [first, second]));
+    expect(before).toEqual(createNodeInfo(node, [first]));
+    expect(assumePod(before, makePod({ name: 'c', phase: 'Succeeded' }))).toBe(before);
+  });
+
+  it.each([
+    ['allocatable', { allocatable: { cpu: '3', memory: '1Gi', pods: '5' } }, { cpuMilli: 3000, memoryBytes: 2 ** 30, pods: 5 }],
+    ['capacity when allocatable lacks a resource', { allocatable: { cpu: '3' }, capacity: { cpu: '4', memory: '2Gi', pods: '7' } }, { cpuMilli: 3000, memoryBytes: 2 * 2 ** 30, pods: 7 }],
+    ['nothing reported', {}, { cpuMilli: 0, memoryBytes: 0, pods: 0 }],
+    ['unreadable amounts offer nothing', { allocatable: { cpu: 'many', memory: '-1Gi', pods: '3' } }, { cpuMilli: 0, memoryBytes: 0, pods: 3 }],
+  ])('allocatable from %s', (_case, status, expected) => {
+    expect(createNodeInfo({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n' }, status }, []).allocatable).toEqual(expected);
+  });
+
+  it('buildNodeInfos groups pods by spec.nodeName and ignores unbound pods and unknown nodes', () => {
+    const nodes = [makeNode({ name: 'a' }), makeNode({ name: 'b' })];
+    const pods = [
+      makePod({ name: 'p1', nodeName: 'b' }),
+      makePod({ name: 'p2' }),
+      makePod({ name: 'p3', nodeName: 'gone' }),
+      makePod({ name: 'p4', nodeName: 'b' }),
+    ];
+    expect(buildNodeInfos(nodes, pods).map((info) => info.pods.map((pod) => pod.metadata.name))).toEqual([[], ['p1', 'p4']]);
+  });
+});
+
+describe('SchedulingContext', () => {
+  it('computes a cycle value once per cycle', () => {
+    let computed = 0;
+    const value = defineCycleValue('counter', (pod) => {
+      computed += 1;
+      return pod.metadata.name;
+    });
+    const ctx = createSchedulingContext(makePod({ name: 'p' }), []);
+    expect([ctx.get(value), ctx.get(value)]).toEqual(['p', 'p']);
+    expect(computed).toBe(1);
+    createSchedulingContext(makePod({ name: 'q' }), []).get(value);
+    expect(computed).toBe(2);
+  });
+});
+
+describe('createProfile', () => {
+  it('resolves the default profile, sharing one instance between roles', () => {
+    const profile = createProfile(defaultProfileConfig, defaultRegistry);
+    expect(profile.filters.map((plugin) => plugin.name)).toEqual([
+      'NodeUnschedulable',
+      'NodeName',
+      'TaintToleration',
+      'NodeAffinity',
+      'NodeResourcesFit',
+      'PodAntiAffinity',
+    ]);
+    expect(profile.scores.map(({ plugin, weight }) => [plugin.name, weight])).toEqual([
+      ['NodeResourcesFit', 1],
+      ['NodeResourcesBalancedAllocation', 1],
+    ]);
+    expect(profile.scores[0]?.plugin).toBe(profile.filters[4]);
+  });
+
+  it.each<[string, ProfileConfig, string]>([
+    ['unknown plugin', { filters: ['NodePorts'], scores: [] }, 'unknown scheduler plugin "NodePorts"'],
+    ['prototype names are not plugins', { filters: ['constructor'], scores: [] }, 'unknown scheduler plugin "constructor"'],
+    ['score plugin as filter', { filters: ['NodeResourcesBalancedAllocation'], scores: [] }, 'is not a filter plugin'],
+    ['filter plugin as score', { filters: [], scores: [{ name: 'NodeName', weight: 1 }] }, 'is not a score plugin'],
+    ['duplicate filter', { filters: ['NodeName', 'NodeName'], scores: [] }, 'listed twice in filters'],
+    ['zero weight', { filters: [], scores: [{ name: 'NodeResourcesFit', weight: 0 }] }, 'must be a positive integer, got 0'],
+    ['fractional weight', { filters: [], scores: [{ name: 'NodeResourcesFit', weight: 1.5 }] }, 'must be a positive integer, got 1.5'],
+  ])('rejects %s', (_case, config, message) => {
+    expect(() => createProfile(config, defaultRegistry)).toThrow(ProfileConfigError);
+    expect(() => createProfile(config, defaultRegistry)).toThrow(message);
+  });
+});

@@ -1,0 +1,295 @@
+/**
+ * The scheduling framework, after kube-scheduler's: Filter plugins say whether a pod may
+ * run on a node (a verdict value, never an exception), Score plugins rank the nodes that
+ * pass, a profile names which plugins run and with which weights. Everything here is pure:
+ * no log, no clock, no randomness, so a decision re-run on the same view is identical.
+ */
+import type { Node, Pod } from '../../schemas/index.ts';
+import { ReconcileError } from '../errors.ts';
+import { type AffinityTerm, parseAffinityTerm, requiredAntiAffinityTerms } from './affinity.ts';
+import {
+  add,
+  computePodRequests,
+  nodeAllocatable,
+  type PodResources,
+  type ResourceAmounts,
+} from './resources.ts';
+
+// ---------------------------------------------------------------------------------------
+// Node state
+
+/** A node with the aggregates the plugins need, precomputed once per node, not per pod. */
+export interface NodeInfo {
+  readonly node: Node;
+  /** The non-terminated pods bound to the node. */
+  readonly pods: readonly Pod[];
+  /** Sum of the pods' requests; `pods` is their count. */
+  readonly requested: ResourceAmounts;
+  /** Sum of the pods' requests with defaults for unset ones (kube-scheduler's `NonZeroRequested`), for scoring. */
+  readonly nonZeroRequested: PodResources;
+  /** What the node offers pods (`status.allocatable`, else `status.capacity`). */
+  readonly allocatable: ResourceAmounts;
+  /** The subset of `pods` with required pod anti-affinity terms, parsed (lets anti-affinity skip the rest). */
+  readonly podsWithRequiredAntiAffinity: readonly PodWithAntiAffinity[];
+}
+
+/** A placed pod with its required anti-affinity terms parsed. */
+export interface PodWithAntiAffinity {
+  readonly pod: Pod;
+  readonly terms: readonly AffinityTerm[];
+}
+
+const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);
+
+/** The pod with its parsed anti-affinity terms, or undefined when it has none. */
+function withAntiAffinity(pod: Pod): PodWithAntiAffinity | undefined {
+  const terms = requiredAntiAffinityTerms(pod);
+  return terms.length === 0 ? undefined : { pod, terms: terms.map((term) => parseAffinityTerm(term, pod)) };
+}
+
+/** What one pod adds to its node's aggregates; undefined for a terminated pod, which holds nothing. */
+function contributionOf(pod: Pod): { requested: PodResources; nonZeroRequested: PodResources } | undefined {
+  if (TERMINAL_PHASES.has(pod.status?.phase ?? '')) return undefined;
+  const requests = computePodRequests(pod);
+  return requests.type === 'ok' ? requests.requests : { requested: NOTHING, nonZeroRequested: NOTHING };
+}
+
+const NOTHING: PodResources = { cpuMilli: 0, memoryBytes: 0 };
+
+/**
+ * Builds the NodeInfo of `node` from the pods bound to it. Pods in phase Succeeded or
+ * Failed are left out: they no longer hold resources. A pod whose requests cannot be
+ * parsed (the apiserver rejects those) holds none.
+ */
+export function createNodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
+  const counted: Pod[] = [];
+  const antiAffinityPods: PodWithAntiAffinity[] = [];
+  let requested = NOTHING;
+  let nonZeroRequested = NOTHING;
+  for (const pod of pods) {
+    const contribution = contributionOf(pod);
+    if (contribution === undefined) continue;
+    counted.push(pod);
+    const antiAffinityPod = withAntiAffinity(pod);
+    if (antiAffinityPod !== undefined) antiAffinityPods.push(antiAffinityPod);
+    requested = add(requested, contribution.requested);
+    nonZeroRequested = add(nonZeroRequested, contribution.nonZeroRequested);
+  }
+  return nodeInfoOf(node, counted, requested, nonZeroRequested, nodeAllocatable(node), antiAffinityPods);
+}
+
+/** Every NodeInfo is built here, so all share one object shape (keeps the per-node hot path monomorphic). */
+function nodeInfoOf(
+  node: Node,
+  pods: readonly Pod[],
+  requested: PodResources,
+  nonZeroRequested: PodResources,
+  allocatable: ResourceAmounts,
+  podsWithRequiredAntiAffinity: readonly PodWithAntiAffinity[],
+): NodeInfo {
+  return {
+    node,
+    pods,
+    requested: { cpuMilli: requested.cpuMilli, memoryBytes: requested.memoryBytes, pods: pods.length },
+    nonZeroRequested: { cpuMilli: nonZeroRequested.cpuMilli, memoryBytes: nonZeroRequested.memoryBytes },
+    allocatable,
+    podsWithRequiredAntiAffinity,
+  };
+}
+
+/** Groups `pods` by `spec.nodeName` and builds one NodeInfo per node; pods on unknown nodes are ignored. */
+export function buildNodeInfos(nodes: readonly Node[], pods: readonly Pod[]): NodeInfo[] {
+  const podsByNode = new Map<string, Pod[]>(nodes.map((node) => [node.metadata.name, []]));
+  for (const pod of pods) {
+    const nodeName = pod.spec.nodeName;
+    if (nodeName) podsByNode.get(nodeName)?.push(pod);
+  }
+  return nodes.map((node) => createNodeInfo(node, podsByNode.get(node.metadata.name) ?? []));
+}
+
+/**
+ * Returns a new NodeInfo with `pod` counted on the node, as kube-scheduler "assumes" a pod
+ * it just bound so the next decision sees the capacity taken before the log says so.
+ * A terminated pod leaves the NodeInfo unchanged.
+ */
+export function assumePod(nodeInfo: NodeInfo, pod: Pod): NodeInfo {
+  const contribution = contributionOf(pod);
+  if (contribution === undefined) return nodeInfo;
+  const antiAffinityPod = withAntiAffinity(pod);
+  return nodeInfoOf(
+    nodeInfo.node,
+    [...nodeInfo.pods, pod],
+    add(nodeInfo.requested, contribution.requested),
+    add(nodeInfo.nonZeroRequested, contribution.nonZeroRequested),
+    nodeInfo.allocatable,
+    antiAffinityPod === undefined
+      ? nodeInfo.podsWithRequiredAntiAffinity
+      : [...nodeInfo.podsWithRequiredAntiAffinity, antiAffinityPod],
+  );
+}
+
+// ---------------------------------------------------------------------------------------
+// Scheduling cycle
+
+/**
+ * A value derived from the pod and the cluster once per scheduling cycle and shared by
+ * every node's check (kube-scheduler's PreFilter/CycleState), e.g. the pod's parsed
+ * requests or the topology domains its anti-affinity excludes.
+ */
+export interface CycleValue<T> {
+  /** For debugging only. */
+  readonly name: string;
+  /** Where a cycle keeps this value (assigned by {@link defineCycleValue}, unique per value). */
+  readonly slot: number;
+  readonly compute: (pod: Pod, nodeInfos: readonly NodeInfo[]) => T;
+}
+
+let nextSlot = 0;
+
+/** Declares a {@link CycleValue}; declare it once at module level and read it with `ctx.get`. */
+export function defineCycleValue<T>(name: string, compute: (pod: Pod, nodeInfos: readonly NodeInfo[]) => T): CycleValue<T> {
+  return { name, slot: nextSlot++, compute };
+}
+
+/** What a plugin sees besides the pod and the node it judges: the whole cluster, and the cycle's shared values. */
+export interface SchedulingContext {
+  /** The pod being scheduled (the `pod` every plugin call receives). */
+  readonly pod: Pod;
+  /** Every node, e.g. for anti-affinity against pods elsewhere in the topology domain. */
+  readonly nodeInfos: readonly NodeInfo[];
+  /** The value of `cycleValue` for this cycle, computed on first use. */
+  get<T>(cycleValue: CycleValue<T>): T;
+}
+
+/** Starts a scheduling cycle for `pod` over `nodeInfos`. */
+export function createSchedulingContext(pod: Pod, nodeInfos: readonly NodeInfo[]): SchedulingContext {
+  const values: unknown[] = [];
+  const computed: boolean[] = [];
+  return {
+    pod,
+    nodeInfos,
+    get<T>(cycleValue: CycleValue<T>): T {
+      const { slot } = cycleValue;
+      if (computed[slot] === true) return values[slot] as T;
+      const value = cycleValue.compute(pod, nodeInfos);
+      values[slot] = value;
+      computed[slot] = true;
+      return value;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Plugins
+
+/** A filter's verdict on one node. "Does not fit" carries kube-scheduler's reason strings. */
+export type FilterResult =
+  | { readonly type: 'fit' }
+  | { readonly type: 'unfit'; readonly reasons: readonly [string, ...string[]] };
+
+/** The (shared, frozen) verdict "the pod may run on this node". */
+export const FIT: FilterResult = Object.freeze({ type: 'fit' });
+
+/** The verdict "the pod may not run on this node", for these reasons (one histogram entry each). */
+export function unfit(reason: string, ...moreReasons: string[]): FilterResult {
+  return { type: 'unfit', reasons: [reason, ...moreReasons] };
+}
+
+/** Decides whether a pod may run on a node. */
+export interface FilterPlugin {
+  readonly name: string;
+  filter(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): FilterResult;
+}
+
+/** Ranks a node that passed every filter: an integer from 0 (worst) to {@link MAX_NODE_SCORE}. */
+export interface ScorePlugin {
+  readonly name: string;
+  score(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number;
+}
+
+/** The highest score a plugin may give (kube-scheduler's `MaxNodeScore`). */
+export const MAX_NODE_SCORE = 100;
+
+/** A plugin implements Filter, Score, or both (like NodeResourcesFit). */
+export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin);
+
+/** Creates a fresh plugin instance. */
+export type PluginFactory = () => Plugin;
+
+/** Plugin names → factories. */
+export type PluginRegistry = Readonly<Record<string, PluginFactory>>;
+
+/** Which plugins a profile runs: filters in order (the first "unfit" decides a node), scores with weights. */
+export interface ProfileConfig {
+  readonly filters: readonly string[];
+  readonly scores: readonly { readonly name: string; readonly weight: number }[];
+}
+
+/** A ready-to-run profile: plugin instances resolved from a registry. */
+export interface Profile {
+  readonly filters: readonly FilterPlugin[];
+  readonly scores: readonly { readonly plugin: ScorePlugin; readonly weight: number }[];
+}
+
+/** A profile configuration that names an unknown plugin, a plugin in the wrong role, or a bad weight (terminal). */
+export class ProfileConfigError extends ReconcileError {
+  override readonly name = 'ProfileConfigError';
+  constructor(
+    message: string,
+    /** The plugin name the problem is about. */
+    readonly plugin: string,
+  ) {
+    super(message, false, { plugin });
+  }
+}
+
+/**
+ * Resolves `config` against `registry`, creating one instance per plugin name (shared when
+ * a plugin both filters and scores). Validates eagerly: throws {@link ProfileConfigError}
+ * for an unknown or duplicated name, a plugin lacking the role it is listed for, or a
+ * weight that is not a positive integer.
+ */
+export function createProfile(config: ProfileConfig, registry: PluginRegistry): Profile {
+  const instances = new Map<string, Plugin>();
+  const instance = (name: string): Plugin => {
+    const existing = instances.get(name);
+    if (existing !== undefined) return existing;
+    const factory = Object.hasOwn(registry, name) ? registry[name] : undefined;
+    if (factory === undefined) {
+      throw new ProfileConfigError(
+        `unknown scheduler plugin "${name}" (known: ${Object.keys(registry).sort().join(', ')})`,
+        name,
+      );
+    }
+    const plugin = factory();
+    instances.set(name, plugin);
+    return plugin;
+  };
+  rejectDuplicates(config.filters, 'filters');
+  rejectDuplicates(
+    config.scores.map((entry) => entry.name),
+    'scores',
+  );
+  const filters = config.filters.map((name) => {
+    const plugin = instance(name);
+    if (!('filter' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a filter plugin`, name);
+    return plugin;
+  });
+  const scores = config.scores.map(({ name, weight }) => {
+    const plugin = instance(name);
+    if (!('score' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a score plugin`, name);
+    if (!Number.isSafeInteger(weight) || weight < 1) {
+      throw new ProfileConfigError(`weight of score plugin "${name}" must be a positive integer, got ${weight}`, name);
+    }
+    return { plugin, weight };
+  });
+  return { filters, scores };
+}
+
+function rejectDuplicates(names: readonly string[], role: string): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new ProfileConfigError(`scheduler plugin "${name}" is listed twice in ${role}`, name);
+    seen.add(name);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * NodeAffinity: a pod runs only on nodes whose labels match its `spec.nodeSelector` and,
+ * if set, its required node affinity (`nodeSelectorTerms` ORed; within a term all
+ * `matchExpressions` and `matchFields` ANDed; operators In, NotIn, Exists, DoesNotExist,
+ * Gt, Lt). A term that is empty or malformed matches no node, as in Kubernetes.
+ */
+import { type LabelRequirement, matchesLabels } from '../../../../projections/selectors.ts';
+import { defineCycleValue, FIT, type FilterPlugin, unfit } from '../../framework.ts';
+import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod } from '../../../../schemas/index.ts';
+
+/** This plugin's registry name. */
+export const NODE_AFFINITY = 'NodeAffinity';
+
+/** kube-scheduler's reason for a node outside the pod's node selector or required affinity. */
+export const NODE_AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector";
+
+/** The only field `matchFields` may test. */
+const NODE_NAME_FIELD = 'metadata.name';
+
+interface CompiledTerm {
+  readonly labels: readonly LabelRequirement[];
+  readonly fields: readonly LabelRequirement[];
+}
+
+/**
+ * Compiles the pod's node selector and required node affinity once into a predicate over
+ * nodes, so checking each of many nodes does not re-read the pod.
+ */
+export function nodeAffinityMatcher(pod: Pod): (node: Node) => boolean {
+  const selector: LabelRequirement[] = Object.entries(pod.spec.nodeSelector ?? {}).map(([key, value]) => ({
+    type: 'equals',
+    key,
+    value,
+  }));
+  const required = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  if (required === undefined || required === null) {
+    return selector.length === 0 ? () => true : (node) => matchesLabels(selector, node.metadata.labels);
+  }
+  const terms = required.nodeSelectorTerms.map(compileTerm).filter((term) => term !== undefined);
+  return (node) =>
+    matchesLabels(selector, node.metadata.labels) &&
+    terms.some(
+      (term) =>
+        matchesLabels(term.labels, node.metadata.labels) &&
+        matchesLabels(term.fields, { [NODE_NAME_FIELD]: node.metadata.name }),
+    );
+}
+
+function compileTerm(term: NodeSelectorTerm): CompiledTerm | undefined {
+  const expressions = term.matchExpressions ?? [];
+  const fields = term.matchFields ?? [];
+  if (expressions.length === 0 && fields.length === 0) return undefined;
+  if (fields.some((field) => field.key !== NODE_NAME_FIELD)) return undefined;
+  const compiledLabels = expressions.map(compileRequirement);
+  const compiledFields = fields.map(compileRequirement);
+  if (compiledLabels.includes(undefined) || compiledFields.includes(undefined)) return undefined;
+  return {
+    labels: compiledLabels.filter((requirement) => requirement !== undefined),
+    fields: compiledFields.filter((requirement) => requirement !== undefined),
+  };
+}
+
+const INTEGER = /^[+-]?\d+$/;
+
+function compileRequirement(requirement: NodeSelectorRequirement): LabelRequirement | undefined {
+  const { key } = requirement;
+  const values = requirement.values ?? [];
+  switch (requirement.operator) {
+    case 'In':
+      return values.length > 0 ? { type: 'in', key, values } : undefined;
+    case 'NotIn':
+      return values.length > 0 ? { type: 'notIn', key, values } : undefined;
+    case 'Exists':
+      return values.length === 0 ? { type: 'exists', key } : undefined;
+    case 'DoesNotExist':
+      return values.length === 0 ? { type: 'doesNotExist', key } : undefined;
+    case 'Gt':
+    case 'Lt': {
+      const [value] = values;
+      if (values.length !== 1 || value === undefined || !INTEGER.test(value)) return undefined;
+      return { type: requirement.operator === 'Gt' ? 'greaterThan' : 'lessThan', key, value: Number(value) };
+    }
+    default:
+      return undefined;
+  }
+}
+
+const podNodeAffinity = defineCycleValue('NodeAffinity/matcher', (pod) => nodeAffinityMatcher(pod));
+
+/** Creates the NodeAffinity filter. */
+export function createNodeAffinity(): FilterPlugin {
+  return {
+    name: NODE_AFFINITY,
+    filter(_pod, nodeInfo, ctx) {
+      return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unfit(NODE_AFFINITY_REASON);
+    },
+  };
+}

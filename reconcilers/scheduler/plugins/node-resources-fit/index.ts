@@ -1,0 +1,90 @@
+/**
+ * NodeResourcesFit: a pod fits a node when its cpu and memory requests fit in what the
+ * node has left (allocatable minus the requests of the pods already there) and the node
+ * has a pod slot free. As a score plugin it implements the default LeastAllocated
+ * strategy: emptier nodes score higher, so pods spread.
+ */
+import {
+  defineCycleValue,
+  FIT,
+  type FilterPlugin,
+  type FilterResult,
+  MAX_NODE_SCORE,
+  type NodeInfo,
+  type ScorePlugin,
+  unfit,
+} from '../../framework.ts';
+import { computePodRequests, type PodResources } from '../../resources.ts';
+
+/** This plugin's registry name. */
+export const NODE_RESOURCES_FIT = 'NodeResourcesFit';
+
+/** kube-scheduler's reasons, one per exhausted resource. */
+export const InsufficientReason = {
+  Pods: 'Too many pods',
+  Cpu: 'Insufficient cpu',
+  Memory: 'Insufficient memory',
+} as const;
+
+/** The pod's requests, parsed once per scheduling cycle (shared with NodeResourcesBalancedAllocation). */
+export const podRequestsOfCycle = defineCycleValue('NodeResourcesFit/podRequests', (pod) => computePodRequests(pod));
+
+/**
+ * Whether a pod requesting `request` fits on the node: returns every exhausted resource
+ * as a reason ("Too many pods", "Insufficient cpu", "Insufficient memory"). A zero request
+ * for a resource always fits it, even on an overcommitted node.
+ */
+export function fitsResources(request: PodResources, nodeInfo: NodeInfo): FilterResult {
+  const { allocatable, requested } = nodeInfo;
+  const tooManyPods = requested.pods + 1 > allocatable.pods;
+  const cpuShort = request.cpuMilli > 0 && request.cpuMilli > allocatable.cpuMilli - requested.cpuMilli;
+  const memoryShort = request.memoryBytes > 0 && request.memoryBytes > allocatable.memoryBytes - requested.memoryBytes;
+  if (!tooManyPods && !cpuShort && !memoryShort) return FIT;
+  const reasons: string[] = [];
+  if (tooManyPods) reasons.push(InsufficientReason.Pods);
+  if (cpuShort) reasons.push(InsufficientReason.Cpu);
+  if (memoryShort) reasons.push(InsufficientReason.Memory);
+  const [first, ...rest] = reasons;
+  return first === undefined ? FIT : unfit(first, ...rest);
+}
+
+/**
+ * LeastAllocated: for cpu and memory, `(allocatable - requested) × 100 / allocatable` with
+ * the pod added (requests defaulted as kube-scheduler's NonZeroRequested), integer-divided
+ * and averaged over the resources the node offers; 0 for a resource that would be overcommitted.
+ */
+export function leastAllocatedScore(nonZeroRequest: PodResources, nodeInfo: NodeInfo): number {
+  const { allocatable, nonZeroRequested } = nodeInfo;
+  let total = 0;
+  let counted = 0;
+  if (allocatable.cpuMilli > 0) {
+    total += leastRequested(nonZeroRequested.cpuMilli + nonZeroRequest.cpuMilli, allocatable.cpuMilli);
+    counted += 1;
+  }
+  if (allocatable.memoryBytes > 0) {
+    total += leastRequested(nonZeroRequested.memoryBytes + nonZeroRequest.memoryBytes, allocatable.memoryBytes);
+    counted += 1;
+  }
+  return counted === 0 ? 0 : Math.floor(total / counted);
+}
+
+function leastRequested(requested: number, capacity: number): number {
+  return requested > capacity ? 0 : Math.floor(((capacity - requested) * MAX_NODE_SCORE) / capacity);
+}
+
+/** Creates the NodeResourcesFit filter and LeastAllocated score. */
+export function createNodeResourcesFit(): FilterPlugin & ScorePlugin {
+  return {
+    name: NODE_RESOURCES_FIT,
+    filter(_pod, nodeInfo, ctx) {
+      const requests = ctx.get(podRequestsOfCycle);
+      if (requests.type === 'invalid') return unfit(`Invalid resource request: ${requests.error.message}`);
+      return fitsResources(requests.requests.requested, nodeInfo);
+    },
+    score(_pod, nodeInfo, ctx) {
+      const requests = ctx.get(podRequestsOfCycle);
+      const nonZero = requests.type === 'ok' ? requests.requests.nonZeroRequested : { cpuMilli: 0, memoryBytes: 0 };
+      return leastAllocatedScore(nonZero, nodeInfo);
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { createNodeInfo, createSchedulingContext, type FilterResult } from '../../framework.ts';
+import type { Pod } from '../../../../schemas/index.ts';
+import { computePodRequests } from '../../resources.ts';
+import { makeNode, makePod } from '../../test-fixtures.ts';
+import { createNodeResourcesFit, fitsResources, leastAllocatedScore } from './index.ts';
+
+const node = makeNode({ name: 'n', cpu: '2', memory: '4Gi', pods: '3' });
+
+function nodeWith(...requests: [cpu: string, memory: string][]) {
+  return createNodeInfo(
+    node,
+    requests.map(([cpu, memory], index) => makePod({ name: `existing-${index}`, cpu, memory, nodeName: 'n' })),
+  );
+}
+
+describe('computePodRequests', () => {
+  const withContainers = (containers: Pod['spec']['containers'], initContainers?: Pod['spec']['containers']): Pod => ({
+    kind: 'Pod',
+    apiVersion: 'v1',
+    metadata: { name: 'p' },
+    spec: { containers, ...(initContainers === undefined ? {} : { initContainers }) },
+  });
+  it.each<[string, Pod, { cpuMilli: number; memoryBytes: number }, { cpuMilli: number; memoryBytes: number }]>([
+    ['no requests', withContainers([{ name: 'a' }]), { cpuMilli: 0, memoryBytes: 0 }, { cpuMilli: 100, memoryBytes: 209_715_200 }],
+    [
+      'containers are summed',
+      withContainers([
+        { name: 'a', resources: { requests: { cpu: '250m', memory: '64Mi' } } },
+        { name: 'b', resources: { requests: { cpu: '0.5', memory: '64Mi' } } },
+      ]),
+      { cpuMilli: 750, memoryBytes: 134_217_728 },
+      { cpuMilli: 750, memoryBytes: 134_217_728 },
+    ],
+    [
+      'init containers count by their maximum',
+      withContainers(
+        [{ name: 'a', resources: { requests: { cpu: '100m', memory: '1Gi' } } }],
+        [
+          { name: 'init-1', resources: { requests: { cpu: '1', memory: '10Mi' } } },
+          { name: 'init-2', resources: { requests: { cpu: '500m' } } },
+        ],
+      ),
+      { cpuMilli: 1000, memoryBytes: 1_073_741_824 },
+      { cpuMilli: 1000, memoryBytes: 1_073_741_824 },
+    ],
+    [
+      'a limit without a request is the request',
+      withContainers([{ name: 'a', resources: { limits: { cpu: '300m' } } }]),
+      { cpuMilli: 300, memoryBytes: 0 },
+      { cpuMilli: 300, memoryBytes: 209_715_200 },
+    ],
+    [
+      'an explicit zero request stays zero for scoring',
+      withContainers([{ name: 'a', resources: { requests: { cpu: '0', memory: '0' } } }]),
+      { cpuMilli: 0, memoryBytes: 0 },
+      { cpuMilli: 0, memoryBytes: 0 },
+    ],
+  ])('%s', (_case, pod, requested, nonZeroRequested) => {
+    expect(computePodRequests(pod)).toEqual({ type: 'ok', requests: { requested, nonZeroRequested } });
+  });
+
+  it('names an unreadable quantity', () => {
+    const result = computePodRequests(makePod({ name: 'p', cpu: 'lots' }));
+    expect(result.type).toBe('invalid');
+    if (result.type === 'invalid') expect(result.error.input).toBe('lots');
+  });
+});
+
+describe('fitsResources', () => {
+  it.each<[string, ReturnType<typeof nodeWith>, { cpuMilli: number; memoryBytes: number }, FilterResult]>([
+    ['empty node', nodeWith(), { cpuMilli: 2000, memoryBytes: 4 * 2 ** 30 }, { type: 'fit' }],
+    ['exactly the rest fits', nodeWith(['1500m', '3Gi']), { cpuMilli: 500, memoryBytes: 2 ** 30 }, { type: 'fit' }],
+    ['cpu short', nodeWith(['1500m', '1Gi']), { cpuMilli: 501, memoryBytes: 0 }, { type: 'unfit', reasons: ['Insufficient cpu'] }],
+    ['memory short', nodeWith(['1', '3Gi']), { cpuMilli: 0, memoryBytes: 2 ** 30 + 1 }, { type: 'unfit', reasons: ['Insufficient memory'] }],
+    [
+      'both short',
+      nodeWith(['2', '4Gi']),
+      { cpuMilli: 1, memoryBytes: 1 },
+      { type: 'unfit', reasons: ['Insufficient cpu', 'Insufficient memory'] },
+    ],
+    [
+      'no pod slot left',
+      nodeWith(['0', '0'], ['0', '0'], ['0', '0']),
+      { cpuMilli: 0, memoryBytes: 0 },
+      { type: 'unfit', reasons: ['Too many pods'] },
+    ],
+    ['zero request fits an overcommitted node', nodeWith(['3', '5Gi']), { cpuMilli: 0, memoryBytes: 0 }, { type: 'fit' }],
+  ])('%s', (_case, nodeInfo, request, expected) => {
+    expect(fitsResources(request, nodeInfo)).toEqual(expected);
+  });
+
+  it('skips terminated pods when summing what the node holds', () => {
+    const done = makePod({ name: 'done', cpu: '2', nodeName: 'n', phase: 'Succeeded' });
+    expect(fitsResources({ cpuMilli: 2000, memoryBytes: 0 }, createNodeInfo(node, [done]))).toEqual({ type: 'fit' });
+  });
+});
+
+describe('leastAllocatedScore', () => {
+  it.each<[string, ReturnType<typeof nodeWith>, { cpuMilli: number; memoryBytes: number }, number]>([
+    ['empty node, tiny pod', nodeWith(), { cpuMilli: 0, memoryBytes: 0 }, 100],
+    ['half of both', nodeWith(), { cpuMilli: 1000, memoryBytes: 2 * 2 ** 30 }, 50],
+    ['cpu full, memory empty', nodeWith(), { cpuMilli: 2000, memoryBytes: 0 }, 50],
+    ['existing pods count', nodeWith(['1', '1Gi']), { cpuMilli: 500, memoryBytes: 2 ** 30 }, 37],
+    ['overcommitted resource scores 0', nodeWith(['2', '0']), { cpuMilli: 1, memoryBytes: 0 }, 50],
+    ['integer division per resource', nodeWith(), { cpuMilli: 333, memoryBytes: 0 }, 91],
+  ])('%s', (_case, nodeInfo, request, expected) => {
+    expect(leastAllocatedScore(request, nodeInfo)).toBe(expected);
+  });
+});
+
+describe('NodeResourcesFit plugin', () => {
+  const plugin = createNodeResourcesFit();
+  it.each<[string, Pod, FilterResult, number]>([
+    ['fits, defaults count for scoring', makePod({ name: 'p' }), { type: 'fit' }, 95],
+    ['too big', makePod({ name: 'p', cpu: '3' }), { type: 'unfit', reasons: ['Insufficient cpu'] }, 47],
+  ])('%s', (_case, pod, verdict, score) => {
+    const nodeInfo = nodeWith();
+    const ctx = createSchedulingContext(pod, [nodeInfo]);
+    expect(plugin.filter(pod, nodeInfo, ctx)).toEqual(verdict);
+    expect(plugin.score(pod, nodeInfo, ctx)).toBe(score);
+  });
+
+  it('reports an unreadable request instead of throwing', () => {
+    const pod = makePod({ name: 'p', memory: '1GB' });
+    const nodeInfo = nodeWith();
+    const verdict = plugin.filter(pod, nodeInfo, createSchedulingContext(pod, [nodeInfo]));
+    expect(verdict).toEqual({ type: 'unfit', reasons: [expect.stringContaining('invalid quantity "1GB"')] });
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * TaintToleration: a node's NoSchedule and NoExecute taints keep off every pod that does
+ * not tolerate them. A node whose Ready condition is not True counts as carrying the
+ * `node.kubernetes.io/not-ready` (False, or no condition yet) or
+ * `node.kubernetes.io/unreachable` (Unknown) NoSchedule taint even before the
+ * node-lifecycle controller has added it, so a freshly failed node is avoided at once
+ * and reported exactly as the taint would be.
+ */
+import { FIT, type FilterPlugin, unfit } from '../../framework.ts';
+import type { Node, Pod, Taint, Toleration } from '../../../../schemas/index.ts';
+
+/** This plugin's registry name. */
+export const TAINT_TOLERATION = 'TaintToleration';
+
+/** Taint effects. */
+export const TaintEffect = {
+  NoSchedule: 'NoSchedule',
+  PreferNoSchedule: 'PreferNoSchedule',
+  NoExecute: 'NoExecute',
+} as const;
+
+/** The taint keys Kubernetes' own controllers put on nodes. */
+export const NodeTaintKey = {
+  NotReady: 'node.kubernetes.io/not-ready',
+  Unreachable: 'node.kubernetes.io/unreachable',
+  Unschedulable: 'node.kubernetes.io/unschedulable',
+} as const;
+
+const TolerationOperator = { Equal: 'Equal', Exists: 'Exists' } as const;
+
+/**
+ * Whether one toleration tolerates `taint` (`v1.Toleration.ToleratesTaint`): its effect is
+ * empty or equal, its key is empty or equal, and it is `Exists` or (`Equal`, the default)
+ * with an equal value. An empty key with `Exists` tolerates every taint.
+ */
+export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
+  if (toleration.effect && toleration.effect !== taint.effect) return false;
+  if (toleration.key && toleration.key !== taint.key) return false;
+  switch (toleration.operator ?? TolerationOperator.Equal) {
+    case TolerationOperator.Exists:
+      return true;
+    case TolerationOperator.Equal:
+    case '':
+      return (toleration.value ?? '') === (taint.value ?? '');
+    default:
+      return false;
+  }
+}
+
+/** Whether any of `tolerations` tolerates `taint` (node-lifecycle reuses this for NoExecute eviction). */
+export function tolerates(tolerations: readonly Toleration[] | null | undefined, taint: Taint): boolean {
+  return (tolerations ?? []).some((toleration) => toleratesTaint(toleration, taint));
+}
+
+/**
+ * The node's taints plus the NoSchedule taint its Ready condition implies when the
+ * node-lifecycle controller has not added it yet.
+ */
+export function effectiveTaints(node: Node): readonly Taint[] {
+  const taints = node.spec?.taints ?? [];
+  const impliedKey = readinessTaintKey(node);
+  if (impliedKey === undefined) return taints;
+  if (taints.some((taint) => taint.key === impliedKey && taint.effect === TaintEffect.NoSchedule)) return taints;
+  return [...taints, { key: impliedKey, effect: TaintEffect.NoSchedule }];
+}
+
+function readinessTaintKey(node: Node): string | undefined {
+  const ready = node.status?.conditions?.find((condition) => condition.type === 'Ready');
+  switch (ready?.status) {
+    case 'True':
+      return undefined;
+    case 'Unknown':
+      return NodeTaintKey.Unreachable;
+    default:
+      return NodeTaintKey.NotReady;
+  }
+}
+
+/** The first NoSchedule/NoExecute taint of `node` (see {@link effectiveTaints}) that `pod` does not tolerate. */
+export function findUntoleratedTaint(pod: Pod, node: Node): Taint | undefined {
+  return effectiveTaints(node).find(
+    (taint) =>
+      (taint.effect === TaintEffect.NoSchedule || taint.effect === TaintEffect.NoExecute) &&
+      !tolerates(pod.spec.tolerations, taint),
+  );
+}
+
+/** kube-scheduler's reason for an untolerated taint, e.g. `node(s) had untolerated taint {dedicated: gpu}`. */
+export function untoleratedTaintReason(taint: Taint): string {
+  return `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`;
+}
+
+/** Creates the TaintToleration filter. */
+export function createTaintToleration(): FilterPlugin {
+  return {
+    name: TAINT_TOLERATION,
+    filter(pod, nodeInfo) {
+      const taint = findUntoleratedTaint(pod, nodeInfo.node);
+      return taint === undefined ? FIT : unfit(untoleratedTaintReason(taint));
+    },
+  };
+}

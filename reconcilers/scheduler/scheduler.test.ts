@@ -1,0 +1,242 @@
+import { describe, expect, it } from 'vitest';
+import { assumePod, buildNodeInfos, createProfile, type NodeInfo } from './framework.ts';
+import type { Node, Pod } from '../../schemas/index.ts';
+import { createDefaultProfile, defaultRegistry } from './plugins/index.ts';
+import { NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
+import { antiAffinityToApp, makeNode, makePod } from './test-fixtures.ts';
+
+const profile = createDefaultProfile();
+
+/** Schedules `pods` one after another, counting each bound pod on its node for the next decision. */
+function scheduleInTurn(nodeInfos: readonly NodeInfo[], pods: readonly Pod[]): ScheduleResult[] {
+  let current = [...nodeInfos];
+  return pods.map((pod) => {
+    const result = schedule(pod, current, profile);
+    if (result.type === 'bound') {
+      current = current.map((nodeInfo) =>
+        nodeInfo.node.metadata.name === result.node ? assumePod(nodeInfo, { ...pod, spec: { ...pod.spec, nodeName: result.node } }) : nodeInfo,
+      );
+    }
+    return result;
+  });
+}
+
+interface Scenario {
+  readonly nodes: readonly Node[];
+  readonly placed?: readonly Pod[];
+  readonly pods: readonly Pod[];
+  /** Per pod: the node it is bound to, or the exact unschedulable message. */
+  readonly expected: readonly ({ bound: string } | { unschedulable: string })[];
+}
+
+const scenarios: Record<string, Scenario> = {
+  'nodeSelector is honoured': {
+    nodes: [
+      makeNode({ name: 'node-a', labels: { disk: 'hdd' } }),
+      makeNode({ name: 'node-b', labels: { disk: 'ssd' } }),
+      makeNode({ name: 'node-c' }),
+    ],
+    pods: [makePod({ name: 'db', nodeSelector: { disk: 'ssd' } })],
+    expected: [{ bound: 'node-b' }],
+  },
+  'taints keep pods off unless tolerated': {
+    nodes: [
+      makeNode({ name: 'node-a', taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }),
+      makeNode({ name: 'node-b', taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }),
+      makeNode({ name: 'node-c', cpu: '1' }),
+    ],
+    placed: [makePod({ name: 'busy', cpu: '900m', nodeName: 'node-c' })],
+    pods: [
+      makePod({ name: 'plain', cpu: '100m' }),
+      makePod({ name: 'trainer', cpu: '100m', tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] }),
+      makePod({ name: 'too-big', cpu: '200m' }),
+    ],
+    expected: [
+      { bound: 'node-c' },
+      { bound: 'node-a' },
+      { unschedulable: '0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.' },
+    ],
+  },
+  'resources decide across 3 nodes, least allocated wins': {
+    nodes: [
+      makeNode({ name: 'node-a', cpu: '1', memory: '2Gi' }),
+      makeNode({ name: 'node-b', cpu: '2', memory: '4Gi' }),
+      makeNode({ name: 'node-c', cpu: '4', memory: '8Gi' }),
+    ],
+    placed: [makePod({ name: 'big', cpu: '3', memory: '6Gi', nodeName: 'node-c' })],
+    pods: [
+      makePod({ name: 'p1', cpu: '1500m', memory: '1Gi' }),
+      makePod({ name: 'p2', cpu: '500m', memory: '512Mi' }),
+      makePod({ name: 'p3', cpu: '900m', memory: '1Gi' }),
+    ],
+    expected: [{ bound: 'node-b' }, { bound: 'node-a' }, { bound: 'node-c' }],
+  },
+  'anti-affinity spreads 3 replicas over 3 nodes and the 4th is unschedulable': {
+    nodes: [makeNode({ name: 'node-a' }), makeNode({ name: 'node-b' }), makeNode({ name: 'node-c' })],
+    pods: [1, 2, 3, 4].map((replica) =>
+      makePod({ name: `web-${replica}`, labels: { app: 'web' }, cpu: '100m', antiAffinity: [antiAffinityToApp('web')] }),
+    ),
+    expected: [
+      { bound: 'node-a' },
+      { bound: 'node-b' },
+      { bound: 'node-c' },
+      { unschedulable: "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules." },
+    ],
+  },
+  'a pod that fits nowhere gets the aggregated message': {
+    nodes: [
+      makeNode({ name: 'node-a', cpu: '1', labels: { zone: 'a' } }),
+      makeNode({ name: 'node-b', labels: { zone: 'b' } }),
+      makeNode({ name: 'node-c', labels: { zone: 'c' } }),
+    ],
+    pods: [makePod({ name: 'p', cpu: '2', nodeSelector: { zone: 'a' } })],
+    expected: [
+      { unschedulable: "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector." },
+    ],
+  },
+  'every kind of reason, counted and sorted as strings like kube-scheduler ("10 …" before "2 …")': {
+    nodes: [
+      makeNode({ name: 'node-1', unschedulable: true }),
+      makeNode({ name: 'node-2', unschedulable: true }),
+      makeNode({ name: 'node-3', ready: 'False' }),
+      makeNode({ name: 'node-4', cpu: '500m', memory: '1Gi' }),
+      makeNode({ name: 'node-5', pods: '1' }),
+      ...[6, 7, 8, 9, 10, 11, 12, 13, 14].map((index) => makeNode({ name: `node-${index}`, memory: '1Gi' })),
+    ],
+    placed: [makePod({ name: 'resident', nodeName: 'node-5' })],
+    pods: [makePod({ name: 'p', cpu: '1', memory: '2Gi' })],
+    expected: [
+      {
+        unschedulable:
+          '0/14 nodes are available: 1 Insufficient cpu, 1 Too many pods, ' +
+          '1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 10 Insufficient memory, ' +
+          '2 node(s) were unschedulable.',
+      },
+    ],
+  },
+  'nodeName pins the pod': {
+    nodes: [makeNode({ name: 'node-a' }), makeNode({ name: 'node-b' })],
+    pods: [makePod({ name: 'pinned', nodeName: 'node-b' }), makePod({ name: 'lost', nodeName: 'node-z' })],
+    expected: [
+      { bound: 'node-b' },
+      { unschedulable: "0/2 nodes are available: 2 node(s) didn't match the requested node name." },
+    ],
+  },
+  'an empty cluster': {
+    nodes: [],
+    pods: [makePod({ name: 'p' })],
+    expected: [{ unschedulable: NO_NODES_MESSAGE }],
+  },
+};
+
+describe('schedule', () => {
+  it.each(Object.entries(scenarios))('%s', (_name, scenario) => {
+    const results = scheduleInTurn(buildNodeInfos(scenario.nodes, scenario.placed ?? []), scenario.pods);
+    expect(
+      results.map((result) => (result.type === 'bound' ? { bound: result.node } : { unschedulable: result.message })),
+    ).toEqual(scenario.expected);
+  });
+
+  it('records the rationale: filtered nodes by name, top scores best first, counts', () => {
+    const nodes = [
+      makeNode({ name: 'node-c', cpu: '8' }),
+      makeNode({ name: 'node-a', labels: { gpu: 'no' } }),
+      makeNode({ name: 'node-b', cpu: '2' }),
+    ];
+    const result = schedule(
+      makePod({ name: 'p', cpu: '1', memory: '1Gi' }),
+      buildNodeInfos(nodes, [makePod({ name: 'x', cpu: '1', nodeName: 'node-a' })]),
+      profile,
+    );
+    expect(result).toEqual({
+      type: 'bound',
+      node: 'node-c',
+      rationale: {
+        filtered: [],
+        scores: [
+          {
+            node: 'node-c',
+            score: 187,
+            plugins: [
+              { name: 'NodeResourcesFit', score: 87 },
+              { name: 'NodeResourcesBalancedAllocation', score: 100 },
+            ],
+          },
+          {
+            node: 'node-b',
+            score: 149,
+            plugins: [
+              { name: 'NodeResourcesFit', score: 68 },
+              { name: 'NodeResourcesBalancedAllocation', score: 81 },
+            ],
+          },
+          {
+            node: 'node-a',
+            score: 148,
+            plugins: [
+              { name: 'NodeResourcesFit', score: 67 },
+              { name: 'NodeResourcesBalancedAllocation', score: 81 },
+            ],
+          },
+        ],
+        feasibleNodes: 3,
+        totalNodes: 3,
+      },
+    });
+  });
+
+  it('lists every filtered node with its reasons, sorted by name', () => {
+    const nodes = [
+      makeNode({ name: 'node-b', cpu: '1', memory: '1Gi' }),
+      makeNode({ name: 'node-a', unschedulable: true }),
+      makeNode({ name: 'node-c' }),
+    ];
+    const result = schedule(makePod({ name: 'p', cpu: '2', memory: '2Gi' }), buildNodeInfos(nodes, []), profile);
+    expect(result.type).toBe('bound');
+    expect(result.rationale.filtered).toEqual([
+      { node: 'node-a', reasons: ['node(s) were unschedulable'] },
+      { node: 'node-b', reasons: ['Insufficient cpu', 'Insufficient memory'] },
+    ]);
+    expect(result.rationale.feasibleNodes).toBe(1);
+  });
+
+  it('keeps only the 5 best scores', () => {
+    const nodes = Array.from({ length: 8 }, (_, index) => makeNode({ name: `node-${index}`, cpu: `${index + 1}` }));
+    const result = schedule(makePod({ name: 'p', cpu: '500m' }), buildNodeInfos(nodes, []), profile);
+    expect(result.rationale.scores.map((score) => score.node)).toEqual(['node-7', 'node-6', 'node-5', 'node-4', 'node-3']);
+    expect(result.rationale.feasibleNodes).toBe(8);
+  });
+
+  it('is deterministic: same input, identical output, whatever the node order; ties go to the first name', () => {
+    const nodes = ['node-e', 'node-b', 'node-d', 'node-a', 'node-c', 'node-f', 'node-g'].map((name) =>
+      makeNode({ name, ...(name === 'node-g' ? { unschedulable: true } : {}) }),
+    );
+    const pod = makePod({ name: 'p', cpu: '250m', memory: '256Mi' });
+    const first = schedule(pod, buildNodeInfos(nodes, []), profile);
+    const again = schedule(pod, buildNodeInfos(nodes, []), createDefaultProfile());
+    const reversed = schedule(pod, buildNodeInfos([...nodes].reverse(), []), profile);
+    expect(first.type === 'bound' && first.node).toBe('node-a');
+    expect(again).toEqual(first);
+    expect(reversed).toEqual(first);
+    expect(JSON.stringify(reversed)).toBe(JSON.stringify(first));
+  });
+
+  it('treats a plugin score outside 0..100 as a bug', () => {
+    const broken = createProfile(
+      { filters: [], scores: [{ name: 'Broken', weight: 1 }] },
+      { Broken: () => ({ name: 'Broken', score: () => 101 }) },
+    );
+    expect(() => schedule(makePod({ name: 'p' }), buildNodeInfos([makeNode({ name: 'n' })], []), broken)).toThrow(
+      'score plugin Broken gave node n the score 101',
+    );
+  });
+
+  it('applies weights to the total', () => {
+    const weighted = createProfile(
+      { filters: ['NodeResourcesFit'], scores: [{ name: 'NodeResourcesFit', weight: 3 }] },
+      defaultRegistry,
+    );
+    const result = schedule(makePod({ name: 'p', cpu: '2', memory: '4Gi' }), buildNodeInfos([makeNode({ name: 'n' })], []), weighted);
+    expect(result.rationale.scores).toEqual([{ node: 'n', score: 150, plugins: [{ name: 'NodeResourcesFit', score: 50 }] }]);
+  });
+});
