@@ -1,0 +1,448 @@
+/**
+ * The lifecycle of one pod's containers as a pure state machine:
+ * `reducePod(run, event, policy) → { run, effects }`.
+ *
+ * Runtimes (process, sim) perform the effects (start a container, signal it, arm a timer,
+ * start probes) and feed back what happened as events (started, exited, probe verdict,
+ * timer elapsed). Nothing here does I/O or reads a clock: every event carries its time.
+ *
+ * Kubernetes semantics reproduced here:
+ * - restartPolicy Always / OnFailure / Never decides whether an exited container restarts;
+ * - crash-loop backoff as kubelet: the first restart is immediate, later ones wait
+ *   `initialMs`, doubling up to `maxMs` (state waiting `CrashLoopBackOff`); the backoff
+ *   resets once an instance ran `resetAfterMs`;
+ * - a startup probe gates liveness and readiness; a failed liveness (or startup) probe
+ *   kills the container (SIGTERM, SIGKILL after the grace period), which then restarts per
+ *   policy; readiness sets the container's `ready`;
+ * - termination: SIGTERM to every running container, SIGKILL at the grace deadline
+ *   (a later, shorter grace period wins), then the pod is `stopped`.
+ */
+import { assertNever } from '../../schemas/index.ts';
+
+/** `spec.restartPolicy` values. */
+export const RESTART_POLICIES = { always: 'Always', onFailure: 'OnFailure', never: 'Never' } as const;
+export type RestartPolicy = (typeof RESTART_POLICIES)[keyof typeof RESTART_POLICIES];
+
+/** The three probe kinds of a container. */
+export const PROBE_KINDS = ['startup', 'liveness', 'readiness'] as const;
+export type ProbeKind = (typeof PROBE_KINDS)[number];
+
+/** Which probes a container has (fixed when the pod is admitted). */
+export type ProbeSet = Readonly<Record<ProbeKind, boolean>>;
+
+/** Crash-loop backoff parameters, in milliseconds. */
+export interface CrashLoopPolicy {
+  readonly initialMs: number;
+  readonly maxMs: number;
+  /** An instance that ran at least this long resets the backoff (kubelet: 10 minutes). */
+  readonly resetAfterMs: number;
+}
+
+/** Kubelet's defaults: 10 s doubling to 5 min, reset after 10 min of running. */
+export const DEFAULT_CRASH_LOOP: CrashLoopPolicy = { initialMs: 10_000, maxMs: 300_000, resetAfterMs: 600_000 };
+
+/** Signals a runtime sends to a container's process group. */
+export type StopSignal = 'SIGTERM' | 'SIGKILL';
+
+/** How one instance of a container ended (`state.terminated` / `lastState.terminated`). */
+export interface ContainerExit {
+  readonly exitCode: number;
+  readonly signal: number | null;
+  readonly reason: string;
+  readonly message: string | null;
+  readonly startedAt: number | null;
+  readonly finishedAt: number;
+  readonly containerID: string | null;
+}
+
+/** Why a running container is being stopped. */
+export type KillCause = 'liveness' | 'startup' | 'termination';
+
+/** Where a container is in its lifecycle. */
+export type ContainerPhase =
+  /** A start was requested; waiting `ContainerCreating`. */
+  | { readonly type: 'creating' }
+  /** The runtime will never start it (e.g. unknown image without command); waiting with this reason. */
+  | { readonly type: 'refused'; readonly reason: string; readonly message: string }
+  /** Exited, restarts at `untilMs`; waiting `CrashLoopBackOff`. */
+  | { readonly type: 'backoff'; readonly delayMs: number; readonly untilMs: number }
+  | {
+      readonly type: 'running';
+      readonly startedAt: number;
+      /** Startup probe passed (or there is none). */
+      readonly started: boolean;
+      /** Latest readiness verdict (true when there is no readiness probe). */
+      readonly ready: boolean;
+      /** Set once a stop signal was sent. */
+      readonly killing: KillCause | null;
+    }
+  /** Exited and will not restart. */
+  | { readonly type: 'exited'; readonly exit: ContainerExit };
+
+/** One container of a pod, across its restarts. */
+export interface ContainerRun {
+  readonly name: string;
+  readonly image: string;
+  readonly probes: ProbeSet;
+  /** Index of the current (or next) instance; Kubernetes' restartCount. */
+  readonly restartCount: number;
+  /** ID of the current instance once it started, else of the last one. */
+  readonly containerID: string | null;
+  readonly phase: ContainerPhase;
+  /** How the previous instance ended (`lastState.terminated`). */
+  readonly last: ContainerExit | null;
+  /** Delay the next crash will wait; null until the first restart. */
+  readonly backoffMs: number | null;
+}
+
+/** The pod is being terminated. */
+export interface Termination {
+  /** Time at which remaining containers get SIGKILL. */
+  readonly deadline: number;
+  readonly killed: boolean;
+  /** Every container has stopped. */
+  readonly stopped: boolean;
+}
+
+/** One pod as the runtime runs it: identity, addresses, containers. */
+export interface PodRun {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly restartPolicy: RestartPolicy;
+  /** Grace period for container kills (liveness) and the default for termination. */
+  readonly graceMs: number;
+  readonly podIP: string;
+  readonly hostIP: string;
+  readonly startTime: number;
+  readonly containers: readonly ContainerRun[];
+  readonly termination: Termination | null;
+}
+
+/** What happened to a pod, as reported by the runtime or its timers. */
+export type PodEvent =
+  | { readonly type: 'started'; readonly container: string; readonly restartCount: number; readonly containerID: string; readonly at: number }
+  | { readonly type: 'refused'; readonly container: string; readonly reason: string; readonly message: string; readonly at: number }
+  /** The process could not be started (e.g. command not found): an exit with code 128, reason StartError. */
+  | { readonly type: 'startFailed'; readonly container: string; readonly restartCount: number; readonly message: string; readonly at: number }
+  | {
+      readonly type: 'exited';
+      readonly container: string;
+      readonly restartCount: number;
+      readonly exitCode: number;
+      readonly signal: number | null;
+      /** Overrides the reason derived from the exit code (Completed / Error). */
+      readonly reason?: string;
+      readonly message?: string;
+      readonly at: number;
+    }
+  | { readonly type: 'probe'; readonly container: string; readonly restartCount: number; readonly probe: ProbeKind; readonly ok: boolean; readonly at: number }
+  | { readonly type: 'backoffElapsed'; readonly container: string; readonly at: number }
+  | { readonly type: 'killTimeout'; readonly container: string; readonly restartCount: number; readonly at: number }
+  | { readonly type: 'terminate'; readonly graceMs: number; readonly at: number }
+  | { readonly type: 'graceElapsed'; readonly at: number };
+
+/** Timers a pod can have armed; each fires the event of the same name. */
+export type PodTimer =
+  | { readonly type: 'backoff'; readonly container: string }
+  | { readonly type: 'kill'; readonly container: string; readonly restartCount: number }
+  | { readonly type: 'grace' };
+
+/** What the runtime must do after a transition. */
+export type PodEffect =
+  | { readonly type: 'start'; readonly container: string; readonly restartCount: number }
+  | { readonly type: 'signal'; readonly container: string; readonly restartCount: number; readonly signal: StopSignal }
+  | { readonly type: 'startProbes'; readonly container: string; readonly restartCount: number; readonly probes: readonly ProbeKind[] }
+  | { readonly type: 'stopProbes'; readonly container: string }
+  /** Arms a timer, replacing an armed timer of the same identity. */
+  | { readonly type: 'setTimer'; readonly timer: PodTimer; readonly delayMs: number }
+  | { readonly type: 'clearTimer'; readonly timer: PodTimer }
+  /** Every container of a terminating pod has stopped. Emitted once. */
+  | { readonly type: 'stopped' };
+
+/** Result of a transition. */
+export interface Transition {
+  readonly run: PodRun;
+  readonly effects: readonly PodEffect[];
+}
+
+/** What a new pod needs besides its containers. */
+export type PodRunInit = Omit<PodRun, 'containers' | 'termination'>;
+
+/** A container as declared by the spec. */
+export interface ContainerDecl {
+  readonly name: string;
+  readonly image: string;
+  readonly probes: ProbeSet;
+}
+
+/** A new pod: every container `creating`, a start effect each. */
+export function admitPod(init: PodRunInit, containers: readonly ContainerDecl[]): Transition {
+  const run: PodRun = {
+    ...init,
+    termination: null,
+    containers: containers.map((c) => ({ ...c, restartCount: 0, containerID: null, phase: { type: 'creating' }, last: null, backoffMs: null })),
+  };
+  return { run, effects: run.containers.map((c) => ({ type: 'start', container: c.name, restartCount: 0 })) };
+}
+
+/**
+ * Effects that resume a pod restored after an agent restart: probes for the containers
+ * still running (adopted; their startup counts as passed) and starts for those `creating`.
+ */
+export function resumePod(run: PodRun): readonly PodEffect[] {
+  return run.containers.flatMap((c): PodEffect[] => {
+    switch (c.phase.type) {
+      case 'running':
+        return c.phase.killing === null ? [{ type: 'startProbes', container: c.name, restartCount: c.restartCount, probes: mainProbes(c.probes) }] : [];
+      case 'creating':
+        return [{ type: 'start', container: c.name, restartCount: c.restartCount }];
+      case 'refused':
+      case 'backoff':
+      case 'exited':
+        return [];
+      default:
+        return assertNever(c.phase);
+    }
+  });
+}
+
+/**
+ * A restored pod that is no longer desired will never have its pending starts performed:
+ * containers still `creating` count as exited (status unknown), so termination can finish.
+ */
+export function abandonUnstarted(run: PodRun, at: number): PodRun {
+  return {
+    ...run,
+    containers: run.containers.map((c) => (c.phase.type === 'creating' ? { ...c, phase: { type: 'exited', exit: unknownExit(at, c.containerID) } } : c)),
+  };
+}
+
+/** A running container is ready when started, its readiness passed and nothing is stopping it. */
+export function isContainerReady(c: ContainerRun): boolean {
+  return c.phase.type === 'running' && c.phase.started && c.phase.ready && c.phase.killing === null;
+}
+
+const mainProbes = (probes: ProbeSet): ProbeKind[] => (['liveness', 'readiness'] as const).filter((kind) => probes[kind]);
+
+/** Go-style duration text used in kubelet messages: 200ms, 10s, 1m20s, 5m0s. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const totalSeconds = ms / 1000;
+  if (totalSeconds < 60) return `${Number(totalSeconds.toFixed(3))}s`;
+  const minutes = Math.floor(totalSeconds / 60);
+  return `${minutes}m${Number((totalSeconds - minutes * 60).toFixed(3))}s`;
+}
+
+/** Applies one event. Events about an older instance of a container are ignored. */
+export function reducePod(run: PodRun, event: PodEvent, policy: CrashLoopPolicy): Transition {
+  switch (event.type) {
+    case 'started':
+      return onStarted(run, event);
+    case 'refused':
+      return withContainer(run, event.container, (c) =>
+        c.phase.type === 'creating' ? settle(run, c, { ...c, phase: { type: 'refused', reason: event.reason, message: event.message } }, []) : unchanged(run),
+      );
+    case 'startFailed':
+      return onExited(run, { type: 'exited', container: event.container, restartCount: event.restartCount, exitCode: 128, signal: null, reason: 'StartError', message: event.message, at: event.at }, policy);
+    case 'exited':
+      return onExited(run, event, policy);
+    case 'probe':
+      return onProbe(run, event);
+    case 'backoffElapsed':
+      return withContainer(run, event.container, (c) => {
+        if (c.phase.type !== 'backoff' || run.termination !== null) return unchanged(run);
+        const restartCount = c.restartCount + 1;
+        const next: ContainerRun = { ...c, restartCount, phase: { type: 'creating' }, backoffMs: Math.min(c.phase.delayMs * 2, policy.maxMs) };
+        return settle(run, c, next, [{ type: 'start', container: c.name, restartCount }]);
+      });
+    case 'killTimeout':
+      return withContainer(run, event.container, (c) =>
+        c.phase.type === 'running' && c.restartCount === event.restartCount && c.phase.killing !== null
+          ? { run, effects: [{ type: 'signal', container: c.name, restartCount: c.restartCount, signal: 'SIGKILL' }] }
+          : unchanged(run),
+      );
+    case 'terminate':
+      return onTerminate(run, event);
+    case 'graceElapsed':
+      return run.termination === null || run.termination.killed ? unchanged(run) : killAll(run, run.termination);
+    default:
+      return assertNever(event, 'pod event');
+  }
+}
+
+function unchanged(run: PodRun): Transition {
+  return { run, effects: [] };
+}
+
+function withContainer(run: PodRun, name: string, fn: (c: ContainerRun) => Transition): Transition {
+  const c = run.containers.find((candidate) => candidate.name === name);
+  return c === undefined ? unchanged(run) : fn(c);
+}
+
+/** Replaces container `before` by `after`, then checks whether a terminating pod has fully stopped. */
+function settle(run: PodRun, before: ContainerRun, after: ContainerRun, effects: readonly PodEffect[]): Transition {
+  const next: PodRun = { ...run, containers: run.containers.map((c) => (c === before ? after : c)) };
+  return finishIfStopped({ run: next, effects });
+}
+
+function finishIfStopped({ run, effects }: Transition): Transition {
+  const t = run.termination;
+  if (t === null || t.stopped || !run.containers.every((c) => c.phase.type === 'exited')) return { run, effects };
+  return { run: { ...run, termination: { ...t, stopped: true } }, effects: [...effects, { type: 'clearTimer', timer: { type: 'grace' } }, { type: 'stopped' }] };
+}
+
+function onStarted(run: PodRun, event: Extract<PodEvent, { type: 'started' }>): Transition {
+  return withContainer(run, event.container, (c) => {
+    if (c.phase.type !== 'creating' || c.restartCount !== event.restartCount) return unchanged(run);
+    if (run.termination !== null) {
+      const phase: ContainerPhase = { type: 'running', startedAt: event.at, started: false, ready: false, killing: 'termination' };
+      const signal: StopSignal = run.termination.killed ? 'SIGKILL' : 'SIGTERM';
+      return settle(run, c, { ...c, containerID: event.containerID, phase }, [{ type: 'signal', container: c.name, restartCount: c.restartCount, signal }]);
+    }
+    const started = !c.probes.startup;
+    const phase: ContainerPhase = { type: 'running', startedAt: event.at, started, ready: !c.probes.readiness, killing: null };
+    const probes = started ? mainProbes(c.probes) : (['startup'] as ProbeKind[]);
+    const effects: PodEffect[] = probes.length === 0 ? [] : [{ type: 'startProbes', container: c.name, restartCount: c.restartCount, probes }];
+    return settle(run, c, { ...c, containerID: event.containerID, phase }, effects);
+  });
+}
+
+function shouldRestart(policy: RestartPolicy, exitCode: number): boolean {
+  switch (policy) {
+    case 'Always':
+      return true;
+    case 'OnFailure':
+      return exitCode !== 0;
+    case 'Never':
+      return false;
+    default:
+      return assertNever(policy, 'restart policy');
+  }
+}
+
+function onExited(run: PodRun, event: Extract<PodEvent, { type: 'exited' }>, policy: CrashLoopPolicy): Transition {
+  return withContainer(run, event.container, (c) => {
+    const live = c.phase.type === 'running' || c.phase.type === 'creating';
+    if (!live || c.restartCount !== event.restartCount) return unchanged(run);
+    const startedAt = c.phase.type === 'running' ? c.phase.startedAt : null;
+    const exit: ContainerExit = {
+      exitCode: event.exitCode,
+      signal: event.signal,
+      reason: event.reason ?? (event.exitCode === 0 ? 'Completed' : 'Error'),
+      message: event.message ?? null,
+      startedAt,
+      finishedAt: event.at,
+      containerID: c.phase.type === 'running' ? c.containerID : null,
+    };
+    const cleanup: PodEffect[] = [
+      { type: 'stopProbes', container: c.name },
+      { type: 'clearTimer', timer: { type: 'kill', container: c.name, restartCount: c.restartCount } },
+    ];
+    if (run.termination !== null || !shouldRestart(run.restartPolicy, exit.exitCode)) {
+      return settle(run, c, { ...c, containerID: exit.containerID ?? c.containerID, phase: { type: 'exited', exit } }, cleanup);
+    }
+    const ranLongEnough = startedAt !== null && event.at - startedAt >= policy.resetAfterMs;
+    const backoffMs = ranLongEnough ? null : c.backoffMs;
+    if (backoffMs === null) {
+      const restartCount = c.restartCount + 1;
+      const next: ContainerRun = { ...c, restartCount, containerID: exit.containerID ?? c.containerID, phase: { type: 'creating' }, last: exit, backoffMs: policy.initialMs };
+      return settle(run, c, next, [...cleanup, { type: 'start', container: c.name, restartCount }]);
+    }
+    const next: ContainerRun = {
+      ...c,
+      containerID: exit.containerID ?? c.containerID,
+      phase: { type: 'backoff', delayMs: backoffMs, untilMs: event.at + backoffMs },
+      last: exit,
+    };
+    return settle(run, c, next, [...cleanup, { type: 'setTimer', timer: { type: 'backoff', container: c.name }, delayMs: backoffMs }]);
+  });
+}
+
+function onProbe(run: PodRun, event: Extract<PodEvent, { type: 'probe' }>): Transition {
+  return withContainer(run, event.container, (c) => {
+    const phase = c.phase;
+    if (phase.type !== 'running' || c.restartCount !== event.restartCount || phase.killing !== null || run.termination !== null) return unchanged(run);
+    const replace = (next: ContainerPhase, effects: PodEffect[]): Transition => settle(run, c, { ...c, phase: next }, effects);
+    switch (event.probe) {
+      case 'startup': {
+        if (phase.started) return unchanged(run);
+        if (!event.ok) return kill(run, c, phase, 'startup');
+        const probes = mainProbes(c.probes);
+        return replace({ ...phase, started: true }, probes.length === 0 ? [] : [{ type: 'startProbes', container: c.name, restartCount: c.restartCount, probes }]);
+      }
+      case 'liveness':
+        return event.ok ? unchanged(run) : kill(run, c, phase, 'liveness');
+      case 'readiness':
+        return phase.ready === event.ok ? unchanged(run) : replace({ ...phase, ready: event.ok }, []);
+      default:
+        return assertNever(event.probe, 'probe kind');
+    }
+  });
+}
+
+/** Stops a container because a probe failed: SIGTERM now, SIGKILL after the pod's grace period. */
+function kill(run: PodRun, c: ContainerRun, phase: Extract<ContainerPhase, { type: 'running' }>, cause: KillCause): Transition {
+  const effects: PodEffect[] = [
+    { type: 'stopProbes', container: c.name },
+    { type: 'signal', container: c.name, restartCount: c.restartCount, signal: run.graceMs === 0 ? 'SIGKILL' : 'SIGTERM' },
+  ];
+  if (run.graceMs > 0) effects.push({ type: 'setTimer', timer: { type: 'kill', container: c.name, restartCount: c.restartCount }, delayMs: run.graceMs });
+  return settle(run, c, { ...c, phase: { ...phase, killing: cause } }, effects);
+}
+
+/** The grace period is over: SIGKILL to every container still running. */
+function killAll(run: PodRun, termination: Termination): Transition {
+  const effects: PodEffect[] = run.containers
+    .filter((c) => c.phase.type === 'running')
+    .map((c) => ({ type: 'signal', container: c.name, restartCount: c.restartCount, signal: 'SIGKILL' }));
+  return { run: { ...run, termination: { ...termination, killed: true } }, effects: [...effects, { type: 'clearTimer', timer: { type: 'grace' } }] };
+}
+
+/** Exit recorded for a container that never ran (or whose process is gone) when its pod terminates. */
+const unknownExit = (at: number, containerID: string | null): ContainerExit => ({
+  exitCode: 137,
+  signal: null,
+  reason: 'ContainerStatusUnknown',
+  message: 'The container could not be located when the pod was terminated',
+  startedAt: null,
+  finishedAt: at,
+  containerID,
+});
+
+function onTerminate(run: PodRun, event: Extract<PodEvent, { type: 'terminate' }>): Transition {
+  const deadline = event.at + Math.max(0, event.graceMs);
+  if (run.termination !== null) {
+    if (run.termination.stopped || run.termination.killed || deadline >= run.termination.deadline) return unchanged(run);
+    const termination = { ...run.termination, deadline };
+    if (deadline <= event.at) return killAll(run, termination);
+    return { run: { ...run, termination }, effects: [{ type: 'setTimer', timer: { type: 'grace' }, delayMs: deadline - event.at }] };
+  }
+  const immediate = deadline <= event.at;
+  const effects: PodEffect[] = [];
+  const containers = run.containers.map((c): ContainerRun => {
+    const phase = c.phase;
+    switch (phase.type) {
+      case 'running':
+        effects.push({ type: 'stopProbes', container: c.name });
+        if (phase.killing === null || immediate) {
+          effects.push({ type: 'signal', container: c.name, restartCount: c.restartCount, signal: immediate ? 'SIGKILL' : 'SIGTERM' });
+        }
+        return { ...c, phase: { ...phase, ready: false, killing: phase.killing ?? 'termination' } };
+      case 'creating':
+        return c;
+      case 'backoff':
+        effects.push({ type: 'clearTimer', timer: { type: 'backoff', container: c.name } });
+        return { ...c, phase: { type: 'exited', exit: c.last ?? unknownExit(event.at, c.containerID) } };
+      case 'refused':
+        return { ...c, phase: { type: 'exited', exit: unknownExit(event.at, null) } };
+      case 'exited':
+        return c;
+      default:
+        return assertNever(phase);
+    }
+  });
+  const live = containers.some((c) => c.phase.type === 'running' || c.phase.type === 'creating');
+  if (live && !immediate) effects.push({ type: 'setTimer', timer: { type: 'grace' }, delayMs: deadline - event.at });
+  return finishIfStopped({ run: { ...run, containers, termination: { deadline, killed: immediate, stopped: false } }, effects });
+}

@@ -1,0 +1,167 @@
+/**
+ * Container probes (exec, httpGet, tcpSocket) and the worker that runs one probe
+ * periodically and turns results into verdicts with Kubernetes thresholds.
+ */
+import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
+import type { ProbeKind } from './lifecycle.ts';
+import type { ContainerPort, Probe } from '../../schemas/index.ts';
+
+/** Where and how a probe reaches its container. */
+export interface ProbeTarget {
+  readonly podIP: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  readonly ports: readonly ContainerPort[];
+}
+
+/** Result of one probe attempt. */
+export type ProbeOutcome = { readonly type: 'success' } | { readonly type: 'failure'; readonly detail: string };
+
+/** Kubernetes probe defaults (seconds / counts). */
+export const PROBE_DEFAULTS = { initialDelaySeconds: 0, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 } as const;
+
+const failure = (detail: string): ProbeOutcome => ({ type: 'failure', detail });
+const success: ProbeOutcome = { type: 'success' };
+
+/** Resolves a port given as a number or as the name of a container port. */
+export function resolvePort(port: number | string, ports: readonly ContainerPort[]): number | undefined {
+  if (typeof port === 'number') return port;
+  if (/^\d+$/.test(port)) return Number(port);
+  return ports.find((p) => p.name === port)?.containerPort;
+}
+
+function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+  const [file, ...args] = command;
+  if (file === undefined) return Promise.resolve(failure('exec probe has no command'));
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' });
+    child.once('error', (err) => resolve(failure(`exec ${file}: ${err.message}`)));
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve(success);
+      else resolve(failure(signal !== null ? `exec ${file}: killed by ${signal} (timeout ${timeoutMs} ms)` : `exec ${file}: exit code ${code}`));
+    });
+  });
+}
+
+function httpProbe(action: NonNullable<Probe['httpGet']>, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+  const port = resolvePort(action.port, target.ports);
+  if (port === undefined) return Promise.resolve(failure(`httpGet: no container port named "${action.port}"`));
+  const https = (action.scheme ?? 'HTTP').toUpperCase() === 'HTTPS';
+  const host = action.host ?? target.podIP;
+  const path = action.path ?? '/';
+  return new Promise((resolve) => {
+    const options = { host, port, path, method: 'GET', timeout: timeoutMs, agent: false, headers: { 'user-agent': 'kube-probe/logplane', connection: 'close' } } as const;
+    const req = https ? httpsRequest({ ...options, rejectUnauthorized: false }) : httpRequest(options);
+    req.once('response', (res) => {
+      res.resume();
+      const code = res.statusCode ?? 0;
+      resolve(code >= 200 && code < 400 ? success : failure(`HTTP probe failed with statuscode: ${code}`));
+    });
+    req.once('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+    req.once('error', (err) => resolve(failure(`Get "${https ? 'https' : 'http'}://${host}:${port}${path}": ${err.message}`)));
+    req.end();
+  });
+}
+
+function tcpProbe(action: NonNullable<Probe['tcpSocket']>, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+  const port = resolvePort(action.port, target.ports);
+  if (port === undefined) return Promise.resolve(failure(`tcpSocket: no container port named "${action.port}"`));
+  const host = action.host ?? target.podIP;
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: timeoutMs });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(success);
+    });
+    socket.once('timeout', () => socket.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+    socket.once('error', (err) => resolve(failure(`dial tcp ${host}:${port}: ${err.message}`)));
+  });
+}
+
+/** Runs one attempt of `probe` against `target`. Never rejects. */
+export function runProbe(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+  if (probe.exec != null) return execProbe(probe.exec.command ?? [], target, timeoutMs);
+  if (probe.httpGet != null) return httpProbe(probe.httpGet, target, timeoutMs);
+  if (probe.tcpSocket != null) return tcpProbe(probe.tcpSocket, target, timeoutMs);
+  return Promise.resolve(failure('probe has no exec, httpGet or tcpSocket action'));
+}
+
+/** A probe running periodically until stopped. */
+export interface ProbeWorker {
+  stop(): void;
+}
+
+export interface ProbeWorkerOptions {
+  readonly kind: ProbeKind;
+  readonly probe: Probe;
+  readonly target: ProbeTarget;
+  /** Length of one of the probe's "seconds" in ms: 1000, or less in tests. */
+  readonly secondMs: number;
+  /** Called when the verdict flips (after success/failure thresholds), with the last attempt's detail. */
+  readonly onVerdict: (ok: boolean, outcome: ProbeOutcome) => void;
+}
+
+/**
+ * Runs the probe after `initialDelaySeconds`, then every `periodSeconds` (one unref'd
+ * timer, re-armed after each attempt). The verdict starts as "passing" for liveness,
+ * "failing" for readiness and unknown for startup, as kubelet; `onVerdict` fires only when
+ * `successThreshold` consecutive successes or `failureThreshold` consecutive failures
+ * change it. A startup probe stops after its first verdict either way, a liveness probe
+ * after its first failure verdict (the container is then killed).
+ */
+export function createProbeWorker(options: ProbeWorkerOptions): ProbeWorker {
+  const { kind, probe, target, secondMs, onVerdict } = options;
+  const periodMs = Math.max(1, probe.periodSeconds ?? PROBE_DEFAULTS.periodSeconds) * secondMs;
+  const timeoutMs = Math.max(1, probe.timeoutSeconds ?? PROBE_DEFAULTS.timeoutSeconds) * secondMs;
+  const successThreshold = Math.max(1, probe.successThreshold ?? PROBE_DEFAULTS.successThreshold);
+  const failureThreshold = Math.max(1, probe.failureThreshold ?? PROBE_DEFAULTS.failureThreshold);
+  let verdict: boolean | null = kind === 'liveness' ? true : kind === 'readiness' ? false : null;
+  let successes = 0;
+  let failures = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const arm = (delayMs: number) => {
+    timer = setTimeout(() => {
+      attempt().catch((err: unknown) =>
+        queueMicrotask(() => {
+          throw err;
+        }),
+      );
+    }, delayMs);
+    timer.unref();
+  };
+
+  async function attempt(): Promise<void> {
+    timer = undefined;
+    const outcome = await runProbe(probe, target, timeoutMs);
+    if (stopped) return;
+    if (outcome.type === 'success') {
+      successes++;
+      failures = 0;
+    } else {
+      failures++;
+      successes = 0;
+    }
+    const flipsTo = verdict !== true && successes >= successThreshold ? true : verdict !== false && failures >= failureThreshold ? false : undefined;
+    if (flipsTo !== undefined) {
+      verdict = flipsTo;
+      const done = kind === 'startup' || (kind === 'liveness' && !verdict);
+      if (done) stopped = true;
+      onVerdict(verdict, outcome);
+      if (done) return;
+    }
+    if (!stopped) arm(periodMs);
+  }
+
+  arm(Math.max(0, probe.initialDelaySeconds ?? PROBE_DEFAULTS.initialDelaySeconds) * secondMs);
+  return {
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}

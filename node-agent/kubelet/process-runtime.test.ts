@@ -1,0 +1,393 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KubeletNotFoundError, createPodRuntime } from './index.ts';
+import type { PodStatusUpdate } from './pod-driver.ts';
+import type { Container, Pod } from '../../schemas/index.ts';
+import { isAlive, readProcStart } from './proc.ts';
+import type { PodRuntime, PodRuntimeOptions } from './runtime.ts';
+import { condition, containerStatus, eventually, makePod, pidOf, tempDir, testLogger, waitForStatus } from './testing.ts';
+
+const runtimes: PodRuntime[] = [];
+
+function processRuntime(dataDir = tempDir(), extra: Partial<PodRuntimeOptions> = {}): PodRuntime {
+  const runtime = createPodRuntime({
+    kind: 'process',
+    node: 'node-a',
+    dataDir,
+    logger: testLogger,
+    crashLoop: { initialMs: 200, maxMs: 2000 },
+    probeSecondMs: 100,
+    adoptedCheckMs: 100,
+    ...extra,
+  });
+  runtimes.push(runtime);
+  return runtime;
+}
+
+afterEach(async () => {
+  await Promise.all(runtimes.splice(0).map((runtime) => runtime.close({ stopPods: true })));
+});
+
+/** An echo container whose readiness means "listening". */
+const echo = (extra: Partial<Container> = {}): Container => ({
+  name: 'web',
+  image: 'logplane/echo',
+  ports: [{ name: 'http', containerPort: 8080 }],
+  readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1, failureThreshold: 1 },
+  ...extra,
+});
+
+/** A sleeper container that is ready once its SIGTERM handler is installed. */
+const sleeper = (dir: string, env: Record<string, string> = {}): Container => {
+  const readyFile = join(dir, `ready-${Math.random().toString(36).slice(2)}`);
+  return {
+    name: 'sleep',
+    image: 'logplane/sleeper',
+    env: [{ name: 'READY_FILE', value: readyFile }, ...Object.entries(env).map(([name, value]) => ({ name, value }))],
+    readinessProbe: { exec: { command: ['test', '-f', readyFile] }, periodSeconds: 1, failureThreshold: 1 },
+  };
+};
+
+const isReady = (update: PodStatusUpdate) => containerStatus(update).ready;
+
+/** Pids of live processes whose environment has POD_UID=uid (duplicates would show here). */
+function pidsOfPod(uid: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`POD_UID=${uid}`) && readProcStart(Number(pid)) !== null;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function get(url: string, init?: RequestInit): Promise<string> {
+  const response = await fetch(url, init);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.text();
+}
+
+describe('process runtime', () => {
+  it('runs the echo image on its own pod IP, answering with the pod name', async () => {
+    const runtime = processRuntime();
+    const a = makePod('echo-a', [echo()]);
+    const b = makePod('echo-b', [echo({ readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 } })]);
+    runtime.sync([a, b]);
+    const readyA = await waitForStatus(runtime, a, isReady);
+    const readyB = await waitForStatus(runtime, b, isReady);
+    expect(readyA.status.podIP).toMatch(/^127\.100\.\d+\.\d+$/);
+    expect(readyA.status.podIP).not.toBe(readyB.status.podIP);
+    expect(readyA.status).toMatchObject({ phase: 'Running', hostIP: '127.0.0.1', podIPs: [{ ip: readyA.status.podIP }] });
+    expect(condition(readyA, 'Ready')).toBe('True');
+    expect(condition(readyA, 'ContainersReady')).toBe('True');
+    expect(condition(readyA, 'PodScheduled')).toBe('True');
+    expect(condition(readyA, 'Initialized')).toBe('True');
+    expect(containerStatus(readyA)).toMatchObject({ name: 'web', started: true, restartCount: 0, state: { running: {} }, imageID: 'logplane-builtin://logplane/echo' });
+    expect(await get(`http://${readyA.status.podIP}:8080/`)).toBe('echo-a\n');
+    expect(await get(`http://${readyB.status.podIP}:8080/`)).toBe('echo-b\n');
+  });
+
+  it('restarts a SIGKILLed container: restartCount 1, lastState 137, answers again', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('echo-kill', [echo()]);
+    runtime.sync([pod]);
+    const ready = await waitForStatus(runtime, pod, isReady);
+    const pid = pidOf(containerStatus(ready));
+    process.kill(pid, 'SIGKILL');
+    const restarted = await waitForStatus(runtime, pod, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready);
+    const status = containerStatus(restarted);
+    expect(pidOf(status)).not.toBe(pid);
+    expect(status.lastState?.terminated).toMatchObject({ exitCode: 137, signal: 9, reason: 'Error', containerID: `process://${pid}` });
+    expect(restarted.status.podIP).toBe(ready.status.podIP);
+    expect(await eventually(() => get(`http://${restarted.status.podIP}:8080/`))).toBe('echo-kill\n');
+  });
+
+  it('puts a crashing container (restartPolicy Always) in CrashLoopBackOff with growing delays', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('crashy', [{ name: 'crash', image: 'logplane/crasher', env: [{ name: 'EXIT_CODE', value: '3' }, { name: 'EXIT_AFTER_MS', value: '20' }] }]);
+    const startedAt = new Map<number, number>();
+    const backoffMessages: string[] = [];
+    const subscription = runtime.statuses$.subscribe((update) => {
+      const status = containerStatus(update);
+      if (status.state?.running != null && !startedAt.has(status.restartCount)) startedAt.set(status.restartCount, Date.now());
+      if (status.state?.waiting?.reason === 'CrashLoopBackOff') backoffMessages.push(status.state.waiting.message ?? '');
+    });
+    runtime.sync([pod]);
+    const fifth = await waitForStatus(runtime, pod, (u) => containerStatus(u).restartCount === 5 && containerStatus(u).state?.running != null);
+    subscription.unsubscribe();
+    const gaps = [1, 2, 3, 4, 5].map((n) => (startedAt.get(n) as number) - (startedAt.get(n - 1) as number));
+    // Restarts: immediately, then after 200, 400, 800, 1600 ms (plus the time each instance runs).
+    expect(gaps[1]).toBeGreaterThanOrEqual(200);
+    expect(gaps[2]).toBeGreaterThanOrEqual(400);
+    expect(gaps[3]).toBeGreaterThanOrEqual(800);
+    expect(gaps[4]).toBeGreaterThanOrEqual(1600);
+    for (let i = 1; i < gaps.length; i++) expect(gaps[i]).toBeGreaterThan(gaps[i - 1] as number);
+    expect(backoffMessages[0]).toMatch(/^back-off 200ms restarting failed container=crash pod=crashy_default\(/);
+    expect(backoffMessages).toContain(backoffMessages.find((m) => m.startsWith('back-off 1.6s')));
+    expect(fifth.status.phase).toBe('Running');
+    expect(containerStatus(fifth).lastState?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+  });
+
+  it('fails a pod with restartPolicy Never and reports the exit code', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('crash-once', [{ name: 'crash', image: 'logplane/crasher', args: ['--exit-code', '7'] }], { restartPolicy: 'Never' });
+    runtime.sync([pod]);
+    const failed = await waitForStatus(runtime, pod, (u) => u.status.phase === 'Failed');
+    expect(containerStatus(failed)).toMatchObject({ restartCount: 0, ready: false, started: false, state: { terminated: { exitCode: 7, reason: 'Error' } } });
+    expect(condition(failed, 'Ready')).toBe('False');
+    expect(failed.status.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('PodCompleted');
+  });
+
+  it('completes a pod with restartPolicy OnFailure whose container exits 0', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('job', [{ name: 'task', image: 'logplane/crasher', env: [{ name: 'EXIT_CODE', value: '0' }] }], { restartPolicy: 'OnFailure' });
+    runtime.sync([pod]);
+    const done = await waitForStatus(runtime, pod, (u) => u.status.phase === 'Succeeded');
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+  });
+
+  it('follows the readiness probe: ready false while /healthz fails, true again when it passes', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('echo-ready', [echo()]);
+    runtime.sync([pod]);
+    const ready = await waitForStatus(runtime, pod, isReady);
+    const base = `http://${ready.status.podIP}:8080`;
+    await get(`${base}/fail-readiness`, { method: 'POST' });
+    const unready = await waitForStatus(runtime, pod, (u) => !containerStatus(u).ready);
+    expect(unready.status.phase).toBe('Running');
+    expect(condition(unready, 'Ready')).toBe('False');
+    expect(unready.status.conditions?.find((c) => c.type === 'ContainersReady')?.message).toBe('containers with unready status: [web]');
+    await get(`${base}/pass-readiness`, { method: 'POST' });
+    const readyAgain = await waitForStatus(runtime, pod, (u) => containerStatus(u).ready);
+    expect(condition(readyAgain, 'Ready')).toBe('True');
+    expect(containerStatus(readyAgain).restartCount).toBe(0);
+  });
+
+  it('readiness also follows the READINESS_FAIL_FILE of the echo image', async () => {
+    const dir = tempDir();
+    const failFile = join(dir, 'fail');
+    const runtime = processRuntime();
+    const pod = makePod('echo-file', [echo({ env: [{ name: 'READINESS_FAIL_FILE', value: failFile }] })]);
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, isReady);
+    writeFileSync(failFile, '');
+    await waitForStatus(runtime, pod, (u) => !containerStatus(u).ready);
+  });
+
+  it('kills and restarts a container whose liveness probe fails', async () => {
+    const runtime = processRuntime();
+    const live = makePod('echo-live', [echo({ livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, failureThreshold: 2 } })]);
+    runtime.sync([live]);
+    const ready = await waitForStatus(runtime, live, isReady);
+    await get(`http://${ready.status.podIP}:8080/fail-readiness`, { method: 'POST' });
+    const restarted = await waitForStatus(runtime, live, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready);
+    expect(containerStatus(restarted).lastState?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+  });
+
+  it('gates readiness and liveness on the startup probe', async () => {
+    const dir = tempDir();
+    const startedFile = join(dir, 'started');
+    const runtime = processRuntime();
+    const pod = makePod('slow-start', [
+      { ...sleeper(dir), startupProbe: { exec: { command: ['test', '-f', startedFile] }, periodSeconds: 1, failureThreshold: 1000 } },
+    ]);
+    runtime.sync([pod]);
+    const running = await waitForStatus(runtime, pod, (u) => containerStatus(u).state?.running != null);
+    expect(containerStatus(running)).toMatchObject({ started: false, ready: false });
+    writeFileSync(startedFile, '');
+    const ready = await waitForStatus(runtime, pod, (u) => containerStatus(u).ready);
+    expect(containerStatus(ready).started).toBe(true);
+  });
+
+  it('terminates a pod that leaves the desired set with SIGTERM, reporting the terminated status', async () => {
+    const dir = tempDir();
+    const signalLog = join(dir, 'signals');
+    const runtime = processRuntime();
+    const pod = makePod('sleepy', [sleeper(dir, { SIGNAL_LOG: signalLog })]);
+    runtime.sync([pod]);
+    const ready = await waitForStatus(runtime, pod, isReady);
+    const pid = pidOf(containerStatus(ready));
+    runtime.sync([]);
+    const done = await waitForStatus(runtime, pod, (u) => containerStatus(u).state?.terminated != null);
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(done.status.phase).toBe('Succeeded');
+    expect(readFileSync(signalLog, 'utf8')).toMatch(new RegExp(`^SIGTERM ${pid} `));
+    expect(readProcStart(pid)).toBeNull();
+  });
+
+  it('SIGKILLs a container that ignores SIGTERM after the grace period (1 s)', async () => {
+    const dir = tempDir();
+    const signalLog = join(dir, 'signals');
+    const runtime = processRuntime();
+    const pod = makePod('stubborn', [sleeper(dir, { SIGNAL_LOG: signalLog, IGNORE_SIGTERM: '1' })], { terminationGracePeriodSeconds: 1 });
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, isReady);
+    const deletedAt = Date.now();
+    runtime.sync([]);
+    const done = await waitForStatus(runtime, pod, (u) => containerStatus(u).state?.terminated != null);
+    const elapsed = Date.now() - deletedAt;
+    expect(elapsed).toBeGreaterThanOrEqual(950);
+    expect(elapsed).toBeLessThan(3000);
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 137, signal: 9, reason: 'Error' });
+    expect(done.status.phase).toBe('Failed');
+    expect(readFileSync(signalLog, 'utf8')).toMatch(/^SIGTERM /);
+  });
+
+  it('honours deletionTimestamp with deletionGracePeriodSeconds over the spec grace period', async () => {
+    const dir = tempDir();
+    const runtime = processRuntime();
+    const pod = makePod('deleted', [sleeper(dir, { IGNORE_SIGTERM: '1' })], { terminationGracePeriodSeconds: 30 });
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, isReady);
+    const deletedAt = Date.now();
+    runtime.sync([{ ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 0 } }]);
+    const done = await waitForStatus(runtime, pod, (u) => u.status.phase === 'Failed');
+    expect(Date.now() - deletedAt).toBeLessThan(2000);
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 137 });
+  });
+
+  it('after an agent restart adopts live processes of desired pods and terminates the others', async () => {
+    const dataDir = tempDir();
+    const dir = tempDir();
+    const keptLog = join(dir, 'kept-signals');
+    const droppedLog = join(dir, 'dropped-signals');
+    const first = processRuntime(dataDir);
+    const kept = makePod('kept', [sleeper(dir, { SIGNAL_LOG: keptLog })]);
+    const dropped = makePod('dropped', [sleeper(dir, { SIGNAL_LOG: droppedLog })]);
+    first.sync([kept, dropped]);
+    const keptReady = await waitForStatus(first, kept, isReady);
+    const droppedReady = await waitForStatus(first, dropped, isReady);
+    const keptPid = pidOf(containerStatus(keptReady));
+    const droppedPid = pidOf(containerStatus(droppedReady));
+    await first.close({ stopPods: false });
+    expect(readProcStart(keptPid)).not.toBeNull();
+    expect(readProcStart(droppedPid)).not.toBeNull();
+
+    const second = processRuntime(dataDir);
+    second.sync([kept]);
+    const adopted = await waitForStatus(second, kept, (u) => containerStatus(u).ready);
+    expect(pidOf(containerStatus(adopted))).toBe(keptPid);
+    expect(containerStatus(adopted).restartCount).toBe(0);
+    expect(adopted.status.podIP).toBe(keptReady.status.podIP);
+    expect(pidsOfPod(kept.metadata.uid as string)).toEqual([keptPid]);
+    const droppedDone = await waitForStatus(second, dropped, (u) => containerStatus(u).state?.terminated != null);
+    expect(droppedDone.status.phase).toBe('Failed');
+    expect(readFileSync(droppedLog, 'utf8')).toMatch(new RegExp(`^SIGTERM ${droppedPid} `));
+    expect(readProcStart(droppedPid)).toBeNull();
+    expect(existsSync(keptLog)).toBe(false);
+
+    // The adopted process is not a child: its exit is still noticed, and the container restarts.
+    process.kill(keptPid, 'SIGKILL');
+    const restarted = await waitForStatus(second, kept, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready);
+    expect(containerStatus(restarted).lastState?.terminated).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown' });
+    expect(pidsOfPod(kept.metadata.uid as string)).toEqual([pidOf(containerStatus(restarted))]);
+  });
+
+  it('never signals a recycled pid: a recorded pid whose /proc start time differs is left alone', async () => {
+    const dataDir = tempDir();
+    const bystander = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const pid = bystander.pid as number;
+    const procStart = readProcStart(pid) as number;
+    const uid = 'recycled-uid';
+    mkdirSync(join(dataDir, 'pods', uid), { recursive: true });
+    const record = {
+      version: 1,
+      run: {
+        uid,
+        namespace: 'default',
+        name: 'ghost',
+        restartPolicy: 'Always',
+        graceMs: 30_000,
+        podIP: '127.100.9.9',
+        hostIP: '127.0.0.1',
+        startTime: Date.now() - 60_000,
+        containers: [
+          {
+            name: 'main',
+            image: 'logplane/sleeper',
+            probes: { startup: false, liveness: false, readiness: false },
+            restartCount: 0,
+            containerID: `process://${pid}`,
+            phase: { type: 'running', startedAt: Date.now() - 60_000, started: true, ready: true, killing: null },
+            last: null,
+            backoffMs: null,
+          },
+        ],
+      },
+      processes: { main: { restartCount: 0, pid, procStart: procStart - 1 } },
+    };
+    writeFileSync(join(dataDir, 'pods', uid, 'record.json'), JSON.stringify(record));
+    try {
+      const runtime = processRuntime(dataDir);
+      const ghost: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ghost', namespace: 'default', uid }, spec: { containers: [] } };
+      const done = waitForStatus(runtime, ghost, (u) => containerStatus(u).state?.terminated != null);
+      runtime.sync([]);
+      expect(containerStatus(await done).state?.terminated).toMatchObject({ reason: 'ContainerStatusUnknown' });
+      expect(isAlive({ pid, procStart })).toBe(true);
+    } finally {
+      bystander.kill('SIGKILL');
+    }
+  });
+
+  it('refuses an image that is not built in when the container has no command', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('nginx', [{ name: 'web', image: 'nginx:1.27' }]);
+    runtime.sync([pod]);
+    const refused = await waitForStatus(runtime, pod, (u) => containerStatus(u).state?.waiting?.reason === 'ErrImageNeverPull');
+    expect(containerStatus(refused).state?.waiting?.message).toMatch(/^image nginx:1\.27 is not a built-in logplane image and the container has no command/);
+    expect(refused.status.phase).toBe('Pending');
+    expect(condition(refused, 'Ready')).toBe('False');
+  });
+
+  it('runs the command of a container with any image, and reports StartError for a missing executable', async () => {
+    const runtime = processRuntime();
+    const shell = makePod('shell', [{ name: 'sh', image: 'busybox', command: ['sh', '-c'], args: ['echo "hello from $(POD_NAME) at $POD_IP"'] }], { restartPolicy: 'Never' });
+    const missing = makePod('missing', [{ name: 'x', image: 'busybox', command: ['/no/such/binary'] }], { restartPolicy: 'Never' });
+    runtime.sync([shell, missing]);
+    const done = await waitForStatus(runtime, shell, (u) => u.status.phase === 'Succeeded');
+    const lines: string[] = [];
+    for await (const chunk of runtime.logs('default', 'shell', 'sh', {})) lines.push(chunk);
+    expect(lines.join('')).toBe(`hello from shell at ${done.status.podIP}\n`);
+    const failed = await waitForStatus(runtime, missing, (u) => u.status.phase === 'Failed');
+    expect(containerStatus(failed).state?.terminated).toMatchObject({ exitCode: 128, reason: 'StartError' });
+    expect(containerStatus(failed).state?.terminated?.message).toMatch(/ENOENT/);
+  });
+
+  it('serves logs: current, previous, tailLines, follow', async () => {
+    const runtime = processRuntime();
+    const crashy = makePod('logs-crash', [{ name: 'c', image: 'logplane/crasher', env: [{ name: 'EXIT_AFTER_MS', value: '10' }] }]);
+    const web = makePod('logs-echo', [echo()]);
+    runtime.sync([crashy, web]);
+    await waitForStatus(runtime, crashy, (u) => containerStatus(u).restartCount >= 1 && containerStatus(u).state?.waiting?.reason === 'CrashLoopBackOff');
+    const collect = async (iterable: AsyncIterable<string>) => {
+      let text = '';
+      for await (const chunk of iterable) text += chunk;
+      return text;
+    };
+    const current = await collect(runtime.logs('default', 'logs-crash', 'c', {}));
+    expect(current).toBe('crasher: pod logs-crash will exit with code 1 after 10 ms\ncrasher: exiting with code 1\n');
+    expect(await collect(runtime.logs('default', 'logs-crash', 'c', { previous: true }))).toBe(current);
+    expect(await collect(runtime.logs('default', 'logs-crash', 'c', { tailLines: 1 }))).toBe('crasher: exiting with code 1\n');
+    expect(() => runtime.logs('default', 'nope', 'c', {})).toThrow(KubeletNotFoundError);
+    expect(() => runtime.logs('default', 'logs-echo', 'web', { previous: true })).toThrow(/previous terminated container "web" in pod "logs-echo" not found/);
+
+    const ready = await waitForStatus(runtime, web, isReady);
+    const follow = runtime.logs('default', 'logs-echo', 'web', { follow: true })[Symbol.asyncIterator]();
+    await get(`http://${ready.status.podIP}:8080/some/path`);
+    let followed = '';
+    while (!followed.includes('GET /some/path')) {
+      const next = await follow.next();
+      if (next.done === true) break;
+      followed += next.value;
+    }
+    expect(followed).toContain('GET /some/path');
+    runtime.sync([crashy]);
+    for (let next = await follow.next(); next.done !== true; next = await follow.next()) followed += next.value;
+    expect(followed).toContain('echo: SIGTERM received, shutting down');
+  });
+});

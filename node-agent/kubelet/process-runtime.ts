@@ -1,0 +1,357 @@
+/**
+ * The `process` runtime: every container is an OS process.
+ *
+ * - Spawned detached (own session and process group) so signals reach the whole tree;
+ *   stdout and stderr go straight to the instance's log file (the process keeps writing
+ *   there even while no agent runs).
+ * - Each pod gets a loopback address from the pod CIDR (given as POD_IP).
+ * - `<dataDir>/pods/<uid>/record.json` records the pod's state and the pid and
+ *   `/proc` start time of each live container, written on every status change, so the
+ *   next agent run adopts live processes of desired pods and terminates the others,
+ *   never signalling a recycled pid.
+ * - Exits of our own children come from their `exit` event. Adopted processes are not our
+ *   children (no exit event, no exit code): one timer per runtime checks them every
+ *   `adoptedCheckMs`, and an exit seen that way is reported as `ContainerStatusUnknown`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
+import { KubeletError, KubeletNotFoundError } from './errors.ts';
+import { assertNever } from '../../schemas/index.ts';
+import type { ContainerPhase, ContainerRun, PodRun, ProbeKind, StopSignal } from './lifecycle.ts';
+import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, prepareLogFile, readLogFile } from './logs.ts';
+import { allocatePodIP } from './pod-cidr.ts';
+import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
+import type { Container, Pod } from '../../schemas/index.ts';
+import { type ProbeWorker, createProbeWorker } from './probes.ts';
+import { type ProcessIdentity, isAlive, readProcStart, signalNumber, signalProcessGroup } from './proc.ts';
+import type { PodRuntime, ResolvedRuntimeOptions } from './runtime.ts';
+import { createTimerQueue } from './timer-queue.ts';
+
+/** A container process the runtime started or adopted. */
+interface Instance extends ProcessIdentity {
+  readonly restartCount: number;
+  /** Started by a previous agent run: not our child, watched by polling. */
+  readonly adopted: boolean;
+  /** Resolves when the process exits (ends followed log streams). */
+  readonly ended: Promise<void>;
+  readonly end: () => void;
+}
+
+/** What `record.json` holds. Versioned so a later agent can read an older layout. */
+interface PodRecord {
+  readonly version: 1;
+  readonly run: Omit<PodRun, 'termination'>;
+  readonly processes: Readonly<Record<string, { readonly restartCount: number; readonly pid: number; readonly procStart: number }>>;
+}
+
+const containerKey = (uid: string, container: string) => `${uid}/${container}`;
+
+function newInstance(identity: ProcessIdentity, restartCount: number, adopted: boolean): Instance {
+  let end = () => {};
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  return { ...identity, restartCount, adopted, ended, end };
+}
+
+/**
+ * A restored container's phase: a recorded process is assumed running (`resume` checks it),
+ * a container waiting for a restart restarts now, an exited one stays exited.
+ */
+function restoredContainer(c: ContainerRun, process: PodRecord['processes'][string] | undefined, startedAtFallback: number): ContainerRun {
+  if (process !== undefined && process.restartCount === c.restartCount && c.phase.type !== 'exited') {
+    const startedAt = c.phase.type === 'running' ? c.phase.startedAt : startedAtFallback;
+    const phase: ContainerPhase = { type: 'running', startedAt, started: true, ready: !c.probes.readiness, killing: null };
+    return { ...c, containerID: `process://${process.pid}`, phase };
+  }
+  switch (c.phase.type) {
+    case 'exited':
+      return c;
+    case 'backoff':
+      return { ...c, restartCount: c.restartCount + 1, phase: { type: 'creating' } };
+    case 'running':
+    case 'creating':
+    case 'refused':
+      return { ...c, phase: { type: 'creating' } };
+    default:
+      return assertNever(c.phase, 'container phase');
+  }
+}
+
+/** Creates the process runtime (see the module comment). */
+export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntime {
+  const { dataDir, podCidr, hostIP, node, logger, now, probeSecondMs, adoptedCheckMs } = options;
+  const podsDir = join(dataDir, 'pods');
+  mkdirSync(podsDir, { recursive: true });
+  const instances = new Map<string, Instance>();
+  const probeWorkers = new Map<string, ProbeWorker[]>();
+  const podIPs = new Map<string, string>();
+  const takenIPs = new Set<string>();
+  let adoptedCheck: NodeJS.Timeout | undefined;
+  let executorClosed = false;
+
+  const podDir = (uid: string) => join(podsDir, encodeURIComponent(uid));
+  const recordFile = (uid: string) => join(podDir(uid), 'record.json');
+  const logDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podLogDir(dataDir, run.namespace, run.name, encodeURIComponent(run.uid));
+  const identityOf = (run: PodRun): PodIdentity => ({ namespace: run.namespace, name: run.name, uid: run.uid, podIP: run.podIP, hostIP: run.hostIP, node });
+  const containerSpec = (pod: Pod, name: string): Container | undefined => pod.spec.containers.find((c) => c.name === name);
+
+  function createExecutor(dispatch: Dispatch): RuntimeExecutor {
+    function reportExit(uid: string, container: string, instance: Instance, exit: { exitCode: number; signal: number | null; reason?: string; message?: string }): void {
+      const key = containerKey(uid, container);
+      if (instances.get(key) === instance) instances.delete(key);
+      instance.end();
+      // The leader is gone; anything left in its process group goes with it (as a container's
+      // cgroup would). Only for our own children, just reaped: the group id cannot have been
+      // reused while members remain. An adopted process's pid may be recycled by now.
+      if (!instance.adopted) {
+        try {
+          process.kill(-instance.pid, 'SIGKILL');
+        } catch {
+          // ESRCH: the group is empty.
+        }
+      }
+      dispatch(uid, { type: 'exited', container, restartCount: instance.restartCount, ...exit, at: now() });
+    }
+
+    function checkAdopted(): void {
+      adoptedCheck = undefined;
+      for (const [key, instance] of instances) {
+        if (!instance.adopted || isAlive(instance)) continue;
+        const [uid, container] = [key.slice(0, key.lastIndexOf('/')), key.slice(key.lastIndexOf('/') + 1)];
+        reportExit(uid, container, instance, {
+          exitCode: 137,
+          signal: null,
+          reason: 'ContainerStatusUnknown',
+          message: 'The container was started by a previous agent run; its exit code is unknown',
+        });
+      }
+      watchAdopted();
+    }
+
+    function watchAdopted(): void {
+      if (adoptedCheck !== undefined || executorClosed || ![...instances.values()].some((i) => i.adopted)) return;
+      adoptedCheck = setTimeout(checkAdopted, adoptedCheckMs);
+      adoptedCheck.unref();
+    }
+
+    function persist(run: PodRun): void {
+      const processes: Record<string, PodRecord['processes'][string]> = {};
+      for (const c of run.containers) {
+        const instance = instances.get(containerKey(run.uid, c.name));
+        if (instance !== undefined) processes[c.name] = { restartCount: instance.restartCount, pid: instance.pid, procStart: instance.procStart };
+      }
+      const { termination: _termination, ...state } = run;
+      const record: PodRecord = { version: 1, run: state, processes };
+      const file = recordFile(run.uid);
+      mkdirSync(podDir(run.uid), { recursive: true });
+      writeFileSync(`${file}.tmp`, JSON.stringify(record));
+      renameSync(`${file}.tmp`, file);
+    }
+
+    function startContainer(pod: Pod, ref: ContainerRef): void {
+      const { run, container, restartCount } = ref;
+      const spec = containerSpec(pod, container);
+      if (spec === undefined) return;
+      const env = containerEnv(spec, identityOf(run));
+      const command = containerCommand(spec, env);
+      if (command.type === 'refused') {
+        dispatch(run.uid, { type: 'refused', container, reason: command.reason, message: command.message, at: now() });
+        return;
+      }
+      mkdirSync(podDir(run.uid), { recursive: true });
+      const cwd = spec.workingDir ?? podDir(run.uid);
+      const logFd = openSync(prepareLogFile(logDir(run), container, restartCount), 'a');
+      let child: ChildProcess;
+      try {
+        child = spawn(command.file, command.args, { cwd, env, detached: true, stdio: ['ignore', logFd, logFd] });
+      } catch (err) {
+        dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `failed to start container "${container}": ${(err as Error).message}`, at: now() });
+        return;
+      } finally {
+        closeSync(logFd);
+      }
+      child.unref();
+      const pid = child.pid;
+      if (pid === undefined) {
+        child.once('error', (err) =>
+          dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `failed to start container "${container}": exec ${command.file}: ${err.message}`, at: now() }),
+        );
+        return;
+      }
+      const instance = newInstance({ pid, procStart: readProcStart(pid) ?? -1 }, restartCount, false);
+      instances.set(containerKey(run.uid, container), instance);
+      persist(run);
+      child.once('spawn', () => dispatch(run.uid, { type: 'started', container, restartCount, containerID: `process://${pid}`, at: now() }));
+      child.once('error', (err) => logger.warn({ err, pod: `${run.namespace}/${run.name}`, container, pid }, 'container process error'));
+      child.once('exit', (code, signal) =>
+        reportExit(run.uid, container, instance, {
+          exitCode: code ?? 128 + (signal === null ? 0 : signalNumber(signal)),
+          signal: signal === null ? null : signalNumber(signal),
+        }),
+      );
+      logger.info({ pod: `${run.namespace}/${run.name}`, container, restartCount, pid, command: [command.file, ...command.args] }, 'container started');
+    }
+
+    function signalContainer(ref: ContainerRef, signal: StopSignal): void {
+      const instance = instances.get(containerKey(ref.run.uid, ref.container));
+      if (instance === undefined || instance.restartCount !== ref.restartCount) return;
+      if (instance.adopted && !isAlive(instance)) return;
+      logger.info({ pod: `${ref.run.namespace}/${ref.run.name}`, container: ref.container, pid: instance.pid, signal }, 'signalling container');
+      signalProcessGroup(instance.pid, signal);
+    }
+
+    function stopProbes(uid: string, container: string): void {
+      const key = containerKey(uid, container);
+      for (const worker of probeWorkers.get(key) ?? []) worker.stop();
+      probeWorkers.delete(key);
+    }
+
+    function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
+      const spec = containerSpec(pod, ref.container);
+      if (spec === undefined) return;
+      const key = containerKey(ref.run.uid, ref.container);
+      const target = { podIP: ref.run.podIP, env: containerEnv(spec, identityOf(ref.run)), cwd: spec.workingDir ?? podDir(ref.run.uid), ports: spec.ports ?? [] };
+      const workers = probeWorkers.get(key) ?? [];
+      for (const kind of kinds) {
+        const probe = kind === 'startup' ? spec.startupProbe : kind === 'liveness' ? spec.livenessProbe : spec.readinessProbe;
+        if (probe == null) continue;
+        workers.push(
+          createProbeWorker({
+            kind,
+            probe,
+            target,
+            secondMs: probeSecondMs,
+            onVerdict: (ok, outcome) => {
+              logger.debug({ pod: `${ref.run.namespace}/${ref.run.name}`, container: ref.container, probe: kind, ok, outcome }, 'probe verdict');
+              dispatch(ref.run.uid, { type: 'probe', container: ref.container, restartCount: ref.restartCount, probe: kind, ok, at: now() });
+            },
+          }),
+        );
+      }
+      probeWorkers.set(key, workers);
+    }
+
+    function restore(): PodRun[] {
+      const runs: PodRun[] = [];
+      for (const entry of readdirSync(podsDir)) {
+        let record: PodRecord;
+        try {
+          record = JSON.parse(readFileSync(join(podsDir, entry, 'record.json'), 'utf8')) as PodRecord;
+        } catch (err) {
+          logger.warn({ err, dir: join(podsDir, entry) }, 'unreadable pod record; removing it');
+          rmSync(join(podsDir, entry), { recursive: true, force: true });
+          continue;
+        }
+        if (record.version !== 1) throw new KubeletError(`pod record ${entry} has unknown version ${String(record.version)}`, false, { dir: join(podsDir, entry) });
+        const containers = record.run.containers.map((c) => restoredContainer(c, record.processes[c.name], record.run.startTime));
+        for (const c of containers) {
+          const process = record.processes[c.name];
+          if (process !== undefined && c.phase.type === 'running') instances.set(containerKey(record.run.uid, c.name), newInstance(process, process.restartCount, true));
+        }
+        podIPs.set(record.run.uid, record.run.podIP);
+        takenIPs.add(record.run.podIP);
+        runs.push({ ...record.run, containers, termination: null });
+      }
+      return runs;
+    }
+
+    function resume(run: PodRun): void {
+      for (const c of run.containers) {
+        const instance = instances.get(containerKey(run.uid, c.name));
+        if (instance === undefined) continue;
+        if (isAlive(instance)) {
+          logger.info({ pod: `${run.namespace}/${run.name}`, container: c.name, pid: instance.pid }, 'adopted live container process');
+          continue;
+        }
+        reportExit(run.uid, c.name, instance, {
+          exitCode: 137,
+          signal: null,
+          reason: 'ContainerStatusUnknown',
+          message: 'The container exited while no agent was running; its exit code is unknown',
+        });
+      }
+      watchAdopted();
+    }
+
+    return {
+      runsProbes: true,
+      admit(pod, uid) {
+        let podIP = podIPs.get(uid);
+        if (podIP === undefined) {
+          podIP = allocatePodIP(podCidr, uid, takenIPs);
+          podIPs.set(uid, podIP);
+          takenIPs.add(podIP);
+        }
+        return { podIP, hostIP };
+      },
+      restore,
+      resume,
+      start: startContainer,
+      signal: signalContainer,
+      startProbes,
+      stopProbes,
+      persist,
+      release(run) {
+        for (const c of run.containers) stopProbes(run.uid, c.name);
+        const ip = podIPs.get(run.uid);
+        podIPs.delete(run.uid);
+        if (ip !== undefined) takenIPs.delete(ip);
+        rmSync(podDir(run.uid), { recursive: true, force: true });
+        rmSync(logDir(run), { recursive: true, force: true });
+      },
+      close() {
+        executorClosed = true;
+        for (const key of [...probeWorkers.keys()]) {
+          for (const worker of probeWorkers.get(key) ?? []) worker.stop();
+        }
+        probeWorkers.clear();
+        if (adoptedCheck !== undefined) clearTimeout(adoptedCheck);
+        adoptedCheck = undefined;
+        for (const instance of instances.values()) instance.end();
+      },
+    };
+  }
+
+  const driver: PodDriver = createPodDriver({
+    node,
+    logger,
+    now,
+    crashLoop: options.crashLoop,
+    timers: createTimerQueue(),
+    executor: createExecutor,
+  });
+
+  function logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string> {
+    const run = driver.find(namespace, name);
+    const dir = run !== undefined ? logDir(run) : findPodLogDirs(dataDir, namespace, name)[0];
+    if (dir === undefined) throw new KubeletNotFoundError(`pods "${name}" not found`, { namespace, name });
+    if (run !== undefined && !run.containers.some((c) => c.name === container)) {
+      throw new KubeletNotFoundError(`container ${container} is not valid for pod ${name}`, { namespace, name, container });
+    }
+    const instancesWithLogs = logInstances(dir, container);
+    const current = instancesWithLogs.at(-1);
+    const wanted = opts.previous === true ? instancesWithLogs.at(-2) : current;
+    if (wanted === undefined) {
+      throw new KubeletNotFoundError(
+        opts.previous === true ? `previous terminated container "${container}" in pod "${name}" not found` : `container "${container}" in pod "${name}" has no logs yet`,
+        { namespace, name, container },
+      );
+    }
+    const instance = run === undefined ? undefined : instances.get(containerKey(run.uid, container));
+    const following = opts.follow === true && opts.previous !== true && instance !== undefined && instance.restartCount === wanted;
+    return readLogFile(containerLogFile(dir, container, wanted), {
+      ...(opts.tailLines === undefined ? {} : { tailLines: opts.tailLines }),
+      ...(following ? { ended: instance.ended } : {}),
+      ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+    });
+  }
+
+  return {
+    kind: 'process',
+    sync: driver.sync,
+    statuses$: driver.statuses$,
+    logs,
+    close: driver.close,
+  };
+}

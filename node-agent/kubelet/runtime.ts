@@ -1,0 +1,131 @@
+/**
+ * The pod runtime's public contract (what the node agent drives) and its options,
+ * validated eagerly.
+ */
+import type { Logger } from 'pino';
+import type { Observable } from 'rxjs';
+import { KubeletConfigError } from './errors.ts';
+import { type CrashLoopPolicy, DEFAULT_CRASH_LOOP } from './lifecycle.ts';
+import type { LogOptions } from './logs.ts';
+import { DEFAULT_POD_CIDR, type PodCidr, parsePodCidr } from './pod-cidr.ts';
+import type { PodStatusUpdate } from './pod-driver.ts';
+import type { Pod } from '../../schemas/index.ts';
+
+/** The runtimes: real OS processes, or simulated pods (KWOK-like) for scale tests. */
+export const RUNTIME_KINDS = ['process', 'sim'] as const;
+export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
+
+/** A failure the sim runtime can be told to simulate. `container` defaults to the pod's first. */
+export type InjectedFailure =
+  /** The container exits with `exitCode`; it restarts per the pod's restartPolicy (with crash-loop backoff). */
+  | { readonly type: 'exit'; readonly exitCode: number; readonly container?: string }
+  /** The container's readiness flips (as if its readiness probe started failing or passing). */
+  | { readonly type: 'readiness'; readonly ready: boolean; readonly container?: string };
+
+/** Options of {@link createPodRuntime}. */
+export interface PodRuntimeOptions {
+  readonly kind: RuntimeKind;
+  /** This node's name; pods bound to another node are ignored. */
+  readonly node: string;
+  /** Where the process runtime keeps pod records, logs and working directories. */
+  readonly dataDir: string;
+  /** Pod addresses (process runtime: loopback); default 127.100.0.0/16. Give each node its own. */
+  readonly podCIDR?: string;
+  /** The node's address, reported as `hostIP`; default 127.0.0.1. */
+  readonly hostIP?: string;
+  /** Crash-loop backoff; default 10 s doubling to 300 s, reset after an instance ran 600 s. */
+  readonly crashLoop?: { readonly initialMs: number; readonly maxMs: number; readonly resetAfterMs?: number };
+  /** Sim runtime: time from start to Running. Default 1000 ms. */
+  readonly sim?: { readonly startDelayMs: number };
+  /** Length of one probe "second" (periodSeconds, timeoutSeconds …) in ms; default 1000. Tests shrink it. */
+  readonly probeSecondMs?: number;
+  /** Process runtime: how often processes adopted after an agent restart are checked for exit (they are not children, so no exit event); default 1000 ms. */
+  readonly adoptedCheckMs?: number;
+  readonly logger: Logger;
+  /** Clock for reported timestamps; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** Runs the pods bound to one node and reports their status. */
+export interface PodRuntime {
+  readonly kind: RuntimeKind;
+  /**
+   * The desired pods of this node, as a full set (level-based): new pods are started,
+   * pods absent from the set or carrying a `deletionTimestamp` are terminated gracefully.
+   * Idempotent. Pods already Succeeded/Failed per their status are not started again.
+   * The first call also takes over what a previous agent run left: live processes of
+   * desired pods are adopted, those of other pods are terminated.
+   */
+  sync(pods: readonly Pod[]): void;
+  /**
+   * Status changes to report, one per change of a pod's computed status. A new
+   * subscriber first gets the latest status of every pod the runtime has, then changes.
+   * Completes when the runtime is closed.
+   */
+  readonly statuses$: Observable<PodStatusUpdate>;
+  /**
+   * `kubectl logs`: the current (or `previous`) instance's output, optionally only the
+   * last `tailLines` lines, optionally followed until the instance exits. Throws
+   * `KubeletNotFoundError` at once if there is no such pod, container or instance.
+   */
+  logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string>;
+  /** Sim runtime only: simulates a failure of a running container. */
+  inject?(namespace: string, name: string, failure: InjectedFailure): void;
+  /**
+   * Stops probes and timers and completes `statuses$`. With `stopPods` every pod is
+   * terminated gracefully first (and the promise waits for it); without (default), pods
+   * keep running and the next agent run adopts them.
+   */
+  close(opts?: { stopPods: boolean }): Promise<void>;
+}
+
+/** Options after defaults and validation. */
+export interface ResolvedRuntimeOptions {
+  readonly kind: RuntimeKind;
+  readonly node: string;
+  readonly dataDir: string;
+  readonly podCidr: PodCidr;
+  readonly hostIP: string;
+  readonly crashLoop: CrashLoopPolicy;
+  readonly startDelayMs: number;
+  readonly probeSecondMs: number;
+  readonly adoptedCheckMs: number;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+const isNonNegative = (n: number) => Number.isFinite(n) && n >= 0;
+
+/** Applies defaults and rejects invalid options with a {@link KubeletConfigError}. */
+export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeOptions {
+  if (!(RUNTIME_KINDS as readonly string[]).includes(opts.kind)) throw new KubeletConfigError(`unknown runtime kind "${opts.kind}" (process or sim)`, { kind: opts.kind });
+  if (opts.node === '') throw new KubeletConfigError('node name is empty');
+  if (opts.kind === 'process' && opts.dataDir === '') throw new KubeletConfigError('the process runtime needs a dataDir');
+  const crashLoop: CrashLoopPolicy = {
+    initialMs: opts.crashLoop?.initialMs ?? DEFAULT_CRASH_LOOP.initialMs,
+    maxMs: opts.crashLoop?.maxMs ?? DEFAULT_CRASH_LOOP.maxMs,
+    resetAfterMs: opts.crashLoop?.resetAfterMs ?? DEFAULT_CRASH_LOOP.resetAfterMs,
+  };
+  if (!(crashLoop.initialMs > 0) || !(crashLoop.maxMs >= crashLoop.initialMs) || !isNonNegative(crashLoop.resetAfterMs)) {
+    throw new KubeletConfigError('crashLoop needs 0 < initialMs <= maxMs and resetAfterMs >= 0', { ...crashLoop });
+  }
+  const startDelayMs = opts.sim?.startDelayMs ?? 1000;
+  const probeSecondMs = opts.probeSecondMs ?? 1000;
+  const adoptedCheckMs = opts.adoptedCheckMs ?? 1000;
+  if (!isNonNegative(startDelayMs)) throw new KubeletConfigError('sim.startDelayMs must be >= 0', { startDelayMs });
+  if (!(probeSecondMs > 0)) throw new KubeletConfigError('probeSecondMs must be > 0', { probeSecondMs });
+  if (!(adoptedCheckMs > 0)) throw new KubeletConfigError('adoptedCheckMs must be > 0', { adoptedCheckMs });
+  return {
+    kind: opts.kind,
+    node: opts.node,
+    dataDir: opts.dataDir,
+    podCidr: parsePodCidr(opts.podCIDR ?? DEFAULT_POD_CIDR),
+    hostIP: opts.hostIP ?? '127.0.0.1',
+    crashLoop,
+    startDelayMs,
+    probeSecondMs,
+    adoptedCheckMs,
+    logger: opts.logger.child({ component: 'kubelet', node: opts.node, runtime: opts.kind }),
+    now: opts.now ?? Date.now,
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * The Kubernetes `PodStatus` of a {@link PodRun}: phase (as kubelet's `getPhase`),
+ * conditions, addresses and container statuses. Pure.
+ */
+import { assertNever } from '../../schemas/index.ts';
+import { resolveImage } from './images.ts';
+import { type ContainerExit, type ContainerRun, type PodRun, formatDuration, isContainerReady } from './lifecycle.ts';
+import type { ContainerState, ContainerStateTerminated, ContainerStatus, PodCondition, PodStatus } from '../../schemas/index.ts';
+
+/** Pod phases. */
+export const POD_PHASES = { pending: 'Pending', running: 'Running', succeeded: 'Succeeded', failed: 'Failed' } as const;
+export type PodPhase = (typeof POD_PHASES)[keyof typeof POD_PHASES];
+
+/** Kubernetes timestamps are RFC 3339 with second precision. */
+export function k8sTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** kubelet's `getPhase`: a waiting container that never ran keeps the pod Pending. */
+export function podPhase(run: PodRun): PodPhase {
+  let waiting = 0;
+  let running = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const c of run.containers) {
+    const phase = c.phase;
+    switch (phase.type) {
+      case 'running':
+        running++;
+        break;
+      case 'exited':
+        stopped++;
+        if (phase.exit.exitCode === 0) succeeded++;
+        break;
+      case 'creating':
+      case 'refused':
+      case 'backoff':
+        if (c.last === null) waiting++;
+        else stopped++;
+        break;
+      default:
+        return assertNever(phase);
+    }
+  }
+  if (waiting > 0) return POD_PHASES.pending;
+  if (running > 0) return POD_PHASES.running;
+  if (stopped === 0) return POD_PHASES.pending;
+  if (run.termination?.stopped === true) return stopped === succeeded ? POD_PHASES.succeeded : POD_PHASES.failed;
+  if (run.restartPolicy === 'Always') return POD_PHASES.running;
+  if (stopped === succeeded) return POD_PHASES.succeeded;
+  if (run.restartPolicy === 'Never') return POD_PHASES.failed;
+  return POD_PHASES.running;
+}
+
+function terminated(exit: ContainerExit): ContainerStateTerminated {
+  const state: ContainerStateTerminated = { exitCode: exit.exitCode, reason: exit.reason };
+  if (exit.signal !== null) state.signal = exit.signal;
+  if (exit.message !== null) state.message = exit.message;
+  if (exit.startedAt !== null) state.startedAt = k8sTime(exit.startedAt);
+  state.finishedAt = k8sTime(exit.finishedAt);
+  if (exit.containerID !== null) state.containerID = exit.containerID;
+  return state;
+}
+
+function containerState(run: PodRun, c: ContainerRun): ContainerState {
+  const phase = c.phase;
+  switch (phase.type) {
+    case 'creating':
+      return { waiting: { reason: 'ContainerCreating' } };
+    case 'refused':
+      return { waiting: { reason: phase.reason, message: phase.message } };
+    case 'backoff':
+      return {
+        waiting: {
+          reason: 'CrashLoopBackOff',
+          message: `back-off ${formatDuration(phase.delayMs)} restarting failed container=${c.name} pod=${run.name}_${run.namespace}(${run.uid})`,
+        },
+      };
+    case 'running':
+      return { running: { startedAt: k8sTime(phase.startedAt) } };
+    case 'exited':
+      return { terminated: terminated(phase.exit) };
+    default:
+      return assertNever(phase);
+  }
+}
+
+/** `logplane-builtin://<name>` for built-in images; empty for others (they are never pulled). */
+function imageID(image: string): string {
+  if (image === '') return '';
+  const resolved = resolveImage(image);
+  return resolved.type === 'builtin' ? resolved.imageID : '';
+}
+
+function containerStatus(run: PodRun, c: ContainerRun): ContainerStatus {
+  const status: ContainerStatus = {
+    name: c.name,
+    state: containerState(run, c),
+    lastState: c.last === null ? {} : { terminated: terminated(c.last) },
+    ready: isContainerReady(c),
+    restartCount: c.restartCount,
+    image: c.image,
+    imageID: imageID(c.image),
+    started: c.phase.type === 'running' && c.phase.started,
+  };
+  if (c.containerID !== null) status.containerID = c.containerID;
+  return status;
+}
+
+/**
+ * The status to report, with `lastTransitionTime` of every condition left empty;
+ * {@link withTransitionTimes} fills them in from the previous status.
+ */
+export function podStatus(run: PodRun): PodStatus {
+  const phase = podPhase(run);
+  const unready = run.containers.filter((c) => !isContainerReady(c)).map((c) => c.name);
+  const completed = phase === POD_PHASES.succeeded || phase === POD_PHASES.failed;
+  const readiness = (type: string): PodCondition => {
+    if (unready.length === 0) return { type, status: 'True' };
+    if (completed) return { type, status: 'False', reason: 'PodCompleted' };
+    return { type, status: 'False', reason: 'ContainersNotReady', message: `containers with unready status: [${unready.join(' ')}]` };
+  };
+  return {
+    phase,
+    conditions: [{ type: 'Initialized', status: 'True' }, readiness('Ready'), readiness('ContainersReady'), { type: 'PodScheduled', status: 'True' }],
+    hostIP: run.hostIP,
+    podIP: run.podIP,
+    podIPs: [{ ip: run.podIP }],
+    startTime: k8sTime(run.startTime),
+    containerStatuses: run.containers.map((c) => containerStatus(run, c)),
+  };
+}
+
+/**
+ * Sets each condition's `lastTransitionTime`: kept from `previous` while the condition's
+ * status is unchanged, else `nowIso`.
+ */
+export function withTransitionTimes(next: PodStatus, previous: PodStatus | undefined, nowIso: string): PodStatus {
+  const before = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
+  return {
+    ...next,
+    conditions: (next.conditions ?? []).map((c) => {
+      const old = before.get(c.type);
+      return { ...c, lastTransitionTime: old !== undefined && old.status === c.status ? (old.lastTransitionTime ?? nowIso) : nowIso };
+    }),
+  };
+}
+
+/** Structural equality of JSON values (statuses), without serialising them. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const aKeys = Object.keys(a);
+  const bKeys = Object.keys(b);
+  if (aKeys.length !== bKeys.length) return false;
+  return aKeys.every((key) => jsonEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+}
