@@ -70,4 +70,4 @@ for (const [label, event] of shapes) {
   );
 }
 const fromV1 = v1Codec.encode(v1ObjectCreatedPod);
-console.log(`${'v1 fixture Pod, resolved to v2'.padEnd(32)} ${String(fromV1.length).padStart(6)} ${''.padStart(10)} ${format(rate(() => codec.decode(fromV1)))}`);
+console.log(`${`v1 fixture Pod, resolved to ${registry.current.name}`.padEnd(32)} ${String(fromV1.length).padStart(6)} ${''.padStart(10)} ${format(rate(() => codec.decode(fromV1)))}`);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bodies, envelope, objects, pod, podStatus } from './fixtures/samples.ts';
 import { v1ObjectCreatedPod } from './fixtures/v1-object-created-pod.ts';
+import { v2PodBound } from './fixtures/v2-pod-bound.ts';
 import {
   createEventCodec,
   decodeEvent,
@@ -20,6 +21,7 @@ import {
 
 const registry = loadSchemaRegistry();
 const v1 = registry.versions.find((version) => version.name === 'v1');
+const v2 = registry.versions.find((version) => version.name === 'v2');
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
@@ -102,6 +104,39 @@ describe('round trip', () => {
     expect(Object.getPrototypeOf(decoded.body)).toBe(Object.prototype);
   });
 
+  it('round-trips decidedAt, and leaves it absent when it was absent', () => {
+    const decided = { ...envelope(bodies[0] as EventEnvelope['body']), decidedAt: '42.17' };
+    expect(decodeEvent(encodeEvent(decided))).toStrictEqual(decided);
+    const undecided = envelope(bodies[0] as EventEnvelope['body']);
+    const decoded = decodeEvent(encodeEvent(undecided));
+    expect(decoded).toStrictEqual(undecided);
+    expect('decidedAt' in decoded).toBe(false);
+  });
+
+  it('decodes a null decidedAt as absent (optional fields are never null when decoded)', () => {
+    const { decidedAt: _decidedAt, ...expected } = { ...envelope(bodies[0] as EventEnvelope['body']), decidedAt: null };
+    const decoded = decodeEvent(encodeEvent({ ...expected, decidedAt: null }));
+    expect(decoded).toStrictEqual(expected);
+    expect('decidedAt' in decoded).toBe(false);
+  });
+
+  it('round-trips fractional scheduler scores', () => {
+    const event = envelope({
+      type: 'PodBound',
+      namespace: 'shop',
+      name: 'web-7d4b9c-x2k8p',
+      node: 'node-1',
+      expectedPodVersion: null,
+      rationale: {
+        filtered: [],
+        scores: [{ node: 'node-1', score: 87.5, plugins: [{ name: 'NodeResourcesFit', score: 43.75 }, { name: 'NodeResourcesBalancedAllocation', score: 43.75 }] }],
+        feasibleNodes: 1,
+        totalNodes: 1,
+      },
+    });
+    expect(decodeEvent(encodeEvent(event))).toStrictEqual(event);
+  });
+
   it('writes the single-object header of the newest version', () => {
     const buf = encodeEvent(envelope(bodies[0] as EventEnvelope['body']));
     expect(buf.subarray(0, 2)).toEqual(Buffer.from([0xc3, 0x01]));
@@ -110,10 +145,39 @@ describe('round trip', () => {
 });
 
 describe('older versions', () => {
-  it('decodes the committed v1 fixture with the current reader', () => {
-    const buf = readFileSync(new URL('./fixtures/v1-object-created-pod.bin', import.meta.url));
-    expect(buf.readBigUInt64LE(2)).toBe(v1?.fingerprint);
-    expect(decodeEvent(buf)).toStrictEqual(v1ObjectCreatedPod);
+  it.each([
+    ['v1', 'v1-object-created-pod.bin', v1ObjectCreatedPod],
+    ['v2', 'v2-pod-bound.bin', v2PodBound],
+  ] as const)('decodes the committed %s fixture (%s) with the current reader', (name, file, expected) => {
+    const buf = readFileSync(new URL(`./fixtures/${file}`, import.meta.url));
+    const writer = registry.versions.find((version) => version.name === name);
+    expect(writer).toBeDefined();
+    expect(writer).not.toBe(registry.current);
+    expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
+    const decoded = decodeEvent(buf);
+    expect(decoded).toStrictEqual(expected);
+    expect('decidedAt' in decoded).toBe(false);
+  });
+
+  it('reads v2 long scores as numbers of the same value', () => {
+    const writeV2 = createEventCodec({ registry, writer: v2 });
+    const event = envelope({ type: 'PodBound', namespace: 'shop', name: 'p', node: 'node-1', expectedPodVersion: null, rationale: {
+      filtered: [],
+      scores: [{ node: 'node-1', score: 2 ** 52, plugins: [{ name: 'Big', score: 2 ** 52 }, { name: 'Negative', score: -100 }] }],
+      feasibleNodes: 1,
+      totalNodes: 1,
+    } });
+    expect(decodeEvent(writeV2.encode(event))).toStrictEqual(event);
+  });
+
+  it('refuses to write with v2 what only v3 can hold: decidedAt, fractional scores', () => {
+    const writeV2 = createEventCodec({ registry, writer: v2 });
+    const decided = expectThrown(() => writeV2.encode({ ...envelope(bodies[0] as EventEnvelope['body']), decidedAt: '42.17' }), EncodeError);
+    expect(decided.path).toBe('decidedAt');
+    const bound = v2PodBound.body as Extract<EventEnvelope['body'], { type: 'PodBound' }>;
+    const scores = [{ node: 'node-1', score: 87.5, plugins: [] }];
+    const fractional = expectThrown(() => writeV2.encode({ ...v2PodBound, body: { ...bound, rationale: { ...bound.rationale, scores } } }), EncodeError);
+    expect(fractional.path).toBe('body.rationale.scores[0].score');
   });
 
   it('reads fields added since v1 as absent', () => {

@@ -29,7 +29,9 @@ export type EventCodec = {
   encode(event: EventEnvelope): Buffer;
   /**
    * Decodes an event written with any registered version, resolved to the newest schema.
-   * Optional fields of Kubernetes objects and statuses that are null come back absent.
+   * Optional fields of Kubernetes objects and statuses that are null come back absent,
+   * and so do null fields marked `"logplane.optional"` (`decidedAt`); other null event
+   * fields (`causationId`) come back null.
    * Throws `NotSingleObjectEncodingError`, `UnknownFingerprintError` or `DecodeError`.
    */
   decode(buf: Uint8Array): EventEnvelope;

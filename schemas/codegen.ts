@@ -7,7 +7,8 @@
  * `codegen.test.ts` fails when the committed file differs from what this produces.
  *
  * Mapping: records become object types; a nullable field of a `logplane.k8s` record becomes
- * optional (`field?: T`, Kubernetes JSON), elsewhere `field: T | null`; enums become string
+ * optional (`field?: T`, Kubernetes JSON), elsewhere `field: T | null`, or `field?: T | null`
+ * when it carries `"logplane.optional": true`; enums become string
  * literal unions plus a `<NAME>_VALUES` array; a union annotated with `logplane.union`
  * becomes a named union whose members carry the discriminator (`kind: 'Pod'`).
  */
@@ -129,7 +130,7 @@ function recordBlock(
     const declaration =
       optional && omitNulls
         ? `${field.name}?: ${tsType(view, { withoutNull: true })};`
-        : `${field.name}: ${tsType(view, { withoutNull: false })};`;
+        : `${field.name}${optional && field.optional ? '?' : ''}: ${tsType(view, { withoutNull: false })};`;
     return [...docLines(field.doc, '  '), `  ${declaration}`];
   });
   const head = discriminant === undefined ? [] : [`  ${discriminant.key}: '${discriminant.value}';`];

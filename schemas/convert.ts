@@ -12,7 +12,7 @@ type Discriminant = { key: string; value: string };
 /**
  * Compiles the function that turns a value decoded by avsc into the TypeScript view:
  * plain objects; nulls dropped from `logplane.k8s` records (Kubernetes JSON: absent, not
- * null) and kept elsewhere; annotated wrapped unions (`{"logplane.k8s.Pod": {...}}`)
+ * null) and from fields marked `"logplane.optional": true`, and kept elsewhere; annotated wrapped unions (`{"logplane.k8s.Pod": {...}}`)
  * flattened into the branch record plus its discriminator (`{kind: 'Pod', ...}`).
  * Compiled once per reader type; the returned function only walks values.
  */
@@ -25,9 +25,9 @@ export function compileFromAvro(root: avro.Type): Convert {
     if (cached) {
       return cached;
     }
+    const k8s = namespaceOf(type.name ?? '') === K8S_NAMESPACE;
     const convert = compileRecord(
-      fields.map((field) => ({ name: field.name, convert: compile(field.type) })),
-      namespaceOf(type.name ?? '') === K8S_NAMESPACE,
+      fields.map((field) => ({ name: field.name, convert: compile(field.type), omitNull: k8s || field.optional })),
       discriminant,
     );
     records.set(cacheKey, convert);
@@ -178,15 +178,14 @@ export function compileToAvro(root: avro.Type): Convert | null {
  * (`[A-Za-z_][A-Za-z0-9_]*`) and are embedded as JSON string literals.
  */
 function compileRecord(
-  fields: readonly { name: string; convert: Convert | null }[],
-  omitNulls: boolean,
+  fields: readonly { name: string; convert: Convert | null; omitNull: boolean }[],
   discriminant: Discriminant | undefined,
 ): Convert {
   const head = discriminant ? `{ ${JSON.stringify(discriminant.key)}: ${JSON.stringify(discriminant.value)} }` : '{}';
-  const statements = fields.map(({ name, convert }, index) => {
+  const statements = fields.map(({ name, convert, omitNull }, index) => {
     const property = `[${JSON.stringify(name)}]`;
     const value = convert === null ? 'x' : `c${index}(x)`;
-    return omitNulls
+    return omitNull
       ? `x = v${property}; if (x !== null) o${property} = ${value};`
       : `x = v${property}; o${property} = x === null ? null : ${value};`;
   });

@@ -22,8 +22,9 @@ export function encodeEvent(event: EventEnvelope): Buffer {
 
 /**
  * Decodes an event written with any released schema version (found by fingerprint) into
- * the newest schema's shape. Null optional fields of objects and statuses come back
- * absent, so `decodeEvent(encodeEvent(e))` deep-equals an `e` that omits them.
+ * the newest schema's shape. Null optional fields of objects and statuses, and null
+ * `"logplane.optional"` envelope fields (`decidedAt`), come back absent, so
+ * `decodeEvent(encodeEvent(e))` deep-equals an `e` that omits them.
  * Accepts any `Uint8Array` view (e.g. from LMDB), not only Buffers, without copying.
  * Throws `NotSingleObjectEncodingError`, `UnknownFingerprintError` or `DecodeError`.
  */

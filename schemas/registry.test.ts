@@ -12,8 +12,8 @@ const registry = loadSchemaRegistry();
 
 describe('schema registry', () => {
   it('holds every released version, oldest first, and reads with the newest', () => {
-    expect(registry.versions.map((version) => version.name)).toEqual(['v1', 'v2']);
-    expect(registry.current.name).toBe('v2');
+    expect(registry.versions.map((version) => version.name)).toEqual(['v1', 'v2', 'v3']);
+    expect(registry.current.name).toBe('v3');
   });
 
   // A released version must never change: its fingerprint is in events that are kept
@@ -21,6 +21,7 @@ describe('schema registry', () => {
   it.each([
     ['v1', '644bbe197b238b1d'],
     ['v2', '109d536d5bf6eaf9'],
+    ['v3', '1b8247e0d6b82eeb'],
   ])('%s keeps its fingerprint', (name, fingerprint) => {
     expect(registry.versions.find((version) => version.name === name)?.fingerprintHex).toBe(fingerprint);
   });
@@ -53,34 +54,62 @@ describe('schema registry guards', () => {
   const dirs: string[] = [];
   afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-  /** A copy of schemas/avro/ plus a v3 made from v2 by `edit` of ObjectMeta.avsc. */
-  function withV3(edit: (objectMeta: string) => string): URL {
+  const newest = registry.current.name;
+  const next = `v${registry.versions.length + 1}`;
+
+  /** A copy of schemas/avro/ plus a next version made from the newest by `edit` of one file. */
+  function withNext(edit: (text: string) => string, file = 'k8s/ObjectMeta.avsc'): URL {
     const dir = mkdtempSync(join(tmpdir(), 'logplane-schemas-'));
     dirs.push(dir);
     cpSync(new URL('./avro/', import.meta.url), dir, { recursive: true });
-    cpSync(join(dir, 'v2'), join(dir, 'v3'), { recursive: true });
-    const objectMeta = join(dir, 'v3', 'k8s', 'ObjectMeta.avsc');
-    writeFileSync(objectMeta, edit(readFileSync(objectMeta, 'utf8')));
+    cpSync(join(dir, newest), join(dir, next), { recursive: true });
+    const path = join(dir, next, file);
+    const before = readFileSync(path, 'utf8');
+    const after = edit(before);
+    expect(after).not.toBe(before);
+    writeFileSync(path, after);
     return pathToFileURL(`${dir}/`);
   }
 
+  /** Adds `field` (JSON text) to the envelope of the next version, after `causationId`. */
+  const withEnvelopeField = (field: string): URL =>
+    withNext((text) => text.replace('{"name": "correlationId",', `${field},\n    {"name": "correlationId",`), 'event/EventEnvelope.avsc');
+
   it('loads a new version that adds an optional field, and reads older ones with it', () => {
-    const root = withV3((text) =>
+    const root = withNext((text) =>
       text.replace('{"name": "uid",', '{"name": "selfLink", "type": ["null", "string"], "default": null},\n    {"name": "uid",'),
     );
     const loaded = loadSchemaRegistry(root);
-    expect(loaded.versions.map((version) => version.name)).toEqual(['v1', 'v2', 'v3']);
-    expect(loaded.current.name).toBe('v3');
+    expect(loaded.versions.map((version) => version.name)).toEqual([...registry.versions.map((version) => version.name), next]);
+    expect(loaded.current.name).toBe(next);
   });
 
   it('refuses a new version that cannot read older events (a field without a default)', () => {
-    const root = withV3((text) => text.replace('{"name": "uid",', '{"name": "selfLink", "type": "string"},\n    {"name": "uid",'));
-    expect(() => loadSchemaRegistry(root)).toThrow(/v1 cannot be read with v3/);
+    const root = withNext((text) => text.replace('{"name": "uid",', '{"name": "selfLink", "type": "string"},\n    {"name": "uid",'));
+    expect(() => loadSchemaRegistry(root)).toThrow(new RegExp(`v1 cannot be read with ${next}`));
   });
 
   it('refuses a new version that changes nothing a reader sees', () => {
-    const root = withV3((text) => text.replace('Metadata every persisted object carries.', 'Metadata.'));
+    const root = withNext((text) => text.replace('Metadata every persisted object carries.', 'Metadata.'));
     expect(() => loadSchemaRegistry(root)).toThrow(SchemaError);
-    expect(() => loadSchemaRegistry(root)).toThrow(/v3 has the same fingerprint as v2/);
+    expect(() => loadSchemaRegistry(root)).toThrow(new RegExp(`${next} has the same fingerprint as ${newest}`));
+  });
+
+  it('refuses a narrowing that older events cannot be resolved to (double → long)', () => {
+    const root = withNext((text) => text.replace('{"name": "score", "type": "double"', '{"name": "score", "type": "long"'), 'event/BindingRationale.avsc');
+    expect(() => loadSchemaRegistry(root)).toThrow(new RegExp(`${newest} cannot be read with ${next}`));
+  });
+
+  it.each([
+    ['not true', '{"name": "traceId", "type": ["null", "string"], "default": null, "logplane.optional": "yes"}', /must be true/],
+    ['not nullable', '{"name": "traceId", "type": "string", "default": "", "logplane.optional": true}', /needs a field of type \["null", T\]/],
+    ['no null default', '{"name": "traceId", "type": ["string", "null"], "default": "", "logplane.optional": true}', /with "default": null/],
+  ])('refuses logplane.optional on a field that cannot be absent: %s', (_case, field, message) => {
+    expect(() => loadSchemaRegistry(withEnvelopeField(field))).toThrow(message);
+  });
+
+  it('refuses logplane.optional on a logplane.k8s field (implied there)', () => {
+    const root = withNext((text) => text.replace('{"name": "uid", "type": ["null", "string"], "default": null', '{"name": "uid", "type": ["null", "string"], "default": null, "logplane.optional": true'));
+    expect(() => loadSchemaRegistry(root)).toThrow(/implied for logplane.k8s records/);
   });
 });

@@ -2,7 +2,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import avro from 'avsc';
 import { SchemaError } from './errors.ts';
 import { fingerprintHex, schemaFingerprint } from './fingerprint.ts';
-import { annotateUnion, UNION_ATTRIBUTE, viewOf, type UnionAnnotation } from './schema-view.ts';
+import {
+  annotateUnion,
+  isNullable,
+  K8S_NAMESPACE,
+  markOptional,
+  namespaceOf,
+  OPTIONAL_ATTRIBUTE,
+  UNION_ATTRIBUTE,
+  viewOf,
+  type UnionAnnotation,
+} from './schema-view.ts';
 
 /** One released version of the event schema (a directory `schemas/avro/v<N>/`). */
 export type SchemaVersion = {
@@ -99,8 +109,9 @@ export function loadSchemaVersion(dir: URL, name: string): SchemaVersion {
   const manifest = readManifest(new URL('manifest.json', dir));
   const registry: Record<string, avro.Type> = {};
   const unionFields: { record: string; field: string; annotation: UnionAnnotation }[] = [];
+  const optionalFields: { record: string; field: string }[] = [];
   const typeHook = (schema: unknown, opts: { namespace?: string }): undefined => {
-    collectUnionAnnotations(schema, opts.namespace, unionFields);
+    collectFieldAttributes(schema, opts.namespace, unionFields, optionalFields);
     return undefined;
   };
   for (const file of manifest.files) {
@@ -117,6 +128,9 @@ export function loadSchemaVersion(dir: URL, name: string): SchemaVersion {
   }
   for (const { record, field, annotation } of unionFields) {
     annotateUnion(checkedUnion(registry, record, field, annotation, name), annotation);
+  }
+  for (const { record, field } of optionalFields) {
+    markOptional(checkedOptional(registry, record, field, name), field);
   }
   const fingerprint = schemaFingerprint(type);
   const header = Buffer.alloc(HEADER_LENGTH);
@@ -139,10 +153,11 @@ function readManifest(url: URL): Manifest {
   return { root: manifest.root, files: manifest.files };
 }
 
-function collectUnionAnnotations(
+function collectFieldAttributes(
   schema: unknown,
   enclosingNamespace: string | undefined,
-  into: { record: string; field: string; annotation: UnionAnnotation }[],
+  unions: { record: string; field: string; annotation: UnionAnnotation }[],
+  optionals: { record: string; field: string }[],
 ): void {
   if (typeof schema !== 'object' || schema === null || !('type' in schema) || schema.type !== 'record') {
     return;
@@ -154,6 +169,13 @@ function collectUnionAnnotations(
   const ns = typeof namespace === 'string' ? namespace : enclosingNamespace;
   const record = name.includes('.') || !ns ? name : `${ns}.${name}`;
   for (const field of fields as Record<string, unknown>[]) {
+    const optional = field[OPTIONAL_ATTRIBUTE];
+    if (optional !== undefined) {
+      if (optional !== true) {
+        throw new SchemaError(`${record}.${String(field.name)}: ${OPTIONAL_ATTRIBUTE} must be true`);
+      }
+      optionals.push({ record, field: String(field.name) });
+    }
     const annotation = field[UNION_ATTRIBUTE];
     if (annotation === undefined) {
       continue;
@@ -162,7 +184,7 @@ function collectUnionAnnotations(
     if (typeof unionName !== 'string' || typeof discriminator !== 'string') {
       throw new SchemaError(`${record}.${String(field.name)}: ${UNION_ATTRIBUTE} must be {"name": string, "discriminator": string}`);
     }
-    into.push({ record, field: String(field.name), annotation: { name: unionName, discriminator } });
+    unions.push({ record, field: String(field.name), annotation: { name: unionName, discriminator } });
   }
 }
 
@@ -189,4 +211,18 @@ function checkedUnion(
     }
   }
   return union;
+}
+
+function checkedOptional(registry: Record<string, avro.Type>, record: string, field: string, version: string): avro.Type {
+  const where = `${version}: ${record}.${field}`;
+  if (namespaceOf(record) === K8S_NAMESPACE) {
+    throw new SchemaError(`${where}: ${OPTIONAL_ATTRIBUTE} is implied for ${K8S_NAMESPACE} records`);
+  }
+  const recordType = registry[record] as avro.types.RecordType;
+  const declared = recordType.field(field);
+  const view = viewOf(declared.type);
+  if (view.type !== 'union' || view.wrapped || !isNullable(view.branches) || declared.defaultValue() !== null) {
+    throw new SchemaError(`${where}: ${OPTIONAL_ATTRIBUTE} needs a field of type ["null", T] with "default": null`);
+  }
+  return recordType;
 }

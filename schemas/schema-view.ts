@@ -18,11 +18,26 @@ export const UNION_ATTRIBUTE = 'logplane.union';
 /** What a `logplane.union` attribute says about a union. */
 export type UnionAnnotation = { name: string; discriminator: string };
 
+/**
+ * Field attribute `"logplane.optional": true` on a nullable field (`["null", T]`, default
+ * null) of a record outside `logplane.k8s`: the TypeScript view declares it optional
+ * (`field?: T | null`) and decoding leaves it absent when null, so that values built
+ * without it (by code older than the field) round-trip deep-equal. Other nullable
+ * fields of such records are required and decoded as null (`field: T | null`).
+ */
+export const OPTIONAL_ATTRIBUTE = 'logplane.optional';
+
 /** The Avro primitive type names. */
 export type Primitive = 'null' | 'boolean' | 'int' | 'long' | 'float' | 'double' | 'bytes' | 'string';
 
 /** A field of a record, with its documentation. */
-export type FieldView = { name: string; type: avro.Type; doc: string | undefined };
+export type FieldView = {
+  name: string;
+  type: avro.Type;
+  doc: string | undefined;
+  /** Carries `"logplane.optional": true`: absent, not null, in the TypeScript view. */
+  optional: boolean;
+};
 
 /** A typed view of an avsc type, to switch over exhaustively. */
 export type TypeView =
@@ -38,10 +53,16 @@ const PRIMITIVES: ReadonlySet<string> = new Set<Primitive>([
 ]);
 
 const annotations = new WeakMap<avro.Type, UnionAnnotation>();
+const optionalFields = new WeakMap<avro.Type, ReadonlySet<string>>();
 
 /** Attaches a `logplane.union` annotation to the union type of a parsed field. */
 export function annotateUnion(union: avro.Type, annotation: UnionAnnotation): void {
   annotations.set(union, annotation);
+}
+
+/** Marks a field of a parsed record type as carrying `"logplane.optional": true`. */
+export function markOptional(record: avro.Type, field: string): void {
+  optionalFields.set(record, new Set([...(optionalFields.get(record) ?? []), field]));
 }
 
 /** Classifies an avsc type; throws for Avro features logplane's schemas do not use. */
@@ -66,6 +87,7 @@ export function viewOf(type: avro.Type): TypeView {
           name: field.name,
           type: field.type,
           doc: (field as { doc?: string }).doc,
+          optional: optionalFields.get(type)?.has(field.name) ?? false,
         })),
       };
     case 'union:wrapped':
