@@ -125,6 +125,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       actor: event.actor,
       causationId: event.causationId,
       correlationId: event.correlationId,
+      decidedAt: event.decidedAt ?? null,
       verdict: outcome.verdict,
     });
     store.times.putSync([topicIndex, record.partition, event.time, record.offset], event.id);

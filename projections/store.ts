@@ -43,6 +43,8 @@ export interface EventRecord {
   readonly actor: Actor;
   readonly causationId: string | null;
   readonly correlationId: string;
+  /** For controller decisions: the position of the view the decision read. */
+  readonly decidedAt: string | null;
   readonly verdict: Verdict;
 }
 

@@ -56,6 +56,8 @@ export interface WriteContext {
   readonly correlationId?: string | null;
   /** Event time; defaults to now. */
   readonly time?: number;
+  /** For controller decisions: the position of the view the decision read. */
+  readonly decidedAt?: string;
 }
 
 /** An event as appended, with where it landed. */
@@ -76,6 +78,7 @@ export const envelope = (body: EventBody, context: WriteContext): EventEnvelope 
     causationId: context.causationId ?? null,
     correlationId: context.correlationId ?? context.causationId ?? id,
     key: keyOfBody(body),
+    ...(context.decidedAt ? { decidedAt: context.decidedAt } : {}),
     body,
   };
 };

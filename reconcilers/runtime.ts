@@ -13,7 +13,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { Subject, type Subscription } from 'rxjs';
 import { partitionFor } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
-import type { AppliedChange, Projection, View } from '../projections/index.ts';
+import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
 import type { EventBody, EventEnvelope } from '../schemas/index.ts';
 
@@ -155,10 +155,12 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
     const started = performance.now();
     const view = projection.view();
+    const decidedAt = formatVector(projection.cursor());
+    const decidedNow = now();
     const keys = batch.map(([key]) => key).filter(owns);
     let decisions: ReadonlyMap<string, Decision>;
     try {
-      decisions = decideKeys(controller, keys, view, { now: now() });
+      decisions = decideKeys(controller, keys, view, { now: decidedNow });
     } catch (error) {
       options.metrics?.errors.inc({ controller: controller.name });
       runtimeLogger.error({ error: String(error), keys: keys.length }, 'decide failed; retrying the keys with backoff');
@@ -170,7 +172,9 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       const decision = decisions.get(key);
       if (!decision) continue;
       for (const body of decision.commands) {
-        envelopes.push(envelope(body, { actor: { type: 'controller', name: controller.name }, causationId: cause }));
+        envelopes.push(
+          envelope(body, { actor: { type: 'controller', name: controller.name }, causationId: cause, decidedAt, time: decidedNow }),
+        );
       }
       if (decision.requeueAfterMs !== undefined) later(decision.requeueAfterMs, () => enqueue(key, null));
     }

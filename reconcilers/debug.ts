@@ -1,0 +1,75 @@
+/**
+ * Time-travel debugging of reconcilers: re-run a recorded decision on the view at the
+ * position it read (`decidedAt`) and compare the commands with what was appended then.
+ *
+ * A controller decides a round of keys at once (the scheduler's later pods see the
+ * capacity earlier pods took), so the round is rebuilt from the log: every event that
+ * controller appended with the same `decidedAt` and decision time.
+ */
+import type { EventLog } from '../log/port.ts';
+import { FOLDED_TOPICS, formatVector, type PositionVector, type Projection } from '../projections/index.ts';
+import type { EventRecord } from '../projections/store.ts';
+import { decodeEvent, type EventBody } from '../schemas/index.ts';
+import { ReconcileError } from './errors.ts';
+import { decideKeys, type Controller } from './runtime.ts';
+
+export interface DebugResult {
+  readonly commands: readonly EventBody[];
+  readonly recorded: readonly EventBody[];
+  readonly identical: boolean;
+}
+
+/** Events of one round: same controller, same decidedAt, same decision time. */
+const roundEvents = (projection: Projection, controller: string, decidedAt: string, time: number): EventRecord[] => {
+  const found: EventRecord[] = [];
+  FOLDED_TOPICS.forEach((_, topicIndex) => {
+    for (let partition = 0; partition < projection.partitions; partition++) {
+      for (const { value: id } of projection.store.times.getRange({
+        start: [topicIndex, partition, time, 0],
+        end: [topicIndex, partition, time, Number.MAX_SAFE_INTEGER],
+      })) {
+        const event = projection.store.events.get(id);
+        if (event && event.actor.type === 'controller' && event.actor.name === controller && event.decidedAt === decidedAt) found.push(event);
+      }
+    }
+  });
+  return found.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition || a.offset - b.offset);
+};
+
+const readBody = async (log: EventLog, event: EventRecord): Promise<EventBody> => {
+  const [record] = await log.read(event.topic, event.partition, event.offset, event.offset + 1);
+  if (!record) throw new ReconcileError(`event ${event.id} is no longer in the log`, false, { eventId: event.id });
+  return decodeEvent(record.value).body;
+};
+
+/** Creates the debug function the history API calls. */
+export const createDebugReconcile =
+  (options: { log: EventLog; projection: Projection; controllers: Readonly<Record<string, () => Controller>> }) =>
+  async (controllerName: string, key: string, at: PositionVector): Promise<DebugResult> => {
+    const factory = options.controllers[controllerName];
+    if (!factory) {
+      throw new ReconcileError(
+        `unknown controller "${controllerName}"; known: ${Object.keys(options.controllers).join(', ')}`,
+        false,
+      );
+    }
+    const controller = factory();
+    const decidedAt = formatVector(at);
+    const { projection, log } = options;
+    // The decision about `key` made on the view at `at`, if the log has one.
+    let anchor: EventRecord | undefined;
+    for (const { value } of projection.store.history.getRange({ start: [key, 0, 0], end: [key, FOLDED_TOPICS.length, 0] })) {
+      const event = projection.store.events.get(value.eventId);
+      if (event?.decidedAt === decidedAt && event.actor.name === controllerName) {
+        anchor = event;
+        break;
+      }
+    }
+    const round = anchor ? roundEvents(projection, controllerName, decidedAt, anchor.time) : [];
+    const roundKeys = [...new Set([key, ...round.map((e) => e.key)])];
+    const now = anchor?.time ?? Date.now();
+    const decisions = decideKeys(controller, roundKeys, projection.viewAt(at), { now });
+    const commands = decisions.get(key)?.commands ?? [];
+    const recorded = await Promise.all(round.filter((e) => e.key === key).map((e) => readBody(log, e)));
+    return { commands, recorded, identical: JSON.stringify(commands) === JSON.stringify(recorded) };
+  };
