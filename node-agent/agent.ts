@@ -1,0 +1,220 @@
+/**
+ * The node agent: for one or many nodes (sim runs 1,000 from one process) it registers
+ * the Node, heartbeats, runs the pods the projection says are bound to it, reports their
+ * status to the observed topic, and finishes graceful deletions once a pod has stopped.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Subscription } from 'rxjs';
+import type { EventLog } from '../log/port.ts';
+import { appendBodies, appendAndWait, type Projection } from '../projections/index.ts';
+import type { EventBody, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
+import { createPodRuntime, type PodRuntime, type RuntimeKind } from './kubelet/index.ts';
+
+export interface NodeResources {
+  readonly cpu: string;
+  readonly memory: string;
+  readonly pods: string;
+}
+
+export interface NodeAgentOptions {
+  readonly log: EventLog;
+  readonly projection: Projection;
+  readonly logger: Logger;
+  /** Names of the nodes this agent runs. */
+  readonly nodes: readonly string[];
+  readonly runtime: RuntimeKind;
+  readonly dataDir: string;
+  readonly capacity?: NodeResources;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly taints?: readonly Taint[];
+  /** Heartbeat period (default 10 s; the node-lifecycle grace is 50 s). */
+  readonly heartbeatMs?: number;
+  /** Pod CIDR of the i-th node; default 127.100.i.0/24 (process) or 10.(i/256).(i%256).0/24 (sim). */
+  readonly podCIDR?: (index: number) => string;
+  readonly crashLoop?: { readonly initialMs: number; readonly maxMs: number };
+  readonly simStartDelayMs?: number;
+  readonly probeSecondMs?: number;
+}
+
+export interface NodeAgent {
+  /** The runtime of `node` (for logs and failure injection). */
+  runtimeOf(node: string): PodRuntime | undefined;
+  /** Stops heartbeats and status reports; with `stopPods` the pods are terminated first. */
+  close(opts?: { stopPods: boolean }): Promise<void>;
+}
+
+const DEFAULT_CAPACITY: NodeResources = { cpu: '4', memory: '8Gi', pods: '110' };
+
+const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const readyStatus = (capacity: NodeResources, now: number): NodeStatus => {
+  const ready: NodeCondition = {
+    type: 'Ready',
+    status: 'True',
+    reason: 'KubeletReady',
+    message: 'logplane agent is posting ready status',
+    lastHeartbeatTime: isoTime(now),
+    lastTransitionTime: isoTime(now),
+  };
+  return {
+    capacity: { ...capacity },
+    allocatable: { ...capacity },
+    conditions: [ready],
+    addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+    nodeInfo: { kubeletVersion: 'v1.32.0-logplane', operatingSystem: 'linux', architecture: process.arch },
+  };
+};
+
+const defaultPodCIDR = (kind: RuntimeKind) => (index: number): string =>
+  kind === 'process' ? `127.100.${index % 256}.0/24` : `10.${Math.floor(index / 256) % 256}.${index % 256}.0/24`;
+
+const hasStopped = (status: PodStatus): boolean =>
+  status.phase === 'Succeeded' ||
+  status.phase === 'Failed' ||
+  (status.containerStatuses ?? []).every((c) => !c.state?.running && !c.state?.waiting);
+
+/** Starts the agent for `options.nodes`. Resolves once the nodes are registered and Ready. */
+export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAgent> => {
+  const { log, projection, logger } = options;
+  const capacity = options.capacity ?? DEFAULT_CAPACITY;
+  const heartbeatMs = options.heartbeatMs ?? 10_000;
+  const podCIDR = options.podCIDR ?? defaultPodCIDR(options.runtime);
+  const nodeSet = new Set(options.nodes);
+  const actorFor = (node: string) => ({ type: 'node' as const, name: node });
+
+  // Register (or re-register) every node, then declare it Ready.
+  const view = projection.view();
+  const creations: EventBody[] = [];
+  for (const name of options.nodes) {
+    if (view.get(`Node//${name}`)) continue;
+    const node: Node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...options.labels } },
+      spec: { ...(options.taints?.length ? { taints: options.taints.map((t) => ({ ...t })) } : {}), podCIDR: podCIDR(options.nodes.indexOf(name)) },
+      status: readyStatus(capacity, Date.now()),
+    };
+    creations.push({ type: 'ObjectCreated', object: node });
+  }
+  if (creations.length > 0) await appendAndWait(log, projection, creations, { actor: { type: 'node', name: 'node-agent' } });
+  await appendBodies(
+    log,
+    options.nodes.map((name) => ({ type: 'NodeStatusChanged', name, status: readyStatus(capacity, Date.now()) }) as EventBody),
+    { actor: { type: 'node', name: options.nodes.length === 1 ? options.nodes[0]! : 'node-agent' } },
+  );
+
+  const beat = (): void => {
+    const now = Date.now();
+    void appendBodies(
+      log,
+      options.nodes.map((node) => ({ type: 'NodeHeartbeat', node, time: now }) as EventBody),
+      { actor: { type: 'node', name: 'node-agent' } },
+    ).catch((error: unknown) => logger.warn({ error: String(error) }, 'heartbeat append failed; will retry on the next beat'));
+  };
+  beat();
+  const heartbeatTimer = setInterval(beat, heartbeatMs);
+  heartbeatTimer.unref();
+
+  // One runtime per node; statuses flow to the observed topic, coalesced per tick.
+  const runtimes = new Map<string, PodRuntime>();
+  const pendingStatus = new Map<string, { node: string; body: EventBody }>();
+  const pendingDeletes = new Map<string, { node: string; body: EventBody }>();
+  let flushScheduled = false;
+  const flush = (): void => {
+    flushScheduled = false;
+    const groups = new Map<string, EventBody[]>();
+    for (const entries of [pendingStatus, pendingDeletes]) {
+      for (const { node, body } of entries.values()) groups.set(node, [...(groups.get(node) ?? []), body]);
+      entries.clear();
+    }
+    for (const [node, bodies] of groups) {
+      void appendBodies(log, bodies, { actor: actorFor(node) }).catch((error: unknown) =>
+        logger.warn({ node, error: String(error) }, 'status report failed'),
+      );
+    }
+  };
+  const scheduleFlush = (): void => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  };
+
+  const subscriptions: Subscription[] = [];
+  options.nodes.forEach((node, index) => {
+    const runtime = createPodRuntime({
+      kind: options.runtime,
+      node,
+      dataDir: join(options.dataDir, node),
+      podCIDR: podCIDR(index),
+      logger: logger.child({ node }),
+      ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),
+      ...(options.simStartDelayMs !== undefined ? { sim: { startDelayMs: options.simStartDelayMs } } : {}),
+      ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
+    });
+    runtimes.set(node, runtime);
+    subscriptions.push(
+      runtime.statuses$.subscribe((update) => {
+        const key = `Pod/${update.namespace}/${update.name}`;
+        const current = projection.view().get(key) as Pod | undefined;
+        if (!current || current.metadata.uid !== update.uid) return;
+        pendingStatus.set(key, {
+          node,
+          body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
+        });
+        if (current.metadata.deletionTimestamp && hasStopped(update.status)) {
+          pendingDeletes.set(key, {
+            node,
+            body: {
+              type: 'ObjectDeleted',
+              kind: 'Pod',
+              namespace: update.namespace,
+              name: update.name,
+              expectedResourceVersion: null,
+              uid: update.uid,
+              propagationPolicy: null,
+              gracePeriodSeconds: 0,
+            },
+          });
+        }
+        scheduleFlush();
+      }),
+    );
+  });
+
+  // Level-based: whenever a pod of a node changes, hand the node's whole pod set to its runtime.
+  const dirtyNodes = new Set<string>(options.nodes);
+  let syncScheduled = false;
+  const syncDirty = (): void => {
+    syncScheduled = false;
+    const current = projection.view();
+    for (const node of dirtyNodes) runtimes.get(node)?.sync(current.podsOnNode(node));
+    dirtyNodes.clear();
+  };
+  const markDirty = (node: string): void => {
+    if (!nodeSet.has(node)) return;
+    dirtyNodes.add(node);
+    if (!syncScheduled) {
+      syncScheduled = true;
+      setImmediate(syncDirty);
+    }
+  };
+  subscriptions.push(
+    projection.changes$.subscribe((change) => {
+      if (!change.key.startsWith('Pod/')) return;
+      const node = (change.object as Pod).spec.nodeName;
+      if (node) markDirty(node);
+    }),
+  );
+  syncDirty();
+
+  return {
+    runtimeOf: (node) => runtimes.get(node),
+    close: async (opts) => {
+      clearInterval(heartbeatTimer);
+      for (const s of subscriptions) s.unsubscribe();
+      await Promise.all([...runtimes.values()].map((r) => r.close(opts)));
+      flush();
+    },
+  };
+};
