@@ -136,7 +136,16 @@ export type PodEvent =
       readonly message?: string;
       readonly at: number;
     }
-  | { readonly type: 'probe'; readonly container: string; readonly restartCount: number; readonly probe: ProbeKind; readonly ok: boolean; readonly at: number }
+  /** A probe's verdict changed; `detail` says why the last attempt failed (for logs). */
+  | {
+      readonly type: 'probe';
+      readonly container: string;
+      readonly restartCount: number;
+      readonly probe: ProbeKind;
+      readonly ok: boolean;
+      readonly detail?: string;
+      readonly at: number;
+    }
   | { readonly type: 'backoffElapsed'; readonly container: string; readonly at: number }
   | { readonly type: 'killTimeout'; readonly container: string; readonly restartCount: number; readonly at: number }
   | { readonly type: 'terminate'; readonly graceMs: number; readonly at: number }

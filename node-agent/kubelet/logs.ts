@@ -3,8 +3,7 @@
  * `<dataDir>/logs/<namespace>_<name>_<uid>/<container>/<restartCount>.log`, each holding
  * the stdout and stderr of one instance. The current and the previous instance are kept.
  */
-import { watch } from 'node:fs';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, watch } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';

@@ -215,8 +215,8 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
         logger.warn({ pod, container: event.container, restartCount: event.restartCount }, event.message);
         break;
       case 'probe':
-        if (event.probe !== 'readiness' && !event.ok) logger.info({ pod, container: event.container, probe: event.probe }, `${event.probe} probe failed, container will be restarted`);
-        else logger.debug({ pod, container: event.container, probe: event.probe, ok: event.ok }, 'probe verdict');
+        if (event.probe !== 'readiness' && !event.ok) logger.info({ pod, container: event.container, probe: event.probe, detail: event.detail }, `${event.probe} probe failed, container will be restarted`);
+        else logger.debug({ pod, container: event.container, probe: event.probe, ok: event.ok, detail: event.detail }, 'probe verdict');
         break;
       case 'started':
       case 'backoffElapsed':
@@ -247,7 +247,11 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       const next = withTransitionTimes(podStatus(entry.run), entry.status, k8sTime(now()));
       if (!jsonEqual(next, entry.status)) {
         entry.status = next;
-        executor.persist(entry.run);
+        try {
+          executor.persist(entry.run);
+        } catch (err) {
+          logger.error({ err, pod: `${entry.run.namespace}/${entry.run.name}` }, 'cannot record pod state; an agent restart may not adopt its processes');
+        }
         updates$.next({ namespace: entry.run.namespace, name: entry.run.name, uid: entry.run.uid, status: next });
       }
       if (entry.run.termination?.stopped === true && !entry.desired) forget(entry);

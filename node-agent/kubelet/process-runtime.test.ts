@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeletNotFoundError, createPodRuntime } from './index.ts';
 import type { PodStatusUpdate } from './pod-driver.ts';
@@ -286,6 +287,34 @@ describe('process runtime', () => {
     const restarted = await waitForStatus(second, kept, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready);
     expect(containerStatus(restarted).lastState?.terminated).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown' });
     expect(pidsOfPod(kept.metadata.uid as string)).toEqual([pidOf(containerStatus(restarted))]);
+  });
+
+  it('adopts the processes of an agent that was SIGKILLed (no clean shutdown)', async () => {
+    const dataDir = tempDir();
+    const dir = tempDir();
+    const pod = makePod('survivor', [sleeper(dir)]);
+    const agent = spawn(process.execPath, ['--import', 'tsx', new URL('./fixtures/agent-process.ts', import.meta.url).pathname, dataDir, JSON.stringify([pod])], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const ready = await new Promise<PodStatusUpdate>((resolve, reject) => {
+      createInterface({ input: agent.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        const update = JSON.parse(line) as PodStatusUpdate;
+        if (containerStatus(update).ready) resolve(update);
+      });
+      agent.once('exit', (code) => reject(new Error(`agent exited with ${code}`)));
+    });
+    const pid = pidOf(containerStatus(ready));
+    const agentGone = new Promise((resolve) => agent.once('exit', resolve));
+    agent.kill('SIGKILL');
+    await agentGone;
+    expect(readProcStart(pid)).not.toBeNull();
+
+    const runtime = processRuntime(dataDir);
+    runtime.sync([pod]);
+    const adopted = await waitForStatus(runtime, pod, (u) => containerStatus(u).ready);
+    expect(pidOf(containerStatus(adopted))).toBe(pid);
+    expect(adopted.status.podIP).toBe(ready.status.podIP);
+    expect(pidsOfPod(pod.metadata.uid as string)).toEqual([pid]);
   });
 
   it('never signals a recycled pid: a recorded pid whose /proc start time differs is left alone', async () => {

@@ -17,7 +17,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
-import { KubeletError, KubeletNotFoundError } from './errors.ts';
+import { KubeletNotFoundError } from './errors.ts';
 import { assertNever } from '../../schemas/index.ts';
 import type { ContainerPhase, ContainerRun, PodRun, ProbeKind, StopSignal } from './lifecycle.ts';
 import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, prepareLogFile, readLogFile } from './logs.ts';
@@ -222,10 +222,16 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
             probe,
             target,
             secondMs: probeSecondMs,
-            onVerdict: (ok, outcome) => {
-              logger.debug({ pod: `${ref.run.namespace}/${ref.run.name}`, container: ref.container, probe: kind, ok, outcome }, 'probe verdict');
-              dispatch(ref.run.uid, { type: 'probe', container: ref.container, restartCount: ref.restartCount, probe: kind, ok, at: now() });
-            },
+            onVerdict: (ok, outcome) =>
+              dispatch(ref.run.uid, {
+                type: 'probe',
+                container: ref.container,
+                restartCount: ref.restartCount,
+                probe: kind,
+                ok,
+                ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
+                at: now(),
+              }),
           }),
         );
       }
@@ -239,11 +245,14 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         try {
           record = JSON.parse(readFileSync(join(podsDir, entry, 'record.json'), 'utf8')) as PodRecord;
         } catch (err) {
-          logger.warn({ err, dir: join(podsDir, entry) }, 'unreadable pod record; removing it');
+          logger.error({ err, dir: join(podsDir, entry) }, 'unreadable pod record; removing it (its processes, if any, cannot be identified)');
           rmSync(join(podsDir, entry), { recursive: true, force: true });
           continue;
         }
-        if (record.version !== 1) throw new KubeletError(`pod record ${entry} has unknown version ${String(record.version)}`, false, { dir: join(podsDir, entry) });
+        if (record.version !== 1) {
+          logger.error({ dir: join(podsDir, entry), version: record.version }, 'pod record of an unknown version (written by a newer agent?); leaving it and its processes alone');
+          continue;
+        }
         const containers = record.run.containers.map((c) => restoredContainer(c, record.processes[c.name], record.run.startTime));
         for (const c of containers) {
           const process = record.processes[c.name];

@@ -52,7 +52,9 @@ export interface PodRuntime {
   /**
    * The desired pods of this node, as a full set (level-based): new pods are started,
    * pods absent from the set or carrying a `deletionTimestamp` are terminated gracefully.
-   * Idempotent. Pods already Succeeded/Failed per their status are not started again.
+   * Idempotent. Pods already Succeeded/Failed per their status are not started again;
+   * the spec of a pod already running is not re-read (pod specs are immutable).
+   * Pods bound to another node are ignored (so treated as absent).
    * The first call also takes over what a previous agent run left: live processes of
    * desired pods are adopted, those of other pods are terminated.
    */
