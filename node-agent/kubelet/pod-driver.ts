@@ -162,6 +162,8 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     for (const effect of effects) {
       switch (effect.type) {
         case 'start':
+          // Only desired pods start containers: a restored, undesired pod is terminated before
+          // anything can restart (see restoreOnce), so it never asks.
           if (entry.spec !== undefined) executor.start(entry.spec, { run, container: effect.container, restartCount: effect.restartCount });
           break;
         case 'signal':

@@ -21,8 +21,8 @@ interface Entry {
   fire: (() => void) | null;
 }
 
-/** Creates a timer queue. `clock` defaults to `Date.now` (tests never need to replace it). */
-export function createTimerQueue(clock: () => number = Date.now): TimerQueue {
+/** Creates a timer queue on a monotonic clock (wall-clock jumps do not move deadlines). */
+export function createTimerQueue(clock: () => number = () => performance.now()): TimerQueue {
   const heap: Entry[] = [];
   let live = 0;
   let seq = 0;
