@@ -1,0 +1,162 @@
+/**
+ * The ReplicaSet decision, pure: from a ReplicaSet and its pods in a view to the commands
+ * that bring the number of active pods to `spec.replicas`, and the status it reports.
+ *
+ * Pod names are deterministic, `<rs>-<5 chars>` where the suffix hashes (rs uid, slot)
+ * and the lowest free slots are taken first, so two instances (or a retried round) that
+ * decide on the same view create the same names, and the fold rejects the second create
+ * as AlreadyExists instead of making a second Pod.
+ */
+import { labelSelectorToRequirements, matchesLabels } from '../../projections/selectors.ts';
+import type { View } from '../../projections/index.ts';
+import type { EventBody, Pod, ReplicaSet, ReplicaSetStatus } from '../../schemas/index.ts';
+import type { Decision } from '../runtime.ts';
+import {
+  canonicalJson,
+  controllerRef,
+  controllerReferenceTo,
+  deleteCommand,
+  isBeingDeleted,
+  isControlledBy,
+  safeHash,
+  statusCommand,
+  updateCommand,
+} from './objects.ts';
+import { isPodActive, isPodAvailable, isPodFinished, isPodReady, nextAvailabilityInMs, podsToDelete } from './pods.ts';
+
+/** Most pods one round creates for one ReplicaSet (kube's `BurstReplicas`). */
+export const DEFAULT_BURST_REPLICAS = 500;
+
+/** Length of the generated part of a pod name (as kube's generateName suffix). */
+export const POD_SUFFIX_LENGTH = 5;
+
+/** The name of the pod in `slot` of a ReplicaSet: stable for a given (rs uid, slot). */
+export const podNameForSlot = (rs: ReplicaSet, slot: number): string =>
+  `${rs.metadata.name}-${safeHash(`${rs.metadata.uid ?? rs.metadata.name}/${slot}`, POD_SUFFIX_LENGTH)}`;
+
+/** Slots searched for free names before giving up (far beyond any real ReplicaSet). */
+const MAX_SLOTS = 1_000_000;
+
+/**
+ * The names of the `count` lowest slots whose names are not taken (`isTaken` says whether
+ * a pod of that name exists, in any state).
+ */
+export const freePodNames = (rs: ReplicaSet, count: number, isTaken: (name: string) => boolean): string[] => {
+  const names: string[] = [];
+  const chosen = new Set<string>();
+  for (let slot = 0; names.length < count && slot < MAX_SLOTS; slot++) {
+    const name = podNameForSlot(rs, slot);
+    if (chosen.has(name) || isTaken(name)) continue;
+    chosen.add(name);
+    names.push(name);
+  }
+  return names;
+};
+
+/** A new pod of `rs` named `name`: the template's labels, annotations and spec, owned by the ReplicaSet. */
+export const podFromTemplate = (rs: ReplicaSet, name: string): Pod => {
+  const template = rs.spec.template;
+  if (!template) throw new TypeError(`ReplicaSet ${rs.metadata.name} has no pod template`);
+  const labels = template.metadata?.labels;
+  const annotations = template.metadata?.annotations;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: rs.metadata.namespace ?? 'default',
+      ...(labels ? { labels: { ...labels } } : {}),
+      ...(annotations ? { annotations: { ...annotations } } : {}),
+      ownerReferences: [controllerReferenceTo(rs)],
+    },
+    spec: structuredClone(template.spec),
+  };
+};
+
+/** The desired replica count (`spec.replicas`, default 1). */
+export const desiredReplicas = (rs: ReplicaSet): number => rs.spec.replicas ?? 1;
+
+/** The status `rs` should report given the pods it controls, at `now`. */
+export const replicaSetStatus = (rs: ReplicaSet, pods: readonly Pod[], now: number): ReplicaSetStatus => {
+  const active = pods.filter(isPodActive);
+  const templateLabels = Object.entries(rs.spec.template?.metadata?.labels ?? {});
+  const minReadySeconds = rs.spec.minReadySeconds ?? 0;
+  const status: ReplicaSetStatus = {
+    replicas: active.length,
+    fullyLabeledReplicas: active.filter((pod) => templateLabels.every(([k, v]) => pod.metadata.labels?.[k] === v)).length,
+    readyReplicas: active.filter(isPodReady).length,
+    availableReplicas: active.filter((pod) => isPodAvailable(pod, minReadySeconds, now)).length,
+  };
+  if (rs.metadata.generation !== undefined) status.observedGeneration = rs.metadata.generation;
+  if (rs.status?.conditions) status.conditions = rs.status.conditions;
+  return status;
+};
+
+/** Pods of the view that `rs` controls (by uid), in any state. */
+export const controlledPods = (rs: ReplicaSet, view: View): Pod[] =>
+  view.ownedBy(rs.metadata.uid ?? '').filter((o): o is Pod => o.kind === 'Pod' && isControlledBy(o, rs.metadata.uid));
+
+/**
+ * Pods without a controller that `rs` should adopt: same namespace, matching its (valid,
+ * non-empty) selector, alive and not finished.
+ */
+export const adoptablePods = (rs: ReplicaSet, view: View): Pod[] => {
+  const selector = labelSelectorToRequirements(rs.spec.selector);
+  if (selector.type !== 'ok' || selector.requirements.length === 0) return [];
+  return (view.list('Pod', rs.metadata.namespace) as Pod[]).filter(
+    (pod) => !controllerRef(pod) && isPodActive(pod) && matchesLabels(selector.requirements, pod.metadata.labels),
+  );
+};
+
+export interface ReplicaSetDecideOptions {
+  /** Most pods created per round (default {@link DEFAULT_BURST_REPLICAS}). */
+  readonly burstReplicas?: number;
+}
+
+/**
+ * Decides ReplicaSet `key`: adopt orphans first (nothing else that round); otherwise
+ * delete finished pods, create the missing pods in the lowest free slots or delete the
+ * surplus (unscheduled, then not ready, then newest first), and report status when it
+ * changed. A ReplicaSet being deleted only reports status.
+ */
+export const decideReplicaSet = (
+  key: string,
+  view: View,
+  now: number,
+  options: ReplicaSetDecideOptions = {},
+): Decision => {
+  const rs = view.get(key);
+  if (!rs || rs.kind !== 'ReplicaSet') return { commands: [] };
+  const pods = controlledPods(rs, view);
+  const status = replicaSetStatus(rs, pods, now);
+  const statusCommands: EventBody[] = canonicalJson(status) === canonicalJson(rs.status) ? [] : [statusCommand(rs, status)];
+  const active = pods.filter(isPodActive);
+  const waitMs = nextAvailabilityInMs(active, rs.spec.minReadySeconds ?? 0, now);
+  const requeue = waitMs === undefined ? {} : { requeueAfterMs: waitMs };
+  if (isBeingDeleted(rs)) return { commands: statusCommands, ...requeue };
+
+  const orphans = adoptablePods(rs, view);
+  if (orphans.length > 0) {
+    const adoptions = orphans.map((pod) =>
+      updateCommand(pod, {
+        ...pod,
+        metadata: { ...pod.metadata, ownerReferences: [...(pod.metadata.ownerReferences ?? []), controllerReferenceTo(rs)] },
+      }),
+    );
+    return { commands: [...adoptions, ...statusCommands], ...requeue };
+  }
+
+  const commands: EventBody[] = pods
+    .filter((pod) => isPodFinished(pod) && !isBeingDeleted(pod))
+    .map((pod) => deleteCommand(pod));
+  const diff = active.length - desiredReplicas(rs);
+  if (diff < 0 && rs.spec.template) {
+    const count = Math.min(-diff, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
+    const namespace = rs.metadata.namespace ?? 'default';
+    const names = freePodNames(rs, count, (name) => view.get(`Pod/${namespace}/${name}`) !== undefined);
+    for (const name of names) commands.push({ type: 'ObjectCreated', object: podFromTemplate(rs, name) });
+  } else if (diff > 0) {
+    for (const pod of podsToDelete(active, diff)) commands.push(deleteCommand(pod));
+  }
+  return { commands: [...commands, ...statusCommands], ...requeue };
+};
