@@ -1,0 +1,59 @@
+/**
+ * The garbage collector: the ownerReference cascade (Deployment → ReplicaSet → Pod, and
+ * any other owner/dependent pair) with Background, Foreground and Orphan propagation.
+ *
+ * Keys are objects: those being deleted with an `orphan` or `foregroundDeletion`
+ * finalizer, and dependents whose owners may be gone. A deleted object maps to its
+ * dependents and to its owners that wait for their dependents; a changed object maps to
+ * itself (when it awaits the collector or names a missing owner) and to its owners that
+ * await the collector.
+ */
+import type { AppliedChange, View } from '../../projections/index.ts';
+import { KINDS } from '../../schemas/index.ts';
+import { keyOf } from '../replicaset/objects.ts';
+import type { Controller } from '../runtime.ts';
+import { awaitsCollector, decideGarbage, type GarbageCollectorDecideOptions } from './decide.ts';
+
+export * from './decide.ts';
+
+/** The controller's name: its consumer group and the actor of its events (`controller:garbage-collector`). */
+export const GARBAGE_COLLECTOR = 'garbage-collector';
+
+export interface GarbageCollectorOptions extends GarbageCollectorDecideOptions {
+  /** Periodic full scan (ms); off by default. */
+  readonly resyncMs?: number;
+}
+
+/** The objects a change concerns. */
+export const garbageKeysFor = (change: AppliedChange, view: View): string[] => {
+  if (change.topic === 'observed') return [];
+  const object = change.object;
+  const keys = new Set<string>();
+  const refs = object.metadata.ownerReferences ?? [];
+  if (change.type === 'DELETED') {
+    for (const dependent of view.ownedBy(object.metadata.uid ?? '')) keys.add(keyOf(dependent));
+  } else {
+    if (awaitsCollector(object)) keys.add(change.key);
+    if (refs.some((ref) => view.byUid(ref.uid) === undefined)) keys.add(change.key);
+  }
+  for (const ref of refs) {
+    const owner = view.byUid(ref.uid);
+    if (owner && awaitsCollector(owner)) keys.add(keyOf(owner));
+  }
+  return [...keys];
+};
+
+/** Every object that awaits the collector or names a missing owner. */
+export const garbageInitialKeys = (view: View): string[] =>
+  KINDS.flatMap((kind) => view.list(kind))
+    .filter((object) => awaitsCollector(object) || (object.metadata.ownerReferences ?? []).some((ref) => view.byUid(ref.uid) === undefined))
+    .map(keyOf);
+
+/** Creates the garbage collector. */
+export const createGarbageCollector = (options: GarbageCollectorOptions = {}): Controller => ({
+  name: GARBAGE_COLLECTOR,
+  keysFor: garbageKeysFor,
+  initialKeys: garbageInitialKeys,
+  decide: (key, view, { now }) => decideGarbage(key, view, now, options),
+  ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+});
