@@ -1,0 +1,127 @@
+/**
+ * What handlers work with: the server-wide dependencies (`ServerContext`) and one
+ * request's parsed state (`RequestContext`), plus the helpers every verb shares (object
+ * keys, consistent reads, reading an object exactly as a write left it).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { EventLog } from '../log/port.ts';
+import type { EventRecord, PositionVector, Projection } from '../projections/index.ts';
+import type { KubeObject } from '../schemas/index.ts';
+import type { UserInfo } from './auth.ts';
+import { apiErrors, verdictError } from './errors.ts';
+import type { ApiMetrics } from './metrics.ts';
+import type { ResourceInfo } from './resources.ts';
+import type { ResourceTarget } from './router.ts';
+import type { WriteIdentity, Writer, WriteResult } from './writer.ts';
+
+/** What a pod log request asks for (`GET .../pods/NAME/log`). */
+export interface PodLogRequest {
+  readonly pod: KubeObject & { kind: 'Pod' };
+  readonly container: string | undefined;
+  readonly follow: boolean;
+  readonly previous: boolean;
+  readonly timestamps: boolean;
+  readonly tailLines: number | undefined;
+  readonly sinceSeconds: number | undefined;
+  readonly limitBytes: number | undefined;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Serves pod logs (the node agent plugs this in). Returns the log as chunks; throw an
+ * `ApiError` (e.g. 404, 400 for a missing container) to answer with a Status.
+ */
+export type PodLogsHook = (request: PodLogRequest) => Promise<AsyncIterable<string | Uint8Array>>;
+
+/** Dependencies shared by every request of one apiserver. */
+export interface ServerContext {
+  readonly log: EventLog;
+  readonly projection: Projection;
+  readonly writer: Writer;
+  readonly logger: Logger;
+  readonly metrics: ApiMetrics;
+  /** A watch may resume at most this many changes back; older positions get 410 Expired. */
+  readonly watchWindow: number;
+  readonly bookmarkIntervalMs: number;
+  /** Watches without timeoutSeconds end after this long (clients re-watch). */
+  readonly maxWatchSeconds: number;
+  /** How long a read waits for the projection to catch up with the log. */
+  readonly readTimeoutMs: number;
+  readonly podLogs: PodLogsHook | undefined;
+  /** Ends every open watch (server shutdown). */
+  readonly closing: AbortSignal;
+}
+
+/** One authenticated request addressed to a resource. */
+export interface RequestContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly query: URLSearchParams;
+  readonly user: UserInfo;
+  readonly identity: WriteIdentity;
+  readonly target: ResourceTarget;
+  readonly logger: Logger;
+}
+
+/** What a handler answers; `streamed` means it wrote the response itself (watch, logs). */
+export type Reply =
+  | { readonly type: 'json'; readonly code: number; readonly body: unknown; readonly warnings?: readonly string[] }
+  | { readonly type: 'streamed' };
+
+export const json = (code: number, body: unknown, warnings?: readonly string[]): Reply => ({
+  type: 'json',
+  code,
+  body,
+  ...(warnings && warnings.length > 0 ? { warnings } : {}),
+});
+
+/** The projection key of an object of `resource`: `Kind/ns/name` or `Kind//name`. */
+export const keyOf = (resource: ResourceInfo, namespace: string | undefined, name: string): string =>
+  `${resource.kind}/${resource.namespaced ? (namespace ?? '') : ''}/${name}`;
+
+/** The name of a request that addresses one object (404 for collections is the router's job). */
+export const nameOf = (target: ResourceTarget): string => {
+  if (target.name === undefined) throw apiErrors.methodNotAllowed();
+  return target.name;
+};
+
+/**
+ * Waits until the projection has applied everything the log held when the read began
+ * (kube's consistent reads), so a read after another apiserver's write sees it.
+ */
+export const catchUp = async (server: ServerContext): Promise<void> => {
+  const [desired, observed] = await Promise.all([server.log.endOffsets('desired'), server.log.endOffsets('observed')]);
+  try {
+    await server.projection.waitFor({ desired, observed }, server.readTimeoutMs);
+  } catch {
+    throw apiErrors.timeout(`Too large resource version: this apiserver's projection did not catch up with the log within ${server.readTimeoutMs} ms`);
+  }
+};
+
+/** The projection position right after an applied event (the cursor, with that partition set to it). */
+export const positionAfter = (server: ServerContext, record: EventRecord): PositionVector => {
+  const cursor = server.projection.cursor();
+  const topicCursor = [...cursor[record.topic]];
+  topicCursor[record.partition] = record.offset + 1;
+  return { ...cursor, [record.topic]: topicCursor };
+};
+
+/** The object `key` exactly as the write `result` left it (undefined if the write removed it). */
+export const objectAfter = (server: ServerContext, result: WriteResult, key: string): KubeObject | undefined =>
+  server.projection.viewAt(positionAfter(server, result.record)).get(key);
+
+/** Throws the Status for a rejected verdict. */
+export const throwIfRejected = (result: WriteResult, resource: ResourceInfo, name: string): void => {
+  const verdict = result.record.verdict;
+  if (verdict.type === 'rejected') throw verdictError(verdict.reason, verdict.message, resource, name);
+};
+
+/** `?dryRun=All`: admit and answer without appending. Other values are 400. */
+export const isDryRun = (query: URLSearchParams): boolean => {
+  const values = query.getAll('dryRun');
+  if (values.length === 0) return false;
+  if (values.every((v) => v === 'All')) return true;
+  throw apiErrors.badRequest(`dryRun: Unsupported value: "${values.find((v) => v !== 'All')}": supported values: "All"`);
+};

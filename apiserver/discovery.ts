@@ -1,0 +1,74 @@
+/**
+ * Legacy discovery documents (`/api`, `/apis`, `/apis/apps`, `/api/v1`, `/apis/apps/v1`)
+ * and `/version`. Replies are plain `application/json`, which tells kubectl to use the
+ * legacy (not aggregated) discovery format.
+ */
+import { ALL_VERBS, apiVersionOf, GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
+
+/** The Kubernetes version logplane speaks (kubectl's version skew checks read it). */
+export const KUBERNETES_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-logplane' } as const;
+
+/** `/version`. */
+export const versionInfo = () => ({
+  ...KUBERNETES_VERSION,
+  gitCommit: 'logplane',
+  gitTreeState: 'clean',
+  buildDate: '2026-01-01T00:00:00Z',
+  goVersion: `node${process.versions.node}`,
+  compiler: 'tsx',
+  platform: `${process.platform}/${process.arch}`,
+});
+
+/** `/api`. */
+export const apiVersions = (serverAddress: string) => ({
+  kind: 'APIVersions',
+  versions: ['v1'],
+  serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+});
+
+const groupVersionEntry = (gv: GroupVersion) => ({ groupVersion: apiVersionOf(gv), version: gv.version });
+
+const apiGroupOf = (group: string) => {
+  const versions = GROUP_VERSIONS.filter((gv) => gv.group === group).map(groupVersionEntry);
+  return { name: group, versions, preferredVersion: versions[0] };
+};
+
+/** `/apis/{group}`. */
+export const apiGroup = (group: string) => ({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroupOf(group) });
+
+/** `/apis`: the named groups (the core group lives at `/api`). */
+export const apiGroupList = () => ({
+  kind: 'APIGroupList',
+  apiVersion: 'v1',
+  groups: [...new Set(GROUP_VERSIONS.filter((gv) => gv.group !== '').map((gv) => gv.group))].map(apiGroupOf),
+});
+
+/** `/api/v1` or `/apis/apps/v1`: resources with verbs, short names and subresources. */
+export const apiResourceList = (gv: GroupVersion) => {
+  const resources: unknown[] = [];
+  for (const resource of RESOURCES.filter((r) => r.group === gv.group && r.version === gv.version)) {
+    resources.push({
+      name: resource.plural,
+      singularName: resource.singular,
+      namespaced: resource.namespaced,
+      kind: resource.kind,
+      verbs: [...ALL_VERBS],
+      ...(resource.shortNames.length > 0 ? { shortNames: resource.shortNames } : {}),
+      ...(resource.categories.length > 0 ? { categories: resource.categories } : {}),
+    });
+    for (const sub of resource.subresources) {
+      resources.push({
+        name: `${resource.plural}/${sub.name}`,
+        singularName: '',
+        namespaced: resource.namespaced,
+        ...(sub.group !== undefined ? { group: sub.group, version: sub.version } : {}),
+        kind: sub.kind === '' ? resource.kind : sub.kind,
+        verbs: sub.verbs,
+      });
+    }
+  }
+  if (gv.group === '') {
+    resources.push({ name: 'bindings', singularName: 'binding', namespaced: true, kind: 'Binding', verbs: ['create'] });
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(gv), resources };
+};

@@ -1,0 +1,150 @@
+/**
+ * get and list. Reads are consistent by default (the projection first catches up with the
+ * log, like kube's consistent reads); `resourceVersion=0` reads whatever this apiserver
+ * has; `resourceVersionMatch=Exact` reads the cluster as it was at a list resourceVersion
+ * (from the projection's history). Lists page with `limit`/`continue` over a fixed position.
+ */
+import { formatVector, parseVector, type PositionVector, type View } from '../../projections/index.ts';
+import type { KubeObject } from '../../schemas/index.ts';
+import { catchUp, json, keyOf, nameOf, type Reply, type RequestContext, type ServerContext } from '../context.ts';
+import { apiErrors } from '../errors.ts';
+import { negotiate, type Representation } from '../http.ts';
+import { apiVersionOf, type ResourceInfo } from '../resources.ts';
+import { parseSelection, pinnedName } from '../selection.ts';
+import { parseIncludeObject, partialMetadata, toTable } from '../tables.ts';
+
+/** Renders objects as the client asked: the object/list itself, a Table, or PartialObjectMetadata. */
+const represent = (
+  ctx: RequestContext,
+  representation: Representation,
+  objects: readonly KubeObject[],
+  single: boolean,
+  listMeta: { resourceVersion?: string; continue?: string },
+): unknown => {
+  const resource = ctx.target.resource;
+  switch (representation.type) {
+    case 'table':
+      return toTable(objects, {
+        kind: resource.kind,
+        includeObject: parseIncludeObject(ctx.query.get('includeObject')),
+        version: representation.version,
+        ...(listMeta.resourceVersion !== undefined ? { resourceVersion: listMeta.resourceVersion } : {}),
+        ...(listMeta.continue ? { continueToken: listMeta.continue } : {}),
+      });
+    case 'partialMetadata':
+      if (single) return partialMetadata(objects[0]!, representation.version);
+      return {
+        kind: 'PartialObjectMetadataList',
+        apiVersion: `meta.k8s.io/${representation.version}`,
+        metadata: listMeta,
+        items: objects.map((o) => partialMetadata(o, representation.version)),
+      };
+    case 'object':
+      if (single) return objects[0];
+      return { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: listMeta, items: objects };
+    default:
+      return representation satisfies never;
+  }
+};
+
+/** GET of one object (also `/status`, which reads the whole object as kube does). */
+export const getObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const representation = negotiate(ctx.req.headers.accept);
+  const { resource, namespace } = ctx.target;
+  const name = nameOf(ctx.target);
+  if (ctx.query.get('resourceVersion') !== '0') await catchUp(server);
+  const object = server.projection.view().get(keyOf(resource, namespace, name));
+  if (!object) throw apiErrors.notFound(resource, name);
+  return json(200, represent(ctx, representation, [object], true, {}));
+};
+
+interface ContinueToken {
+  readonly rv: string;
+  readonly after: string;
+}
+
+const encodeContinue = (token: ContinueToken): string => Buffer.from(JSON.stringify(token)).toString('base64url');
+
+const decodeContinue = (text: string): ContinueToken => {
+  try {
+    const token = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as ContinueToken;
+    if (typeof token.rv === 'string' && typeof token.after === 'string') return token;
+  } catch {
+    // fall through to the error below
+  }
+  throw apiErrors.badRequest('continue key is not valid: it was not issued by this server');
+};
+
+const parseListVersion = (server: ServerContext, rv: string): PositionVector => {
+  try {
+    return parseVector(rv, server.projection.partitions);
+  } catch {
+    throw apiErrors.badRequest(`resourceVersion: Invalid value: "${rv}": not a list resourceVersion of this cluster (expected ${server.projection.partitions * 2} dot-separated offsets)`);
+  }
+};
+
+/** Objects of a resource in a view, using the name index when a field selector pins one name. */
+const objectsIn = (view: View, resource: ResourceInfo, namespace: string | undefined, name: string | undefined): KubeObject[] => {
+  if (name !== undefined && (namespace !== undefined || !resource.namespaced)) {
+    const object = view.get(keyOf(resource, namespace, name));
+    return object ? [object] : [];
+  }
+  return view.list(resource.kind, resource.namespaced ? namespace : undefined);
+};
+
+/** GET of a collection. */
+export const listObjects = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const representation = negotiate(ctx.req.headers.accept);
+  const { resource, namespace } = ctx.target;
+  const selection = parseSelection(resource, ctx.query);
+  const limitText = ctx.query.get('limit');
+  const limit = limitText === null || limitText === '' ? 0 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 0) throw apiErrors.badRequest(`limit: Invalid value: "${limitText}": must be a non-negative integer`);
+  const continueText = ctx.query.get('continue');
+  const rv = ctx.query.get('resourceVersion') ?? '';
+  const match = ctx.query.get('resourceVersionMatch') ?? '';
+  if (match !== '' && match !== 'Exact' && match !== 'NotOlderThan') {
+    throw apiErrors.badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+  }
+
+  let view: View;
+  let position: PositionVector;
+  let after = '';
+  if (continueText) {
+    const token = decodeContinue(continueText);
+    position = parseListVersion(server, token.rv);
+    view = server.projection.viewAt(position);
+    after = token.after;
+  } else if (match === 'Exact') {
+    if (rv === '' || rv === '0') throw apiErrors.badRequest('resourceVersionMatch "Exact" needs a resourceVersion other than "" and "0"');
+    position = parseListVersion(server, rv);
+    await waitForPosition(server, position);
+    view = server.projection.viewAt(position);
+  } else {
+    if (rv === '') await catchUp(server);
+    else if (rv !== '0') await waitForPosition(server, parseListVersion(server, rv));
+    // Synchronous from here: the cursor and the live view describe the same state.
+    position = server.projection.cursor();
+    view = server.projection.view();
+  }
+  const pinned = pinnedName(selection);
+  let objects = objectsIn(view, resource, namespace, pinned).filter((o) => selection.matches(o));
+  if (after !== '') objects = objects.filter((o) => keyOf(resource, o.metadata.namespace, o.metadata.name) > after);
+  let continueToken: string | undefined;
+  if (limit > 0 && objects.length > limit) {
+    objects = objects.slice(0, limit);
+    const last = objects[objects.length - 1]!;
+    continueToken = encodeContinue({ rv: formatVector(position), after: keyOf(resource, last.metadata.namespace, last.metadata.name) });
+  }
+  const listMeta = { resourceVersion: formatVector(position), ...(continueToken ? { continue: continueToken } : {}) };
+  return json(200, represent(ctx, representation, objects, false, listMeta));
+};
+
+/** Waits (briefly) for a position the client saw elsewhere; 504 "Too large resource version" otherwise. */
+export const waitForPosition = async (server: ServerContext, position: PositionVector): Promise<void> => {
+  try {
+    await server.projection.waitFor(position, server.readTimeoutMs);
+  } catch {
+    throw apiErrors.timeout(`Too large resource version: ${formatVector(position)}, current: ${formatVector(server.projection.cursor())}`);
+  }
+};

@@ -1,0 +1,288 @@
+/**
+ * Subresources: `status` (writes go to the observed topic), `scale` (autoscaling/v1
+ * Scale over `spec.replicas`), `binding` (appends PodBound), and `log` (served by a
+ * pluggable hook, the node agent's).
+ */
+import { objectKey, type Deployment, type KubeObject, type ReplicaSet } from '../../schemas/index.ts';
+import { labelSelectorToRequirements, selectorToString } from '../../projections/selectors.ts';
+import {
+  isDryRun,
+  json,
+  keyOf,
+  nameOf,
+  objectAfter,
+  throwIfRejected,
+  type Reply,
+  type RequestContext,
+  type ServerContext,
+} from '../context.ts';
+import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
+import { mediaTypeOf, parseBody, readBody } from '../http.ts';
+import { applyPatch, mergePatch, patchTypeOf } from '../patch.ts';
+import { successStatus } from '../status.ts';
+import { admitStatus, parseFieldValidation } from '../validation/admit.ts';
+import { currentObject } from './write.ts';
+import { failureStatus } from '../status.ts';
+
+const PATCH_ATTEMPTS = 5;
+
+const readJson = async (ctx: RequestContext): Promise<unknown> =>
+  parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
+
+// ---------------------------------------------------------------------------------------
+// status
+
+/** Appends a status write (observed topic, subresource 'status') and answers with the object. */
+const submitStatus = async (
+  server: ServerContext,
+  ctx: RequestContext,
+  current: KubeObject,
+  body: unknown,
+  expectedResourceVersion: string | null,
+): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  const name = nameOf(ctx.target);
+  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
+  const { object, warnings } = admitStatus({ resource, body, fieldValidation, namespace, name, current });
+  if (isDryRun(ctx.query)) return json(200, object, warnings);
+  const key = objectKey(object);
+  const result = await server.writer.submit({
+    topic: 'observed',
+    key,
+    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: 'status' },
+    identity: ctx.identity,
+  });
+  throwIfRejected(result, resource, name);
+  return json(200, objectAfter(server, result, key) ?? object, warnings);
+};
+
+/** PUT `.../status`. */
+export const updateStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const body = await readJson(ctx);
+  const current = await currentObject(server, ctx);
+  const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
+  return submitStatus(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null);
+};
+
+/** PATCH `.../status`: the patch applies to the whole object; only its status is written. */
+export const patchStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { resource } = ctx.target;
+  const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
+  const current = await currentObject(server, ctx);
+  const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown } };
+  const version = patched?.metadata?.resourceVersion;
+  const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : null;
+  return submitStatus(server, ctx, current, patched, pinned);
+};
+
+// ---------------------------------------------------------------------------------------
+// scale
+
+type Scalable = Deployment | ReplicaSet;
+
+/** The autoscaling/v1 Scale of a Deployment or ReplicaSet. */
+export const scaleOf = (object: Scalable) => {
+  const parsed = labelSelectorToRequirements(object.spec.selector);
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: {
+      name: object.metadata.name,
+      namespace: object.metadata.namespace,
+      uid: object.metadata.uid,
+      resourceVersion: object.metadata.resourceVersion,
+      creationTimestamp: object.metadata.creationTimestamp,
+    },
+    spec: { replicas: object.spec.replicas ?? 1 },
+    status: {
+      replicas: object.status?.replicas ?? 0,
+      selector: parsed.type === 'ok' ? selectorToString(parsed.requirements) : '',
+    },
+  };
+};
+
+const scalable = (object: KubeObject): Scalable => {
+  if (object.kind !== 'Deployment' && object.kind !== 'ReplicaSet') throw apiErrors.methodNotAllowed();
+  return object;
+};
+
+/** GET `.../scale`. */
+export const getScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> =>
+  json(200, scaleOf(scalable(await currentObject(server, ctx))));
+
+const scaleInvalid = (name: string, field: string, value: unknown, detail: string): ApiError =>
+  new ApiError(
+    failureStatus('Invalid', `Scale.autoscaling "${name}" is invalid: ${field}: Invalid value: ${JSON.stringify(value)}: ${detail}`, {
+      name,
+      group: 'autoscaling',
+      kind: 'Scale',
+      causes: [fieldErrors.invalid(field, value, detail)],
+    }),
+  );
+
+/** Appends the new replica count (ObjectUpdated, subresource 'scale') and answers with the Scale. */
+const submitScale = async (
+  server: ServerContext,
+  ctx: RequestContext,
+  current: Scalable,
+  scale: unknown,
+  expectedResourceVersion: string | null,
+): Promise<Reply> => {
+  const { resource } = ctx.target;
+  const name = nameOf(ctx.target);
+  const replicas = (scale as { spec?: { replicas?: unknown } })?.spec?.replicas ?? 0;
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be an integer');
+  if (replicas < 0) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be greater than or equal to 0');
+  const object = structuredClone(current);
+  object.spec.replicas = replicas;
+  if (isDryRun(ctx.query)) return json(200, scaleOf(object));
+  const key = objectKey(object);
+  const result = await server.writer.submit({
+    topic: 'desired',
+    key,
+    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: 'scale' },
+    identity: ctx.identity,
+  });
+  throwIfRejected(result, resource, name);
+  const updated = objectAfter(server, result, key);
+  return json(200, scaleOf(updated ? scalable(updated) : object));
+};
+
+/** PUT `.../scale`; a stale `metadata.resourceVersion` gets 409. */
+export const updateScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const body = await readJson(ctx);
+  const current = scalable(await currentObject(server, ctx));
+  const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
+  return submitScale(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null);
+};
+
+/** PATCH `.../scale` (kubectl scale sends a merge patch); retried on Conflict unless pinned. */
+export const patchScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
+  for (let attempt = 1; ; attempt++) {
+    const current = scalable(await currentObject(server, ctx));
+    const scale = scaleOf(current);
+    const patched = patchType === 'json' ? applyPatch('json', current.kind, scale, patch) : patchType === 'apply' ? applyPatch('apply', current.kind, scale, patch) : mergePatch(scale, patch);
+    const version = (patched as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
+    const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : undefined;
+    try {
+      return await submitScale(server, ctx, current, patched, pinned ?? current.metadata.resourceVersion ?? null);
+    } catch (error) {
+      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < PATCH_ATTEMPTS;
+      if (!retry) throw error;
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// binding
+
+const bindingInvalid = (name: string, field: string, detail: string): ApiError =>
+  new ApiError(
+    failureStatus('Invalid', `Binding "${name}" is invalid: ${field}: ${detail}`, {
+      name,
+      group: '',
+      kind: 'Binding',
+      causes: [detail === 'Required value' ? fieldErrors.required(field) : fieldErrors.invalid(field, '', detail)],
+    }),
+  );
+
+/**
+ * Binds a pod to a node: POST `pods/NAME/binding` (or `namespaces/NS/bindings`) with a v1
+ * Binding. Appends PodBound; the fold rejects a pod that is already bound (409).
+ */
+export const bindPod = async (
+  server: ServerContext,
+  ctx: RequestContext,
+  namespace: string,
+  nameFromUrl: string | undefined,
+): Promise<Reply> => {
+  const { resource } = ctx.target;
+  const body = (await readJson(ctx)) as { kind?: unknown; metadata?: { name?: unknown; resourceVersion?: unknown; namespace?: unknown }; target?: { kind?: unknown; name?: unknown } };
+  if (typeof body !== 'object' || body === null) throw apiErrors.badRequest('a Binding must be a JSON object');
+  if (body.kind !== undefined && body.kind !== 'Binding') throw apiErrors.badRequest(`expected a Binding, got kind ${JSON.stringify(body.kind)}`);
+  const bodyName = typeof body.metadata?.name === 'string' ? body.metadata.name : undefined;
+  const name = nameFromUrl ?? bodyName;
+  if (!name) throw bindingInvalid('', 'metadata.name', 'Required value');
+  if (nameFromUrl !== undefined && bodyName !== undefined && bodyName !== nameFromUrl) {
+    throw apiErrors.badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${nameFromUrl})`);
+  }
+  if (body.metadata?.namespace !== undefined && body.metadata.namespace !== namespace) {
+    throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  const node = body.target?.name;
+  if (typeof node !== 'string' || node === '') throw bindingInvalid(name, 'target.name', 'Required value');
+  if (body.target?.kind !== undefined && body.target.kind !== '' && body.target.kind !== 'Node') {
+    throw bindingInvalid(name, 'target.kind', 'must be empty or "Node"');
+  }
+  const expected = typeof body.metadata?.resourceVersion === 'string' && body.metadata.resourceVersion !== '' ? body.metadata.resourceVersion : null;
+  if (isDryRun(ctx.query)) return json(201, successStatus(201));
+  const result = await server.writer.submit({
+    topic: 'desired',
+    key: keyOf(resource, namespace, name),
+    body: {
+      type: 'PodBound',
+      namespace,
+      name,
+      node,
+      expectedPodVersion: expected,
+      rationale: { filtered: [], scores: [], feasibleNodes: 0, totalNodes: 0 },
+    },
+    identity: ctx.identity,
+  });
+  throwIfRejected(result, resource, name);
+  return json(201, successStatus(201));
+};
+
+// ---------------------------------------------------------------------------------------
+// log
+
+const optionalInteger = (query: URLSearchParams, name: string): number | undefined => {
+  const text = query.get(name);
+  if (text === null || text === '') return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw apiErrors.badRequest(`${name}: Invalid value: "${text}": must be a non-negative integer`);
+  return value;
+};
+
+/** GET `pods/NAME/log`: streams what the `podLogs` hook returns; 404 when no hook is configured. */
+export const podLog = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const pod = await currentObject(server, ctx);
+  if (pod.kind !== 'Pod') throw apiErrors.methodNotAllowed();
+  const query = ctx.query;
+  const container = query.get('container') ?? undefined;
+  if (container !== undefined && container !== '' && ![...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.name === container)) {
+    throw apiErrors.badRequest(`container ${container} is not valid for pod ${pod.metadata.name}`);
+  }
+  if (!server.podLogs) {
+    throw new ApiError(failureStatus('NotFound', `logs of pod "${pod.metadata.name}" are not available: no node agent serves logs to this apiserver`, { name: pod.metadata.name, kind: 'pods' }));
+  }
+  if (!pod.spec.nodeName) {
+    throw apiErrors.badRequest(`pod ${pod.metadata.name} is not scheduled yet: no logs`);
+  }
+  const abort = new AbortController();
+  ctx.res.on('close', () => abort.abort());
+  const chunks = await server.podLogs({
+    pod,
+    container: container === '' ? undefined : container ?? (pod.spec.containers.length === 1 ? pod.spec.containers[0]!.name : undefined),
+    follow: query.get('follow') === 'true',
+    previous: query.get('previous') === 'true',
+    timestamps: query.get('timestamps') === 'true',
+    tailLines: optionalInteger(query, 'tailLines'),
+    sinceSeconds: optionalInteger(query, 'sinceSeconds'),
+    limitBytes: optionalInteger(query, 'limitBytes'),
+    signal: abort.signal,
+  });
+  ctx.res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  try {
+    for await (const chunk of chunks) {
+      if (abort.signal.aborted) break;
+      ctx.res.write(chunk);
+    }
+  } finally {
+    ctx.res.end();
+  }
+  return { type: 'streamed' };
+};

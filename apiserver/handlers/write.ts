@@ -1,0 +1,253 @@
+/**
+ * create, update (PUT), patch and delete of the main resource. Each validates first (a
+ * rejected request appends nothing), appends one event, waits for this apiserver's
+ * projection to apply it, and answers from the fold's verdict with the object as that
+ * event left it.
+ */
+import { objectKey, type KubeObject, type PropagationPolicy } from '../../schemas/index.ts';
+import {
+  catchUp,
+  isDryRun,
+  json,
+  keyOf,
+  nameOf,
+  objectAfter,
+  throwIfRejected,
+  type Reply,
+  type RequestContext,
+  type ServerContext,
+} from '../context.ts';
+import { ApiError, apiErrors } from '../errors.ts';
+import { mediaTypeOf, parseBody, readBody } from '../http.ts';
+import { applyPatch, patchTypeOf } from '../patch.ts';
+import { parseSelection } from '../selection.ts';
+import { successStatus } from '../status.ts';
+import { admitCreate, admitUpdate, parseFieldValidation } from '../validation/admit.ts';
+import { apiVersionOf } from '../resources.ts';
+
+/** How many times a patch without an explicit resourceVersion is retried on Conflict (as kube does). */
+const PATCH_ATTEMPTS = 5;
+/** How many names a create with generateName tries before giving up. */
+const GENERATE_NAME_ATTEMPTS = 3;
+
+const readJson = async (ctx: RequestContext): Promise<unknown> =>
+  parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
+
+/** POST to a collection. */
+export const createObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  if (resource.namespaced && namespace === undefined) throw apiErrors.methodNotAllowed();
+  return createFrom(server, ctx, await readJson(ctx));
+};
+
+const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
+  const dryRun = isDryRun(ctx.query);
+  for (let attempt = 1; ; attempt++) {
+    const { object, warnings } = admitCreate({ resource, body, fieldValidation, namespace });
+    if (dryRun) return json(201, object, warnings);
+    const key = objectKey(object);
+    const result = await server.writer.submit({
+      topic: 'desired',
+      key,
+      body: { type: 'ObjectCreated', object },
+      identity: ctx.identity,
+    });
+    const verdict = result.record.verdict;
+    const generated = !(body as { metadata?: { name?: string } }).metadata?.name;
+    if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
+    throwIfRejected(result, resource, object.metadata.name);
+    const created = objectAfter(server, result, key);
+    if (!created) throw apiErrors.internal(`${key} was created but is already gone`);
+    return json(201, created, warnings);
+  }
+};
+
+/** The object of a request, after catching up with the log; 404 when absent. */
+export const currentObject = async (server: ServerContext, ctx: RequestContext): Promise<KubeObject> => {
+  const { resource, namespace } = ctx.target;
+  const name = nameOf(ctx.target);
+  await catchUp(server);
+  const current = server.projection.view().get(keyOf(resource, namespace, name));
+  if (!current) throw apiErrors.notFound(resource, name);
+  return current;
+};
+
+/** Appends an update of the main resource and answers with the updated object. */
+const submitUpdate = async (
+  server: ServerContext,
+  ctx: RequestContext,
+  object: KubeObject,
+  expectedResourceVersion: string | null,
+): Promise<KubeObject> => {
+  const { resource } = ctx.target;
+  const key = objectKey(object);
+  const result = await server.writer.submit({
+    topic: 'desired',
+    key,
+    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: null },
+    identity: ctx.identity,
+  });
+  throwIfRejected(result, resource, object.metadata.name);
+  const updated = objectAfter(server, result, key);
+  // An update that removed the last finalizer of a deleting object completes the deletion.
+  return updated ?? object;
+};
+
+/** PUT of the main resource. A stale `metadata.resourceVersion` gets 409 Conflict from the fold. */
+export const updateObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  const name = nameOf(ctx.target);
+  const body = await readJson(ctx);
+  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
+  await catchUp(server);
+  const current = server.projection.view().get(keyOf(resource, namespace, name));
+  if (!current) {
+    // Endpoints may be created by PUT (kube's AllowCreateOnUpdate), which the endpoints controller uses.
+    if (resource.kind === 'Endpoints') return createFrom(server, ctx, body);
+    throw apiErrors.notFound(resource, name);
+  }
+  const expected = (body as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
+  const { object, warnings } = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
+  if (isDryRun(ctx.query)) return json(200, object, warnings);
+  const updated = await submitUpdate(server, ctx, object, typeof expected === 'string' && expected !== '' ? expected : null);
+  return json(200, updated, warnings);
+};
+
+/** PATCH of the main resource: applied to the current object, retried on Conflict unless the patch pins a resourceVersion. */
+export const patchObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  const name = nameOf(ctx.target);
+  const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
+  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
+  const dryRun = isDryRun(ctx.query);
+  for (let attempt = 1; ; attempt++) {
+    const current = await currentObject(server, ctx);
+    const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown } };
+    const patchedVersion = patched?.metadata?.resourceVersion;
+    const pinned = typeof patchedVersion === 'string' && patchedVersion !== current.metadata.resourceVersion ? patchedVersion : undefined;
+    const { object, warnings } = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });
+    if (dryRun) return json(200, object, warnings);
+    try {
+      const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null);
+      return json(200, updated, warnings);
+    } catch (error) {
+      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < PATCH_ATTEMPTS;
+      if (!retry) throw error;
+      ctx.logger.debug({ attempt, name }, 'patch conflicted; retrying on the current object');
+    }
+  }
+};
+
+/** DeleteOptions from the body (kubectl) or the query string. */
+interface DeleteOptions {
+  readonly propagationPolicy: PropagationPolicy | null;
+  readonly gracePeriodSeconds: number | null;
+  readonly uid: string | null;
+  readonly resourceVersion: string | null;
+  readonly dryRun: boolean;
+}
+
+const PROPAGATION_POLICIES: readonly PropagationPolicy[] = ['Background', 'Foreground', 'Orphan'];
+
+const parseDeleteOptions = async (ctx: RequestContext): Promise<DeleteOptions> => {
+  const raw = await readBody(ctx.req);
+  const body = (raw.toString('utf8').trim() === '' ? {} : parseBody(raw, ctx.req.headers['content-type'])) as Record<string, unknown>;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw apiErrors.badRequest('DeleteOptions must be a JSON object');
+  const query = ctx.query;
+  const policy = (body['propagationPolicy'] as string | undefined) ?? query.get('propagationPolicy') ?? undefined;
+  const orphan = (body['orphanDependents'] as boolean | undefined) ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
+  if (policy !== undefined && !PROPAGATION_POLICIES.includes(policy as PropagationPolicy)) {
+    throw apiErrors.badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Background", "Foreground", "Orphan"`);
+  }
+  if (policy !== undefined && orphan !== undefined) {
+    throw apiErrors.badRequest('orphanDependents and propagationPolicy cannot both be set');
+  }
+  const graceRaw = body['gracePeriodSeconds'] ?? query.get('gracePeriodSeconds') ?? undefined;
+  const grace = graceRaw === undefined ? null : Number(graceRaw);
+  if (grace !== null && !Number.isInteger(grace)) throw apiErrors.badRequest(`gracePeriodSeconds: Invalid value: ${JSON.stringify(graceRaw)}: must be an integer`);
+  const preconditions = (body['preconditions'] ?? {}) as { uid?: unknown; resourceVersion?: unknown };
+  return {
+    propagationPolicy: (policy as PropagationPolicy | undefined) ?? (orphan === true ? 'Orphan' : orphan === false ? 'Background' : null),
+    gracePeriodSeconds: grace === null ? null : Math.max(0, grace),
+    uid: typeof preconditions.uid === 'string' && preconditions.uid !== '' ? preconditions.uid : null,
+    resourceVersion: typeof preconditions.resourceVersion === 'string' && preconditions.resourceVersion !== '' ? preconditions.resourceVersion : null,
+    dryRun: Array.isArray(body['dryRun']) && isDryRun(new URLSearchParams(body['dryRun'].map((v) => ['dryRun', String(v)]))),
+  };
+};
+
+/**
+ * Deletes one object. Answers with the object when it stays (graceful pod deletion,
+ * finalizers), else with a Success Status naming it, as kube-apiserver does.
+ */
+const deleteOne = async (
+  server: ServerContext,
+  ctx: RequestContext,
+  namespace: string | undefined,
+  name: string,
+  options: DeleteOptions,
+): Promise<{ code: number; body: unknown; deleted?: KubeObject }> => {
+  const { resource } = ctx.target;
+  const key = keyOf(resource, namespace, name);
+  const before = server.projection.view().get(key);
+  const result = await server.writer.submit({
+    topic: 'desired',
+    key,
+    body: {
+      type: 'ObjectDeleted',
+      kind: resource.kind,
+      namespace: resource.namespaced ? (namespace ?? null) : null,
+      name,
+      expectedResourceVersion: options.resourceVersion,
+      uid: options.uid,
+      propagationPolicy: options.propagationPolicy,
+      gracePeriodSeconds: options.gracePeriodSeconds,
+    },
+    identity: ctx.identity,
+  });
+  throwIfRejected(result, resource, name);
+  const remaining = objectAfter(server, result, key);
+  if (remaining) return { code: options.propagationPolicy === 'Foreground' || options.propagationPolicy === 'Orphan' ? 202 : 200, body: remaining, deleted: remaining };
+  const uid = before?.metadata.uid;
+  return {
+    code: 200,
+    body: successStatus(200, { name, group: resource.group, kind: resource.plural, ...(uid ? { uid } : {}) }),
+    ...(before ? { deleted: before } : {}),
+  };
+};
+
+/** DELETE of one object. */
+export const deleteObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const name = nameOf(ctx.target);
+  const options = await parseDeleteOptions(ctx);
+  if (isDryRun(ctx.query) || options.dryRun) {
+    const current = await currentObject(server, ctx);
+    return json(200, current);
+  }
+  await catchUp(server);
+  const { code, body } = await deleteOne(server, ctx, ctx.target.namespace, name, options);
+  return json(code, body);
+};
+
+/** DELETE of a collection (with selectors): deletes each matching object; answers the list of them. */
+export const deleteCollection = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  const selection = parseSelection(resource, ctx.query);
+  const options = await parseDeleteOptions(ctx);
+  await catchUp(server);
+  const targets = server.projection
+    .view()
+    .list(resource.kind, resource.namespaced ? namespace : undefined)
+    .filter((o) => selection.matches(o));
+  const results = await Promise.allSettled(
+    targets.map((o) => deleteOne(server, ctx, o.metadata.namespace, o.metadata.name, options)),
+  );
+  const failure = results.find(
+    (r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof ApiError && r.reason.status.reason === 'NotFound'),
+  );
+  if (failure) throw failure.reason;
+  const items = results.flatMap((r) => (r.status === 'fulfilled' && r.value.deleted ? [r.value.deleted] : []));
+  return json(200, { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: {}, items });
+};

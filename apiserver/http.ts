@@ -1,0 +1,116 @@
+/**
+ * HTTP plumbing: request bodies (size-limited, JSON or YAML), JSON replies, and the
+ * content negotiation kubectl relies on (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { apiErrors } from './errors.ts';
+import type { Status } from './status.ts';
+
+/** kube-apiserver's default request body limit. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** Reads the whole request body; 413 when it is larger than `limit`. */
+export const readBody = async (req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> => {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw apiErrors.tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+};
+
+/** The media type of a Content-Type header, lowercased, without parameters. */
+export const mediaTypeOf = (header: string | undefined): string => (header ?? '').split(';')[0]!.trim().toLowerCase();
+
+/** Parses a request body as JSON (or YAML when the Content-Type says so); 400 when it is neither. */
+export const parseBody = (body: Buffer, contentType: string | undefined): unknown => {
+  const type = mediaTypeOf(contentType);
+  const text = body.toString('utf8');
+  if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
+  try {
+    if (type === 'application/yaml' || type === 'application/apply-patch+yaml') return parseYaml(text);
+    return JSON.parse(text);
+  } catch (error) {
+    throw apiErrors.badRequest(`the request body is not valid ${type.endsWith('yaml') ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
+  }
+};
+
+/** One entry of an Accept header. */
+export interface MediaRange {
+  readonly type: string;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** Splits an Accept header into media ranges, in the client's order. */
+export const parseAccept = (header: string | undefined): MediaRange[] =>
+  (header ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      const [type = '', ...params] = part.split(';').map((p) => p.trim());
+      return {
+        type: type.toLowerCase(),
+        params: Object.fromEntries(
+          params.map((p) => {
+            const eq = p.indexOf('=');
+            return eq < 0 ? [p, ''] : [p.slice(0, eq).trim(), p.slice(eq + 1).trim()];
+          }),
+        ),
+      };
+    });
+
+/** The representation a read asked for. */
+export type Representation =
+  | { readonly type: 'object' }
+  | { readonly type: 'table'; readonly version: 'v1' | 'v1beta1' }
+  | { readonly type: 'partialMetadata'; readonly version: 'v1' | 'v1beta1' };
+
+const acceptsJson = (range: MediaRange): boolean =>
+  range.type === 'application/json' || range.type === '*/*' || range.type === 'application/*';
+
+/**
+ * Picks the first acceptable representation in the client's order: a meta.k8s.io Table or
+ * PartialObjectMetadata(List), or the object itself as JSON. 406 when nothing fits.
+ */
+export const negotiate = (header: string | undefined): Representation => {
+  const ranges = parseAccept(header);
+  if (ranges.length === 0) return { type: 'object' };
+  for (const range of ranges) {
+    if (!acceptsJson(range)) continue;
+    const as = range.params['as'];
+    if (as === undefined) return { type: 'object' };
+    if (range.params['g'] !== 'meta.k8s.io') continue;
+    const version = range.params['v'];
+    if (version !== 'v1' && version !== 'v1beta1') continue;
+    if (as === 'Table') return { type: 'table', version };
+    if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { type: 'partialMetadata', version };
+  }
+  throw apiErrors.notAcceptable(header ?? '');
+};
+
+/** Sends a JSON body with `code`; extra headers (e.g. `Warning`) are added. */
+export const sendJson = (
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Readonly<Record<string, string | readonly string[]>> = {},
+): void => {
+  const text = JSON.stringify(body);
+  res.writeHead(code, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+    ...headers,
+  });
+  res.end(text);
+};
+
+/** Sends a Status with its code. */
+export const sendStatus = (res: ServerResponse, status: Status): void => sendJson(res, status.code, status);
+
+/** A `Warning: 299 - "text"` header value (RFC 7234), as kube-apiserver sends them. */
+export const warningHeader = (text: string): string => `299 - ${JSON.stringify(text)}`;

@@ -1,0 +1,10 @@
+/** The apiserver: Kubernetes-shaped REST and watch over the log. */
+export { actorOf, formatTokenFile, loadTokenFile, parseTokenFile, type TokenFile, type UserInfo } from './auth.ts';
+export type { PodLogRequest, PodLogsHook } from './context.ts';
+export { ApiError, apiErrors } from './errors.ts';
+export { kubeconfigYaml, writeKubeconfig, type KubeconfigOptions } from './kubeconfig.ts';
+export { DEFAULT_NAMESPACES } from './namespaces.ts';
+export { RESOURCES, type ResourceInfo } from './resources.ts';
+export { createApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
+export type { Status, StatusCause } from './status.ts';
+export { generateSelfSignedCertificate, type SelfSignedOptions, type TlsMaterial } from './tls.ts';

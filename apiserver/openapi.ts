@@ -1,0 +1,86 @@
+/**
+ * A minimal OpenAPI v3: the `/openapi/v3` index and one document per group/version that
+ * declares, for every kind, a PATCH operation with the `fieldValidation` query parameter
+ * and the `x-kubernetes-group-version-kind` extension. That is what kubectl's
+ * `--validate=strict` (its default) looks for before leaving validation to the server, so
+ * `kubectl create -f` and `kubectl apply -f` work without `--validate=false`.
+ *
+ * The PATCH operations deliberately do not list the strategic merge patch media type:
+ * kubectl then computes `apply` patches from its built-in types instead of from OpenAPI
+ * schemas, which logplane does not publish.
+ */
+import { createHash } from 'node:crypto';
+import { GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
+
+const QUERY_PARAMETERS = ['fieldValidation', 'fieldManager', 'dryRun', 'force'].map((name) => ({
+  name,
+  in: 'query',
+  schema: { type: name === 'force' ? 'boolean' : 'string', uniqueItems: true },
+}));
+
+const prefixOf = (gv: GroupVersion): string => (gv.group === '' ? `/api/${gv.version}` : `/apis/${gv.group}/${gv.version}`);
+
+/** The OpenAPI v3 document of one group/version. */
+export const openapiDocument = (gv: GroupVersion) => {
+  const paths: Record<string, unknown> = {};
+  for (const resource of RESOURCES.filter((r) => r.group === gv.group && r.version === gv.version)) {
+    const gvk = { group: resource.group, version: resource.version, kind: resource.kind };
+    const base = resource.namespaced ? `${prefixOf(gv)}/namespaces/{namespace}/${resource.plural}` : `${prefixOf(gv)}/${resource.plural}`;
+    const response = { '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } } };
+    paths[base] = {
+      get: { operationId: `list${resource.kind}`, 'x-kubernetes-action': 'list', 'x-kubernetes-group-version-kind': gvk, responses: response },
+      post: {
+        operationId: `create${resource.kind}`,
+        'x-kubernetes-action': 'post',
+        'x-kubernetes-group-version-kind': gvk,
+        parameters: QUERY_PARAMETERS,
+        requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+        responses: response,
+      },
+    };
+    paths[`${base}/{name}`] = {
+      get: { operationId: `read${resource.kind}`, 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': gvk, responses: response },
+      put: {
+        operationId: `replace${resource.kind}`,
+        'x-kubernetes-action': 'put',
+        'x-kubernetes-group-version-kind': gvk,
+        parameters: QUERY_PARAMETERS,
+        requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+        responses: response,
+      },
+      patch: {
+        operationId: `patch${resource.kind}`,
+        'x-kubernetes-action': 'patch',
+        'x-kubernetes-group-version-kind': gvk,
+        parameters: QUERY_PARAMETERS,
+        requestBody: {
+          content: {
+            'application/merge-patch+json': { schema: { type: 'object' } },
+            'application/json-patch+json': { schema: { type: 'array' } },
+          },
+        },
+        responses: response,
+      },
+      delete: { operationId: `delete${resource.kind}`, 'x-kubernetes-action': 'delete', 'x-kubernetes-group-version-kind': gvk, responses: response },
+    };
+  }
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes (logplane)', version: 'v1.32.0' },
+    paths,
+    components: { schemas: {} },
+  };
+};
+
+const hashOf = (value: unknown): string => createHash('sha512').update(JSON.stringify(value)).digest('hex').toUpperCase().slice(0, 128);
+
+/** `/openapi/v3`: where each group/version document lives, with a content hash for client caches. */
+export const openapiIndex = () => ({
+  paths: Object.fromEntries(
+    GROUP_VERSIONS.map((gv) => {
+      const path = gv.group === '' ? `api/${gv.version}` : `apis/${gv.group}/${gv.version}`;
+      return [path, { serverRelativeURL: `/openapi/v3/${path}?hash=${hashOf(openapiDocument(gv))}` }];
+    }),
+  ),
+});
+

@@ -1,0 +1,133 @@
+/**
+ * Maps a request path to what it addresses, with kube-apiserver's URL layout:
+ * `/api/v1/namespaces/{ns}/pods/{name}/status`, `/apis/apps/v1/deployments` (all
+ * namespaces), `/api/v1/nodes/{name}`, the legacy `/api/v1/watch/...` prefix, discovery,
+ * OpenAPI, health and metrics.
+ */
+import { findResource, GROUP_VERSIONS, type GroupVersion, type ResourceInfo, type SubresourceInfo } from './resources.ts';
+
+/** A resource, collection or subresource a request addresses. */
+export interface ResourceTarget {
+  readonly resource: ResourceInfo;
+  /** Set for namespaced requests; undefined for cluster-scoped kinds and all-namespace lists. */
+  readonly namespace: string | undefined;
+  /** Undefined for a collection. */
+  readonly name: string | undefined;
+  readonly subresource: SubresourceInfo['name'] | undefined;
+}
+
+export type Route =
+  | { readonly type: 'health'; readonly check: 'healthz' | 'readyz' | 'livez' }
+  | { readonly type: 'metrics' }
+  | { readonly type: 'version' }
+  | { readonly type: 'apiVersions' }
+  | { readonly type: 'apiGroupList' }
+  | { readonly type: 'apiGroup'; readonly group: string }
+  | { readonly type: 'resourceList'; readonly groupVersion: GroupVersion }
+  | { readonly type: 'openapiV2' }
+  | { readonly type: 'openapiV3Index' }
+  | { readonly type: 'openapiV3Document'; readonly groupVersion: GroupVersion }
+  | { readonly type: 'resource'; readonly target: ResourceTarget; readonly watchPrefix: boolean }
+  | { readonly type: 'bindings'; readonly namespace: string }
+  | { readonly type: 'notFound' };
+
+const NOT_FOUND: Route = { type: 'notFound' };
+
+const decode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+};
+
+const servedGroupVersion = (group: string, version: string): GroupVersion | undefined =>
+  GROUP_VERSIONS.find((gv) => gv.group === group && gv.version === version);
+
+/** Routes the segments after a group/version prefix. */
+const routeResource = (gv: GroupVersion, segments: readonly string[]): Route => {
+  let rest = segments;
+  const watchPrefix = rest[0] === 'watch';
+  if (watchPrefix) rest = rest.slice(1);
+  const target = (resource: ResourceInfo, namespace: string | undefined, tail: readonly string[]): Route => {
+    const [name, subresource, ...extra] = tail;
+    if (extra.length > 0) return NOT_FOUND;
+    if (name === '' || subresource === '') return NOT_FOUND;
+    if (subresource !== undefined && !resource.subresources.some((s) => s.name === subresource)) return NOT_FOUND;
+    return {
+      type: 'resource',
+      watchPrefix,
+      target: { resource, namespace, name, subresource: subresource as SubresourceInfo['name'] | undefined },
+    };
+  };
+  const [first, second, third, ...tail] = rest;
+  if (first === undefined) return NOT_FOUND;
+  if (first === 'namespaces' && second !== undefined && third !== undefined && gv.group === '' && third === 'bindings' && tail.length === 0) {
+    return watchPrefix ? NOT_FOUND : { type: 'bindings', namespace: second };
+  }
+  if (first === 'namespaces' && second !== undefined && third !== undefined && third !== 'status') {
+    const resource = findResource(gv.group, gv.version, third);
+    if (!resource || !resource.namespaced) return NOT_FOUND;
+    return target(resource, second, tail);
+  }
+  const resource = findResource(gv.group, gv.version, first);
+  if (!resource) return NOT_FOUND;
+  const nameAndSub = [second, third, ...tail].filter((s): s is string => s !== undefined);
+  if (resource.namespaced && nameAndSub.length > 0) return NOT_FOUND;
+  return target(resource, undefined, nameAndSub);
+};
+
+/** Routes a URL path (without the query). */
+export const route = (pathname: string): Route => {
+  const raw = pathname.replace(/\/+$/, '').split('/').slice(1);
+  const segments: string[] = [];
+  for (const s of raw) {
+    const decoded = decode(s);
+    if (decoded === undefined) return NOT_FOUND;
+    segments.push(decoded);
+  }
+  const [head, ...rest] = segments;
+  switch (head) {
+    case 'healthz':
+    case 'readyz':
+    case 'livez':
+      return { type: 'health', check: head };
+    case 'metrics':
+      return rest.length === 0 ? { type: 'metrics' } : NOT_FOUND;
+    case 'version':
+      return rest.length === 0 ? { type: 'version' } : NOT_FOUND;
+    case 'api': {
+      if (rest.length === 0) return { type: 'apiVersions' };
+      const gv = servedGroupVersion('', rest[0]!);
+      if (!gv) return NOT_FOUND;
+      return rest.length === 1 ? { type: 'resourceList', groupVersion: gv } : routeResource(gv, rest.slice(1));
+    }
+    case 'apis': {
+      if (rest.length === 0) return { type: 'apiGroupList' };
+      const [group, version, ...tail] = rest;
+      if (version === undefined) {
+        return GROUP_VERSIONS.some((gv) => gv.group === group) ? { type: 'apiGroup', group: group! } : NOT_FOUND;
+      }
+      const gv = servedGroupVersion(group!, version);
+      if (!gv || gv.group === '') return NOT_FOUND;
+      return tail.length === 0 ? { type: 'resourceList', groupVersion: gv } : routeResource(gv, tail);
+    }
+    case 'openapi': {
+      const [version, ...tail] = rest;
+      if (version === 'v2' && tail.length === 0) return { type: 'openapiV2' };
+      if (version !== 'v3') return NOT_FOUND;
+      if (tail.length === 0) return { type: 'openapiV3Index' };
+      if (tail[0] === 'api' && tail.length === 2) {
+        const gv = servedGroupVersion('', tail[1]!);
+        return gv ? { type: 'openapiV3Document', groupVersion: gv } : NOT_FOUND;
+      }
+      if (tail[0] === 'apis' && tail.length === 3) {
+        const gv = servedGroupVersion(tail[1]!, tail[2]!);
+        return gv && gv.group !== '' ? { type: 'openapiV3Document', groupVersion: gv } : NOT_FOUND;
+      }
+      return NOT_FOUND;
+    }
+    default:
+      return NOT_FOUND;
+  }
+};

@@ -1,0 +1,300 @@
+/**
+ * `createApiServer`: a Kubernetes-shaped HTTP API over the log, on Node's `http` module.
+ * Authenticates every request (bearer tokens; `/healthz`, `/readyz`, `/livez` are open),
+ * routes it, runs the verb's handler, answers errors as Kubernetes Status objects, logs it
+ * and records its metrics.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import pino, { type Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { EventLog } from '../log/port.ts';
+import type { Projection } from '../projections/index.ts';
+import { actorOf, ANONYMOUS_PATHS, authenticate, type TokenFile, type UserInfo } from './auth.ts';
+import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
+import { ApiError, apiErrors } from './errors.ts';
+import { getObject, listObjects } from './handlers/read.ts';
+import { bindPod, getScale, patchScale, patchStatus, podLog, updateScale, updateStatus } from './handlers/subresources.ts';
+import { createObject, deleteCollection, deleteObject, patchObject, updateObject } from './handlers/write.ts';
+import { sendJson, sendStatus, warningHeader } from './http.ts';
+import { createApiMetrics, type ApiMetrics } from './metrics.ts';
+import { ensureDefaultNamespaces } from './namespaces.ts';
+import { openapiDocument, openapiIndex } from './openapi.ts';
+import { findResource } from './resources.ts';
+import { route, type ResourceTarget, type Route } from './router.ts';
+import { isWatchRequest, watchObjects } from './watch.ts';
+import type { TlsMaterial } from './tls.ts';
+import { createWriter } from './writer.ts';
+
+export interface ApiServerOptions {
+  readonly log: EventLog;
+  readonly projection: Projection;
+  readonly tokens: TokenFile;
+  /** 0 (default) picks a free port. */
+  readonly port?: number;
+  readonly host?: string;
+  readonly logger?: Logger;
+  /** How many changes back a watch may resume before it gets 410 Expired (default 100,000). */
+  readonly watchWindow?: number;
+  /** Interval of BOOKMARK events for watches that allow them (default 60 s). */
+  readonly bookmarkIntervalMs?: number;
+  /** Upper bound (and default) of a watch's duration (default 30 min). */
+  readonly maxWatchSeconds?: number;
+  /** How long reads wait for the projection to catch up with the log (default 10 s). */
+  readonly readTimeoutMs?: number;
+  /** How long writes wait for the projection to apply their event (default 30 s). */
+  readonly applyTimeoutMs?: number;
+  /** Serves `pods/NAME/log`; without it those requests get 404. */
+  readonly podLogs?: PodLogsHook;
+  /** Serve HTTPS with this certificate (kubectl sends tokens only over HTTPS); plain HTTP without. */
+  readonly tls?: TlsMaterial;
+}
+
+export interface ApiServer {
+  /** `http://host:port`, or `https://` with `tls`. */
+  readonly url: string;
+  readonly port: number;
+  /** This server's Prometheus registry (also served at `/metrics`). */
+  readonly metrics: Registry;
+  /** Creates default, kube-system, kube-public and kube-node-lease if missing. */
+  ensureDefaultNamespaces(): Promise<void>;
+  /** Ends open watches and closes the listener and every connection. */
+  close(): Promise<void>;
+}
+
+/** The kube verb of a resource request, for dispatch, metrics and logs. */
+type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+const verbOf = (method: string, target: ResourceTarget, query: URLSearchParams, watchPrefix: boolean): Verb => {
+  const collection = target.name === undefined;
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      if (watchPrefix || isWatchRequest(query)) return 'watch';
+      return collection ? 'list' : 'get';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return collection ? 'deletecollection' : 'delete';
+    default:
+      throw apiErrors.methodNotAllowed();
+  }
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const headerValue = (req: IncomingMessage, name: string): string | null => {
+  const value = req.headers[name];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text === undefined || text === '' ? null : text;
+};
+
+/** Runs the handler of a verb on a resource target. */
+const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promise<Reply> => {
+  const { subresource, name } = ctx.target;
+  switch (verb) {
+    case 'get':
+      if (subresource === undefined || subresource === 'status') return getObject(server, ctx);
+      if (subresource === 'scale') return getScale(server, ctx);
+      if (subresource === 'log') return podLog(server, ctx);
+      throw apiErrors.methodNotAllowed();
+    case 'list':
+      return listObjects(server, ctx);
+    case 'watch':
+      if (subresource !== undefined) throw apiErrors.methodNotAllowed();
+      return watchObjects(server, ctx);
+    case 'create':
+      if (subresource === 'binding' && name !== undefined && ctx.target.namespace !== undefined) {
+        return bindPod(server, ctx, ctx.target.namespace, name);
+      }
+      if (name !== undefined) throw apiErrors.methodNotAllowed();
+      return createObject(server, ctx);
+    case 'update':
+      if (subresource === undefined) return updateObject(server, ctx);
+      if (subresource === 'status') return updateStatus(server, ctx);
+      if (subresource === 'scale') return updateScale(server, ctx);
+      throw apiErrors.methodNotAllowed();
+    case 'patch':
+      if (subresource === undefined) return patchObject(server, ctx);
+      if (subresource === 'status') return patchStatus(server, ctx);
+      if (subresource === 'scale') return patchScale(server, ctx);
+      throw apiErrors.methodNotAllowed();
+    case 'delete':
+      if (subresource !== undefined) throw apiErrors.methodNotAllowed();
+      return deleteObject(server, ctx);
+    case 'deletecollection':
+      return deleteCollection(server, ctx);
+    default:
+      return verb satisfies never;
+  }
+};
+
+const sendReply = (res: ServerResponse, reply: Reply): void => {
+  if (reply.type === 'streamed') return;
+  const headers: Record<string, string[]> = reply.warnings ? { Warning: reply.warnings.map(warningHeader) } : {};
+  sendJson(res, reply.code, reply.body, headers);
+};
+
+/** Creates and starts an apiserver; resolves once it listens. */
+export const createApiServer = async (options: ApiServerOptions): Promise<ApiServer> => {
+  const { log, projection, tokens } = options;
+  const logger = options.logger ?? pino({ level: 'info' }).child({ component: 'apiserver' });
+  const metrics: ApiMetrics = createApiMetrics(log, projection);
+  const closing = new AbortController();
+  const server: ServerContext = {
+    log,
+    projection,
+    writer: createWriter({ log, projection, logger, ...(options.applyTimeoutMs !== undefined ? { applyTimeoutMs: options.applyTimeoutMs } : {}) }),
+    logger,
+    metrics,
+    watchWindow: options.watchWindow ?? 100_000,
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    maxWatchSeconds: options.maxWatchSeconds ?? 1800,
+    readTimeoutMs: options.readTimeoutMs ?? 10_000,
+    podLogs: options.podLogs,
+    closing: closing.signal,
+  };
+  let serverAddress = '';
+
+  /** Non-resource routes: discovery, OpenAPI, version, metrics. */
+  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' }>, res: ServerResponse): Promise<void> => {
+    switch (route.type) {
+      case 'metrics': {
+        const text = await metrics.registry.metrics();
+        res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
+        res.end(text);
+        return;
+      }
+      case 'version':
+        return sendJson(res, 200, versionInfo());
+      case 'apiVersions':
+        return sendJson(res, 200, apiVersions(serverAddress));
+      case 'apiGroupList':
+        return sendJson(res, 200, apiGroupList());
+      case 'apiGroup':
+        return sendJson(res, 200, apiGroup(route.group));
+      case 'resourceList':
+        return sendJson(res, 200, apiResourceList(route.groupVersion));
+      case 'openapiV3Index':
+        return sendJson(res, 200, openapiIndex());
+      case 'openapiV3Document':
+        return sendJson(res, 200, openapiDocument(route.groupVersion));
+      case 'openapiV2':
+        throw new ApiError({ ...apiErrors.pathNotFound('/openapi/v2').status, message: 'OpenAPI v2 is not served by logplane; use /openapi/v3' });
+      case 'notFound':
+        throw apiErrors.pathNotFound(res.req.url ?? '');
+      default:
+        return route satisfies never;
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = process.hrtime.bigint();
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://logplane.invalid');
+    const routed = route(url.pathname);
+    const labels = { verb: method.toLowerCase(), resource: '', subresource: '', code: '' };
+    let user: UserInfo | undefined;
+    try {
+      if (routed.type === 'health') {
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('ok');
+        return;
+      }
+      if (!ANONYMOUS_PATHS.has(url.pathname)) user = authenticate(tokens, req);
+      if (routed.type !== 'resource' && routed.type !== 'bindings') {
+        if (method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
+        await serveNonResource(routed, res);
+        return;
+      }
+      if (!user) throw apiErrors.unauthorized();
+      const causationId = headerValue(req, 'x-logplane-causation-id');
+      if (causationId !== null && !UUID.test(causationId)) {
+        throw apiErrors.badRequest(`X-Logplane-Causation-Id must be the UUID of the causing event, got "${causationId}"`);
+      }
+      const decidedAt = headerValue(req, 'x-logplane-decided-at');
+      if (decidedAt !== null && !/^\d+(\.\d+)*$/.test(decidedAt)) {
+        throw apiErrors.badRequest(`X-Logplane-Decided-At must be a list resourceVersion (dot-separated offsets), got "${decidedAt}"`);
+      }
+      const identity = { actor: actorOf(user), causationId, correlationId: headerValue(req, 'x-logplane-correlation-id'), decidedAt };
+      const target: ResourceTarget =
+        routed.type === 'bindings'
+          ? { resource: findResource('', 'v1', 'pods')!, namespace: routed.namespace, name: undefined, subresource: 'binding' }
+          : routed.target;
+      labels.resource = target.resource.plural;
+      labels.subresource = target.subresource ?? '';
+      const ctx: RequestContext = {
+        req,
+        res,
+        query: url.searchParams,
+        user,
+        identity,
+        target,
+        logger: logger.child({ user: user.name, method, path: url.pathname }),
+      };
+      if (routed.type === 'bindings') {
+        if (method !== 'POST') throw apiErrors.methodNotAllowed();
+        labels.verb = 'create';
+        sendReply(res, await bindPod(server, ctx, routed.namespace, undefined));
+        return;
+      }
+      const verb = verbOf(method, target, url.searchParams, routed.watchPrefix);
+      labels.verb = verb;
+      sendReply(res, await dispatch(server, ctx, verb));
+    } catch (error) {
+      const apiError = error instanceof ApiError ? error : apiErrors.internal(error instanceof Error ? error.message : String(error), error);
+      if (!(error instanceof ApiError)) logger.error({ err: error, method, path: url.pathname }, 'request failed');
+      if (res.headersSent) res.end();
+      else sendStatus(res, apiError.status);
+    } finally {
+      labels.code = String(res.statusCode);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.requests.inc(labels);
+      metrics.requestDuration.observe(labels, seconds);
+      const level = labels.verb === 'get' || labels.verb === 'list' || labels.verb === 'watch' || routed.type !== 'resource' ? 'debug' : 'info';
+      logger[res.statusCode >= 500 ? 'warn' : level](
+        { method, path: url.pathname, query: url.search, user: user?.name, verb: labels.verb, code: res.statusCode, ms: Math.round(seconds * 1000) },
+        'request',
+      );
+    }
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    void handle(req, res);
+  };
+  const http = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createServer(listener);
+  http.keepAliveTimeout = 65_000;
+  http.requestTimeout = 0;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (http.address() as AddressInfo).port;
+  serverAddress = `${host}:${port}`;
+  const url = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  logger.info({ url }, 'apiserver listening');
+
+  return {
+    url,
+    port,
+    metrics: metrics.registry,
+    ensureDefaultNamespaces: () => ensureDefaultNamespaces(server, logger),
+    close: async () => {
+      closing.abort();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    },
+  };
+};

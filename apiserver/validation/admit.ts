@@ -1,0 +1,193 @@
+/**
+ * Admission of a request body: everything between "the client sent JSON" and "this object
+ * may be appended": kind and namespace checks, generateName, system fields, the schema
+ * check (types, unknown fields per `fieldValidation`), defaults and semantic validation.
+ * Any failure throws an `ApiError`; nothing has been appended at that point.
+ */
+import { randomInt } from 'node:crypto';
+import { validateObjectShape, type KubeObject } from '../../schemas/index.ts';
+import { ApiError, apiErrors } from '../errors.ts';
+import { apiVersionOf, type ResourceInfo } from '../resources.ts';
+import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
+import { applyDefaults } from './defaults.ts';
+import { validateObject, validateStatus } from './objects.ts';
+import { checkShape } from './shape.ts';
+
+/** How unknown fields are treated (`?fieldValidation=`): rejected, dropped with a warning, or dropped. */
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+/** Parses `fieldValidation`; kube's default is Warn. */
+export const parseFieldValidation = (value: string | null): FieldValidation => {
+  if (value === null || value === '') return 'Warn';
+  if (value === 'Strict' || value === 'Warn' || value === 'Ignore') return value;
+  throw apiErrors.badRequest(`fieldValidation parameter must be one of Ignore, Warn or Strict, got "${value}"`);
+};
+
+/** An object ready to append, and the warnings to send back. */
+export interface Admitted {
+  readonly object: KubeObject;
+  readonly warnings: readonly string[];
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** kube's alphabet for generated name suffixes (no vowels, no confusable characters). */
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** `prefix` + 5 random characters, with the prefix cut so the name stays within 63 characters. */
+export const generateName = (prefix: string): string => {
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];
+  return `${prefix.slice(0, 58)}${suffix}`;
+};
+
+/** Checks apiVersion/kind of a body against the resource, filling them in when absent. */
+const checkTypeMeta = (resource: ResourceInfo, body: Record<string, unknown>): void => {
+  const expectedVersion = apiVersionOf(resource);
+  if (body['apiVersion'] !== undefined && body['apiVersion'] !== expectedVersion) {
+    throw apiErrors.badRequest(
+      `the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${expectedVersion})`,
+    );
+  }
+  if (body['kind'] !== undefined && body['kind'] !== resource.kind) {
+    throw apiErrors.badRequest(
+      `${String(body['kind'])} in version "${resource.version}" cannot be handled as a ${resource.kind}: the kind in the data (${String(body['kind'])}) does not match the expected kind (${resource.kind})`,
+    );
+  }
+  body['apiVersion'] = expectedVersion;
+  body['kind'] = resource.kind;
+};
+
+const decodeError = (resource: ResourceInfo, detail: string, causes: readonly StatusCause[]): ApiError =>
+  apiErrors.badRequest(`${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}: ${detail}`, causes);
+
+/**
+ * Runs the schema check and applies `fieldValidation`: returns the cleaned object and
+ * warnings, or throws 400 (wrong types, unknown fields under Strict) or 422 (missing
+ * required fields).
+ */
+const checkSchema = (
+  resource: ResourceInfo,
+  body: Record<string, unknown>,
+  fieldValidation: FieldValidation,
+  name: string,
+): { object: KubeObject; warnings: string[] } => {
+  const report = checkShape(resource.kind, body);
+  const typeProblems = report.problems.filter((p) => p.reason === CAUSE_TYPES.FieldValueTypeInvalid || p.reason === CAUSE_TYPES.FieldValueNotSupported);
+  if (typeProblems.length > 0) {
+    throw decodeError(resource, typeProblems.map((p) => `${p.field}: ${p.message}`).join(', '), typeProblems);
+  }
+  if (report.unknownFields.length > 0 && fieldValidation === 'Strict') {
+    const text = report.unknownFields.map((f) => `unknown field "${f}"`).join(', ');
+    throw decodeError(resource, `strict decoding error: ${text}`, report.unknownFields.map((f) => ({ reason: CAUSE_TYPES.FieldValueUnknown, message: `unknown field "${f}"`, field: f })));
+  }
+  if (report.problems.length > 0) throw apiErrors.invalid(resource, name, report.problems);
+  const warnings = fieldValidation === 'Warn' ? report.unknownFields.map((f) => `unknown field "${f}"`) : [];
+  return { object: report.value as unknown as KubeObject, warnings };
+};
+
+/** Last line of defence: the object must encode (a failure here is a bug, hence 500). */
+const assertEncodable = (object: KubeObject): void => {
+  const result = validateObjectShape(object);
+  if (!result.valid) throw apiErrors.internal(`the admitted object does not fit the schema at ${result.path}: ${result.detail}`);
+};
+
+const throwIfInvalid = (resource: ResourceInfo, name: string, causes: readonly StatusCause[]): void => {
+  if (causes.length > 0) throw apiErrors.invalid(resource, name, causes);
+};
+
+export interface AdmitOptions {
+  readonly resource: ResourceInfo;
+  readonly body: unknown;
+  readonly fieldValidation: FieldValidation;
+  /** Namespace from the URL (namespaced resources). */
+  readonly namespace: string | undefined;
+}
+
+/** Admits a create (POST to a collection): generateName resolved, system fields cleared. */
+export const admitCreate = (options: AdmitOptions): Admitted => {
+  const { resource, fieldValidation } = options;
+  const body = requireObject(options.body);
+  checkTypeMeta(resource, body);
+  const metadata = isPlainObject(body['metadata']) ? { ...body['metadata'] } : {};
+  body['metadata'] = metadata;
+  applyNamespace(resource, metadata, options.namespace);
+  if ((metadata['name'] === undefined || metadata['name'] === '') && typeof metadata['generateName'] === 'string' && metadata['generateName'] !== '') {
+    metadata['name'] = generateName(metadata['generateName']);
+  }
+  for (const field of ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds']) {
+    delete metadata[field];
+  }
+  delete body['status'];
+  if (resource.kind === 'Namespace') body['status'] = { phase: 'Active' };
+  const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
+  const { object, warnings } = checkSchema(resource, body, fieldValidation, name);
+  applyDefaults(object);
+  throwIfInvalid(resource, name, validateObject(resource, object));
+  assertEncodable(object);
+  return { object, warnings };
+};
+
+/** Admits a replacement of `current` (PUT, or the result of a PATCH) of the main resource. */
+export const admitUpdate = (options: AdmitOptions & { readonly name: string; readonly current: KubeObject }): Admitted => {
+  const { resource, fieldValidation, name, current } = options;
+  const body = requireObject(options.body);
+  checkTypeMeta(resource, body);
+  const metadata = isPlainObject(body['metadata']) ? { ...body['metadata'] } : {};
+  body['metadata'] = metadata;
+  applyNamespace(resource, metadata, options.namespace);
+  if (metadata['name'] === undefined || metadata['name'] === '') metadata['name'] = name;
+  if (metadata['name'] !== name) {
+    throw apiErrors.badRequest(`the name of the object (${String(metadata['name'])}) does not match the name on the URL (${name})`);
+  }
+  // The status of the main resource is not writable through it (kube ignores it; /status writes it).
+  delete body['status'];
+  const currentStatus = (current as { status?: unknown }).status;
+  const { object, warnings } = checkSchema(resource, body, fieldValidation, name);
+  applyDefaults(object);
+  throwIfInvalid(resource, name, validateObject(resource, object, current));
+  if (currentStatus !== undefined) (object as { status?: unknown }).status = currentStatus;
+  assertEncodable(object);
+  return { object, warnings };
+};
+
+/**
+ * Admits a status write: only `status` of the body is taken, over the current object,
+ * with `metadata.uid` of the live object (the fold ignores statuses of other incarnations).
+ */
+export const admitStatus = (options: AdmitOptions & { readonly name: string; readonly current: KubeObject }): Admitted => {
+  const { resource, fieldValidation, name, current } = options;
+  const body = requireObject(options.body);
+  checkTypeMeta(resource, body);
+  const metadata = isPlainObject(body['metadata']) ? body['metadata'] : {};
+  if (metadata['name'] !== undefined && metadata['name'] !== name) {
+    throw apiErrors.badRequest(`the name of the object (${String(metadata['name'])}) does not match the name on the URL (${name})`);
+  }
+  const merged = { ...structuredClone(current), status: body['status'] ?? {} } as Record<string, unknown>;
+  const { object, warnings } = checkSchema(resource, merged, fieldValidation, name);
+  object.metadata.uid = current.metadata.uid;
+  throwIfInvalid(resource, name, validateStatus(object));
+  assertEncodable(object);
+  return { object, warnings };
+};
+
+const requireObject = (body: unknown): Record<string, unknown> => {
+  if (!isPlainObject(body)) throw apiErrors.badRequest('the request body must be a JSON object');
+  return { ...body };
+};
+
+const applyNamespace = (resource: ResourceInfo, metadata: Record<string, unknown>, namespace: string | undefined): void => {
+  if (!resource.namespaced) {
+    delete metadata['namespace'];
+    return;
+  }
+  const given = metadata['namespace'];
+  if (given !== undefined && given !== '' && given !== namespace) {
+    throw new ApiError(
+      failureStatus('BadRequest', 'the namespace of the provided object does not match the namespace sent on the request'),
+    );
+  }
+  metadata['namespace'] = namespace;
+};
+

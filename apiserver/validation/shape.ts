@@ -1,0 +1,222 @@
+/**
+ * Checks a request body against the Avro schema of its kind: which fields logplane stores
+ * (everything else is an "unknown field", rejected with `fieldValidation=Strict`, dropped
+ * with a warning otherwise) and which JSON type each field has (`replicas: "3"` is an
+ * error naming `spec.replicas`). Works on the Kubernetes JSON view (absent = null).
+ */
+import type avro from 'avsc';
+import { loadSchemaRegistry, type Kind } from '../../schemas/index.ts';
+import { fieldErrors } from '../errors.ts';
+import type { StatusCause } from '../status.ts';
+
+/** What the schema check found. */
+export interface ShapeReport {
+  /** A copy of the input without unknown fields and without nulls (Kubernetes JSON: absent). */
+  readonly value: Record<string, unknown>;
+  /** Paths of fields the schema does not declare, e.g. `spec.foo`. */
+  readonly unknownFields: readonly string[];
+  /** Wrong types and missing required fields. */
+  readonly problems: readonly StatusCause[];
+}
+
+/** Fields of real Kubernetes objects that logplane does not keep and drops without a warning. */
+const SILENTLY_DROPPED: ReadonlySet<string> = new Set(['metadata.managedFields', 'metadata.selfLink']);
+
+/**
+ * Kubernetes fields logplane does not model, with the values that ask for exactly what
+ * logplane does anyway (Kubernetes' defaults). Manifests written by kubectl (`kubectl run`,
+ * `create deployment --dry-run -o yaml`) and objects exported from real clusters carry
+ * them; they are dropped without complaint. Any other value is an unknown field.
+ */
+const KUBERNETES_DEFAULTS: Readonly<Record<string, unknown>> = {
+  dnsPolicy: 'ClusterFirst',
+  enableServiceLinks: true,
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'File',
+  serviceAccountName: 'default',
+  serviceAccount: 'default',
+  preemptionPolicy: 'PreemptLowerPriority',
+  hostNetwork: false,
+  ipFamilyPolicy: 'SingleStack',
+  ipFamilies: ['IPv4'],
+  internalTrafficPolicy: 'Cluster',
+  publishNotReadyAddresses: false,
+};
+
+/** An unknown field that asks for nothing: empty (`{}`, `[]`, null) or Kubernetes' default. */
+const asksForNothing = (field: string, value: unknown): boolean => {
+  if (value === null || value === undefined) return true;
+  if (Array.isArray(value) && value.length === 0) return true;
+  if (isPlainObject(value) && Object.keys(value).length === 0) return true;
+  return field in KUBERNETES_DEFAULTS && JSON.stringify(KUBERNETES_DEFAULTS[field]) === JSON.stringify(value);
+};
+
+let types: Readonly<Record<string, avro.Type>> | undefined;
+const typeNamed = (name: string): avro.Type => {
+  types ??= loadSchemaRegistry().current.types;
+  const type = types[name];
+  if (!type) throw new Error(`schema type ${name} not found`);
+  return type;
+};
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const join = (path: string, field: string): string => (path === '' ? field : `${path}.${field}`);
+
+const preview = (value: unknown): string => {
+  if (Array.isArray(value)) return 'an array';
+  if (isPlainObject(value)) return 'an object';
+  return JSON.stringify(value) ?? String(value);
+};
+
+const describe = (type: avro.Type): string => {
+  switch (type.typeName) {
+    case 'int':
+    case 'long':
+      return 'integer';
+    case 'float':
+    case 'double':
+      return 'number';
+    case 'record':
+    case 'map':
+      return 'object';
+    case 'union:unwrapped':
+    case 'union:wrapped':
+      return (type as avro.types.UnwrappedUnionType).types
+        .filter((t) => t.typeName !== 'null')
+        .map(describe)
+        .join(' or ');
+    default:
+      return type.typeName;
+  }
+};
+
+/** Whether a JSON value has the JSON type of an Avro branch (used to pick union branches). */
+const fitsKind = (type: avro.Type, value: unknown): boolean => {
+  switch (type.typeName) {
+    case 'string':
+    case 'enum':
+      return typeof value === 'string';
+    case 'int':
+      return typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 2 ** 31 - 1;
+    case 'long':
+      return typeof value === 'number' && Number.isSafeInteger(value);
+    case 'float':
+    case 'double':
+      return typeof value === 'number';
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'record':
+    case 'map':
+      return isPlainObject(value);
+    default:
+      return false;
+  }
+};
+
+interface Walk {
+  readonly unknownFields: string[];
+  readonly problems: StatusCause[];
+}
+
+const walk = (type: avro.Type, value: unknown, path: string, state: Walk): unknown => {
+  switch (type.typeName) {
+    case 'union:unwrapped':
+    case 'union:wrapped': {
+      const branches = (type as avro.types.UnwrappedUnionType).types;
+      const branch = branches.find((b) => b.typeName !== 'null' && fitsKind(b, value));
+      if (!branch) {
+        state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type ${describe(type)}`));
+        return undefined;
+      }
+      return walk(branch, value, path, state);
+    }
+    case 'record': {
+      if (!isPlainObject(value)) {
+        state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type object`));
+        return undefined;
+      }
+      const record = type as avro.types.RecordType;
+      const out: Record<string, unknown> = {};
+      const declared = new Set(record.fields.map((f) => f.name));
+      for (const key of Object.keys(value)) {
+        const fieldPath = join(path, key);
+        if (!declared.has(key) && !(path === '' && key === 'kind') && !SILENTLY_DROPPED.has(fieldPath) && !asksForNothing(key, value[key])) {
+          state.unknownFields.push(fieldPath);
+        }
+      }
+      for (const field of record.fields) {
+        const fieldValue = value[field.name];
+        const fieldPath = join(path, field.name);
+        if (fieldValue === undefined || fieldValue === null) {
+          const optional = field.type.typeName.startsWith('union') &&
+            (field.type as avro.types.UnwrappedUnionType).types.some((t) => t.typeName === 'null');
+          if (!optional) state.problems.push(fieldErrors.required(fieldPath));
+          continue;
+        }
+        const checked = walk(field.type, fieldValue, fieldPath, state);
+        if (checked !== undefined) out[field.name] = checked;
+      }
+      return out;
+    }
+    case 'map': {
+      if (!isPlainObject(value)) {
+        state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type object`));
+        return undefined;
+      }
+      const values = (type as avro.types.MapType).valuesType;
+      const out: Record<string, unknown> = {};
+      for (const [key, entry] of Object.entries(value)) {
+        if (entry === null || entry === undefined) continue;
+        const checked = walk(values, entry, `${path}[${key}]`, state);
+        if (checked !== undefined) out[key] = checked;
+      }
+      return out;
+    }
+    case 'array': {
+      if (!Array.isArray(value)) {
+        state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type array`));
+        return undefined;
+      }
+      const items = (type as avro.types.ArrayType).itemsType;
+      return value.map((item, index) => {
+        if (item === null || item === undefined) {
+          state.problems.push(fieldErrors.required(`${path}[${index}]`));
+          return undefined;
+        }
+        return walk(items, item, `${path}[${index}]`, state);
+      });
+    }
+    default: {
+      if (!fitsKind(type, value)) {
+        state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type ${describe(type)}`));
+        return undefined;
+      }
+      if (type.typeName === 'enum' && !(type as avro.types.EnumType).symbols.includes(value as string)) {
+        state.problems.push(fieldErrors.notSupported(path, value, (type as avro.types.EnumType).symbols));
+        return undefined;
+      }
+      return value;
+    }
+  }
+};
+
+/**
+ * Checks `value` against the schema type `typeName` (e.g. `logplane.k8s.PodStatus`);
+ * paths in the report start with `pathPrefix`.
+ */
+export const checkShapeOf = (typeName: string, value: unknown, pathPrefix = ''): ShapeReport => {
+  const state: Walk = { unknownFields: [], problems: [] };
+  const checked = walk(typeNamed(typeName), value, pathPrefix, state);
+  return { value: (checked ?? {}) as Record<string, unknown>, unknownFields: state.unknownFields, problems: state.problems };
+};
+
+/** Checks a whole object of `kind`; the `kind` field itself is kept. */
+export const checkShape = (kind: Kind, object: Record<string, unknown>): ShapeReport => {
+  const report = checkShapeOf(`logplane.k8s.${kind}`, object);
+  const { apiVersion, ...rest } = report.value;
+  return { ...report, value: { apiVersion, kind, ...rest } };
+};

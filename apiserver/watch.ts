@@ -1,0 +1,296 @@
+/**
+ * Watch: `?watch=true` streams newline-delimited JSON events `{type, object}` (ADDED,
+ * MODIFIED, DELETED, BOOKMARK, ERROR), chunked, one write per event.
+ *
+ * Where it starts:
+ * - no resourceVersion or "0": a synthetic ADDED for every current object, then live;
+ * - a list resourceVersion (a position vector): every change after it, replayed from the
+ *   projection's change feed with each object as it was at that point (from its version
+ *   history), then live — without gap or duplicate, because the replay ends exactly at
+ *   the cursor the live subscription starts from (both happen in one synchronous step,
+ *   and the projection commits and publishes synchronously too);
+ * - a position more than `watchWindow` changes back: 410 Gone, reason Expired.
+ *
+ * Label and field selectors filter events; an object that stops matching is sent as
+ * DELETED and one that starts matching as ADDED, as kube-apiserver does.
+ */
+import type { Subscription } from 'rxjs';
+import {
+  FOLDED_TOPICS,
+  formatVector,
+  objectAt,
+  parseObjectVersion,
+  parseVector,
+  type ChangeType,
+  type PositionVector,
+  type ProjectionStore,
+} from '../projections/index.ts';
+import type { KubeObject } from '../schemas/index.ts';
+import { catchUp, keyOf, type Reply, type RequestContext, type ServerContext } from './context.ts';
+import { apiErrors } from './errors.ts';
+import { negotiate, type Representation } from './http.ts';
+import { waitForPosition } from './handlers/read.ts';
+import { apiVersionOf, type ResourceInfo } from './resources.ts';
+import { parseSelection, pinnedName, type Selection } from './selection.ts';
+import { failureStatus } from './status.ts';
+import { parseIncludeObject, partialMetadata, toTable } from './tables.ts';
+
+/** A watch whose client leaves this much unsent is ended with an Expired ERROR event. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
+
+/** One event as sent on the wire. */
+export interface WatchEvent {
+  readonly type: WatchEventType;
+  readonly object: unknown;
+}
+
+/** Whether a request asks for a watch (`watch=true`, `watch=1`). */
+export const isWatchRequest = (query: URLSearchParams): boolean => {
+  const value = query.get('watch');
+  return value === 'true' || value === '1';
+};
+
+/** A change in log order, with the object as the watch should show it. */
+interface Change {
+  readonly type: ChangeType;
+  readonly key: string;
+  readonly object: KubeObject;
+}
+
+/** Where a watch starts. */
+type Start = { readonly type: 'current' } | { readonly type: 'position'; readonly position: PositionVector };
+
+const parseStart = (server: ServerContext, rv: string): Start => {
+  if (rv === '' || rv === '0') return { type: 'current' };
+  try {
+    return { type: 'position', position: parseVector(rv, server.projection.partitions) };
+  } catch {
+    if (parseObjectVersion(rv)) {
+      // An object's resourceVersion is not a cluster position: tell the client to re-list.
+      throw apiErrors.expired(`too old resource version: ${rv} (an object resourceVersion cannot start a watch; list first)`);
+    }
+    throw apiErrors.badRequest(`resourceVersion: Invalid value: "${rv}": not a list resourceVersion of this cluster`);
+  }
+};
+
+/** Counts changes after `from` up to `to`, stopping once `limit` is exceeded. */
+const changesBetween = (store: ProjectionStore, from: PositionVector, to: PositionVector, limit: number): number => {
+  let count = 0;
+  FOLDED_TOPICS.forEach((topic, topicIndex) => {
+    to[topic].forEach((end, partition) => {
+      if (count > limit) return;
+      const start = from[topic][partition] ?? 0;
+      for (const _ of store.changes.getKeys({ start: [topicIndex, partition, start], end: [topicIndex, partition, end], limit: limit + 1 - count })) {
+        count++;
+      }
+    });
+  });
+  return count;
+};
+
+/**
+ * The changes between two positions, for objects of `prefix`, merged across topics and
+ * partitions by event time (order within a partition is kept), each object as it was
+ * right after (or, for DELETED, right before) its change.
+ */
+const replayChanges = (store: ProjectionStore, from: PositionVector, to: PositionVector, prefix: string): Change[] => {
+  type Entry = { readonly topicIndex: number; readonly partition: number; readonly offset: number; readonly key: string; readonly type: ChangeType; readonly time: number };
+  const queues: Entry[][] = [];
+  FOLDED_TOPICS.forEach((topic, topicIndex) => {
+    to[topic].forEach((end, partition) => {
+      const queue: Entry[] = [];
+      const start = from[topic][partition] ?? 0;
+      for (const { key, value } of store.changes.getRange({ start: [topicIndex, partition, start], end: [topicIndex, partition, end] })) {
+        if (!value.key.startsWith(prefix)) continue;
+        const offset = key[2];
+        const time = store.history.get([value.key, topicIndex, offset])?.time ?? 0;
+        queue.push({ topicIndex, partition, offset, key: value.key, type: value.type, time });
+      }
+      if (queue.length > 0) queues.push(queue);
+    });
+  });
+  const replay = { desired: [...from.desired], observed: [...from.observed] };
+  const changes: Change[] = [];
+  const heads = queues.map(() => 0);
+  for (;;) {
+    let best = -1;
+    queues.forEach((queue, i) => {
+      const head = queue[heads[i]!];
+      if (head && (best < 0 || head.time < queues[best]![heads[best]!]!.time)) best = i;
+    });
+    if (best < 0) break;
+    const entry = queues[best]![heads[best]!]!;
+    heads[best]!++;
+    const topic = FOLDED_TOPICS[entry.topicIndex]!;
+    const before = entry.type === 'DELETED' ? objectAt(store, entry.key, replay) : undefined;
+    replay[topic][entry.partition] = entry.offset + 1;
+    const object = entry.type === 'DELETED' ? before : objectAt(store, entry.key, replay);
+    if (object) changes.push({ type: entry.type, key: entry.key, object });
+  }
+  return changes;
+};
+
+/** Encodes objects of events in the representation the client negotiated. */
+const renderer = (ctx: RequestContext, representation: Representation) => {
+  const includeObject = parseIncludeObject(ctx.query.get('includeObject'));
+  return (object: KubeObject): unknown => {
+    switch (representation.type) {
+      case 'object':
+        return object;
+      case 'table':
+        return toTable([object], { kind: object.kind, includeObject, version: representation.version });
+      case 'partialMetadata':
+        return partialMetadata(object, representation.version);
+      default:
+        return representation satisfies never;
+    }
+  };
+};
+
+/** Turns changes into the events a selective watch sends, tracking which keys it has shown. */
+const selectiveFilter = (selection: Selection, shown: Set<string>) => (change: Change): Change | undefined => {
+  if (!selection.filters) return change;
+  const matches = change.type !== 'DELETED' && selection.matches(change.object);
+  const wasShown = shown.has(change.key);
+  if (matches) {
+    shown.add(change.key);
+    return { ...change, type: wasShown ? 'MODIFIED' : 'ADDED' };
+  }
+  if (wasShown) {
+    shown.delete(change.key);
+    return { ...change, type: 'DELETED' };
+  }
+  return undefined;
+};
+
+const keyPrefix = (resource: ResourceInfo, namespace: string | undefined): string =>
+  resource.namespaced && namespace !== undefined ? `${resource.kind}/${namespace}/` : `${resource.kind}/`;
+
+const positiveInteger = (query: URLSearchParams, name: string): number | undefined => {
+  const text = query.get(name);
+  if (text === null || text === '') return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw apiErrors.badRequest(`${name}: Invalid value: "${text}": must be a non-negative integer`);
+  return value;
+};
+
+/** Serves a watch request until the client leaves, the timeout passes or the server closes. */
+export const watchObjects = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  const representation = negotiate(ctx.req.headers.accept);
+  const selection = parseSelection(resource, ctx.query);
+  const nameFromPath = ctx.target.name;
+  const allowBookmarks = ctx.query.get('allowWatchBookmarks') === 'true';
+  const sendInitialEventsEnd = allowBookmarks && ctx.query.get('sendInitialEvents') === 'true';
+  const timeoutSeconds = Math.min(positiveInteger(ctx.query, 'timeoutSeconds') ?? server.maxWatchSeconds, server.maxWatchSeconds);
+  const rv = ctx.query.get('resourceVersion') ?? '';
+  const start = parseStart(server, rv);
+  const { projection } = server;
+
+  if (start.type === 'position') {
+    await waitForPosition(server, start.position);
+    const behind = changesBetween(projection.store, start.position, projection.cursor(), server.watchWindow);
+    if (behind > server.watchWindow) {
+      throw apiErrors.expired(`too old resource version: ${rv} (${formatVector(projection.cursor())})`);
+    }
+  } else if (rv === '') {
+    await catchUp(server);
+  }
+
+  const prefix = keyPrefix(resource, namespace);
+  const pinned = nameFromPath ?? pinnedName(selection);
+  const wanted = (key: string, object: KubeObject): boolean =>
+    key.startsWith(prefix) && (nameFromPath === undefined || object.metadata.name === nameFromPath);
+  const shown = new Set<string>();
+  const select = selectiveFilter(nameFromPath === undefined ? selection : { ...selection, filters: true, matches: (o) => o.metadata.name === nameFromPath && selection.matches(o) }, shown);
+  const render = renderer(ctx, representation);
+  const res = ctx.res;
+  const typeMeta = { kind: resource.kind, apiVersion: apiVersionOf(resource) };
+
+  const send = (event: WatchEvent): void => {
+    server.metrics.watchEvents.inc({ resource: resource.plural, type: event.type });
+    res.write(`${JSON.stringify(event)}\n`);
+  };
+  const sendChange = (change: Change): void => {
+    if (!wanted(change.key, change.object)) return;
+    const selected = select(change);
+    if (selected) send({ type: selected.type, object: render(selected.object) });
+  };
+
+  // From the cursor snapshot to the subscription everything is synchronous: no projection
+  // batch can commit in between, so the initial events end exactly where live ones begin.
+  const cursor = projection.cursor();
+  let initial: Change[];
+  if (start.type === 'current') {
+    const view = projection.view();
+    const objects = pinned !== undefined && (namespace !== undefined || !resource.namespaced)
+      ? [view.get(keyOf(resource, namespace, pinned))].filter((o): o is KubeObject => o !== undefined)
+      : view.list(resource.kind, resource.namespaced ? namespace : undefined);
+    initial = objects.map((object) => ({ type: 'ADDED', key: keyOf(resource, object.metadata.namespace, object.metadata.name), object }));
+  } else {
+    if (selection.filters || nameFromPath !== undefined) {
+      for (const object of projection.viewAt(start.position).list(resource.kind, resource.namespaced ? namespace : undefined)) {
+        const key = keyOf(resource, object.metadata.namespace, object.metadata.name);
+        if (wanted(key, object) && selection.matches(object)) shown.add(key);
+      }
+    }
+    initial = replayChanges(projection.store, start.position, cursor, prefix);
+  }
+
+  ctx.req.socket.setNoDelay(true);
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    'Transfer-Encoding': 'chunked',
+    'Cache-Control': 'no-cache, private',
+  });
+  // Send the headers now: a watch with nothing to report yet must still be established.
+  res.flushHeaders();
+  server.metrics.openWatches.inc({ resource: resource.plural });
+  for (const change of initial) sendChange(change);
+  if (sendInitialEventsEnd) {
+    send({ type: 'BOOKMARK', object: { ...typeMeta, metadata: { resourceVersion: formatVector(cursor), annotations: { 'k8s.io/initial-events-end': 'true' } } } });
+  }
+
+  let finished = false;
+  let subscription: Subscription | undefined;
+  let resolveDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  const bookmarks = allowBookmarks
+    ? setInterval(() => send({ type: 'BOOKMARK', object: { ...typeMeta, metadata: { resourceVersion: formatVector(projection.cursor()) } } }), server.bookmarkIntervalMs)
+    : undefined;
+  const timeout = setTimeout(() => finish(), timeoutSeconds * 1000);
+  const onClosing = (): void => finish();
+  function finish(): void {
+    if (finished) return;
+    finished = true;
+    subscription?.unsubscribe();
+    if (bookmarks) clearInterval(bookmarks);
+    clearTimeout(timeout);
+    server.closing.removeEventListener('abort', onClosing);
+    server.metrics.openWatches.dec({ resource: resource.plural });
+    if (!res.writableEnded) res.end();
+    resolveDone();
+  }
+  server.closing.addEventListener('abort', onClosing);
+  subscription = projection.changes$.subscribe({
+    next: (change) => {
+      if (finished || change.offset < (cursor[change.topic][change.partition] ?? 0)) return;
+      sendChange(change);
+      if (res.writableLength > MAX_BUFFERED_BYTES) {
+        // The client does not keep up: end the watch with Expired so it re-lists.
+        send({ type: 'ERROR', object: failureStatus('Expired', 'the watch client is too slow: too many buffered events; re-list and watch again') });
+        finish();
+      }
+    },
+    complete: () => finish(),
+  });
+  if (finished) subscription.unsubscribe();
+  res.on('close', () => finish());
+  if (server.closing.aborted) finish();
+  await done;
+  return { type: 'streamed' };
+};
