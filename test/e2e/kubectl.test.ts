@@ -1,0 +1,238 @@
+/**
+ * The real kubectl (v1.32) against a logplane apiserver, on both logs: discovery, create,
+ * apply, get (tables, -A, -o yaml, -w), status patches, scale, delete (which waits for the
+ * DELETED watch event) and error messages, asserted on what kubectl prints.
+ *
+ * kubectl sends bearer tokens only over https, so the apiserver serves TLS with a
+ * self-signed certificate that the generated kubeconfig trusts.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
+import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
+import type { EventLog } from '../../log/port.ts';
+
+interface KubectlResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const APP = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels:
+    app: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        ports:
+        - containerPort: 80
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector:
+    app: web
+  ports:
+  - port: 80
+    targetPort: 80
+`;
+
+const POD = `apiVersion: v1
+kind: Pod
+metadata:
+  name: hello
+  labels:
+    app: hello
+spec:
+  containers:
+  - name: hello
+    image: busybox:1.36
+    command: ["sh", "-c", "echo hello; sleep 3600"]
+`;
+
+const NODE = `apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+  labels:
+    node-role.kubernetes.io/worker: ""
+`;
+
+describeOnBothLogs('kubectl', (adapter) => {
+  const temp = tempDir('kubectl-e2e-');
+  const kubeconfig = join(temp.dir, 'kubeconfig');
+  let log: EventLog;
+  let api: TestApiServer;
+
+  const kubectl = (...args: string[]): Promise<KubectlResult> =>
+    new Promise((resolve) => {
+      execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, '--cache-dir', join(temp.dir, 'cache'), '--request-timeout', '30s', ...args],
+        { timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  const file = (name: string, text: string): string => {
+    const path = join(temp.dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  beforeAll(async () => {
+    log = await openTestLog(adapter, { dir: temp.dir });
+    const tls = generateSelfSignedCertificate();
+    api = await startTestApiServer(log, temp.dir, { tls });
+    writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    await log?.close();
+    temp.remove();
+  });
+
+  it('lists the default namespaces', async () => {
+    const result = await kubectl('get', 'namespaces');
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^NAME\s+STATUS\s+AGE\n/);
+    for (const name of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) {
+      expect(result.stdout).toMatch(new RegExp(`^${name}\\s+Active\\s+\\d+s$`, 'm'));
+    }
+  });
+
+  it('creates a Deployment and a Service with create -f', async () => {
+    const result = await kubectl('create', '-f', file('app.yaml', APP));
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toBe('deployment.apps/web created\nservice/web created\n');
+  });
+
+  it('creates a pod and prints it with get -o yaml', async () => {
+    expect((await kubectl('create', '-f', file('pod.yaml', POD))).stdout).toBe('pod/hello created\n');
+    const result = await kubectl('get', 'pod', 'hello', '-o', 'yaml');
+    expect(result.code).toBe(0);
+    const pod = parseYaml(result.stdout);
+    expect(pod).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hello', namespace: 'default', labels: { app: 'hello' }, generation: 1 },
+      spec: { containers: [{ name: 'hello', image: 'busybox:1.36', command: ['sh', '-c', 'echo hello; sleep 3600'] }], restartPolicy: 'Always' },
+      status: { phase: 'Pending' },
+    });
+    expect(pod.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(pod.metadata.resourceVersion).toMatch(/^\d+\.\d+$/);
+  });
+
+  it('shows pods, nodes, services and deployments of all namespaces', async () => {
+    expect((await kubectl('create', '-f', file('node.yaml', NODE))).stdout).toBe('node/node-a created\n');
+    const patched = await kubectl(
+      'patch', 'node', 'node-a', '--subresource=status', '--type=merge',
+      '-p', JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.32.0-logplane' } } }),
+    );
+    expect(patched.stdout).toBe('node/node-a patched\n');
+    const result = await kubectl('get', 'pods,nodes,svc,deploy', '-A');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const out = result.stdout;
+    expect(out).toMatch(/^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/m);
+    expect(out).toMatch(/^default\s+pod\/hello\s+0\/1\s+Pending\s+0\s+\d+s$/m);
+    expect(out).toMatch(/^NAMESPACE\s+NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION$/m);
+    expect(out).toMatch(/^\s+node\/node-a\s+Ready\s+worker\s+\d+s\s+v1\.32\.0-logplane$/m);
+    expect(out).toMatch(/^NAMESPACE\s+NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE$/m);
+    expect(out).toMatch(/^default\s+service\/web\s+ClusterIP\s+127\.96\.\d+\.\d+\s+<none>\s+80\/TCP\s+\d+s$/m);
+    expect(out).toMatch(/^NAMESPACE\s+NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/m);
+    expect(out).toMatch(/^default\s+deployment\.apps\/web\s+0\/2\s+0\s+0\s+\d+s$/m);
+  });
+
+  it('prints wide columns and labels', async () => {
+    const result = await kubectl('get', 'pods', '-o', 'wide', '--show-labels');
+    expect(result.stdout).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\s+LABELS$/m);
+    expect(result.stdout).toMatch(/^hello\s+0\/1\s+Pending\s+0\s+\d+s\s+<none>\s+<none>\s+<none>\s+<none>\s+app=hello$/m);
+  });
+
+  it('applies manifests: created, configured, unchanged', async () => {
+    const manifest = (replicas: number) => APP.replace(/name: web/g, 'name: api').replace(/app: web/g, 'app: api').replace('replicas: 2', `replicas: ${replicas}`);
+    const path = join(temp.dir, 'api.yaml');
+    writeFileSync(path, manifest(1));
+    expect((await kubectl('apply', '-f', path)).stdout).toBe('deployment.apps/api created\nservice/api created\n');
+    writeFileSync(path, manifest(3));
+    const configured = await kubectl('apply', '-f', path);
+    expect(configured).toMatchObject({ code: 0, stderr: '' });
+    expect(configured.stdout).toBe('deployment.apps/api configured\nservice/api unchanged\n');
+    expect((await kubectl('get', 'deploy', 'api', '-o', 'jsonpath={.spec.replicas}')).stdout).toBe('3');
+    expect((await kubectl('apply', '-f', path)).stdout).toBe('deployment.apps/api unchanged\nservice/api unchanged\n');
+    expect((await kubectl('scale', 'deploy', 'api', '--replicas=5')).stdout).toBe('deployment.apps/api scaled\n');
+    expect((await kubectl('get', 'deploy', 'api', '-o', 'jsonpath={.spec.replicas}')).stdout).toBe('5');
+    expect((await kubectl('delete', '-f', path)).stdout).toBe('deployment.apps "api" deleted\nservice "api" deleted\n');
+  });
+
+  it('streams changes with get -w', async () => {
+    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(temp.dir, 'cache'), 'get', 'pod', 'hello', '-w']);
+    let output = '';
+    const listeners = new Set<() => void>();
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      for (const listener of listeners) listener();
+    });
+    const seen = (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (!pattern.test(output)) return;
+          listeners.delete(check);
+          resolve();
+        };
+        listeners.add(check);
+        child.once('exit', () => reject(new Error(`kubectl get -w exited; output: ${output}`)));
+        check();
+      });
+    try {
+      await seen(/^hello\s+0\/1\s+Pending\s+0\s+\d+s$/m);
+      await kubectl('patch', 'pod', 'hello', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Running"}}');
+      await seen(/^hello\s+0\/1\s+Running\s+0\s+\d+s$/m);
+      expect(output.match(/^NAME\s+READY/gm)).toHaveLength(1);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('shows kube-style errors', async () => {
+    const invalid = await kubectl('create', '-f', file('bad.yaml', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  containers:\n  - name: c\n'));
+    expect(invalid.code).not.toBe(0);
+    expect(invalid.stderr).toContain('The Pod "bad" is invalid: spec.containers[0].image: Required value');
+    const unknown = await kubectl('create', '-f', file('unknown.yaml', `${POD.replace('name: hello\n', 'name: strict\n')}  foo: bar\n`));
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('unknown field "spec.foo"');
+    const duplicate = await kubectl('create', '-f', join(temp.dir, 'pod.yaml'));
+    expect(duplicate.stderr).toContain('Error from server (AlreadyExists): error when creating');
+    expect(duplicate.stderr).toContain('pods "hello" already exists');
+    const missing = await kubectl('get', 'deploy', 'nothing');
+    expect(missing.stderr).toBe('Error from server (NotFound): deployments.apps "nothing" not found\n');
+  });
+
+  it('deletes with delete -f, waiting for the objects to go', async () => {
+    const result = await kubectl('delete', '-f', join(temp.dir, 'app.yaml'), '-f', join(temp.dir, 'pod.yaml'));
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toBe('deployment.apps "web" deleted\nservice "web" deleted\npod "hello" deleted\n');
+    const after = await kubectl('get', 'deploy,svc,pods');
+    expect(after.stdout).toBe('');
+    expect(after.stderr).toBe('No resources found in default namespace.\n');
+  });
+});
