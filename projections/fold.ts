@@ -154,15 +154,18 @@ const foldObserved = (state: FoldState, event: EventEnvelope, version: number): 
       if (body.subresource !== 'status') {
         return reject('Invalid', 'only status updates belong on the observed topic');
       }
-      const current = state.getStatus(event.key);
+      const uid = body.object.metadata.uid ?? null;
+      const stored = state.getStatus(event.key);
+      // A status left by an earlier object of the same name does not count against a new one.
+      const current = stored && (uid === null || stored.uid === null || stored.uid === uid) ? stored : undefined;
       const expected = body.expectedResourceVersion;
-      if (expected && current && expected.split('.')[1] !== String(current.version)) {
+      const expectedStatusVersion = expected?.split('.')[1];
+      if (expected && expectedStatusVersion !== String(current?.version ?? 0)) {
         return reject(
           'Conflict',
-          `the object has been modified; please apply your changes to the latest version and try again (expected resourceVersion ${expected}, current status version ${current.version})`,
+          `the object has been modified; please apply your changes to the latest version and try again (expected resourceVersion ${expected}, current status version ${current?.version ?? 0})`,
         );
       }
-      const uid = body.object.metadata.uid ?? null;
       state.putStatus(event.key, { uid, status: clone((body.object as { status?: unknown }).status ?? {}), version });
       return { verdict: accepted, change: { type: 'MODIFIED', key: event.key } };
     }
@@ -276,8 +279,10 @@ const commitUpdate = (
   if (JSON.stringify(specOf(previous)) !== JSON.stringify(specOf(next))) {
     next.metadata.generation = (previous.metadata.generation ?? 1) + 1;
   }
-  if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
-    // The last finalizer is gone: the deletion completes now.
+  const awaitingNode =
+    next.kind === 'Pod' && Boolean(next.spec?.nodeName) && (next.metadata.deletionGracePeriodSeconds ?? 0) > 0;
+  if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0 && !awaitingNode) {
+    // The last finalizer is gone: the deletion completes now (a bound pod still waits for its node to stop it).
     return finishDeletion(state, key, previous);
   }
   state.putDesired(key, { object: next, version });

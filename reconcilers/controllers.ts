@@ -6,9 +6,12 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { EventLog } from '../log/port.ts';
 import type { Projection } from '../projections/index.ts';
+import { createDeploymentController } from './deployment/index.ts';
 import { createEndpointsController } from './endpoints/index.ts';
+import { createGarbageCollector } from './garbage-collector/index.ts';
 import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
 import { createRuntimeMetrics, startReconciler, type Controller, type ReconcilerRuntime } from './runtime.ts';
+import { createReplicaSetController } from './replicaset/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
@@ -33,7 +36,7 @@ export interface ControllersOptions {
   readonly nodeGracePeriodMs?: number;
   /** Default toleration of the unreachable taint (s, default 300). */
   readonly defaultTolerationSeconds?: number;
-  /** Extra controllers by name (replicaset, deployment, garbage-collector are registered by their modules). */
+  /** Replacement controllers by name (tests). */
   readonly factories?: Partial<Record<ControllerName, () => Controller>>;
 }
 
@@ -41,6 +44,15 @@ export interface RunningControllers {
   readonly runtimes: readonly ReconcilerRuntime[];
   stop(): Promise<void>;
 }
+
+/** Pure controllers by name, for `debug reconcile` (node-lifecycle needs live heartbeats, so it is not here). */
+export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = {
+  scheduler: () => createSchedulerController(),
+  replicaset: () => createReplicaSetController(),
+  deployment: () => createDeploymentController(),
+  'garbage-collector': () => createGarbageCollector(),
+  endpoints: () => createEndpointsController(),
+};
 
 /** Starts the selected controllers; the ones without a factory are reported and skipped. */
 export const startControllers = async (options: ControllersOptions): Promise<RunningControllers> => {
@@ -50,6 +62,9 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
   const gracePeriodMs = options.nodeGracePeriodMs ?? 50_000;
   const builtIn: Partial<Record<ControllerName, () => Promise<Controller> | Controller>> = {
     scheduler: () => createSchedulerController(),
+    replicaset: () => createReplicaSetController(),
+    deployment: () => createDeploymentController(),
+    'garbage-collector': () => createGarbageCollector(),
     endpoints: () => createEndpointsController(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);

@@ -119,6 +119,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   let owned = new Set<number>();
   let running = false;
   let stopped = false;
+  let current: Promise<void> = Promise.resolve();
 
   const owns = (key: string): boolean => owned.has(partitionFor(key, partitions));
 
@@ -141,10 +142,13 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   const kick = (): void => {
     if (running || queue.size === 0 || stopped) return;
     running = true;
-    setImmediate(() => {
-      void round().finally(() => {
-        running = false;
-        kick();
+    current = new Promise<void>((resolve) => {
+      setImmediate(() => {
+        void round().finally(() => {
+          running = false;
+          resolve();
+          kick();
+        });
       });
     });
   };
@@ -205,6 +209,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   };
 
   const retry = (key: string, cause: string | null): void => {
+    if (stopped) return;
     const attempts = (failures.get(key) ?? 0) + 1;
     failures.set(key, attempts);
     const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempts - 1));
@@ -247,6 +252,9 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       for (const t of timers) clearTimeout(t);
       timers.clear();
       queue.clear();
+      await current;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
       await membership.leave();
       rounds$.complete();
     },
