@@ -113,8 +113,7 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(updated.body.metadata.resourceVersion).not.toBe(pod.metadata.resourceVersion);
     expect(updated.body.metadata.generation).toBe(2);
 
-    // The fold judges the stale write (its rejected event stays in the log as a fact); state is unchanged.
-    const stale = await client.request('PUT', `/api/v1/namespaces/${ns}/pods/web-1`, { body: replaced });
+    const stale = await rejectsWithoutAppending(() => client.request('PUT', `/api/v1/namespaces/${ns}/pods/web-1`, { body: replaced }));
     expect(stale.status).toBe(409);
     expect((await client.request('GET', `/api/v1/namespaces/${ns}/pods/web-1`)).body).toEqual(updated.body);
     expect(stale.body).toMatchObject({
@@ -155,16 +154,23 @@ describeOnBothLogs('apiserver', (adapter) => {
   it('answers AlreadyExists, a missing namespace and unknown objects like kube-apiserver', async () => {
     const ns = await namespace('exists');
     expect((await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podManifest('twice') })).status).toBe(201);
-    const again = await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podManifest('twice') });
+    const again = await rejectsWithoutAppending(() => client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podManifest('twice') }));
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ reason: 'AlreadyExists', message: 'pods "twice" already exists' });
-    const noNamespace = await client.request('POST', '/api/v1/namespaces/nowhere/pods', { body: podManifest('lost') });
+    const noNamespace = await rejectsWithoutAppending(() => client.request('POST', '/api/v1/namespaces/nowhere/pods', { body: podManifest('lost') }));
     expect(noNamespace.status).toBe(404);
     expect(noNamespace.body).toMatchObject({ reason: 'NotFound', message: 'namespaces "nowhere" not found' });
     const missing = await client.request('GET', `/apis/apps/v1/namespaces/${ns}/deployments/none`);
     expect(missing.body).toMatchObject({ reason: 'NotFound', message: 'deployments.apps "none" not found', details: { group: 'apps', kind: 'deployments' } });
     const unknownPath = await client.request('GET', '/api/v1/namespaces/x/widgets');
     expect(unknownPath.status).toBe(404);
+    const deleteMissing = await rejectsWithoutAppending(() => client.request('DELETE', `/api/v1/namespaces/${ns}/pods/none`));
+    expect(deleteMissing.body).toMatchObject({ reason: 'NotFound', message: 'pods "none" not found' });
+    const current = (await client.request('GET', `/api/v1/namespaces/${ns}/pods/twice`)).body;
+    const wrongUid = await rejectsWithoutAppending(() =>
+      client.request('DELETE', `/api/v1/namespaces/${ns}/pods/twice`, { body: { preconditions: { uid: 'another-uid' } } }),
+    );
+    expect(wrongUid.body.message).toContain(`Precondition failed: UID in precondition: another-uid, UID in object meta: ${current.metadata.uid}`);
   });
 
   it('rejects invalid objects with a Status naming the field, appending nothing', async () => {
@@ -291,9 +297,11 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(page2.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['d']);
     expect(page2.body.metadata.continue).toBeUndefined();
 
-    const again = await client.request('POST', `/api/v1/namespaces/${ns}/pods/c/binding`, {
-      body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'c' }, target: { kind: 'Node', name: 'select-node' } },
-    });
+    const again = await rejectsWithoutAppending(() =>
+      client.request('POST', `/api/v1/namespaces/${ns}/pods/c/binding`, {
+        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'c' }, target: { kind: 'Node', name: 'select-node' } },
+      }),
+    );
     expect(again.status).toBe(409);
     expect(again.body.message).toContain('is already assigned to node "select-node"');
 
@@ -435,7 +443,7 @@ describeOnBothLogs('apiserver', (adapter) => {
     const patched = await client.request('PATCH', path, { body: { spec: { replicas: 5 } }, contentType: 'application/merge-patch+json' });
     expect(patched.body.spec.replicas).toBe(5);
     expect((await client.request('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).body.spec.replicas).toBe(5);
-    const stale = await client.request('PUT', path, { body: { ...scale.body, spec: { replicas: 1 } } });
+    const stale = await rejectsWithoutAppending(() => client.request('PUT', path, { body: { ...scale.body, spec: { replicas: 1 } } }));
     expect(stale.status).toBe(409);
     const negative = await rejectsWithoutAppending(() => client.request('PATCH', path, { body: { spec: { replicas: -1 } }, contentType: 'application/merge-patch+json' }));
     expect(negative.status).toBe(422);

@@ -9,6 +9,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { LogError } from '../log/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import type { Projection } from '../projections/index.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticate, type TokenFile, type UserInfo } from './auth.ts';
@@ -50,6 +51,11 @@ export interface ApiServerOptions {
   readonly podLogs?: PodLogsHook;
   /** Serve HTTPS with this certificate (kubectl sends tokens only over HTTPS); plain HTTP without. */
   readonly tls?: TlsMaterial;
+  /**
+   * Extra authenticated APIs (the logplane history API): each returns true when it
+   * handled the request. Tried before the Kubernetes routes.
+   */
+  readonly extensions?: readonly ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>)[];
 }
 
 export interface ApiServer {
@@ -135,6 +141,13 @@ const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promi
   }
 };
 
+/** Any failure as a Status: a log that is unreachable is 503 (retry later), the rest 500. */
+const toApiError = (error: unknown): ApiError => {
+  if (error instanceof ApiError) return error;
+  if (error instanceof LogError && error.retriable) return apiErrors.serviceUnavailable(`the log is unavailable: ${error.message}`);
+  return apiErrors.internal(error instanceof Error ? error.message : String(error), error);
+};
+
 const sendReply = (res: ServerResponse, reply: Reply): void => {
   if (reply.type === 'streamed') return;
   const headers: Record<string, string[]> = reply.warnings ? { Warning: reply.warnings.map(warningHeader) } : {};
@@ -208,6 +221,9 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         return;
       }
       if (!ANONYMOUS_PATHS.has(url.pathname)) user = authenticate(tokens, req);
+      for (const extension of options.extensions ?? []) {
+        if (await extension(req, res, url)) return;
+      }
       if (routed.type !== 'resource' && routed.type !== 'bindings') {
         if (method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
         await serveNonResource(routed, res);
@@ -248,7 +264,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       labels.verb = verb;
       sendReply(res, await dispatch(server, ctx, verb));
     } catch (error) {
-      const apiError = error instanceof ApiError ? error : apiErrors.internal(error instanceof Error ? error.message : String(error), error);
+      const apiError = toApiError(error);
       if (!(error instanceof ApiError)) logger.error({ err: error, method, path: url.pathname }, 'request failed');
       if (res.headersSent) res.end();
       else sendStatus(res, apiError.status);

@@ -6,11 +6,13 @@
 import { objectKey, type Deployment, type KubeObject, type ReplicaSet } from '../../schemas/index.ts';
 import { labelSelectorToRequirements, selectorToString } from '../../projections/selectors.ts';
 import {
+  catchUp,
   isDryRun,
   json,
   keyOf,
   nameOf,
   objectAfter,
+  precheckVersion,
   throwIfRejected,
   type Reply,
   type RequestContext,
@@ -44,6 +46,9 @@ const submitStatus = async (
   const name = nameOf(ctx.target);
   const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
   const { object, warnings } = admitStatus({ resource, body, fieldValidation, namespace, name, current });
+  if (expectedResourceVersion !== null && expectedResourceVersion.split('.')[1] !== (current.metadata.resourceVersion ?? '').split('.')[1]) {
+    throw apiErrors.conflict(resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+  }
   if (isDryRun(ctx.query)) return json(200, object, warnings);
   const key = objectKey(object);
   const result = await server.writer.submit({
@@ -136,6 +141,7 @@ const submitScale = async (
   if (replicas < 0) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be greater than or equal to 0');
   const object = structuredClone(current);
   object.spec.replicas = replicas;
+  precheckVersion(resource, current, expectedResourceVersion);
   if (isDryRun(ctx.query)) return json(200, scaleOf(object));
   const key = objectKey(object);
   const result = await server.writer.submit({
@@ -218,6 +224,11 @@ export const bindPod = async (
     throw bindingInvalid(name, 'target.kind', 'must be empty or "Node"');
   }
   const expected = typeof body.metadata?.resourceVersion === 'string' && body.metadata.resourceVersion !== '' ? body.metadata.resourceVersion : null;
+  await catchUp(server);
+  const pod = server.projection.view().get(keyOf(resource, namespace, name));
+  if (!pod || pod.kind !== 'Pod') throw apiErrors.notFound(resource, name);
+  if (pod.spec.nodeName) throw apiErrors.conflict(resource, name, `pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
+  precheckVersion(resource, pod, expected);
   if (isDryRun(ctx.query)) return json(201, successStatus(201));
   const result = await server.writer.submit({
     topic: 'desired',
@@ -256,6 +267,10 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
   if (container !== undefined && container !== '' && ![...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.name === container)) {
     throw apiErrors.badRequest(`container ${container} is not valid for pod ${pod.metadata.name}`);
   }
+  const containerNames = pod.spec.containers.map((c) => c.name);
+  if ((container === undefined || container === '') && containerNames.length > 1) {
+    throw apiErrors.badRequest(`a container name must be specified for pod ${pod.metadata.name}, choose one of: [${containerNames.join(' ')}]`);
+  }
   if (!server.podLogs) {
     throw new ApiError(failureStatus('NotFound', `logs of pod "${pod.metadata.name}" are not available: no node agent serves logs to this apiserver`, { name: pod.metadata.name, kind: 'pods' }));
   }
@@ -266,7 +281,7 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
   ctx.res.on('close', () => abort.abort());
   const chunks = await server.podLogs({
     pod,
-    container: container === '' ? undefined : container ?? (pod.spec.containers.length === 1 ? pod.spec.containers[0]!.name : undefined),
+    container: container === undefined || container === '' ? containerNames[0] : container,
     follow: query.get('follow') === 'true',
     previous: query.get('previous') === 'true',
     timestamps: query.get('timestamps') === 'true',

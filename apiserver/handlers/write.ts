@@ -12,12 +12,13 @@ import {
   keyOf,
   nameOf,
   objectAfter,
+  precheckVersion,
   throwIfRejected,
   type Reply,
   type RequestContext,
   type ServerContext,
 } from '../context.ts';
-import { ApiError, apiErrors } from '../errors.ts';
+import { ApiError, apiErrors, verdictError } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch.ts';
 import { parseSelection } from '../selection.ts';
@@ -44,10 +45,21 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
   const { resource, namespace } = ctx.target;
   const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
   const dryRun = isDryRun(ctx.query);
+  const generated = !(body as { metadata?: { name?: string } })?.metadata?.name;
+  await catchUp(server);
   for (let attempt = 1; ; attempt++) {
     const { object, warnings } = admitCreate({ resource, body, fieldValidation, namespace });
-    if (dryRun) return json(201, object, warnings);
     const key = objectKey(object);
+    // Certain failures are answered without appending (the view has just caught up).
+    const view = server.projection.view();
+    if (view.get(key)) {
+      if (generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
+      throw apiErrors.alreadyExists(resource, object.metadata.name);
+    }
+    if (resource.namespaced && !view.get(`Namespace//${object.metadata.namespace}`)) {
+      throw verdictError('NotFound', `namespace "${object.metadata.namespace}" not found`, resource, object.metadata.name);
+    }
+    if (dryRun) return json(201, object, warnings);
     const result = await server.writer.submit({
       topic: 'desired',
       key,
@@ -55,7 +67,6 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
       identity: ctx.identity,
     });
     const verdict = result.record.verdict;
-    const generated = !(body as { metadata?: { name?: string } }).metadata?.name;
     if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
     throwIfRejected(result, resource, object.metadata.name);
     const created = objectAfter(server, result, key);
@@ -110,8 +121,10 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
   }
   const expected = (body as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
   const { object, warnings } = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
+  const expectedVersion = typeof expected === 'string' && expected !== '' ? expected : null;
+  precheckVersion(resource, current, expectedVersion);
   if (isDryRun(ctx.query)) return json(200, object, warnings);
-  const updated = await submitUpdate(server, ctx, object, typeof expected === 'string' && expected !== '' ? expected : null);
+  const updated = await submitUpdate(server, ctx, object, expectedVersion);
   return json(200, updated, warnings);
 };
 
@@ -129,6 +142,7 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
     const patchedVersion = patched?.metadata?.resourceVersion;
     const pinned = typeof patchedVersion === 'string' && patchedVersion !== current.metadata.resourceVersion ? patchedVersion : undefined;
     const { object, warnings } = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });
+    precheckVersion(resource, current, pinned ?? null);
     if (dryRun) return json(200, object, warnings);
     try {
       const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null);
@@ -226,7 +240,11 @@ export const deleteObject = async (server: ServerContext, ctx: RequestContext): 
     const current = await currentObject(server, ctx);
     return json(200, current);
   }
-  await catchUp(server);
+  const current = await currentObject(server, ctx);
+  precheckVersion(ctx.target.resource, current, options.resourceVersion);
+  if (options.uid !== null && options.uid !== current.metadata.uid) {
+    throw apiErrors.conflict(ctx.target.resource, name, `Precondition failed: UID in precondition: ${options.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+  }
   const { code, body } = await deleteOne(server, ctx, ctx.target.namespace, name, options);
   return json(code, body);
 };
@@ -241,6 +259,9 @@ export const deleteCollection = async (server: ServerContext, ctx: RequestContex
     .view()
     .list(resource.kind, resource.namespaced ? namespace : undefined)
     .filter((o) => selection.matches(o));
+  if (options.dryRun || isDryRun(ctx.query)) {
+    return json(200, { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: {}, items: targets });
+  }
   const results = await Promise.allSettled(
     targets.map((o) => deleteOne(server, ctx, o.metadata.namespace, o.metadata.name, options)),
   );

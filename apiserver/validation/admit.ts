@@ -6,7 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { validateObjectShape, type KubeObject } from '../../schemas/index.ts';
-import { ApiError, apiErrors } from '../errors.ts';
+import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
 import { applyDefaults } from './defaults.ts';
@@ -82,7 +82,12 @@ const checkSchema = (
     const text = report.unknownFields.map((f) => `unknown field "${f}"`).join(', ');
     throw decodeError(resource, `strict decoding error: ${text}`, report.unknownFields.map((f) => ({ reason: CAUSE_TYPES.FieldValueUnknown, message: `unknown field "${f}"`, field: f })));
   }
-  if (report.problems.length > 0) throw apiErrors.invalid(resource, name, report.problems);
+  if (report.problems.length > 0) {
+    const causes = report.problems.map((p) =>
+      p.field === 'metadata.name' && p.reason === CAUSE_TYPES.FieldValueRequired ? fieldErrors.required('metadata.name', 'name or generateName is required') : p,
+    );
+    throw apiErrors.invalid(resource, name, causes);
+  }
   const warnings = fieldValidation === 'Warn' ? report.unknownFields.map((f) => `unknown field "${f}"`) : [];
   return { object: report.value as unknown as KubeObject, warnings };
 };

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { Endpoints, Node, Pod, Service } from '../schemas/index.ts';
+import { formatEndpoints, humanDuration, rowCells, toTable } from './tables.ts';
+
+const NOW = Date.parse('2026-01-01T12:00:00Z');
+const meta = (name: string, ageSeconds: number) => ({ name, namespace: 'default', creationTimestamp: new Date(NOW - ageSeconds * 1000).toISOString() });
+
+describe('humanDuration (kube duration.HumanDuration)', () => {
+  it.each([
+    [-5_000, '<invalid>'],
+    [-500, '0s'],
+    [45_000, '45s'],
+    [119_000, '119s'],
+    [200_000, '3m20s'],
+    [300_000, '5m'],
+    [3_600_000, '60m'],
+    [5 * 3_600_000 + 60_000, '5h1m'],
+    [30 * 3_600_000, '30h'],
+    [50 * 3_600_000, '2d2h'],
+    [30 * 86_400_000, '30d'],
+    [800 * 86_400_000, '2y70d'],
+    [3000 * 86_400_000, '8y'],
+  ])('%i ms is %s', (ms, text) => {
+    expect(humanDuration(ms)).toBe(text);
+  });
+});
+
+describe('pod rows', () => {
+  const pod = (status: Pod['status'], extra: Partial<Pod['metadata']> = {}): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { ...meta('p', 90), ...extra },
+    spec: { containers: [{ name: 'a' }, { name: 'b' }], nodeName: 'n1' },
+    ...(status ? { status } : {}),
+  });
+  it.each([
+    ['pending', pod({ phase: 'Pending' }), ['p', '0/2', 'Pending', '0', '90s']],
+    [
+      'running and ready',
+      pod({
+        phase: 'Running',
+        podIP: '127.100.0.3',
+        containerStatuses: [
+          { name: 'a', image: 'x', ready: true, restartCount: 0, state: { running: {} } },
+          { name: 'b', image: 'x', ready: true, restartCount: 2, state: { running: {} }, lastState: { terminated: { exitCode: 1, finishedAt: new Date(NOW - 30_000).toISOString() } } },
+        ],
+      }),
+      ['p', '2/2', 'Running', '2 (30s ago)', '90s', '127.100.0.3', 'n1'],
+    ],
+    [
+      'crash looping',
+      pod({ phase: 'Running', containerStatuses: [{ name: 'a', image: 'x', ready: false, restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }] }),
+      ['p', '0/2', 'CrashLoopBackOff', '5'],
+    ],
+    ['exited without reason', pod({ phase: 'Failed', containerStatuses: [{ name: 'a', image: 'x', ready: false, restartCount: 0, state: { terminated: { exitCode: 3 } } }] }), ['p', '0/2', 'ExitCode:3']],
+    ['terminating', pod({ phase: 'Running' }, { deletionTimestamp: new Date(NOW).toISOString() }), ['p', '0/2', 'Terminating']],
+  ])('%s', (_title, object, cells) => {
+    expect(rowCells(object, NOW).slice(0, cells.length)).toEqual(cells);
+  });
+});
+
+describe('other kinds', () => {
+  it('prints nodes with roles, readiness and versions', () => {
+    const node: Node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n1', creationTimestamp: meta('n1', 600).creationTimestamp, labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/worker': '' } },
+      spec: { unschedulable: true },
+      status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.32.0' }, addresses: [{ type: 'InternalIP', address: '127.0.0.1' }] },
+    };
+    expect(rowCells(node, NOW)).toEqual(['n1', 'Ready,SchedulingDisabled', 'control-plane,worker', '10m', 'v1.32.0', '127.0.0.1', '<none>', '<unknown>', '<unknown>', '<unknown>']);
+  });
+
+  it('prints services with node ports and selectors', () => {
+    const service: Service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta('s', 5),
+      spec: { type: 'NodePort', clusterIP: '127.96.0.5', ports: [{ port: 80, nodePort: 30080, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }], selector: { b: '2', a: '1' } },
+    };
+    expect(rowCells(service, NOW)).toEqual(['s', 'NodePort', '127.96.0.5', '<none>', '80:30080/TCP,53/UDP', '5s', 'a=1,b=2']);
+  });
+
+  it('formats endpoints like kubectl, with "+ N more..."', () => {
+    const endpoints = (ips: string[]): Endpoints => ({
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: meta('e', 1),
+      subsets: [{ addresses: ips.map((ip) => ({ ip })), ports: [{ port: 8080 }] }],
+    });
+    expect(formatEndpoints(endpoints([]))).toBe('<none>');
+    expect(formatEndpoints(endpoints(['127.100.0.1', '127.100.0.2']))).toBe('127.100.0.1:8080,127.100.0.2:8080');
+    expect(formatEndpoints(endpoints(['1.1.1.1', '1.1.1.2', '1.1.1.3', '1.1.1.4', '1.1.1.5']))).toBe('1.1.1.1:8080,1.1.1.2:8080,1.1.1.3:8080 + 2 more...');
+  });
+
+  it('builds Tables with PartialObjectMetadata rows by default', () => {
+    const table = toTable([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x', labels: { a: 'b' } } }], {
+      kind: 'Namespace',
+      includeObject: 'Metadata',
+      version: 'v1',
+      resourceVersion: '4.0',
+      now: NOW,
+    });
+    expect(table).toMatchObject({
+      kind: 'Table',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { resourceVersion: '4.0' },
+      rows: [{ cells: ['x', 'Active', '<unknown>'], object: { kind: 'PartialObjectMetadata', metadata: { name: 'x', labels: { a: 'b' } } } }],
+    });
+    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Status', 'Age']);
+  });
+});

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../errors.ts';
+import { resourceOfKind } from '../resources.ts';
+import { admitCreate, admitUpdate, type FieldValidation } from './admit.ts';
+
+const create = (kind: Parameters<typeof resourceOfKind>[0], body: unknown, fieldValidation: FieldValidation = 'Warn') =>
+  admitCreate({ resource: resourceOfKind(kind), body, fieldValidation, namespace: 'default' });
+
+const failure = (action: () => unknown) => {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof ApiError) return error.status;
+    throw error;
+  }
+  throw new Error('expected an ApiError');
+};
+
+const container = { name: 'c', image: 'nginx:1.27' };
+const pod = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'p' }) => ({ apiVersion: 'v1', kind: 'Pod', metadata, spec });
+const deployment = (spec: Record<string, unknown>) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'd' },
+  spec: { selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [container] } }, ...spec },
+});
+const service = (spec: Record<string, unknown>, name = 'svc') => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec });
+
+describe('admitCreate', () => {
+  it('fills defaults, namespace and type meta and drops system fields', () => {
+    const { object } = create('Pod', { metadata: { name: 'p', uid: 'x', resourceVersion: '5.0' }, spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ containerPort: 80 }] }] }, status: { phase: 'Running' } });
+    expect(object).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default' },
+      spec: {
+        containers: [{ name: 'c', image: 'nginx', imagePullPolicy: 'Always', ports: [{ containerPort: 80, protocol: 'TCP' }] }],
+        restartPolicy: 'Always',
+        terminationGracePeriodSeconds: 30,
+        schedulerName: 'default-scheduler',
+      },
+    });
+  });
+
+  it('drops Kubernetes fields that ask for their defaults without a warning, and warns about others', () => {
+    const quiet = create('Pod', pod({ containers: [{ ...container, resources: {}, terminationMessagePolicy: 'File' }], dnsPolicy: 'ClusterFirst', securityContext: {} }));
+    expect(quiet.warnings).toEqual([]);
+    const loud = create('Pod', pod({ containers: [container], dnsPolicy: 'None', volumes: [{ name: 'v' }] }));
+    expect(loud.warnings).toEqual(['unknown field "spec.dnsPolicy"', 'unknown field "spec.volumes"']);
+    expect((loud.object as { spec: object }).spec).not.toHaveProperty('volumes');
+    expect(create('Pod', pod({ containers: [container], volumes: [{ name: 'v' }] }), 'Ignore').warnings).toEqual([]);
+    expect(failure(() => create('Pod', pod({ containers: [container], volumes: [{ name: 'v' }] }), 'Strict'))).toMatchObject({
+      code: 400,
+      message: 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.volumes"',
+    });
+  });
+
+  it.each([
+    ['a missing name', 'Pod', pod({ containers: [container] }, {}), 'metadata.name', 'Required value: name or generateName is required'],
+    ['an upper-case name', 'Pod', pod({ containers: [container] }, { name: 'Web' }), 'metadata.name', expect.stringContaining('a lowercase RFC 1123 subdomain')],
+    ['a service name starting with a digit', 'Service', service({ ports: [{ port: 80 }] }, '1svc'), 'metadata.name', expect.stringContaining('DNS-1035 label')],
+    ['a bad label value', 'Pod', pod({ containers: [container] }, { name: 'p', labels: { app: 'a b' } }), 'metadata.labels[app]', expect.stringContaining('a valid label')],
+    ['a missing image', 'Pod', pod({ containers: [{ name: 'c' }] }), 'spec.containers[0].image', 'Required value'],
+    ['duplicate container names', 'Pod', pod({ containers: [container, container] }), 'spec.containers[1].name', 'Duplicate value: "c"'],
+    ['an unsupported restart policy', 'Pod', pod({ containers: [container], restartPolicy: 'Sometimes' }), 'spec.restartPolicy', 'Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'],
+    ['an unsupported protocol', 'Pod', pod({ containers: [{ ...container, ports: [{ containerPort: 80, protocol: 'HTTP' }] }] }), 'spec.containers[0].ports[0].protocol', expect.stringContaining('Unsupported value: "HTTP"')],
+    ['a request above its limit', 'Pod', pod({ containers: [{ ...container, resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }] }), 'spec.containers[0].resources.requests', 'Invalid value: "2": must be less than or equal to cpu limit of 1'],
+    ['a probe without a handler', 'Pod', pod({ containers: [{ ...container, livenessProbe: { periodSeconds: 5 } }] }), 'spec.containers[0].livenessProbe', 'Required value: must specify a handler type'],
+    ['a bad env name', 'Pod', pod({ containers: [{ ...container, env: [{ name: '1X', value: 'y' }] }] }), 'spec.containers[0].env[0].name', expect.stringContaining('environment variable name')],
+    ['negative replicas', 'Deployment', deployment({ replicas: -2 }), 'spec.replicas', 'Invalid value: -2: must be greater than or equal to 0'],
+    ['an empty selector', 'Deployment', deployment({ selector: {} }), 'spec.selector', expect.stringContaining('empty selector is invalid')],
+    ['a non-Always template restart policy', 'Deployment', deployment({ template: { metadata: { labels: { app: 'd' } }, spec: { containers: [container], restartPolicy: 'Never' } } }), 'spec.template.spec.restartPolicy', 'Unsupported value: "Never": supported values: "Always"'],
+    ['zero surge and unavailability', 'Deployment', deployment({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '0%' } } }), 'spec.strategy.rollingUpdate.maxUnavailable', 'Invalid value: "0%": may not be 0 when `maxSurge` is 0'],
+    ['a service port out of range', 'Service', service({ ports: [{ port: 0 }] }), 'spec.ports[0].port', 'Invalid value: 0: must be between 1 and 65535, inclusive'],
+    ['unnamed ports of a multi-port service', 'Service', service({ ports: [{ port: 80 }, { port: 81 }] }), 'spec.ports[0].name', 'Required value'],
+    ['a node port on a ClusterIP service', 'Service', service({ ports: [{ port: 80, nodePort: 30001 }] }), 'spec.ports[0].nodePort', "Forbidden: may not be used when `type` is 'ClusterIP'"],
+    ['a node port out of range', 'Service', service({ type: 'NodePort', ports: [{ port: 80, nodePort: 80 }] }), 'spec.ports[0].nodePort', expect.stringContaining('30000-32767')],
+    ['a bad endpoint address', 'Endpoints', { metadata: { name: 'e' }, subsets: [{ addresses: [{ ip: '999.1.1.1' }], ports: [{ port: 80 }] }] }, 'subsets[0].addresses[0].ip', expect.stringContaining('must be a valid IP address')],
+  ])('rejects %s with 422 naming the field', (_title, kind, body, field, message) => {
+    const status = failure(() => create(kind as Parameters<typeof resourceOfKind>[0], body));
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(status.details?.causes).toContainEqual(expect.objectContaining({ field, message }));
+  });
+
+  it.each([
+    ['a string port', pod({ containers: [{ ...container, ports: [{ containerPort: '80' }] }] }), 'spec.containers[0].ports[0].containerPort'],
+    ['a number name', pod({ containers: [{ ...container, name: 5 }] }), 'spec.containers[0].name'],
+    ['labels as a list', pod({ containers: [container] }, { name: 'p', labels: ['a'] }), 'metadata.labels'],
+  ])('rejects %s with 400 naming the field', (_title, body, field) => {
+    const status = failure(() => create('Pod', body));
+    expect(status).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(status.details?.causes?.[0]?.field).toBe(field);
+  });
+
+  it('checks kind, apiVersion and namespace against the URL', () => {
+    expect(failure(() => create('Pod', { ...pod({ containers: [container] }), kind: 'Service' })).code).toBe(400);
+    expect(failure(() => create('Pod', { ...pod({ containers: [container] }), apiVersion: 'apps/v1' })).message).toBe(
+      'the API version in the data (apps/v1) does not match the expected API version (v1)',
+    );
+    expect(failure(() => create('Pod', pod({ containers: [container] }, { name: 'p', namespace: 'other' }))).message).toBe(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  });
+});
+
+describe('admitUpdate', () => {
+  const current = create('Deployment', deployment({})).object;
+
+  it('refuses a changed selector and a name that differs from the URL', () => {
+    const changed = structuredClone(current) as typeof current & { spec: { selector: unknown; template: { metadata: { labels: unknown } } } };
+    changed.spec.selector = { matchLabels: { app: 'e' } };
+    changed.spec.template.metadata.labels = { app: 'e' };
+    const status = failure(() => admitUpdate({ resource: resourceOfKind('Deployment'), body: changed, fieldValidation: 'Strict', namespace: 'default', name: 'd', current }));
+    expect(status.details?.causes).toContainEqual(expect.objectContaining({ field: 'spec.selector', message: expect.stringContaining('field is immutable') }));
+    const renamed = failure(() => admitUpdate({ resource: resourceOfKind('Deployment'), body: current, fieldValidation: 'Strict', namespace: 'default', name: 'other', current }));
+    expect(renamed.message).toBe('the name of the object (d) does not match the name on the URL (other)');
+  });
+
+  it('forbids pod spec changes other than images', () => {
+    const running = create('Pod', pod({ containers: [container] })).object;
+    const image = structuredClone(running) as typeof running & { spec: { containers: { image: string }[]; restartPolicy: string } };
+    image.spec.containers[0]!.image = 'nginx:1.28';
+    expect(admitUpdate({ resource: resourceOfKind('Pod'), body: image, fieldValidation: 'Strict', namespace: 'default', name: 'p', current: running }).object).toBeDefined();
+    const policy = structuredClone(running) as typeof image;
+    policy.spec.restartPolicy = 'Never';
+    const status = failure(() => admitUpdate({ resource: resourceOfKind('Pod'), body: policy, fieldValidation: 'Strict', namespace: 'default', name: 'p', current: running }));
+    expect(status.details?.causes?.[0]).toMatchObject({ field: 'spec', reason: 'FieldValueForbidden' });
+  });
+});
