@@ -121,6 +121,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const pendingStatus = new Map<string, { node: string; body: EventBody }>();
   const pendingDeletes = new Map<string, { node: string; body: EventBody }>();
   let flushScheduled = false;
+  const inFlight = new Set<Promise<unknown>>();
   const flush = (): void => {
     flushScheduled = false;
     const groups = new Map<string, EventBody[]>();
@@ -129,9 +130,11 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       entries.clear();
     }
     for (const [node, bodies] of groups) {
-      void appendBodies(log, bodies, { actor: actorFor(node) }).catch((error: unknown) =>
+      const sent = appendBodies(log, bodies, { actor: actorFor(node) }).catch((error: unknown) =>
         logger.warn({ node, error: String(error) }, 'status report failed'),
       );
+      inFlight.add(sent);
+      void sent.finally(() => inFlight.delete(sent));
     }
   };
   const scheduleFlush = (): void => {
@@ -215,6 +218,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       for (const s of subscriptions) s.unsubscribe();
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));
       flush();
+      await Promise.all([...inFlight]);
     },
   };
 };

@@ -1,0 +1,119 @@
+/**
+ * Distributed mode: each component is its own process on Kafka (or any shared log), with
+ * its own projection; run as many of each as wanted.
+ */
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
+import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
+import { startServiceProxy } from '../node-agent/service-proxy.ts';
+import { createProjection, type Projection } from '../projections/index.ts';
+import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
+import { adminCredentials, openLog, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
+import { writeKubeconfig } from '../apiserver/index.ts';
+import type { EventLog } from '../log/port.ts';
+
+/** A running component: what it serves and how to stop it. */
+export interface Component {
+  readonly description: string;
+  stop(): Promise<void>;
+}
+
+const openShared = async (target: LogTarget, dataDir: string, name: string, logger: Logger): Promise<{ log: EventLog; projection: Projection }> => {
+  const log = await openLog(target, logger.child({ component: 'log' }));
+  const projection = createProjection({ dir: join(resolve(dataDir), `projection-${name}`), log, logger: logger.child({ component: 'projection' }) });
+  await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
+  return { log, projection };
+};
+
+/** `logplane apiserver`: serves the Kubernetes API (and the history API) from its own projection. */
+export const runApiserver = async (options: {
+  target: LogTarget;
+  dataDir: string;
+  port: number;
+  host: string;
+  tls: boolean;
+  logger: Logger;
+}): Promise<Component & { url: string; kubeconfig: string }> => {
+  const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger);
+  const { token, tokens } = adminCredentials(options.dataDir);
+  const tls = options.tls ? tlsMaterial(options.dataDir) : undefined;
+  const server = await serveApi({ log, projection, tokens, port: options.port, host: options.host, logger: options.logger, ...(tls ? { tls } : {}) });
+  const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
+  writeKubeconfig(kubeconfig, { server: server.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });
+  return {
+    description: `apiserver at ${server.url} (kubeconfig ${kubeconfig})`,
+    url: server.url,
+    kubeconfig,
+    stop: async () => {
+      await server.close();
+      await projection.close();
+      await log.close();
+    },
+  };
+};
+
+/** `logplane controllers`: every controller (or `only` some) as consumer-group members. */
+export const runControllers = async (options: {
+  target: LogTarget;
+  dataDir: string;
+  only?: readonly ControllerName[];
+  nodeGracePeriodMs?: number;
+  tolerationSeconds?: number;
+  logger: Logger;
+}): Promise<Component> => {
+  const instance = `${process.pid}`;
+  const { log, projection } = await openShared(options.target, options.dataDir, `controllers-${instance}`, options.logger);
+  const controllers = await startControllers({
+    log,
+    projection,
+    logger: options.logger,
+    ...(options.only ? { only: options.only } : {}),
+    ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
+    ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
+  });
+  return {
+    description: `controllers ${controllers.runtimes.map((r) => r.controller.name).join(', ')}`,
+    stop: async () => {
+      await controllers.stop();
+      await projection.close();
+      await log.close();
+    },
+  };
+};
+
+/** `logplane agent --node NAME`: runs the node's pods and (optionally) this machine's service proxy. */
+export const runAgent = async (options: {
+  target: LogTarget;
+  dataDir: string;
+  nodes: readonly string[];
+  runtime: RuntimeKind;
+  proxy: 'userspace' | 'nftables' | 'none';
+  /** Pod CIDR of this agent's node (distinct per node on one machine). */
+  podCIDR: string;
+  heartbeatMs?: number;
+  logger: Logger;
+}): Promise<Component & { agent: NodeAgent }> => {
+  const { log, projection } = await openShared(options.target, options.dataDir, `agent-${options.nodes.join('-')}`, options.logger);
+  const agent = await startNodeAgent({
+    log,
+    projection,
+    logger: options.logger,
+    nodes: options.nodes,
+    runtime: options.runtime,
+    dataDir: join(resolve(options.dataDir), 'nodes'),
+    podCIDR: () => options.podCIDR,
+    ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+  });
+  const proxy = options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger });
+  return {
+    description: `agent for ${options.nodes.join(', ')} (${options.runtime} runtime, proxy ${options.proxy})`,
+    agent,
+    stop: async () => {
+      await agent.close({ stopPods: true });
+      await proxy?.close();
+      await projection.close();
+      await log.close();
+    },
+  };
+};

@@ -1,0 +1,220 @@
+/**
+ * The `logplane` command: the one-command cluster (`up`), the distributed components
+ * (`apiserver`, `controllers`, `agent`), kubectl-like resource verbs and the history verbs.
+ */
+import { createHash } from 'node:crypto';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import pino, { type Logger } from 'pino';
+import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controllers.ts';
+import { startCluster } from './up.ts';
+import { runAgent, runApiserver, runControllers, type Component } from './components.ts';
+import { registerHistoryVerbs } from './history/index.ts';
+import { registerResourceVerbs } from './verbs/index.ts';
+import type { LogTarget } from './wiring.ts';
+
+const integer = (name: string) => (value: string): number => {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer, got "${value}"`);
+  return parsed;
+};
+
+const makeLogger = (level: string): Logger =>
+  pino({ level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: false }));
+
+interface LogFlags {
+  kafka?: string;
+  cluster: string;
+  partitions: number;
+  kafkaSsl?: boolean;
+  kafkaSaslMechanism?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  kafkaUsername?: string;
+  kafkaPassword?: string;
+}
+
+const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
+  if (!flags.kafka) return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions };
+  const sasl =
+    flags.kafkaSaslMechanism && flags.kafkaUsername
+      ? { mechanism: flags.kafkaSaslMechanism, username: flags.kafkaUsername, password: flags.kafkaPassword ?? process.env.LOGPLANE_KAFKA_PASSWORD ?? '' }
+      : undefined;
+  return {
+    type: 'kafka',
+    brokers: flags.kafka.split(',').map((b) => b.trim()).filter(Boolean),
+    cluster: flags.cluster,
+    partitions: flags.partitions,
+    ...(flags.kafkaSsl ? { ssl: true } : {}),
+    ...(sasl ? { sasl } : {}),
+  };
+};
+
+const withLogOptions = (command: Command): Command =>
+  command
+    .option('--kafka <brokers>', 'Kafka bootstrap servers host:port[,host:port] (default: the embedded log in --data)')
+    .option('--cluster <name>', 'cluster name (topic prefix)', 'logplane')
+    .option('--partitions <n>', 'partitions per topic when the topics are created', integer('--partitions'), 1)
+    .option('--kafka-ssl', 'connect to Kafka over TLS')
+    .addOption(new Option('--kafka-sasl-mechanism <m>', 'SASL mechanism').choices(['plain', 'scram-sha-256', 'scram-sha-512']))
+    .option('--kafka-username <user>', 'SASL user')
+    .option('--kafka-password <password>', 'SASL password (or LOGPLANE_KAFKA_PASSWORD)');
+
+/** Keeps a component running until SIGINT/SIGTERM, then stops it cleanly. */
+const runUntilSignal = async (component: Component, logger: Logger): Promise<void> => {
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'stopping');
+      process.stderr.write(`\nstopping ${component.description} ...\n`);
+      void component.stop().then(resolve, (error: unknown) => {
+        logger.error({ error: String(error) }, 'stop failed');
+        resolve();
+      });
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+};
+
+/** A stable, distinct pod CIDR for a node name (distributed agents cannot count each other). */
+const podCidrFor = (node: string): string => {
+  const digest = createHash('sha256').update(node).digest();
+  return `127.${101 + (digest[0]! % 50)}.${digest[1]!}.0/24`;
+};
+
+/** Builds the command tree. */
+export const buildProgram = (): Command => {
+  const program = new Command('logplane')
+    .description('A Kubernetes-style control plane whose database is an append-only log')
+    .version('0.1.0')
+    .option('--log-level <level>', 'structured log level on stderr (trace, debug, info, warn, error)', 'warn');
+
+  program
+    .command('up')
+    .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy')
+    .option('--data <dir>', 'data directory (log, projection, kubeconfig, pod logs)', '.logplane')
+    .option('--nodes <n>', 'node agents to run', integer('--nodes'), 3)
+    .addOption(new Option('--runtime <runtime>', 'pod runtime').choices(['process', 'sim']).default('process'))
+    .option('--port <port>', 'apiserver port', integer('--port'), 6443)
+    .option('--host <host>', 'apiserver address', '127.0.0.1')
+    .addOption(new Option('--proxy <mode>', 'service forwarding').choices(['userspace', 'nftables', 'none']).default('userspace'))
+    .option('--no-tls', 'serve plain HTTP (kubectl then refuses to send the token)')
+    .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
+    .option('--toleration <seconds>', 'default toleration of an unreachable node before eviction', integer('--toleration'))
+    .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
+    .action(async (flags: {
+      data: string; nodes: number; runtime: 'process' | 'sim'; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
+      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number;
+    }) => {
+      const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
+      const cluster = await startCluster({
+        dataDir: flags.data,
+        nodes: flags.nodes,
+        runtime: flags.runtime,
+        port: flags.port,
+        host: flags.host,
+        proxy: flags.proxy,
+        tls: flags.tls,
+        logger,
+        ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
+        ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
+        ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
+      });
+      process.stdout.write(
+        [
+          `logplane is up: apiserver ${cluster.url}, ${flags.nodes} ${flags.runtime} node(s), data in ${flags.data}`,
+          '',
+          'Use it with kubectl:',
+          `  export KUBECONFIG=${cluster.kubeconfig}`,
+          '  kubectl get nodes',
+          'or with logplane (finds the kubeconfig in ./.logplane or $KUBECONFIG):',
+          '  npx logplane get nodes',
+          `Admin token: ${cluster.token}`,
+          'Press Ctrl-C to stop (pods are stopped; `logplane up` again resumes the same cluster).',
+          '',
+        ].join('\n'),
+      );
+      await runUntilSignal({ description: 'the cluster', stop: () => cluster.stop() }, logger);
+    });
+
+  withLogOptions(
+    program
+      .command('apiserver')
+      .description('run an apiserver (distributed mode); several may run against the same log')
+      .option('--data <dir>', 'data directory (projection, tokens, certificate, kubeconfig)', '.logplane')
+      .option('--port <port>', 'port', integer('--port'), 6443)
+      .option('--host <host>', 'address', '127.0.0.1')
+      .option('--no-tls', 'serve plain HTTP'),
+  ).action(async (flags: LogFlags & { data: string; port: number; host: string; tls: boolean }) => {
+    const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
+    const component = await runApiserver({ target: logTarget(flags, flags.data), dataDir: flags.data, port: flags.port, host: flags.host, tls: flags.tls, logger });
+    process.stdout.write(`${component.description}\n`);
+    await runUntilSignal(component, logger);
+  });
+
+  withLogOptions(
+    program
+      .command('controllers')
+      .description('run controllers as consumer-group members (distributed mode); start more to scale out')
+      .option('--data <dir>', 'data directory (this process projection)', '.logplane')
+      .option('--only <names>', `comma-separated subset of ${CONTROLLER_NAMES.join(', ')}`)
+      .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
+      .option('--toleration <seconds>', 'default toleration of an unreachable node', integer('--toleration')),
+  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number }) => {
+    const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
+    const only = flags.only?.split(',').map((n) => n.trim());
+    const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
+    if (unknown && unknown.length > 0) throw new InvalidArgumentError(`unknown controller(s) ${unknown.join(', ')}; known: ${CONTROLLER_NAMES.join(', ')}`);
+    const component = await runControllers({
+      target: logTarget(flags, flags.data),
+      dataDir: flags.data,
+      logger,
+      ...(only ? { only: only as ControllerName[] } : {}),
+      ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
+      ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
+    });
+    process.stdout.write(`${component.description}\n`);
+    await runUntilSignal(component, logger);
+  });
+
+  withLogOptions(
+    program
+      .command('agent')
+      .description('run a node agent (distributed mode): the node\'s pods and this machine\'s service proxy')
+      .requiredOption('--node <name>', 'node name (repeat the command for more nodes)')
+      .option('--data <dir>', 'data directory (projection, pod state and logs)', '.logplane')
+      .addOption(new Option('--runtime <runtime>', 'pod runtime').choices(['process', 'sim']).default('process'))
+      .addOption(new Option('--proxy <mode>', 'service forwarding (one per machine)').choices(['userspace', 'nftables', 'none']).default('userspace'))
+      .option('--heartbeat <ms>', 'heartbeat period', integer('--heartbeat')),
+  ).action(async (flags: LogFlags & { node: string; data: string; runtime: 'process' | 'sim'; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number }) => {
+    const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
+    const component = await runAgent({
+      target: logTarget(flags, flags.data),
+      dataDir: flags.data,
+      nodes: [flags.node],
+      runtime: flags.runtime,
+      proxy: flags.proxy,
+      podCIDR: podCidrFor(flags.node),
+      logger,
+      ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
+    });
+    process.stdout.write(`${component.description}\n`);
+    await runUntilSignal(component, logger);
+  });
+
+  registerResourceVerbs(program);
+  registerHistoryVerbs(program);
+  return program;
+};
+
+/** Entry point of `bin/logplane.mjs`. */
+export const main = async (argv: readonly string[]): Promise<void> => {
+  try {
+    await buildProgram().parseAsync([...argv]);
+  } catch (error) {
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+};
+
+if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv);

@@ -1,0 +1,136 @@
+/**
+ * `logplane up`: the one-command cluster. Embedded log, projection, apiserver, every
+ * controller, N node agents and the service proxy in one process, like k3s on SQLite.
+ * A restart with the same data directory comes back with all its state.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
+import type { EventLog } from '../log/port.ts';
+import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
+import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
+import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
+import { createProjection, type Projection } from '../projections/index.ts';
+import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
+import { adminCredentials, openLog, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
+
+export interface UpOptions {
+  readonly dataDir: string;
+  readonly nodes: number;
+  readonly runtime: RuntimeKind;
+  readonly port: number;
+  readonly host: string;
+  readonly proxy: 'userspace' | 'nftables' | 'none';
+  readonly logger: Logger;
+  /** Serve HTTPS with a self-signed certificate (default true; kubectl sends tokens only over HTTPS). */
+  readonly tls?: boolean;
+  /** Use Kafka instead of the embedded log (the same single process otherwise). */
+  readonly kafka?: Extract<LogTarget, { type: 'kafka' }>;
+  readonly nodeGracePeriodMs?: number;
+  readonly tolerationSeconds?: number;
+  readonly heartbeatMs?: number;
+  readonly crashLoop?: { initialMs: number; maxMs: number };
+  readonly simStartDelayMs?: number;
+  readonly probeSecondMs?: number;
+  readonly nodeCapacity?: { cpu: string; memory: string; pods: string };
+}
+
+export interface RunningCluster {
+  readonly url: string;
+  readonly token: string;
+  readonly kubeconfig: string;
+  readonly log: EventLog;
+  readonly projection: Projection;
+  readonly apiserver: ApiServer;
+  readonly agent: NodeAgent;
+  readonly controllers: RunningControllers;
+  readonly proxy: ServiceProxyLoop | undefined;
+  /** Stops everything; pods are stopped too unless `keepPods`. */
+  stop(opts?: { keepPods?: boolean }): Promise<void>;
+}
+
+/** Starts the whole cluster in this process. */
+export const startCluster = async (options: UpOptions): Promise<RunningCluster> => {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const logger = options.logger;
+  const target: LogTarget = options.kafka ?? { type: 'embedded', dir: join(dataDir, 'log'), cluster: 'logplane', partitions: 1 };
+  const log = await openLog(target, logger.child({ component: 'log' }));
+  const projection = createProjection({ dir: join(dataDir, 'projection'), log, logger: logger.child({ component: 'projection' }) });
+  // Catch up with what the log already holds before anyone decides anything.
+  await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
+
+  const { token, tokens } = adminCredentials(dataDir);
+  const tls = options.tls === false ? undefined : tlsMaterial(dataDir);
+  let agent: NodeAgent | undefined;
+  const apiserver = await serveApi({
+    log,
+    projection,
+    tokens,
+    port: options.port,
+    host: options.host,
+    logger,
+    ...(tls ? { tls } : {}),
+    podLogs: async (request) => {
+      const node = request.pod.spec.nodeName;
+      const runtime = node ? agent?.runtimeOf(node) : undefined;
+      if (!runtime) throw new Error(`pod ${request.pod.metadata.name} is not running on a node of this process`);
+      const container = request.container ?? request.pod.spec.containers[0]?.name ?? '';
+      return runtime.logs(request.pod.metadata.namespace ?? 'default', request.pod.metadata.name, container, {
+        follow: request.follow,
+        previous: request.previous,
+        ...(request.tailLines !== undefined ? { tailLines: request.tailLines } : {}),
+        signal: request.signal,
+      });
+    },
+  });
+  const kubeconfig = join(dataDir, 'kubeconfig');
+  writeKubeconfig(kubeconfig, { server: apiserver.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });
+
+  const controllers = await startControllers({
+    log,
+    projection,
+    logger: logger.child({ component: 'controllers' }),
+    registry: apiserver.metrics,
+    ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
+    ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
+  });
+  const nodeNames = Array.from({ length: options.nodes }, (_, i) => `node-${i + 1}`);
+  agent = await startNodeAgent({
+    log,
+    projection,
+    logger: logger.child({ component: 'agent' }),
+    nodes: nodeNames,
+    runtime: options.runtime,
+    dataDir: join(dataDir, 'nodes'),
+    ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+    ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),
+    ...(options.simStartDelayMs !== undefined ? { simStartDelayMs: options.simStartDelayMs } : {}),
+    ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
+    ...(options.nodeCapacity ? { capacity: options.nodeCapacity } : {}),
+  });
+  const proxy =
+    options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: logger.child({ component: 'proxy' }) });
+
+  const runningAgent = agent;
+  return {
+    url: apiserver.url,
+    token,
+    kubeconfig,
+    log,
+    projection,
+    apiserver,
+    agent: runningAgent,
+    controllers,
+    proxy,
+    stop: async (opts) => {
+      await runningAgent.close({ stopPods: !opts?.keepPods });
+      await controllers.stop();
+      await proxy?.close();
+      await apiserver.close();
+      await projection.close();
+      await log.close();
+    },
+  };
+};
