@@ -1,0 +1,213 @@
+import { describe, expect, it } from 'vitest';
+import type { CauseLink, EventRecord, Version } from './api.ts';
+import { distinctChains, formatAudit, formatClusterDiff, formatDiffLines, formatHistory, formatReconcile, formatReplayResult, formatWhy, objectState } from './format.ts';
+
+const T0 = Date.parse('2024-05-01T12:00:00Z');
+
+describe('formatDiffLines', () => {
+  it('prints added, removed and changed fields', () => {
+    expect(
+      formatDiffLines([
+        { type: 'added', path: 'spec.replicas', value: 3 },
+        { type: 'removed', path: 'metadata.labels.tier', value: 'web' },
+        { type: 'changed', path: 'spec.template.spec.containers[0].image', from: 'echo:1', to: 'echo:2' },
+        { type: 'changed', path: 'metadata.annotations.note', from: 'two words', to: null },
+        { type: 'added', path: 'spec.template.spec.containers[1]', value: { name: 'side', image: 'x' } },
+      ]),
+    ).toEqual([
+      '+ spec.replicas: 3',
+      '- metadata.labels.tier: web',
+      '~ spec.template.spec.containers[0].image: echo:1 → echo:2',
+      '~ metadata.annotations.note: "two words" → null',
+      '+ spec.template.spec.containers[1].name: side',
+      '+ spec.template.spec.containers[1].image: x',
+    ]);
+  });
+
+  it('lists added maps field by field and leaves out the last-applied annotation', () => {
+    expect(
+      formatDiffLines([
+        { type: 'added', path: 'status', value: { replicas: 1, conditions: [{ type: 'Available' }] } },
+        { type: 'changed', path: 'metadata.annotations.kubectl.kubernetes.io/last-applied-configuration', from: '{}', to: '{"a":1}' },
+      ]),
+    ).toEqual(['+ status.replicas: 1', '+ status.conditions[0].type: Available']);
+  });
+
+  it('lists a new object field by field, and a deleted one as one line', () => {
+    expect(formatDiffLines([{ type: 'changed', path: '.', from: null, to: { metadata: { name: 'web' }, spec: { replicas: 1, ports: [{ port: 80 }] } } }])).toEqual([
+      '+ metadata.name: web',
+      '+ spec.replicas: 1',
+      '+ spec.ports[0].port: 80',
+    ]);
+    expect(formatDiffLines([{ type: 'changed', path: '.', from: { metadata: { name: 'web' } }, to: null }])).toEqual(['- (object deleted)']);
+  });
+});
+
+const version = (overrides: Partial<Version>): Version => ({
+  position: 'desired/0/1',
+  topic: 'desired',
+  partition: 0,
+  offset: 1,
+  time: T0,
+  actor: { type: 'user', name: 'admin' },
+  eventId: 'e1',
+  eventType: 'ObjectCreated',
+  verdict: { type: 'accepted' },
+  change: 'ADDED',
+  object: null,
+  diff: [],
+  ...overrides,
+});
+
+describe('formatHistory', () => {
+  it('prints a row per event with its indented diff, rejected writes and the deletion', () => {
+    const text = formatHistory([
+      version({ diff: [{ type: 'changed', path: '.', from: null, to: { spec: { replicas: 2 } } }] }),
+      version({
+        position: 'desired/0/5',
+        time: T0 + 60_000,
+        eventType: 'ObjectUpdated',
+        change: 'MODIFIED',
+        diff: [{ type: 'changed', path: 'spec.replicas', from: 2, to: 3 }],
+      }),
+      version({
+        position: 'desired/0/6',
+        time: T0 + 61_000,
+        eventType: 'ObjectUpdated',
+        change: null,
+        verdict: { type: 'rejected', reason: 'Conflict', message: 'the object has been modified' },
+      }),
+      version({ position: 'desired/0/9', time: T0 + 120_000, eventType: 'ObjectDeleted', change: 'DELETED', diff: [{ type: 'changed', path: '.', from: {}, to: null }] }),
+    ]);
+    expect(text).toBe(
+      [
+        'POSITION      TIME                   ACTOR        EVENT           VERDICT',
+        'desired/0/1   2024-05-01T12:00:00Z   user:admin   ObjectCreated   accepted',
+        '    + spec.replicas: 2',
+        'desired/0/5   2024-05-01T12:01:00Z   user:admin   ObjectUpdated   accepted',
+        '    ~ spec.replicas: 2 → 3',
+        'desired/0/6   2024-05-01T12:01:01Z   user:admin   ObjectUpdated   rejected (Conflict)',
+        '    ! the object has been modified',
+        'desired/0/9   2024-05-01T12:02:00Z   user:admin   ObjectDeleted   accepted',
+        '    - (object deleted)',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+const event = (id: string, key: string, eventType: string, actor: EventRecord['actor'], causationId: string | null): EventRecord => ({
+  id,
+  key,
+  eventType,
+  actor,
+  causationId,
+  time: T0,
+  topic: 'desired',
+  partition: 0,
+  offset: Number(id.slice(1)),
+  verdict: { type: 'accepted' },
+});
+
+describe('formatWhy', () => {
+  const deploymentCreated: CauseLink = { event: event('e1', 'Deployment/default/web', 'ObjectCreated', { type: 'user', name: 'admin' }, null), summary: '' };
+  const rsCreated: CauseLink = { event: event('e2', 'ReplicaSet/default/web-7d9', 'ObjectCreated', { type: 'controller', name: 'deployment' }, 'e1'), summary: '' };
+  const podCreated: CauseLink = { event: event('e3', 'Pod/default/web-7d9-abc12', 'ObjectCreated', { type: 'controller', name: 'replicaset' }, 'e2'), summary: '' };
+  const bound: CauseLink = {
+    event: { ...event('e4', 'Pod/default/web-7d9-abc12', 'PodBound', { type: 'controller', name: 'scheduler' }, 'e3'), decidedAt: '3.0' },
+    rationale: {
+      filtered: [{ node: 'node-3', reasons: ['Insufficient cpu'] }],
+      scores: [
+        { node: 'node-1', score: 60, plugins: [] },
+        { node: 'node-2', score: 87, plugins: [] },
+      ],
+      feasibleNodes: 2,
+      totalNodes: 3,
+    },
+    summary: '',
+  };
+  const running: CauseLink = { event: event('e5', 'Pod/default/web-7d9-abc12', 'PodStatusChanged', { type: 'node', name: 'node-2' }, 'e4'), summary: '' };
+
+  it('prints the chain back to the user request as a tree, dropping chains contained in others', () => {
+    const chains = [
+      [running, bound, podCreated, rsCreated, deploymentCreated],
+      [bound, podCreated, rsCreated, deploymentCreated],
+      [podCreated, rsCreated, deploymentCreated],
+    ];
+    expect(distinctChains(chains)).toHaveLength(1);
+    expect(formatWhy('Pod default/web-7d9-abc12 Running', { key: 'Pod/default/web-7d9-abc12' }, chains)).toBe(
+      [
+        'Pod default/web-7d9-abc12 Running',
+        '  ← status reported by node "node-2"  [2024-05-01T12:00:00Z desired/0/5]',
+        '    ← bound to node "node-2" by controller "scheduler" (score 87, 1 node filtered: node-3: Insufficient cpu)  [2024-05-01T12:00:00Z desired/0/4, decided at 3.0]',
+        '        scores: node-2=87, node-1=60',
+        '      ← created by controller "replicaset"  [2024-05-01T12:00:00Z desired/0/3]',
+        '        ← ReplicaSet default/web-7d9 created by controller "deployment"  [2024-05-01T12:00:00Z desired/0/2]',
+        '          ← Deployment default/web applied by user "admin"  [2024-05-01T12:00:00Z desired/0/1]',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names the node the pod is bound to when scores tie', () => {
+    const tied: CauseLink = {
+      ...bound,
+      rationale: { filtered: [], scores: [{ node: 'node-1', score: 50, plugins: [] }, { node: 'node-2', score: 50, plugins: [] }], feasibleNodes: 2, totalNodes: 2 },
+    };
+    expect(formatWhy('Pod default/web-7d9-abc12 Running', { key: 'Pod/default/web-7d9-abc12', nodeName: 'node-2' }, [[tied]])).toContain(
+      '← bound to node "node-2" by controller "scheduler" (score 50, 2 of 2 nodes feasible)',
+    );
+  });
+
+  it('keeps separate chains that do not contain each other', () => {
+    const unlinkedStatus: CauseLink = { event: event('e6', 'Pod/default/p', 'PodStatusChanged', { type: 'node', name: 'node-1' }, null), summary: '' };
+    expect(distinctChains([[unlinkedStatus], [podCreated, rsCreated], [podCreated, rsCreated]])).toEqual([[unlinkedStatus], [podCreated, rsCreated]]);
+  });
+
+  it('names the state of the object', () => {
+    expect(objectState(undefined)).toBe('(deleted)');
+    expect(objectState({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [] }, status: { phase: 'Running' } })).toBe('Running');
+  });
+});
+
+describe('other outputs', () => {
+  it('audit table', () => {
+    expect(
+      formatAudit({ events: [event('e1', 'Deployment/default/web', 'ObjectCreated', { type: 'user', name: 'admin' }, null), event('e2', 'Node//node-1', 'ObjectDeleted', { type: 'user', name: 'ops' }, null)] }),
+    ).toBe(
+      [
+        'TIME                   ACTOR        EVENT           OBJECT                   VERDICT',
+        '2024-05-01T12:00:00Z   user:admin   ObjectCreated   Deployment/default/web   accepted',
+        '2024-05-01T12:00:00Z   user:ops     ObjectDeleted   Node/node-1              accepted',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('cluster diff', () => {
+    const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod' as const, metadata: { name, namespace: 'default' }, spec: { containers: [] } });
+    expect(
+      formatClusterDiff({
+        from: '10',
+        to: '42',
+        created: [pod('new')],
+        deleted: [pod('old')],
+        changed: [{ before: pod('web'), after: pod('web'), diff: [{ type: 'changed', path: 'status.phase', from: 'Pending', to: 'Running' }] }],
+      }),
+    ).toBe(['from position 10 to position 42:', '+ Pod default/new', '- Pod default/old', '~ Pod default/web', '    ~ status.phase: Pending → Running', ''].join('\n'));
+  });
+
+  it('replay summary says whether the hashes are equal', () => {
+    const result = { type: 'result' as const, events: 1200, seconds: 0.5, eventsPerSecond: 2400, stateHash: 'abc', liveStateHash: 'abc', position: '1200' };
+    expect(formatReplayResult(result)).toBe('replayed 1200 events in 0.50 s (2400 events/s); state hash abc; live hash abc (equal)\n');
+    expect(formatReplayResult({ ...result, liveStateHash: 'def' })).toContain('live hash def (DIFFERENT)');
+  });
+
+  it('reconcile result as YAML', () => {
+    const command = { type: 'PodBound' as const, namespace: 'default', name: 'p', node: 'node-2', expectedPodVersion: '4', rationale: { filtered: [], scores: [], feasibleNodes: 1, totalNodes: 1 } };
+    const text = formatReconcile({ controller: 'scheduler', key: 'Pod/default/p', at: '42', commands: [command], recorded: [command], identical: true });
+    expect(text).toContain('# controller "scheduler" deciding Pod/default/p at position 42');
+    expect(text).toContain('- expectedPodVersion: "4"\n  name: p\n  namespace: default\n  node: node-2');
+    expect(text).toContain('# identical to what the controller appended then');
+  });
+});
