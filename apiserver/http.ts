@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { apiErrors } from './errors.ts';
+import { decodeKubernetesProtobuf, PROTOBUF_MAGIC, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import type { Status } from './status.ts';
 
 /** kube-apiserver's default request body limit. */
@@ -25,9 +26,13 @@ export const readBody = async (req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
 /** The media type of a Content-Type header, lowercased, without parameters. */
 export const mediaTypeOf = (header: string | undefined): string => (header ?? '').split(';')[0]!.trim().toLowerCase();
 
-/** Parses a request body as JSON (or YAML when the Content-Type says so); 400 when it is neither. */
+/**
+ * Parses a request body as JSON, YAML (by Content-Type) or Kubernetes protobuf (what
+ * kubectl's typed clients send); 400 when it is none of them.
+ */
 export const parseBody = (body: Buffer, contentType: string | undefined): unknown => {
   const type = mediaTypeOf(contentType);
+  if (type === PROTOBUF_MEDIA_TYPE || body.subarray(0, 4).equals(PROTOBUF_MAGIC)) return decodeKubernetesProtobuf(body);
   const text = body.toString('utf8');
   if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
   try {

@@ -184,6 +184,22 @@ describeOnBothLogs('kubectl', (adapter) => {
     expect((await kubectl('delete', '-f', path)).stdout).toBe('deployment.apps "api" deleted\nservice "api" deleted\n');
   });
 
+  it('runs imperative create commands, whose typed clients send protobuf', async () => {
+    expect((await kubectl('create', 'namespace', 'team-a')).stdout).toBe('namespace/team-a created\n');
+    const deployment = await kubectl('create', 'deployment', 'imperative', '--image=nginx:1.27', '--replicas=0', '--port=8080', '-n', 'team-a');
+    expect(deployment).toMatchObject({ code: 0, stderr: '', stdout: 'deployment.apps/imperative created\n' });
+    expect((await kubectl('create', 'service', 'clusterip', 'imperative', '--tcp=80:8080', '-n', 'team-a')).stdout).toBe('service/imperative created\n');
+    const created = parseYaml((await kubectl('get', 'deploy', 'imperative', '-n', 'team-a', '-o', 'yaml')).stdout);
+    expect(created.spec).toMatchObject({
+      replicas: 0,
+      selector: { matchLabels: { app: 'imperative' } },
+      template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1.27', ports: [{ containerPort: 8080, protocol: 'TCP' }] }] } },
+    });
+    const service = parseYaml((await kubectl('get', 'svc', 'imperative', '-n', 'team-a', '-o', 'yaml')).stdout);
+    expect(service.spec.ports).toEqual([{ name: '80-8080', port: 80, protocol: 'TCP', targetPort: 8080 }]);
+    expect((await kubectl('delete', 'namespace', 'team-a')).stdout).toBe('namespace "team-a" deleted\n');
+  });
+
   it('streams changes with get -w', async () => {
     const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(temp.dir, 'cache'), 'get', 'pod', 'hello', '-w']);
     let output = '';
