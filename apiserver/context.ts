@@ -15,6 +15,9 @@ import type { ResourceInfo } from './resources.ts';
 import type { ResourceTarget } from './router.ts';
 import type { WriteIdentity, Writer, WriteResult } from './writer.ts';
 
+/** How many times a write without a pinned resourceVersion (a patch) is retried on Conflict, as kube does. */
+export const CONFLICT_RETRIES = 5;
+
 /** What a pod log request asks for (`GET .../pods/NAME/log`). */
 export interface PodLogRequest {
   readonly pod: KubeObject & { kind: 'Pod' };

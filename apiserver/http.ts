@@ -43,6 +43,10 @@ export const parseBody = (body: Buffer, contentType: string | undefined): unknow
   }
 };
 
+/** Reads and parses a request body (see `parseBody`). */
+export const readJsonBody = async (req: IncomingMessage): Promise<unknown> =>
+  parseBody(await readBody(req), req.headers['content-type']);
+
 /** One entry of an Accept header. */
 export interface MediaRange {
   readonly type: string;

@@ -9,7 +9,7 @@
  * - JSON patch (RFC 6902, `application/json-patch+json`).
  * Server-side apply (`application/apply-patch+yaml`) is answered with 415.
  */
-import type { Kind } from '../schemas/index.ts';
+import { assertNever, type Kind } from '../schemas/index.ts';
 import { apiErrors } from './errors.ts';
 
 export const PATCH_TYPES = {
@@ -130,7 +130,7 @@ const mergeList = (kind: Kind, path: readonly string[], original: Json, patch: J
       return merged;
     }
     default:
-      return strategy satisfies never;
+      return assertNever(strategy, 'strategy');
   }
 };
 
@@ -316,6 +316,6 @@ export const applyPatch = (type: PatchType, kind: Kind, original: Json, patch: J
         'server-side apply (application/apply-patch+yaml) is not supported by logplane; use client-side `kubectl apply` (without --server-side), or a merge/strategic merge patch',
       );
     default:
-      return type satisfies never;
+      return assertNever(type, 'type');
   }
 };

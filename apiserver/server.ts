@@ -12,6 +12,7 @@ import type { Registry } from 'prom-client';
 import { LogError } from '../log/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import type { Projection } from '../projections/index.ts';
+import { assertNever } from '../schemas/index.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticate, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
@@ -137,7 +138,7 @@ const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promi
     case 'deletecollection':
       return deleteCollection(server, ctx);
     default:
-      return verb satisfies never;
+      return assertNever(verb, 'verb');
   }
 };
 
@@ -203,7 +204,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       case 'notFound':
         throw apiErrors.pathNotFound(res.req.url ?? '');
       default:
-        return route satisfies never;
+        return assertNever(route, 'route');
     }
   };
 

@@ -13,6 +13,7 @@ import { createEmbeddedLog } from '../log/embedded/index.ts';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import type { EventLog } from '../log/port.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
+import { assertNever } from '../schemas/index.ts';
 import { kafkaBrokers } from '../test/kafka-env.ts';
 import { parseTokenFile } from './auth.ts';
 import { createApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
@@ -46,7 +47,7 @@ export const openTestLog = async (
     case 'kafka':
       return createKafkaLog({ brokers: kafkaBrokers(), cluster, partitions, logLevel: 'error' });
     default:
-      return adapter satisfies never;
+      return assertNever(adapter, 'adapter');
   }
 };
 

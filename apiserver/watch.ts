@@ -25,7 +25,7 @@ import {
   type PositionVector,
   type ProjectionStore,
 } from '../projections/index.ts';
-import type { KubeObject } from '../schemas/index.ts';
+import { assertNever, type KubeObject } from '../schemas/index.ts';
 import { catchUp, keyOf, type Reply, type RequestContext, type ServerContext } from './context.ts';
 import { apiErrors } from './errors.ts';
 import { negotiate, type Representation } from './http.ts';
@@ -144,7 +144,7 @@ const renderer = (ctx: RequestContext, representation: Representation) => {
       case 'partialMetadata':
         return partialMetadata(object, representation.version);
       default:
-        return representation satisfies never;
+        return assertNever(representation, 'representation');
     }
   };
 };

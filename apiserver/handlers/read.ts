@@ -5,7 +5,7 @@
  * (from the projection's history). Lists page with `limit`/`continue` over a fixed position.
  */
 import { formatVector, parseVector, type PositionVector, type View } from '../../projections/index.ts';
-import type { KubeObject } from '../../schemas/index.ts';
+import { assertNever, type KubeObject } from '../../schemas/index.ts';
 import { catchUp, json, keyOf, nameOf, type Reply, type RequestContext, type ServerContext } from '../context.ts';
 import { apiErrors } from '../errors.ts';
 import { negotiate, type Representation } from '../http.ts';
@@ -43,7 +43,7 @@ const represent = (
       if (single) return objects[0];
       return { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: listMeta, items: objects };
     default:
-      return representation satisfies never;
+      return assertNever(representation, 'representation');
   }
 };
 

@@ -3,9 +3,10 @@
  * Scale over `spec.replicas`), `binding` (appends PodBound), and `log` (served by a
  * pluggable hook, the node agent's).
  */
-import { objectKey, type Deployment, type KubeObject, type ReplicaSet } from '../../schemas/index.ts';
 import { labelSelectorToRequirements, selectorToString } from '../../projections/selectors.ts';
+import { objectKey, type Deployment, type KubeObject, type ReplicaSet } from '../../schemas/index.ts';
 import {
+  CONFLICT_RETRIES,
   catchUp,
   isDryRun,
   json,
@@ -19,17 +20,11 @@ import {
   type ServerContext,
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
-import { mediaTypeOf, parseBody, readBody } from '../http.ts';
+import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
 import { applyPatch, mergePatch, patchTypeOf } from '../patch.ts';
-import { successStatus } from '../status.ts';
+import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus, parseFieldValidation } from '../validation/admit.ts';
 import { currentObject } from './write.ts';
-import { failureStatus } from '../status.ts';
-
-const PATCH_ATTEMPTS = 5;
-
-const readJson = async (ctx: RequestContext): Promise<unknown> =>
-  parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
 
 // ---------------------------------------------------------------------------------------
 // status
@@ -63,7 +58,7 @@ const submitStatus = async (
 
 /** PUT `.../status`. */
 export const updateStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
-  const body = await readJson(ctx);
+  const body = await readJsonBody(ctx.req);
   const current = await currentObject(server, ctx);
   const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
   return submitStatus(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null);
@@ -157,7 +152,7 @@ const submitScale = async (
 
 /** PUT `.../scale`; a stale `metadata.resourceVersion` gets 409. */
 export const updateScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
-  const body = await readJson(ctx);
+  const body = await readJsonBody(ctx.req);
   const current = scalable(await currentObject(server, ctx));
   const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
   return submitScale(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null);
@@ -176,7 +171,7 @@ export const patchScale = async (server: ServerContext, ctx: RequestContext): Pr
     try {
       return await submitScale(server, ctx, current, patched, pinned ?? current.metadata.resourceVersion ?? null);
     } catch (error) {
-      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < PATCH_ATTEMPTS;
+      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < CONFLICT_RETRIES;
       if (!retry) throw error;
     }
   }
@@ -206,7 +201,7 @@ export const bindPod = async (
   nameFromUrl: string | undefined,
 ): Promise<Reply> => {
   const { resource } = ctx.target;
-  const body = (await readJson(ctx)) as { kind?: unknown; metadata?: { name?: unknown; resourceVersion?: unknown; namespace?: unknown }; target?: { kind?: unknown; name?: unknown } };
+  const body = (await readJsonBody(ctx.req)) as { kind?: unknown; metadata?: { name?: unknown; resourceVersion?: unknown; namespace?: unknown }; target?: { kind?: unknown; name?: unknown } };
   if (typeof body !== 'object' || body === null) throw apiErrors.badRequest('a Binding must be a JSON object');
   if (body.kind !== undefined && body.kind !== 'Binding') throw apiErrors.badRequest(`expected a Binding, got kind ${JSON.stringify(body.kind)}`);
   const bodyName = typeof body.metadata?.name === 'string' ? body.metadata.name : undefined;

@@ -6,6 +6,7 @@
  */
 import { objectKey, type KubeObject, type PropagationPolicy } from '../../schemas/index.ts';
 import {
+  CONFLICT_RETRIES,
   catchUp,
   isDryRun,
   json,
@@ -19,26 +20,21 @@ import {
   type ServerContext,
 } from '../context.ts';
 import { ApiError, apiErrors, verdictError } from '../errors.ts';
-import { mediaTypeOf, parseBody, readBody } from '../http.ts';
+import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch.ts';
+import { apiVersionOf } from '../resources.ts';
 import { parseSelection } from '../selection.ts';
 import { successStatus } from '../status.ts';
 import { admitCreate, admitUpdate, parseFieldValidation } from '../validation/admit.ts';
-import { apiVersionOf } from '../resources.ts';
 
-/** How many times a patch without an explicit resourceVersion is retried on Conflict (as kube does). */
-const PATCH_ATTEMPTS = 5;
 /** How many names a create with generateName tries before giving up. */
 const GENERATE_NAME_ATTEMPTS = 3;
-
-const readJson = async (ctx: RequestContext): Promise<unknown> =>
-  parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
 
 /** POST to a collection. */
 export const createObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   if (resource.namespaced && namespace === undefined) throw apiErrors.methodNotAllowed();
-  return createFrom(server, ctx, await readJson(ctx));
+  return createFrom(server, ctx, await readJsonBody(ctx.req));
 };
 
 const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown): Promise<Reply> => {
@@ -110,16 +106,22 @@ const submitUpdate = async (
 export const updateObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
-  const body = await readJson(ctx);
+  const body = await readJsonBody(ctx.req);
   const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
   await catchUp(server);
   const current = server.projection.view().get(keyOf(resource, namespace, name));
   if (!current) {
     // Endpoints may be created by PUT (kube's AllowCreateOnUpdate), which the endpoints controller uses.
-    if (resource.kind === 'Endpoints') return createFrom(server, ctx, body);
+    if (resource.kind === 'Endpoints') {
+      const bodyName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+      if (bodyName !== undefined && bodyName !== name) {
+        throw apiErrors.badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
+      }
+      return createFrom(server, ctx, body);
+    }
     throw apiErrors.notFound(resource, name);
   }
-  const expected = (body as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
+  const expected = (body as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
   const { object, warnings } = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
   const expectedVersion = typeof expected === 'string' && expected !== '' ? expected : null;
   precheckVersion(resource, current, expectedVersion);
@@ -148,7 +150,7 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
       const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null);
       return json(200, updated, warnings);
     } catch (error) {
-      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < PATCH_ATTEMPTS;
+      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < CONFLICT_RETRIES;
       if (!retry) throw error;
       ctx.logger.debug({ attempt, name }, 'patch conflicted; retrying on the current object');
     }
