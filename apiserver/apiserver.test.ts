@@ -508,6 +508,26 @@ describeOnBothLogs('apiserver', (adapter) => {
     }
   });
 
+  it('mounts extensions behind authentication', async () => {
+    const extended = await startTestApiServer(log, temp.dir, {
+      extensions: [
+        async (_req, res, url) => {
+          if (!url.pathname.startsWith('/extra/')) return false;
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          res.end(`extra ${url.pathname}`);
+          return true;
+        },
+      ],
+    });
+    try {
+      expect((await extended.client.request('GET', '/extra/thing')).body).toBe('extra /extra/thing');
+      expect((await extended.client.request('GET', '/extra/thing', { token: null })).status).toBe(401);
+      expect((await extended.client.request('GET', '/api/v1/namespaces/default')).body.metadata.name).toBe('default');
+    } finally {
+      await extended.close();
+    }
+  });
+
   it('exports request, watch and projection-lag metrics', async () => {
     const watch = await client.watch('/api/v1/namespaces/default/pods?watch=true');
     const metrics = await client.request('GET', '/metrics');

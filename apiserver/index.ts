@@ -5,6 +5,6 @@ export { ApiError, apiErrors } from './errors.ts';
 export { kubeconfigYaml, writeKubeconfig, type KubeconfigOptions } from './kubeconfig.ts';
 export { DEFAULT_NAMESPACES } from './namespaces.ts';
 export { RESOURCES, type ResourceInfo } from './resources.ts';
-export { createApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
+export { createApiServer, type ApiExtension, type ApiServer, type ApiServerOptions } from './server.ts';
 export type { Status, StatusCause } from './status.ts';
 export { generateSelfSignedCertificate, type SelfSignedOptions, type TlsMaterial } from './tls.ts';

@@ -52,12 +52,15 @@ export interface ApiServerOptions {
   readonly podLogs?: PodLogsHook;
   /** Serve HTTPS with this certificate (kubectl sends tokens only over HTTPS); plain HTTP without. */
   readonly tls?: TlsMaterial;
-  /**
-   * Extra authenticated APIs (the logplane history API): each returns true when it
-   * handled the request. Tried before the Kubernetes routes.
-   */
-  readonly extensions?: readonly ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>)[];
+  /** Extra authenticated APIs (the logplane history API), tried in order before the Kubernetes routes. */
+  readonly extensions?: readonly ApiExtension[];
 }
+
+/**
+ * An extra API mounted on the apiserver. It sees requests after authentication and
+ * resolves true when it answered the request, false to let the next handler try.
+ */
+export type ApiExtension = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
 export interface ApiServer {
   /** `http://host:port`, or `https://` with `tls`. */
