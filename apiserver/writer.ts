@@ -3,6 +3,7 @@
  * projection has applied it, and return the fold's verdict (DESIGN invariant 1: the fold
  * is the judge; a write answers only after its own projection saw it — read-your-writes).
  */
+import { partitionKeyOf } from '../log/partitioner.ts';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/port.ts';
@@ -65,7 +66,7 @@ export const createWriter = (options: WriterOptions): Writer => {
         body,
       };
       const value = encodeEvent(event);
-      const [position] = await log.append(topic, [{ key, value, timestamp: event.time }]);
+      const [position] = await log.append(topic, [{ key: partitionKeyOf(key), value, timestamp: event.time }]);
       if (!position) throw apiErrors.internal('the log returned no position for an appended event');
       let record: EventRecord;
       try {

@@ -213,7 +213,8 @@ export const main = async (argv: readonly string[]): Promise<void> => {
     await buildProgram().parseAsync([...argv]);
   } catch (error) {
     process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    // Whatever a failed start left open (a log, listeners) must not keep the process alive.
+    process.exit(1);
   }
 };
 

@@ -39,3 +39,21 @@ export const murmur2 = (key: string): number => {
 /** The partition for `key` among `partitions` (Kafka: `toPositive(murmur2(key)) % n`). */
 export const partitionFor = (key: string, partitions: number): number =>
   (murmur2(key) & 0x7fffffff) % partitions;
+
+/**
+ * The partition key of an object key ("Kind/namespace/name"). Pods and Nodes share one
+ * key, the scheduling domain: node capacity and "bound at most once" are invariants over
+ * all pods and nodes together, and the fold can judge them deterministically only when
+ * every event they depend on lies in one partition (DESIGN invariant 2). Every other
+ * kind spreads by its own key, except Services, which share one key because ClusterIPs
+ * and NodePorts are allocated uniquely across all of them.
+ */
+export const partitionKeyOf = (objectKey: string): string => {
+  if (objectKey.startsWith('Pod/') || objectKey.startsWith('Node/')) return 'scheduling';
+  if (objectKey.startsWith('Service/')) return 'services';
+  return objectKey;
+};
+
+/** The partition holding every event of the object `objectKey`. */
+export const partitionOfKey = (objectKey: string, partitions: number): number =>
+  partitionFor(partitionKeyOf(objectKey), partitions);

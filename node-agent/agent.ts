@@ -30,7 +30,7 @@ export interface NodeAgentOptions {
   readonly taints?: readonly Taint[];
   /** Heartbeat period (default 10 s; the node-lifecycle grace is 50 s). */
   readonly heartbeatMs?: number;
-  /** Pod CIDR of the i-th node; default 127.100.i.0/24 (process) or 10.(i/256).(i%256).0/24 (sim). */
+  /** Pod CIDR of the i-th node; default 127.100.i.0/24 (process) or 127.(110+i/256).(i%256).0/24 (sim). */
   readonly podCIDR?: (index: number) => string;
   readonly crashLoop?: { readonly initialMs: number; readonly maxMs: number };
   readonly simStartDelayMs?: number;
@@ -67,7 +67,7 @@ const readyStatus = (capacity: NodeResources, now: number): NodeStatus => {
 };
 
 const defaultPodCIDR = (kind: RuntimeKind) => (index: number): string =>
-  kind === 'process' ? `127.100.${index % 256}.0/24` : `10.${Math.floor(index / 256) % 256}.${index % 256}.0/24`;
+  kind === 'process' ? `127.100.${index % 256}.0/24` : `127.${110 + (Math.floor(index / 256) % 100)}.${index % 256}.0/24`;
 
 const hasStopped = (status: PodStatus): boolean =>
   status.phase === 'Succeeded' ||

@@ -39,6 +39,11 @@ export interface FoldState {
   putNodeUsage(node: string, usage: NodeUsage): void;
   /** Owner of an allocated ClusterIP or NodePort ("ip/127.96.0.10", "nodeport/30001"). */
   getAllocation(resource: string): string | undefined;
+  /**
+   * Whether two objects' events lie in one partition. The fold may only judge by state
+   * in the event's own partition; anything else would depend on how partitions interleave.
+   */
+  sharesPartition(keyA: string, keyB: string): boolean;
   putAllocation(resource: string, ownerKey: string | undefined): void;
 }
 
@@ -191,7 +196,7 @@ const create = (
     return reject('AlreadyExists', `${describeKey(key)} already exists`);
   }
   const namespace = input.metadata.namespace;
-  if (namespace && !state.getDesired(`Namespace//${namespace}`)) {
+  if (namespace && state.sharesPartition(key, `Namespace//${namespace}`) && !state.getDesired(`Namespace//${namespace}`)) {
     return reject('NotFound', `namespace "${namespace}" not found`);
   }
   const object = clone(input) as KubeObject;

@@ -69,7 +69,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
   const cursor$ = new BehaviorSubject<PositionVector>(store.readCursor(partitions));
   const changes$ = new Subject<AppliedChange>();
   const quarantined$ = new Subject<{ topic: FoldedTopic; partition: number; offset: number; error: string }>();
-  const state = store.foldState();
+  const state = store.foldState(partitions);
 
   const materialized = (key: string): KubeObject | undefined => {
     const desired = store.objects.get(key);

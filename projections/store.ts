@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { partitionOfKey } from '../log/partitioner.ts';
 import type { Actor, KubeObject } from '../schemas/index.ts';
 import type { DesiredRecord, FoldState, StatusRecord, ChangeType, Verdict } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from './positions.ts';
@@ -83,7 +84,7 @@ export interface ProjectionStore {
   readCursor(partitions: number): PositionVector;
   writeCursor(cursor: PositionVector): void;
   /** A `FoldState` over the store; use it only inside `root.transactionSync`. */
-  foldState(): FoldState;
+  foldState(partitions: number): FoldState;
   /** SHA-256 over every state database, in key order: equal for equal logs. */
   stateHash(): string;
   close(): Promise<void>;
@@ -118,7 +119,8 @@ export const openProjectionStore = (dir: string): ProjectionStore => {
   const known = db<number, string>('known');
   const meta = db<unknown, string>('meta');
 
-  const foldState = (): FoldState => ({
+  const foldState = (partitions: number): FoldState => ({
+    sharesPartition: (a, b) => partitionOfKey(a, partitions) === partitionOfKey(b, partitions),
     getDesired: (key) => objects.get(key),
     putDesired: (key, record) => {
       const previous = objects.get(key);

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { LogRecord, RecordBatch } from '../log/port.ts';
-import { partitionFor } from '../log/partitioner.ts';
+import { partitionOfKey } from '../log/partitioner.ts';
 import { encodeEvent, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
 import type { FoldedTopic } from './positions.ts';
 
@@ -30,7 +30,7 @@ export const toBatches = (
   for (const item of events) {
     const isRaw = Buffer.isBuffer(item);
     const key = isRaw ? 'garbage' : item.key;
-    const partition = partitionFor(key, partitions);
+    const partition = partitionOfKey(key, partitions);
     const offset = nextOffsets[partition] ?? 0;
     nextOffsets[partition] = offset + 1;
     const records = byPartition.get(partition) ?? [];

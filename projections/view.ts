@@ -3,7 +3,7 @@
  * past (any position vector), which reconcilers and the apiserver read through one
  * `View` interface, so a decision can be re-run on the state it saw.
  */
-import { partitionFor } from '../log/partitioner.ts';
+import { partitionOfKey } from '../log/partitioner.ts';
 import type { Kind, KubeObject, Pod } from '../schemas/index.ts';
 import type { DesiredRecord, StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, formatObjectVersion, type PositionVector } from './positions.ts';
@@ -112,7 +112,7 @@ export const objectAt = (
   key: string,
   position: PositionVector,
 ): KubeObject | undefined => {
-  const partition = partitionFor(key, position.desired.length);
+  const partition = partitionOfKey(key, position.desired.length);
   const desired = lastChange(store, key, 0, position.desired[partition] ?? 0);
   if (!desired || desired.change === 'DELETED' || !desired.object) return undefined;
   const status = lastChange(store, key, 1, position.observed[partition] ?? 0);

@@ -5,6 +5,7 @@
  * heartbeats to `heartbeats`, everything else to `desired`.
  */
 import { randomUUID } from 'node:crypto';
+import { partitionKeyOf } from '../log/partitioner.ts';
 import type { EventLog, Topic } from '../log/port.ts';
 import { assertNever, encodeEvent, objectKey, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
 import type { Projection } from './projection.ts';
@@ -106,7 +107,7 @@ export const appendEnvelopes = async (log: EventLog, envelopes: readonly EventEn
     [...byTopic.entries()].map(async ([topic, events]) => {
       const positions = await log.append(
         topic,
-        events.map((event) => ({ key: event.key, value: encodeEvent(event), timestamp: event.time })),
+        events.map((event) => ({ key: partitionKeyOf(event.key), value: encodeEvent(event), timestamp: event.time })),
       );
       landed.set(
         topic,

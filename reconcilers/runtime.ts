@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { Subject, type Subscription } from 'rxjs';
-import { partitionFor } from '../log/partitioner.ts';
+import { partitionOfKey } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
 import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
@@ -121,7 +121,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   let stopped = false;
   let current: Promise<void> = Promise.resolve();
 
-  const owns = (key: string): boolean => owned.has(partitionFor(key, partitions));
+  const owns = (key: string): boolean => owned.has(partitionOfKey(key, partitions));
 
   const later = (ms: number, fn: () => void): void => {
     const timer = setTimeout(() => {
