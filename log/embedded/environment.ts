@@ -1,0 +1,223 @@
+/**
+ * One LMDB environment per directory per process, shared by every embedded log opened on
+ * that directory, with a single writer queue that group-commits.
+ *
+ * - Sharing: `acquireEnvironment(dir)` returns the same environment to every caller in the
+ *   process (reference counted); the last `release()` closes it. So two `createEmbeddedLog`
+ *   calls on one directory see each other's appends live and share consumer groups.
+ * - Exclusion: a lock file holding the pid keeps a second *process* out (the in-memory
+ *   offset counters, live notifications and groups are per process). A lock left by a dead
+ *   process is taken over.
+ * - Writing: every write goes through `write(job)`. Jobs queued while a commit is in flight
+ *   are prepared and written together as one LMDB transaction (`batch`), in queue order,
+ *   then the queue awaits the disk flush if any job asked for it. A job's writes are never
+ *   split across transactions, and a failed transaction fails every job in it, and nothing
+ *   after it was written yet, so offsets cannot get holes.
+ *
+ * lmdb-js's asynchronous `transaction(callback)` is deliberately not used: on this project's
+ * Linux hosts its callbacks never run (the write thread's call back into JS never arrives),
+ * and `transactionSync` makes `close()` hang afterwards. `batch` (executed on the write thread)
+ * works and is the faster path anyway.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type Database, type Key, open, type RootDatabase } from 'lmdb';
+import { LogUnavailableError } from '../errors.ts';
+
+/** One put (value set) or remove (value undefined) in a database of the environment. */
+export interface WriteOp {
+  readonly db: Database<Buffer, Key> | Database<unknown, Key>;
+  readonly key: Key;
+  readonly value?: unknown;
+}
+
+/** A unit of work for the writer queue. */
+export interface WriteJob {
+  /**
+   * Computes the writes, right before they are handed to LMDB (so it sees the state left by
+   * every job queued before it). Throwing fails this job only.
+   */
+  prepare(): readonly WriteOp[];
+  /** When true the job completes only after the transaction is flushed to disk. */
+  readonly flush: boolean;
+  /** The writes are committed (and flushed if asked). */
+  committed(): void;
+  /**
+   * None of the job's writes happened: `prepared` is false when its own `prepare` threw
+   * (other jobs went on), true when the whole transaction failed (every job in it fails).
+   */
+  failed(error: Error, prepared: boolean): void;
+}
+
+/** A shared LMDB environment (see the module doc). */
+export interface SharedEnvironment {
+  readonly dir: string;
+  readonly root: RootDatabase;
+  /** Small bookkeeping values (layouts, end offsets), msgpack-encoded. */
+  readonly meta: Database<unknown, Key>;
+  /** The records database of a physical topic, keyed `[partition, offset]`. */
+  recordsDb(physicalTopic: string): Database<Buffer, Key>;
+  /** Per-process state attached to the environment, by name (e.g. one entry per cluster). */
+  readonly attachments: Map<string, unknown>;
+  /** Queues a job; resolves when it committed (and flushed), rejects when it failed. */
+  write(job: WriteJob): void;
+  /** Drops one reference; the last one drains the writer queue and closes the environment. */
+  release(): Promise<void>;
+}
+
+/** Enough for 80+ clusters (3 topics each) in one directory. */
+const MAX_DATABASES = 256;
+const LOCK_FILE = 'logplane-embedded.lock';
+
+const environments = new Map<string, { env: SharedEnvironment; refs: number }>();
+const closing = new Map<string, Promise<void>>();
+
+/** Opens (or joins) the environment of `dir`, creating the directory if needed. */
+export const acquireEnvironment = async (dir: string): Promise<SharedEnvironment> => {
+  const path = resolve(dir);
+  await closing.get(path);
+  const existing = environments.get(path);
+  if (existing) {
+    existing.refs += 1;
+    return existing.env;
+  }
+  const entry = { env: openEnvironment(path, () => releaseOne(path)), refs: 1 };
+  environments.set(path, entry);
+  return entry.env;
+};
+
+const releaseOne = async (path: string): Promise<void> => {
+  const entry = environments.get(path);
+  if (!entry) return;
+  entry.refs -= 1;
+  if (entry.refs > 0) return;
+  environments.delete(path);
+  const done = (entry.env as InternalEnvironment).shutdown().finally(() => closing.delete(path));
+  closing.set(path, done);
+  await done;
+};
+
+interface InternalEnvironment extends SharedEnvironment {
+  shutdown(): Promise<void>;
+}
+
+const openEnvironment = (path: string, release: () => Promise<void>): InternalEnvironment => {
+  try {
+    mkdirSync(path, { recursive: true });
+  } catch (error) {
+    throw new LogUnavailableError(`cannot create embedded log directory ${path}`, { dir: path }, { cause: error });
+  }
+  const lockPath = join(path, LOCK_FILE);
+  takeLock(lockPath);
+  let root: RootDatabase;
+  try {
+    root = open({ path, maxDbs: MAX_DATABASES });
+  } catch (error) {
+    unlinkSync(lockPath);
+    throw new LogUnavailableError(`cannot open LMDB environment in ${path}`, { dir: path }, { cause: error });
+  }
+  const meta = root.openDB<unknown, Key>({ name: 'meta' });
+  const records = new Map<string, Database<Buffer, Key>>();
+  const recordsDb = (physicalTopic: string): Database<Buffer, Key> => {
+    let db = records.get(physicalTopic);
+    if (!db) {
+      db = root.openDB<Buffer, Key>({ name: `records:${physicalTopic}`, encoding: 'binary', keyEncoding: 'ordered-binary' });
+      records.set(physicalTopic, db);
+    }
+    return db;
+  };
+
+  const pending: WriteJob[] = [];
+  let draining: Promise<void> | undefined;
+
+  const drain = async (): Promise<void> => {
+    while (pending.length > 0) {
+      const group = pending.splice(0);
+      const prepared: { job: WriteJob; ops: readonly WriteOp[] }[] = [];
+      for (const job of group) {
+        try {
+          prepared.push({ job, ops: job.prepare() });
+        } catch (error) {
+          job.failed(asError(error), false);
+        }
+      }
+      if (prepared.length === 0) continue;
+      if (prepared.every(({ ops }) => ops.length === 0)) {
+        // An empty lmdb-js batch is never resolved; there is nothing to commit anyway.
+        for (const { job } of prepared) job.committed();
+        continue;
+      }
+      try {
+        await root.batch(() => {
+          for (const { ops } of prepared) {
+            for (const op of ops) {
+              if (op.value === undefined) void op.db.remove(op.key);
+              else void (op.db as Database<unknown, Key>).put(op.key, op.value);
+            }
+          }
+        });
+        if (prepared.some(({ job }) => job.flush)) await root.flushed;
+      } catch (error) {
+        const failure = new LogUnavailableError('embedded log write failed', { dir: path }, { cause: error });
+        for (const { job } of prepared) job.failed(failure, true);
+        continue;
+      }
+      for (const { job } of prepared) job.committed();
+    }
+  };
+
+  const write = (job: WriteJob): void => {
+    pending.push(job);
+    draining ??= drain().finally(() => {
+      draining = undefined;
+    });
+  };
+
+  const shutdown = async (): Promise<void> => {
+    while (draining) await draining;
+    try {
+      await root.close();
+    } finally {
+      try {
+        unlinkSync(lockPath);
+      } catch {
+        // already gone: nothing to release
+      }
+    }
+  };
+
+  return { dir: path, root, meta, recordsDb, attachments: new Map(), write, release, shutdown };
+};
+
+/** Creates the lock file with our pid, taking over one left by a dead process. */
+const takeLock = (lockPath: string): void => {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new LogUnavailableError(`cannot create lock file ${lockPath}`, { lockPath }, { cause: error });
+      }
+    }
+    const holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+    if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+      throw new LogUnavailableError(`embedded log directory is in use by process ${holder}`, { lockPath, pid: holder });
+    }
+    unlinkSync(lockPath);
+  }
+  throw new LogUnavailableError(`cannot take lock file ${lockPath}`, { lockPath });
+};
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
