@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { EventLog } from '../log/port.ts';
-import { describeOnBothLogs, openTestLog, podManifest, startTestApiServer, tempDir, type ReceivedEvent, type TestApiServer } from './testing.ts';
+import { deploymentManifest, describeOnBothLogs, openTestLog, podManifest, startTestApiServer, tempDir, type ReceivedEvent, type TestApiServer } from './testing.ts';
 
 describeOnBothLogs('apiserver with 3 partitions', (adapter) => {
   const temp = tempDir('apiserver-partitions-');
@@ -74,5 +74,29 @@ describeOnBothLogs('apiserver with 3 partitions', (adapter) => {
     byKey(await watch.take(namespaces.length));
     expect(seen).toEqual(expected);
     watch.close();
+  });
+
+  it('replays changes of objects spread over all partitions, each once and in per-object order', async () => {
+    const { client } = api;
+    const rv: string = (await client.request('GET', '/apis/apps/v1/deployments')).body.metadata.resourceVersion;
+    const names = Array.from({ length: 12 }, (_, i) => `spread-${i}`);
+    for (const name of names) {
+      await client.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deploymentManifest(name) });
+      await client.request('PATCH', `/apis/apps/v1/namespaces/default/deployments/${name}/scale`, {
+        body: { spec: { replicas: 3 } },
+        contentType: 'application/merge-patch+json',
+      });
+    }
+    const partitionsUsed = new Set(
+      [...api.projection.store.events.getRange()].map((e) => e.value).filter((e) => e.key.startsWith('Deployment/default/spread-')).map((e) => e.partition),
+    );
+    expect(partitionsUsed.size).toBeGreaterThan(1);
+    const watch = await client.watch(`/apis/apps/v1/deployments?watch=true&resourceVersion=${rv}`);
+    const events = await watch.take(names.length * 2);
+    watch.close();
+    for (const name of names) {
+      const mine = events.filter((e) => e.object.metadata.name === name);
+      expect(mine.map((e) => [e.type, e.object.spec.replicas])).toEqual([['ADDED', 1], ['MODIFIED', 3]]);
+    }
   });
 });
