@@ -237,6 +237,28 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(warned.body.spec.foo).toBeUndefined();
   });
 
+  it('records controller actors, causation and correlation ids from the request', async () => {
+    const ns = await namespace('causation');
+    const cause = '0b4e7c2a-5f1d-4d0e-9a35-6c1f3e2b7d90';
+    const created = await client.request('POST', `/api/v1/namespaces/${ns}/pods`, {
+      body: podManifest('caused'),
+      token: 'controller-token',
+      headers: { 'X-Logplane-Causation-Id': cause, 'X-Logplane-Correlation-Id': 'request-42', 'X-Logplane-Decided-At': '7.3' },
+    });
+    expect(created.status).toBe(201);
+    expect(api.projection.store.events.get(created.body.metadata.uid)).toMatchObject({
+      actor: { type: 'controller', name: 'replicaset-controller' },
+      causationId: cause,
+      correlationId: 'request-42',
+    });
+    const plain = await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podManifest('uncaused') });
+    expect(api.projection.store.events.get(plain.body.metadata.uid)).toMatchObject({ causationId: null, correlationId: plain.body.metadata.uid });
+    const bad = await rejectsWithoutAppending(() =>
+      client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podManifest('bad-cause'), headers: { 'X-Logplane-Causation-Id': 'not-a-uuid' } }),
+    );
+    expect(bad.status).toBe(400);
+  });
+
   it('generates names from generateName', async () => {
     const ns = await namespace('generated');
     const created = await client.request('POST', `/api/v1/namespaces/${ns}/pods`, {
