@@ -221,6 +221,14 @@ describe('schedule', () => {
     expect(JSON.stringify(reversed)).toBe(JSON.stringify(first));
   });
 
+  it('spreads small pods whose integer scores tie on large nodes: fewer pods wins the tie', () => {
+    const nodes = ['node-1', 'node-2'].map((name) => makeNode({ name, cpu: '64', memory: '256Gi' }));
+    const pods = ['a', 'b', 'c', 'd'].map((name) => makePod({ name, cpu: '100m', memory: '64Mi' }));
+    const results = scheduleInTurn(buildNodeInfos(nodes, []), pods);
+    expect(results.map((r) => r.type === 'bound' && r.node)).toEqual(['node-1', 'node-2', 'node-1', 'node-2']);
+    expect(results.map((r) => r.rationale.scores[0]?.score === r.rationale.scores[1]?.score)).toEqual([true, true, true, true]);
+  });
+
   it('treats a plugin score outside 0..100 as a bug', () => {
     const broken = createProfile(
       { filters: [], scores: [{ name: 'Broken', weight: 1 }] },

@@ -1,8 +1,11 @@
 /**
  * One scheduling decision: run the profile's filters on every node, score the feasible
- * ones, bind to the best. Deterministic: ties go to the node whose name sorts first and
- * the rationale lists nodes in name order, so re-running a decision on the view it saw
- * (time-travel debugging) produces the same binding and the same rationale.
+ * ones, bind to the best. Deterministic: ties go to the node with fewer pods, then to the
+ * node whose name sorts first, and the rationale lists nodes in name order, so re-running
+ * a decision on the view it saw (time-travel debugging) produces the same binding and the
+ * same rationale. (Scores are integers 0..100, so on large nodes small pods often tie;
+ * kube-scheduler picks among ties at random, which spreads them; fewest pods spreads them
+ * deterministically.)
  */
 import {
   createSchedulingContext,
@@ -40,8 +43,8 @@ export const NO_NODES_MESSAGE = 'no nodes available to schedule pods';
 /**
  * Decides where `pod` runs among `nodeInfos` under `profile`. A node fails at its first
  * filter that says "unfit"; feasible nodes are ranked by the weighted sum of the score
- * plugins, ties broken by node name. Throws only on a plugin bug (a score outside
- * 0..{@link MAX_NODE_SCORE} or not an integer).
+ * plugins, ties broken by fewer pods, then by node name. Throws only on a plugin bug (a
+ * score outside 0..{@link MAX_NODE_SCORE} or not an integer).
  */
 export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Profile): ScheduleResult {
   const ctx = createSchedulingContext(pod, nodeInfos);
@@ -79,9 +82,11 @@ function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profil
 /** Scores every feasible node but materialises only the best {@link TOP_SCORES}, best first. */
 function topScores(pod: Pod, feasible: readonly NodeInfo[], ctx: SchedulingContext, profile: Profile): NodeScore[] {
   const top: NodeScore[] = [];
+  const podsOf = new Map<string, number>();
   const pluginScores = new Array<number>(profile.scores.length).fill(0);
   for (const nodeInfo of feasible) {
     const node = nodeInfo.node.metadata.name;
+    const pods = nodeInfo.requested.pods;
     let total = 0;
     for (let index = 0; index < profile.scores.length; index += 1) {
       const { plugin, weight } = profile.scores[index] as Profile['scores'][number];
@@ -95,21 +100,25 @@ function topScores(pod: Pod, feasible: readonly NodeInfo[], ctx: SchedulingConte
       total += score * weight;
     }
     const last = top[top.length - 1];
-    if (top.length === TOP_SCORES && last !== undefined && !ranksBefore(total, node, last)) continue;
+    if (top.length === TOP_SCORES && last !== undefined && !ranksBefore(total, pods, node, last, podsOf)) continue;
     const entry: NodeScore = {
       node,
       score: total,
       plugins: profile.scores.map(({ plugin }, index) => ({ name: plugin.name, score: pluginScores[index] ?? 0 })),
     };
-    const position = top.findIndex((other) => ranksBefore(total, node, other));
+    podsOf.set(node, pods);
+    const position = top.findIndex((other) => ranksBefore(total, pods, node, other, podsOf));
     top.splice(position === -1 ? top.length : position, 0, entry);
     if (top.length > TOP_SCORES) top.pop();
   }
   return top;
 }
 
-function ranksBefore(score: number, node: string, other: NodeScore): boolean {
-  return score > other.score || (score === other.score && compareNames(node, other.node) < 0);
+/** Higher score first; among equal scores the node with fewer pods, then the name that sorts first. */
+function ranksBefore(score: number, pods: number, node: string, other: NodeScore, podsOf: ReadonlyMap<string, number>): boolean {
+  if (score !== other.score) return score > other.score;
+  const otherPods = podsOf.get(other.node) ?? 0;
+  return pods !== otherPods ? pods < otherPods : compareNames(node, other.node) < 0;
 }
 
 /** Orders by UTF-16 code units (for node names, which are ASCII, the same as Go's byte order). */
