@@ -142,6 +142,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     flushScheduled = true;
     setImmediate(flush);
   };
+  /** Queues the final delete (grace 0) of a pod whose containers have all stopped. */
+  const finishDeletion = (node: string, namespace: string, name: string, uid: string): void => {
+    pendingDeletes.set(`Pod/${namespace}/${name}`, {
+      node,
+      body: { type: 'ObjectDeleted', kind: 'Pod', namespace, name, expectedResourceVersion: null, uid, propagationPolicy: null, gracePeriodSeconds: 0 },
+    });
+    scheduleFlush();
+  };
 
   const subscriptions: Subscription[] = [];
   options.nodes.forEach((node, index) => {
@@ -165,21 +173,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
           node,
           body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
         });
-        if (current.metadata.deletionTimestamp && hasStopped(update.status)) {
-          pendingDeletes.set(key, {
-            node,
-            body: {
-              type: 'ObjectDeleted',
-              kind: 'Pod',
-              namespace: update.namespace,
-              name: update.name,
-              expectedResourceVersion: null,
-              uid: update.uid,
-              propagationPolicy: null,
-              gracePeriodSeconds: 0,
-            },
-          });
-        }
+        if (current.metadata.deletionTimestamp && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
         scheduleFlush();
       }),
     );
@@ -191,7 +185,17 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const syncDirty = (): void => {
     syncScheduled = false;
     const current = projection.view();
-    for (const node of dirtyNodes) runtimes.get(node)?.sync(current.podsOnNode(node));
+    for (const node of dirtyNodes) {
+      const pods = current.podsOnNode(node);
+      runtimes.get(node)?.sync(pods);
+      // A pod that had already finished when its deletion came gets no new status from the runtime.
+      for (const pod of pods) {
+        const phase = pod.status?.phase;
+        if (pod.metadata.deletionTimestamp && (phase === 'Succeeded' || phase === 'Failed')) {
+          finishDeletion(node, pod.metadata.namespace ?? 'default', pod.metadata.name, pod.metadata.uid ?? '');
+        }
+      }
+    }
     dirtyNodes.clear();
   };
   const markDirty = (node: string): void => {
