@@ -182,8 +182,11 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   // Level-based: whenever a pod of a node changes, hand the node's whole pod set to its runtime.
   const dirtyNodes = new Set<string>(options.nodes);
   let syncScheduled = false;
+  /** Set by `close`: a sync already scheduled must not reach the closed runtimes. */
+  let closed = false;
   const syncDirty = (): void => {
     syncScheduled = false;
+    if (closed) return;
     const current = projection.view();
     for (const node of dirtyNodes) {
       const pods = current.podsOnNode(node);
@@ -218,6 +221,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   return {
     runtimeOf: (node) => runtimes.get(node),
     close: async (opts) => {
+      closed = true;
       clearInterval(heartbeatTimer);
       for (const s of subscriptions) s.unsubscribe();
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));
