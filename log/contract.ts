@@ -17,8 +17,12 @@ import {
   scan,
   take,
   timeout,
+  toArray,
 } from 'rxjs';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { bodies, envelope } from '../schemas/fixtures/samples.ts';
+import { appendEvents, decodedEvents } from './decoded.ts';
 import { LogUsageError } from './errors.ts';
 import { partitionFor } from './partitioner.ts';
 import {
@@ -319,6 +323,28 @@ export const describeEventLogContract = (adapterName: string, harness: EventLogH
         expect(next!.offset).toBe(ends[next!.partition]);
         const received = await collectCount(second.subscribe('desired'), desired.length + 1);
         expectExactlyOnceInOrder(received, desired.length + 1, partitions);
+      });
+
+      it('quarantines an undecodable record and carries on with the events after it', async () => {
+        const log = await create(partitions);
+        const key = 'Pod/shop/web-0';
+        const events = bodies.slice(0, 3).map((body, i) => ({ ...envelope(body, key), id: randomUUID(), time: 1_767_600_000_000 + i }));
+        await appendEvents(log, 'desired', [{ partitionKey: key, event: events[0]! }]);
+        const [garbage] = await log.append('desired', [{ key, value: Buffer.from('definitely not an Avro event') }]);
+        await appendEvents(log, 'desired', events.slice(1).map((event) => ({ partitionKey: key, event })));
+
+        const reported: Record<string, unknown>[] = [];
+        const logger = pino({ level: 'error' }, { write: (line: string) => reported.push(JSON.parse(line)) });
+        const items = await firstValueFrom(
+          decodedEvents(log, 'desired', {}, { logger }).pipe(take(4), toArray(), timeout({ first: waitMs })),
+        );
+        expect(items.map((item) => item.type)).toEqual(['event', 'quarantined', 'event', 'event']);
+        expect(items.flatMap((item) => (item.type === 'event' ? [item.event.id] : []))).toEqual(events.map((e) => e.id));
+        expect(items.map((item) => item.record.offset)).toEqual([0, 1, 2, 3]);
+        const quarantined = items[1]!;
+        expect(quarantined.type === 'quarantined' && quarantined.error).toBeInstanceOf(Error);
+        expect(reported).toHaveLength(1);
+        expect(reported[0]).toMatchObject({ topic: 'desired', partition: garbage!.partition, offset: garbage!.offset });
       });
 
       it(

@@ -128,53 +128,60 @@ const openEnvironment = (path: string, release: () => Promise<void>): InternalEn
   };
 
   const pending: WriteJob[] = [];
-  let draining: Promise<void> | undefined;
+  /** True from the first queued job until the queue is empty again (checked synchronously). */
+  let running = false;
+  let idle: Promise<void> = Promise.resolve();
 
   const drain = async (): Promise<void> => {
-    while (pending.length > 0) {
-      const group = pending.splice(0);
-      const prepared: { job: WriteJob; ops: readonly WriteOp[] }[] = [];
-      for (const job of group) {
-        try {
-          prepared.push({ job, ops: job.prepare() });
-        } catch (error) {
-          job.failed(asError(error), false);
-        }
-      }
-      if (prepared.length === 0) continue;
-      if (prepared.every(({ ops }) => ops.length === 0)) {
-        // An empty lmdb-js batch is never resolved; there is nothing to commit anyway.
-        for (const { job } of prepared) job.committed();
-        continue;
-      }
-      try {
-        await root.batch(() => {
-          for (const { ops } of prepared) {
-            for (const op of ops) {
-              if (op.value === undefined) void op.db.remove(op.key);
-              else void (op.db as Database<unknown, Key>).put(op.key, op.value);
-            }
-          }
-        });
-        if (prepared.some(({ job }) => job.flush)) await root.flushed;
-      } catch (error) {
-        const failure = new LogUnavailableError('embedded log write failed', { dir: path }, { cause: error });
-        for (const { job } of prepared) job.failed(failure, true);
-        continue;
-      }
-      for (const { job } of prepared) job.committed();
+    try {
+      while (pending.length > 0) await writeGroup(pending.splice(0));
+    } finally {
+      running = false;
     }
+  };
+
+  /** Prepares a group of jobs, writes them as one transaction, then settles each job. */
+  const writeGroup = async (group: readonly WriteJob[]): Promise<void> => {
+    const prepared: { job: WriteJob; ops: readonly WriteOp[] }[] = [];
+    for (const job of group) {
+      try {
+        prepared.push({ job, ops: job.prepare() });
+      } catch (error) {
+        job.failed(asError(error), false);
+      }
+    }
+    if (prepared.every(({ ops }) => ops.length === 0)) {
+      // An empty lmdb-js batch never resolves; there is nothing to commit anyway.
+      for (const { job } of prepared) job.committed();
+      return;
+    }
+    try {
+      await root.batch(() => {
+        for (const { ops } of prepared) {
+          for (const op of ops) {
+            if (op.value === undefined) void op.db.remove(op.key);
+            else void (op.db as Database<unknown, Key>).put(op.key, op.value);
+          }
+        }
+      });
+      if (prepared.some(({ job }) => job.flush)) await root.flushed;
+    } catch (error) {
+      const failure = new LogUnavailableError('embedded log write failed', { dir: path }, { cause: error });
+      for (const { job } of prepared) job.failed(failure, true);
+      return;
+    }
+    for (const { job } of prepared) job.committed();
   };
 
   const write = (job: WriteJob): void => {
     pending.push(job);
-    draining ??= drain().finally(() => {
-      draining = undefined;
-    });
+    if (running) return;
+    running = true;
+    idle = drain();
   };
 
   const shutdown = async (): Promise<void> => {
-    while (draining) await draining;
+    while (running) await idle;
     try {
       await root.close();
     } finally {
