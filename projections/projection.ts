@@ -10,7 +10,7 @@ import { ProjectionTimeoutError } from './errors.ts';
 import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type FoldSettings } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, vectorCovers } from './positions.ts';
 import { openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
-import { historicalView, liveView, materialize, positionAtTime, type View } from './view.ts';
+import { historicalView, liveView, materializeDecoded, positionAtTime, type View } from './view.ts';
 
 /** A change the projection committed, with the object as clients now see it. */
 export interface AppliedChange {
@@ -73,7 +73,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
 
   const materialized = (key: string): KubeObject | undefined => {
     const desired = store.objects.get(key);
-    return desired ? materialize(desired, store.status.get(key)) : undefined;
+    return desired ? materializeDecoded(desired, store.status.get(key)) : undefined;
   };
 
   const applyRecord = (topic: FoldedTopic, record: LogRecord, pending: AppliedChange[]): void => {

@@ -26,14 +26,28 @@ export interface View {
   byUid(uid: string): KubeObject | undefined;
 }
 
-/** Merges the two parts of an object into what clients see. */
+/** Merges the two parts of an object into what clients see (copies both, so the records stay untouched). */
 export const materialize = (
   desired: DesiredRecord,
   status: StatusRecord | undefined,
+): KubeObject =>
+  materializeDecoded(
+    { object: structuredClone(desired.object), version: desired.version },
+    status && { ...status, status: structuredClone(status.status) },
+  );
+
+/**
+ * `materialize` for records just decoded from the store, which nobody else holds: the
+ * result is built in place from them, without copying (a copy per object read made
+ * listing 10,000 pods twice as slow).
+ */
+export const materializeDecoded = (
+  desired: DesiredRecord,
+  status: StatusRecord | undefined,
 ): KubeObject => {
-  const object = structuredClone(desired.object) as KubeObject & { status?: unknown };
+  const object = desired.object as KubeObject & { status?: unknown };
   const matches = status && (status.uid === null || status.uid === object.metadata.uid);
-  if (matches) object.status = structuredClone(status.status);
+  if (matches) object.status = status.status;
   object.metadata.resourceVersion = formatObjectVersion({
     desired: desired.version,
     observed: matches ? status.version : 0,
@@ -59,7 +73,7 @@ const kindRange = (kind: Kind, namespace?: string): { start: string; end: string
 export const liveView = (store: ProjectionStore, position: () => PositionVector): View => {
   const get = (key: string): KubeObject | undefined => {
     const desired = store.objects.get(key);
-    return desired ? materialize(desired, store.status.get(key)) : undefined;
+    return desired ? materializeDecoded(desired, store.status.get(key)) : undefined;
   };
   const fromIndex = (kind: string, value: string): KubeObject[] => {
     const objects: KubeObject[] = [];
@@ -77,7 +91,7 @@ export const liveView = (store: ProjectionStore, position: () => PositionVector)
     list: (kind, namespace) => {
       const objects: KubeObject[] = [];
       for (const { key, value } of store.objects.getRange(kindRange(kind, namespace))) {
-        objects.push(materialize(value, store.status.get(key)));
+        objects.push(materializeDecoded(value, store.status.get(key)));
       }
       return objects;
     },
@@ -116,7 +130,7 @@ export const objectAt = (
   const desired = lastChange(store, key, 0, position.desired[partition] ?? 0);
   if (!desired || desired.change === 'DELETED' || !desired.object) return undefined;
   const status = lastChange(store, key, 1, position.observed[partition] ?? 0);
-  return materialize(
+  return materializeDecoded(
     { object: desired.object, version: desired.offset + 1 },
     status?.status ?? undefined,
   );
