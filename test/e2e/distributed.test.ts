@@ -1,0 +1,199 @@
+/**
+ * The walkthrough in distributed mode on Kafka: `logplane apiserver`, `logplane
+ * controllers` and two `logplane agent`s as separate processes, each with its own data
+ * directory and projection, on one cluster name no other test uses. Only node-1's agent
+ * runs the service proxy. The CLI and kubectl use the kubeconfig the apiserver writes.
+ * Pods spread over both nodes, every replica answers on the ClusterIP, a killed pod
+ * process restarts, scale and a new version roll out, and the history verbs (history,
+ * get --at, why, audit, replay, debug reconcile) work against the apiserver's projection.
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '../../cli/client.ts';
+import type { AuditReply, HistoryReply, ReconcileReply, ReplayLine, WhyReply } from '../../cli/history/api.ts';
+import type { Deployment, Node, Pod, Service } from '../../schemas/index.ts';
+import { kafkaBrokers } from '../kafka-env.ts';
+import {
+  answeringPods,
+  cleanup,
+  clusterClient,
+  echoManifest,
+  freePort,
+  isServing,
+  kubectl,
+  listPods,
+  logplane,
+  ok,
+  okJson,
+  podProcesses,
+  startLogplane,
+  tempDir,
+  uniqueClusterIP,
+  waitFor,
+  type Daemon,
+} from './process.ts';
+
+type ReplayResult = Extract<ReplayLine, { type: 'result' }>;
+
+describe('the walkthrough in distributed mode (apiserver, controllers, two agents on Kafka)', () => {
+  const root = tempDir('logplane-distributed-');
+  const dirs = { apiserver: join(root, 'apiserver'), controllers: join(root, 'controllers'), node1: join(root, 'node-1'), node2: join(root, 'node-2') };
+  const manifest = join(root, 'echo.yaml');
+  const clusterIP = uniqueClusterIP();
+  const cluster = `e2e-distributed-${randomUUID().slice(0, 8)}`;
+  let daemons: { apiserver: Daemon; controllers: Daemon; node1: Daemon; node2: Daemon };
+  let kubeconfig: string;
+  let client: Client;
+  let beforeRollout: number;
+
+  const cli = (...args: string[]) => logplane(kubeconfig, args);
+  const kube = (...args: string[]) => kubectl(kubeconfig, join(root, 'kube-cache'), args);
+  const echoPods = (): Promise<Pod[]> => listPods(client, 'app=echo');
+  const allPodProcesses = () => [...podProcesses(dirs.node1), ...podProcesses(dirs.node2)];
+  const servingPods = (count: number, image: string) =>
+    waitFor(
+      `${count} serving ${image} pods and no other`,
+      async () => {
+        const pods = await echoPods();
+        return pods.length === count && pods.every((p) => isServing(p) && p.spec.containers[0]?.image === image) && pods;
+      },
+      { timeoutMs: 60_000 },
+    );
+
+  beforeAll(async () => {
+    const kafka = ['--kafka', kafkaBrokers().join(','), '--cluster', cluster];
+    const port = await freePort();
+    daemons = {
+      apiserver: startLogplane('apiserver', ['apiserver', ...kafka, '--data', dirs.apiserver, '--port', String(port)]),
+      controllers: startLogplane('controllers', ['controllers', ...kafka, '--data', dirs.controllers]),
+      node1: startLogplane('agent node-1', ['agent', '--node', 'node-1', '--proxy', 'userspace', ...kafka, '--data', dirs.node1], { dataDir: dirs.node1 }),
+      node2: startLogplane('agent node-2', ['agent', '--node', 'node-2', '--proxy', 'none', ...kafka, '--data', dirs.node2], { dataDir: dirs.node2 }),
+    };
+    const [, path] = await daemons.apiserver.waitForOutput(/\(kubeconfig (\S+)\)/, 90_000);
+    await daemons.controllers.waitForOutput(/^controllers scheduler, /m, 90_000);
+    await daemons.node1.waitForOutput(/^agent for node-1 \(process runtime, proxy userspace\)/m, 90_000);
+    await daemons.node2.waitForOutput(/^agent for node-2 \(process runtime, proxy none\)/m, 90_000);
+    kubeconfig = path!;
+    client = clusterClient(kubeconfig);
+    writeFileSync(manifest, echoManifest({ clusterIP }));
+  });
+
+  afterAll(() => cleanup());
+
+  it('writes a kubeconfig in the apiserver data directory; both nodes register and become Ready', async () => {
+    expect(kubeconfig).toBe(join(dirs.apiserver, 'kubeconfig'));
+    await waitFor('node-1 and node-2 Ready', async () => {
+      const nodes = (await client.get<{ items: Node[] }>('/api/v1/nodes')).items;
+      const ready = nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      return ready.map((n) => n.metadata.name).sort().join(',') === 'node-1,node-2';
+    });
+    const table = ok(await kube('get', 'nodes'));
+    expect(table).toMatch(/^node-1\s+Ready\s/m);
+    expect(table).toMatch(/^node-2\s+Ready\s/m);
+  });
+
+  it('schedules the echo pods over both nodes', async () => {
+    expect(ok(await cli('apply', '-f', manifest))).toBe('deployment.apps/echo created\nservice/echo created\n');
+    expect(ok(await cli('rollout', 'status', 'deploy/echo', '--timeout', '90s'))).toContain('deployment "echo" successfully rolled out');
+    const pods = await servingPods(3, 'logplane/echo:1');
+    expect(new Set(pods.map((p) => p.spec.nodeName))).toEqual(new Set(['node-1', 'node-2']));
+    // Each agent runs the processes of its own node's pods.
+    for (const [node, dir] of [['node-1', dirs.node1], ['node-2', dirs.node2]] as const) {
+      const expected = pods.filter((p) => p.spec.nodeName === node).map((p) => p.metadata.name).sort();
+      expect(podProcesses(dir).map((p) => p.podName).sort()).toEqual(expected);
+    }
+  });
+
+  it('answers on the ClusterIP (proxied by node-1) from the replicas of both nodes', async () => {
+    const service = okJson<Service>(await cli('get', 'svc', 'echo', '-o', 'json'));
+    expect(service.spec.clusterIP).toBe(clusterIP);
+    const names = (await echoPods()).map((p) => p.metadata.name);
+    const answered = await answeringPods(clusterIP, 80, names);
+    expect([...answered].sort()).toEqual([...names].sort());
+  });
+
+  it('restarts a SIGKILLed pod process on node-2', async () => {
+    const pod = (await echoPods()).find((p) => p.spec.nodeName === 'node-2')!;
+    const name = pod.metadata.name;
+    const [target] = podProcesses(dirs.node2).filter((p) => p.podName === name);
+    expect(target).toBeDefined();
+    process.kill(target!.pid, 'SIGKILL');
+    await waitFor(`${name} to restart`, async () => {
+      const current = await client.get<Pod>(`/api/v1/namespaces/default/pods/${name}`);
+      return current.status?.containerStatuses?.[0]?.restartCount === 1 && isServing(current);
+    });
+    expect(okJson<Pod>(await cli('get', 'pod', name, '-o', 'json')).status?.containerStatuses?.[0]).toMatchObject({ restartCount: 1, ready: true });
+    await answeringPods(clusterIP, 80, [name]);
+  });
+
+  it('scales to 4 and rolls out a new version', async () => {
+    expect(ok(await cli('scale', 'deploy/echo', '--replicas', '4'))).toBe('deployment.apps/echo scaled\n');
+    ok(await cli('rollout', 'status', 'deploy/echo', '--timeout', '60s'));
+    await servingPods(4, 'logplane/echo:1');
+    beforeRollout = Date.now();
+    expect(ok(await kube('set', 'image', 'deploy/echo', 'echo=logplane/echo:2'))).toBe('deployment.apps/echo image updated\n');
+    expect(ok(await cli('rollout', 'status', 'deploy/echo', '--timeout', '120s'))).toContain('deployment "echo" successfully rolled out');
+    const pods = await servingPods(4, 'logplane/echo:2');
+    expect(new Set(pods.map((p) => p.spec.nodeName))).toEqual(new Set(['node-1', 'node-2']));
+    await answeringPods(clusterIP, 80, pods.map((p) => p.metadata.name));
+    expect(allPodProcesses().map((p) => p.podName).sort()).toEqual(pods.map((p) => p.metadata.name).sort());
+  });
+
+  it('shows history and the Deployment before the rollout', async () => {
+    const text = ok(await cli('history', 'deploy/echo'));
+    expect(text).toContain('~ spec.replicas: 3 → 4');
+    expect(text).toContain('~ spec.template.spec.containers[0].image: logplane/echo:1 → logplane/echo:2');
+    const { versions } = okJson<HistoryReply>(await cli('history', 'deploy/echo', '-o', 'json'));
+    const byAdmin = versions.filter((v) => v.actor.type === 'user' && v.actor.name === 'admin');
+    expect(byAdmin.map((v) => (v.object as Deployment | null)?.spec.template.spec.containers[0]?.image)).toEqual([
+      'logplane/echo:1',
+      'logplane/echo:1',
+      'logplane/echo:2',
+    ]);
+    const then = okJson<Deployment>(await cli('get', 'deploy', 'echo', '--at', new Date(beforeRollout).toISOString(), '-o', 'json'));
+    expect(then.spec.replicas).toBe(4);
+    expect(then.spec.template.spec.containers[0]?.image).toBe('logplane/echo:1');
+  });
+
+  it('explains pods (why), audits admin, and re-runs a binding decision (debug reconcile)', async () => {
+    const pods = await echoPods();
+    const whys = await Promise.all(pods.map(async (pod) => ({ pod, reply: okJson<WhyReply>(await cli('why', `pod/${pod.metadata.name}`, '-o', 'json')) })));
+    const reachesAdmin = whys.filter(({ reply }) => reply.chains.some((c) => c.at(-1)?.event.actor.type === 'user' && c.at(-1)?.event.actor.name === 'admin'));
+    expect(reachesAdmin.length, 'pods whose causation chain reaches a request of admin').toBeGreaterThan(0);
+    const { pod, reply } = reachesAdmin[0]!;
+    expect(ok(await cli('why', `pod/${pod.metadata.name}`))).toMatch(/^ +← Deployment default\/echo updated by user "admin"/m);
+
+    const binding = reply.chains.flat().find((l) => l.event.eventType === 'PodBound' && l.event.key === `Pod/default/${pod.metadata.name}`)!;
+    const replayed = okJson<ReconcileReply>(
+      await cli('debug', 'reconcile', 'scheduler', `pod/${pod.metadata.name}`, '--at', binding.event.decidedAt!, '-o', 'json'),
+    );
+    expect(replayed.identical).toBe(true);
+    expect(replayed.commands).toEqual(replayed.recorded);
+    expect(replayed.commands).toMatchObject([{ type: 'PodBound', name: pod.metadata.name, node: pod.spec.nodeName, rationale: binding.rationale }]);
+
+    const { events } = okJson<AuditReply>(await cli('audit', '--user', 'admin', '-o', 'json'));
+    expect(events.map((e) => `${e.eventType} ${e.key}`).sort()).toEqual([
+      'ObjectCreated Deployment/default/echo',
+      'ObjectCreated Service/default/echo',
+      'ObjectUpdated Deployment/default/echo',
+      'ObjectUpdated Deployment/default/echo',
+    ]);
+  });
+
+  it('replays the Kafka log into the live state hash', async () => {
+    const result = okJson<ReplayResult>(await cli('replay', '-o', 'json'));
+    expect(result.events).toBeGreaterThan(50);
+    expect(result.stateHash).toBe(result.liveStateHash);
+    expect(ok(await cli('replay'))).toMatch(/live hash (\w+) \(equal\)/);
+  });
+
+  it('stops every component on SIGINT, leaving no pod process behind', async () => {
+    expect(allPodProcesses()).toHaveLength(4);
+    const stopped = await Promise.all([daemons.node1, daemons.node2, daemons.controllers].map((d) => d.stop({ timeoutMs: 60_000 })));
+    expect(stopped.map((s) => s.code)).toEqual([0, 0, 0]);
+    expect((await daemons.apiserver.stop({ timeoutMs: 30_000 })).code).toBe(0);
+    expect(allPodProcesses()).toEqual([]);
+  });
+});
