@@ -142,6 +142,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     flushScheduled = true;
     setImmediate(flush);
   };
+  /** Uids of the pods a runtime reported a status for, i.e. admitted (it admits no pod that is already being deleted). */
+  const reportedUids = new Set<string>();
   /** Queues the final delete (grace 0) of a pod whose containers have all stopped. */
   const finishDeletion = (node: string, namespace: string, name: string, uid: string): void => {
     pendingDeletes.set(`Pod/${namespace}/${name}`, {
@@ -166,6 +168,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     runtimes.set(node, runtime);
     subscriptions.push(
       runtime.statuses$.subscribe((update) => {
+        reportedUids.add(update.uid);
         const key = `Pod/${update.namespace}/${update.name}`;
         const current = projection.view().get(key) as Pod | undefined;
         if (!current || current.metadata.uid !== update.uid) return;
@@ -191,10 +194,12 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     for (const node of dirtyNodes) {
       const pods = current.podsOnNode(node);
       runtimes.get(node)?.sync(pods);
-      // A pod that had already finished when its deletion came gets no new status from the runtime.
+      // A pod that had already finished when its deletion came, or that was deleted before the
+      // runtime ever started it, gets no new status from the runtime: nothing is left to stop.
       for (const pod of pods) {
         const phase = pod.status?.phase;
-        if (pod.metadata.deletionTimestamp && (phase === 'Succeeded' || phase === 'Failed')) {
+        const stopped = phase === 'Succeeded' || phase === 'Failed' || !reportedUids.has(pod.metadata.uid ?? '');
+        if (pod.metadata.deletionTimestamp && stopped) {
           finishDeletion(node, pod.metadata.namespace ?? 'default', pod.metadata.name, pod.metadata.uid ?? '');
         }
       }
@@ -212,6 +217,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   subscriptions.push(
     projection.changes$.subscribe((change) => {
       if (!change.key.startsWith('Pod/')) return;
+      if (change.type === 'DELETED') reportedUids.delete(change.object.metadata.uid ?? '');
       const node = (change.object as Pod).spec.nodeName;
       if (node) markDirty(node);
     }),
