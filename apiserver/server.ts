@@ -301,7 +301,9 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   });
   const port = (http.address() as AddressInfo).port;
   serverAddress = `${host}:${port}`;
-  const url = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // A wildcard address says where it listens, not where to connect: clients of this machine use loopback.
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const url = `${options.tls ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
   logger.info({ url }, 'apiserver listening');
 
   return {
