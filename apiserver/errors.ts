@@ -160,6 +160,8 @@ export const verdictError = (
       return apiErrors.conflict(resource, name, conflictDetail(message));
     case 'Unschedulable':
       return apiErrors.conflict(resource, name, message);
+    case 'Forbidden':
+      return new ApiError(failureStatus('Forbidden', message, { name, group: resource.group, kind: resource.plural }));
     case 'Invalid': {
       const field = leadingField(message);
       const detail = field ? message.slice(field.length + 2) : message;

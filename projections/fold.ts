@@ -53,7 +53,11 @@ export const REJECT_REASONS = {
   Conflict: 'Conflict',
   Invalid: 'Invalid',
   Unschedulable: 'Unschedulable',
+  Forbidden: 'Forbidden',
 } as const;
+
+/** The finalizer the namespace controller removes once a deleted namespace is empty (as kube's). */
+export const NAMESPACE_FINALIZER = 'kubernetes';
 export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
 
 export type Verdict =
@@ -196,8 +200,12 @@ const create = (
     return reject('AlreadyExists', `${describeKey(key)} already exists`);
   }
   const namespace = input.metadata.namespace;
-  if (namespace && state.sharesPartition(key, `Namespace//${namespace}`) && !state.getDesired(`Namespace//${namespace}`)) {
-    return reject('NotFound', `namespace "${namespace}" not found`);
+  if (namespace && state.sharesPartition(key, `Namespace//${namespace}`)) {
+    const owner = state.getDesired(`Namespace//${namespace}`);
+    if (!owner) return reject('NotFound', `namespace "${namespace}" not found`);
+    if (owner.object.metadata.deletionTimestamp) {
+      return reject('Forbidden', `unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
   }
   const object = clone(input) as KubeObject;
   object.metadata.uid = object.metadata.uid ?? event.id;
@@ -311,6 +319,11 @@ const remove = (state: FoldState, event: EventEnvelope, version: number): FoldOu
   const policy = body.propagationPolicy;
   if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
   if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+  // A namespace goes Terminating; the namespace controller empties it, then drops the finalizer.
+  if (object.kind === 'Namespace' && !object.metadata.deletionTimestamp && !finalizers.includes(NAMESPACE_FINALIZER)) {
+    finalizers.push(NAMESPACE_FINALIZER);
+    object.status = { ...object.status, phase: 'Terminating' };
+  }
 
   const grace = gracePeriod(object, body.gracePeriodSeconds);
   const alreadyDeleting = Boolean(object.metadata.deletionTimestamp);

@@ -9,6 +9,7 @@ import type { Projection } from '../projections/index.ts';
 import { createDeploymentController } from './deployment/index.ts';
 import { createEndpointsController } from './endpoints/index.ts';
 import { createGarbageCollector } from './garbage-collector/index.ts';
+import { createNamespaceController } from './namespace/index.ts';
 import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
 import { createRuntimeMetrics, startReconciler, type Controller, type ReconcilerRuntime } from './runtime.ts';
 import { createReplicaSetController } from './replicaset/index.ts';
@@ -22,6 +23,7 @@ export const CONTROLLER_NAMES = [
   'endpoints',
   'node-lifecycle',
   'garbage-collector',
+  'namespace',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -51,6 +53,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   replicaset: () => createReplicaSetController(),
   deployment: () => createDeploymentController(),
   'garbage-collector': () => createGarbageCollector(),
+  namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
 };
 
@@ -65,6 +68,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     replicaset: () => createReplicaSetController(),
     deployment: () => createDeploymentController(),
     'garbage-collector': () => createGarbageCollector(),
+    namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);

@@ -1,0 +1,66 @@
+/**
+ * The namespace controller: a deleted namespace is Terminating (the fold adds the
+ * `kubernetes` finalizer); this controller deletes everything in it and, once it is
+ * empty, removes the finalizer so the fold completes the deletion, as kube's does.
+ */
+import { NAMESPACE_FINALIZER, type AppliedChange, type View } from '../../projections/index.ts';
+import type { EventBody, Kind, KubeObject, Namespace } from '../../schemas/index.ts';
+import type { Controller, Decision } from '../runtime.ts';
+
+/** Namespaced kinds, owners first so their dependents go with them. */
+const NAMESPACED_KINDS: readonly Kind[] = ['Deployment', 'ReplicaSet', 'Service', 'Endpoints', 'Pod'];
+
+const deletion = (object: KubeObject): EventBody => ({
+  type: 'ObjectDeleted',
+  kind: object.kind,
+  namespace: object.metadata.namespace ?? null,
+  name: object.metadata.name,
+  expectedResourceVersion: null,
+  uid: object.metadata.uid ?? null,
+  propagationPolicy: 'Background',
+  gracePeriodSeconds: null,
+});
+
+/** Commands for namespace `key`: delete its content, or release it when empty. */
+export const decideNamespace = (key: string, view: View): Decision => {
+  const namespace = view.get(key) as Namespace | undefined;
+  if (!namespace?.metadata.deletionTimestamp || !(namespace.metadata.finalizers ?? []).includes(NAMESPACE_FINALIZER)) {
+    return { commands: [] };
+  }
+  const content = NAMESPACED_KINDS.flatMap((kind) => view.list(kind, namespace.metadata.name));
+  if (content.length > 0) {
+    return { commands: content.filter((o) => !o.metadata.deletionTimestamp).map(deletion) };
+  }
+  return {
+    commands: [
+      {
+        type: 'ObjectUpdated',
+        object: {
+          ...namespace,
+          metadata: { ...namespace.metadata, finalizers: (namespace.metadata.finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER) },
+        },
+        expectedResourceVersion: namespace.metadata.resourceVersion ?? null,
+        subresource: null,
+      },
+    ],
+  };
+};
+
+const keysFor = (change: AppliedChange, view: View): readonly string[] => {
+  if (change.key.startsWith('Namespace/')) return [change.key];
+  const namespace = change.object.metadata.namespace;
+  if (change.type !== 'DELETED' || !namespace) return [];
+  return view.get(`Namespace//${namespace}`)?.metadata.deletionTimestamp ? [`Namespace//${namespace}`] : [];
+};
+
+/** Creates the namespace controller. */
+export const createNamespaceController = (): Controller => ({
+  name: 'namespace',
+  keysFor,
+  initialKeys: (view) =>
+    view
+      .list('Namespace')
+      .filter((n) => n.metadata.deletionTimestamp)
+      .map((n) => `Namespace//${n.metadata.name}`),
+  decide: (key, view) => decideNamespace(key, view),
+});
