@@ -52,8 +52,17 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
       if (generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
       throw apiErrors.alreadyExists(resource, object.metadata.name);
     }
-    if (resource.namespaced && !view.get(`Namespace//${object.metadata.namespace}`)) {
+    const owningNamespace = resource.namespaced ? view.get(`Namespace//${object.metadata.namespace}`) : undefined;
+    if (resource.namespaced && !owningNamespace) {
       throw verdictError('NotFound', `namespace "${object.metadata.namespace}" not found`, resource, object.metadata.name);
+    }
+    if (owningNamespace?.metadata.deletionTimestamp) {
+      throw verdictError(
+        'Forbidden',
+        `unable to create new content in namespace ${object.metadata.namespace} because it is being terminated`,
+        resource,
+        object.metadata.name,
+      );
     }
     if (dryRun) return json(201, object, warnings);
     const result = await server.writer.submit({
