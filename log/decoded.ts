@@ -23,7 +23,7 @@ export interface DecodedBatch {
 
 /** Options of the decoding streams. */
 export interface DecodeOptions {
-  /** Where quarantined records are reported (default: a pino logger named `log.decoded`). */
+  /** Where quarantined records are reported (default: a pino logger named `log.decoded`, to stderr). */
   readonly logger?: Logger;
 }
 
@@ -34,7 +34,7 @@ export interface EventToAppend {
 }
 
 let defaultLogger: Logger | undefined;
-const fallbackLogger = (): Logger => (defaultLogger ??= pino({ name: 'log.decoded' }));
+const fallbackLogger = (): Logger => (defaultLogger ??= pino({ name: 'log.decoded' }, pino.destination(2)));
 
 /** Decodes one record; a record that does not decode becomes `quarantined` and is logged. */
 export const decodeRecord = (record: LogRecord, logger: Logger = fallbackLogger()): DecodedItem => {

@@ -17,6 +17,9 @@
  *   older than the retention, on an unref'd timer and on `pruneExpired()`. Offsets stay
  *   dense and monotonic; reads of a pruned range start at the first retained offset
  *   (`startOffsets`).
+ * - Subscriptions read stored records in chunks of 1,000 per partition, yielding to the event
+ *   loop between chunks, then follow commits (an in-process notification, no polling). A
+ *   start position beyond the end waits for the records to exist.
  * - Groups: see `groups.ts` (one owner per topic, others stand by).
  * - Several `createEmbeddedLog` calls on one directory in one process share the LMDB
  *   environment, the offset counters, live notifications and consumer groups; another
@@ -58,7 +61,7 @@ export interface EmbeddedLogOptions {
   readonly retention?: Partial<Readonly<Record<Topic, TopicRetention>>>;
   /** When `append` resolves: after the disk flush (default) or after the commit. */
   readonly durability?: 'flushed' | 'committed';
-  /** Where background problems (a failed retention run) are reported. */
+  /** Where background problems (a failed retention run) are reported. Default: pino to stderr. */
   readonly logger?: Logger;
 }
 
@@ -80,7 +83,7 @@ const PRUNE_CHUNK = 10_000;
 const MAX_PARTITIONS = 10_000;
 const CLUSTER_NAME = /^[A-Za-z0-9._-]{1,200}$/;
 
-const defaultLogger = pino({ name: 'log.embedded' });
+const defaultLogger = pino({ name: 'log.embedded' }, pino.destination(2));
 
 /** Opens (creating if needed) the embedded log of `cluster` in `dir`. */
 export const createEmbeddedLog = async (options: EmbeddedLogOptions): Promise<EmbeddedEventLog> => {
@@ -478,9 +481,10 @@ const createInstance = (env: SharedEnvironment, cluster: ClusterState, settings:
   const release = async (): Promise<void> => {
     cluster.refs -= 1;
     if (cluster.refs === 0) {
+      // Detach first, so a log opened meanwhile starts from fresh state, not this one.
+      env.attachments.delete(`cluster:${layout.cluster}`);
       if (cluster.pruneTimer) clearInterval(cluster.pruneTimer);
       await cluster.pruning;
-      env.attachments.delete(`cluster:${layout.cluster}`);
     }
     await env.release();
   };

@@ -9,10 +9,12 @@
  *   offset counters, live notifications and groups are per process). A lock left by a dead
  *   process is taken over.
  * - Writing: every write goes through `write(job)`. Jobs queued while a commit is in flight
- *   are prepared and written together as one LMDB transaction (`batch`), in queue order,
- *   then the queue awaits the disk flush if any job asked for it. A job's writes are never
- *   split across transactions, and a failed transaction fails every job in it, and nothing
- *   after it was written yet, so offsets cannot get holes.
+ *   are prepared and written together as one LMDB transaction (`batch`), in queue order.
+ *   The next group is written once the previous one committed, while the previous one's
+ *   disk flush (lmdb-js `overlappingSync`) is awaited, and groups settle in commit order.
+ *   A job's writes are never split across transactions. A failed commit or flush breaks
+ *   the environment: that group and every later write fail with `LogUnavailableError`
+ *   (nothing after a failed commit is ever written, so offsets cannot get holes).
  *
  * lmdb-js's asynchronous `transaction(callback)` is deliberately not used: on this project's
  * Linux hosts its callbacks never run (the write thread's call back into JS never arrives),
@@ -59,7 +61,7 @@ export interface SharedEnvironment {
   recordsDb(physicalTopic: string): Database<Buffer, Key>;
   /** Per-process state attached to the environment, by name (e.g. one entry per cluster). */
   readonly attachments: Map<string, unknown>;
-  /** Queues a job; resolves when it committed (and flushed), rejects when it failed. */
+  /** Queues a job; its `committed` or `failed` callback reports the outcome. */
   write(job: WriteJob): void;
   /** Drops one reference; the last one drains the writer queue and closes the environment. */
   release(): Promise<void>;
@@ -69,7 +71,11 @@ export interface SharedEnvironment {
 const MAX_DATABASES = 256;
 const LOCK_FILE = 'logplane-embedded.lock';
 
-const environments = new Map<string, { env: SharedEnvironment; refs: number }>();
+interface Entry {
+  readonly env: InternalEnvironment;
+  refs: number;
+}
+const environments = new Map<string, Entry>();
 const closing = new Map<string, Promise<void>>();
 
 /** Opens (or joins) the environment of `dir`, creating the directory if needed. */
@@ -81,18 +87,17 @@ export const acquireEnvironment = async (dir: string): Promise<SharedEnvironment
     existing.refs += 1;
     return existing.env;
   }
-  const entry = { env: openEnvironment(path, () => releaseOne(path)), refs: 1 };
+  const entry: Entry = { env: openEnvironment(path, () => releaseEntry(path, entry)), refs: 1 };
   environments.set(path, entry);
   return entry.env;
 };
 
-const releaseOne = async (path: string): Promise<void> => {
-  const entry = environments.get(path);
-  if (!entry) return;
+const releaseEntry = async (path: string, entry: Entry): Promise<void> => {
+  if (environments.get(path) !== entry || entry.refs === 0) return;
   entry.refs -= 1;
   if (entry.refs > 0) return;
   environments.delete(path);
-  const done = (entry.env as InternalEnvironment).shutdown().finally(() => closing.delete(path));
+  const done = entry.env.shutdown().finally(() => closing.delete(path));
   closing.set(path, done);
   await done;
 };
@@ -131,6 +136,12 @@ const openEnvironment = (path: string, release: () => Promise<void>): InternalEn
   /** True from the first queued job until the queue is empty again (checked synchronously). */
   let running = false;
   let idle: Promise<void> = Promise.resolve();
+  /** Settlement of committed groups (after their flush), chained so groups settle in commit order. */
+  let settling: Promise<void> = Promise.resolve();
+  /** Set by the first failed commit or flush: every later write fails (reopen to recover). */
+  let broken: LogUnavailableError | undefined;
+  const breakWith = (error: unknown): LogUnavailableError =>
+    (broken ??= new LogUnavailableError('embedded log write failed; reopen the log', { dir: path }, { cause: error }));
 
   const drain = async (): Promise<void> => {
     try {
@@ -140,10 +151,17 @@ const openEnvironment = (path: string, release: () => Promise<void>): InternalEn
     }
   };
 
-  /** Prepares a group of jobs, writes them as one transaction, then settles each job. */
+  /**
+   * Prepares a group of jobs and commits them as one transaction. The next group is written
+   * as soon as this one committed; this one settles once its flush is done (overlapping).
+   */
   const writeGroup = async (group: readonly WriteJob[]): Promise<void> => {
     const prepared: { job: WriteJob; ops: readonly WriteOp[] }[] = [];
     for (const job of group) {
+      if (broken) {
+        job.failed(broken, false);
+        continue;
+      }
       try {
         prepared.push({ job, ops: job.prepare() });
       } catch (error) {
@@ -164,13 +182,22 @@ const openEnvironment = (path: string, release: () => Promise<void>): InternalEn
           }
         }
       });
-      if (prepared.some(({ job }) => job.flush)) await root.flushed;
     } catch (error) {
-      const failure = new LogUnavailableError('embedded log write failed', { dir: path }, { cause: error });
+      const failure = breakWith(error);
       for (const { job } of prepared) job.failed(failure, true);
       return;
     }
-    for (const { job } of prepared) job.committed();
+    const flush = prepared.some(({ job }) => job.flush);
+    settling = settling.then(async () => {
+      try {
+        if (flush) await root.flushed;
+      } catch (error) {
+        const failure = breakWith(error);
+        for (const { job } of prepared) job.failed(failure, true);
+        return;
+      }
+      for (const { job } of prepared) job.committed();
+    });
   };
 
   const write = (job: WriteJob): void => {
@@ -182,6 +209,7 @@ const openEnvironment = (path: string, release: () => Promise<void>): InternalEn
 
   const shutdown = async (): Promise<void> => {
     while (running) await idle;
+    await settling;
     try {
       await root.close();
     } finally {
