@@ -40,7 +40,7 @@ spec:
               memory: 64Mi
 `;
 
-describe('debug reconcile reproduces past scheduling decisions', () => {
+describe('debug reconcile reproduces past scheduling decisions', { timeout: 180_000 }, () => {
   const dataDir = tempDir('logplane-debug-reconcile-');
   let up: Daemon;
   let kubeconfig: string;

@@ -37,7 +37,7 @@ import {
 
 type ReplayResult = Extract<ReplayLine, { type: 'result' }>;
 
-describe('the walkthrough in distributed mode (apiserver, controllers, two agents on Kafka)', () => {
+describe('the walkthrough in distributed mode (apiserver, controllers, two agents on Kafka)', { timeout: 180_000 }, () => {
   const root = tempDir('logplane-distributed-');
   const dirs = { apiserver: join(root, 'apiserver'), controllers: join(root, 'controllers'), node1: join(root, 'node-1'), node2: join(root, 'node-2') };
   const manifest = join(root, 'echo.yaml');

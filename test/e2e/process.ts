@@ -36,7 +36,7 @@ export interface RunResult {
 export interface RunOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
-  /** Kills the command's process group after this long (default 60 s); the result then has `signal`. */
+  /** Kills the command's process group after this long (default 150 s, a guard against hangs); the result then has `signal`. */
   readonly timeoutMs?: number;
 }
 
@@ -84,7 +84,7 @@ export const run = (file: string, args: readonly string[], options: RunOptions =
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => killGroup(child), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => killGroup(child), options.timeoutMs ?? 150_000);
     child.once('error', (error) => {
       clearTimeout(timer);
       groups.delete(child);
@@ -142,8 +142,8 @@ export const tempDir = (prefix: string): string => {
 };
 
 /**
- * Polls `probe` every `intervalMs` until it returns something other than `undefined`
- * or `false`, and returns that. After `timeoutMs` it throws, naming `what` and the last
+ * Polls `probe` every `intervalMs` (200) until it returns something other than `undefined`
+ * or `false`, and returns that. After `timeoutMs` (60 s) it throws, naming `what` and the last
  * value `describe` made of the probe (or the last error the probe threw).
  */
 export const waitFor = async <T>(
@@ -151,7 +151,8 @@ export const waitFor = async <T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   options: { timeoutMs?: number; intervalMs?: number; describe?: () => string } = {},
 ): Promise<T> => {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
@@ -163,7 +164,7 @@ export const waitFor = async <T>(
     }
     if (Date.now() > deadline) {
       const detail = lastError !== undefined ? `; last error: ${String(lastError)}` : options.describe ? `; last seen: ${options.describe()}` : '';
-      throw new Error(`timed out after ${options.timeoutMs ?? 30_000} ms waiting for ${what}${detail}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
     }
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 200));
   }
@@ -396,7 +397,7 @@ export const isServing = (pod: Pod): boolean =>
  * of `expected` has answered; returns every name that answered. Throws after `timeoutMs`
  * naming the ones that did not.
  */
-export const answeringPods = async (ip: string, port: number, expected: readonly string[], timeoutMs = 30_000): Promise<Set<string>> => {
+export const answeringPods = async (ip: string, port: number, expected: readonly string[], timeoutMs = 60_000): Promise<Set<string>> => {
   const seen = new Set<string>();
   await waitFor(
     `every pod of ${expected.join(', ')} to answer on ${ip}:${port}`,

@@ -35,7 +35,7 @@ const REPLICAS = 6;
 
 const templateHash = (pod: Pod): string => pod.metadata.labels?.['pod-template-hash'] ?? '';
 
-describe('logplane up stopped in the middle of a rollout and started again', () => {
+describe('logplane up stopped in the middle of a rollout and started again', { timeout: 180_000 }, () => {
   const dataDir = tempDir('logplane-restart-');
   const upArgs = (port: number) => ['up', '--data', dataDir, '--port', String(port), '--nodes', '3', '--runtime', 'sim', '--proxy', 'none'];
   let port: number;

@@ -38,7 +38,7 @@ import {
 
 type ReplayResult = Extract<ReplayLine, { type: 'result' }>;
 
-describe('the README walkthrough on `logplane up`', () => {
+describe('the README walkthrough on `logplane up`', { timeout: 180_000 }, () => {
   const dataDir = tempDir('logplane-walkthrough-');
   const manifest = join(dataDir, 'echo.yaml');
   const clusterIP = uniqueClusterIP();
