@@ -93,7 +93,12 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       quarantined$.next({ topic, partition: record.partition, offset: record.offset, error: message });
       return;
     }
-    const before = materialized(event.key);
+    // The change feed needs the object as it was only for a deletion, which only a desired
+    // ObjectDeleted or ObjectUpdated (its last finalizer removed) can make; and nothing at
+    // all when nobody listens (a replay).
+    const feed = changes$.observed;
+    const mayDelete = topic === 'desired' && (event.body.type === 'ObjectDeleted' || event.body.type === 'ObjectUpdated');
+    const before = feed && mayDelete ? materialized(event.key) : undefined;
     const outcome = foldEvent(state, event, topic, record.offset, settings);
     const change = outcome.change;
     const desiredNow = topic === 'desired' && change && change.type !== 'DELETED' ? store.objects.get(event.key) : undefined;
@@ -131,6 +136,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     store.times.putSync([topicIndex, record.partition, event.time, record.offset], event.id);
     if (!change) return;
     store.changes.putSync([topicIndex, record.partition, record.offset], { key: event.key, type: change.type });
+    if (!feed) return;
     const object = change.type === 'DELETED' ? before : materialized(event.key);
     if (object) pending.push({ type: change.type, key: event.key, eventId: event.id, object, topic, partition: record.partition, offset: record.offset });
   };
