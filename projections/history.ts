@@ -153,17 +153,45 @@ export const why = async (store: ProjectionStore, log: EventLog, key: string): P
     const chain: CauseLink[] = [];
     const seen = new Set<string>();
     let id: string | null = entry.eventId;
-    while (id && !seen.has(id)) {
-      seen.add(id);
-      const event = store.events.get(id);
-      if (!event) break;
-      const rationale = await readRationale(log, event);
-      chain.push({ event, ...(rationale ? { rationale } : {}), summary: summarize(event, rationale) });
-      id = event.causationId;
+    for (let owners = 0; id && owners <= MAX_OWNER_HOPS; owners++) {
+      let created: EventRecord | undefined;
+      while (id && !seen.has(id)) {
+        seen.add(id);
+        const event = store.events.get(id);
+        if (!event) break;
+        const rationale = await readRationale(log, event);
+        chain.push({ event, ...(rationale ? { rationale } : {}), summary: summarize(event, rationale) });
+        if (!created && event.actor.type === 'controller' && event.eventType === 'ObjectCreated') created = event;
+        id = event.causationId;
+      }
+      // A controller made this object because of its owner's spec, which the event that
+      // merely woke the controller need not name: continue with the owner's change.
+      const ownerEvent = created ? ownerCause(store, created) : undefined;
+      id = ownerEvent && !seen.has(ownerEvent.eventId) ? ownerEvent.eventId : null;
     }
     chains.push(chain);
   }
   return chains;
+};
+
+const MAX_OWNER_HOPS = 4;
+
+/**
+ * For an object a controller created: the owner's last change before it that a
+ * controller would act on (its creation, or a user's change of it).
+ */
+const ownerCause = (store: ProjectionStore, event: EventRecord): HistoryEntry | undefined => {
+  if (event.actor.type !== 'controller' || event.eventType !== 'ObjectCreated') return undefined;
+  const created = store.history.get([event.key, FOLDED_TOPICS.indexOf(event.topic), event.offset]);
+  const owner = created?.object?.metadata.ownerReferences?.find((r) => r.controller) ?? created?.object?.metadata.ownerReferences?.[0];
+  if (!created?.object || !owner) return undefined;
+  const ownerKey = `${owner.kind}/${created.object.metadata.namespace ?? ''}/${owner.name}`;
+  let cause: HistoryEntry | undefined;
+  for (const { value } of store.history.getRange({ start: [ownerKey, 0, 0], end: [ownerKey, 1, 0] })) {
+    if (value.time > event.time || value.verdict.type !== 'accepted' || value.change === null) continue;
+    if (value.eventType === 'ObjectCreated' || (value.eventType === 'ObjectUpdated' && value.actor.type === 'user')) cause = value;
+  }
+  return cause;
 };
 
 export interface AuditQuery {

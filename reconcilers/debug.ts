@@ -71,5 +71,6 @@ export const createDebugReconcile =
     const decisions = decideKeys(controller, roundKeys, projection.viewAt(at), { now });
     const commands = decisions.get(key)?.commands ?? [];
     const recorded = await Promise.all(round.filter((e) => e.key === key).map((e) => readBody(log, e)));
-    return { commands, recorded, identical: JSON.stringify(commands) === JSON.stringify(recorded) };
+    // Without a recorded decision there is nothing to reproduce, so nothing is identical.
+    return { commands, recorded, identical: anchor !== undefined && JSON.stringify(commands) === JSON.stringify(recorded) };
   };
