@@ -14,6 +14,8 @@ import { parse as parseYaml } from 'yaml';
 import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
 import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
 import type { EventLog } from '../../log/port.ts';
+import pino from 'pino';
+import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
 
 interface KubectlResult {
   readonly code: number;
@@ -98,14 +100,18 @@ describeOnBothLogs('kubectl', (adapter) => {
     return path;
   };
 
+  let controllers: RunningControllers | undefined;
   beforeAll(async () => {
     log = await openTestLog(adapter, { dir: temp.dir });
     const tls = generateSelfSignedCertificate();
     api = await startTestApiServer(log, temp.dir, { tls });
     writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
+    // `kubectl delete namespace` waits until the namespace controller has emptied and released it.
+    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
   });
 
   afterAll(async () => {
+    await controllers?.stop();
     await api?.close();
     await log?.close();
     temp.remove();
