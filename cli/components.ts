@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
-import { createProjection, type Projection } from '../projections/index.ts';
+import { createProjection, DEFAULT_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { adminCredentials, openLog, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
@@ -19,9 +19,19 @@ export interface Component {
   stop(): Promise<void>;
 }
 
-const openShared = async (target: LogTarget, dataDir: string, name: string, logger: Logger): Promise<{ log: EventLog; projection: Projection }> => {
+const openShared = async (
+  target: LogTarget,
+  dataDir: string,
+  name: string,
+  logger: Logger,
+): Promise<{ log: EventLog; projection: Projection }> => {
   const log = await openLog(target, logger.child({ component: 'log' }));
-  const projection = createProjection({ dir: join(resolve(dataDir), `projection-${name}`), log, logger: logger.child({ component: 'projection' }) });
+  const projection = createProjection({
+    dir: join(resolve(dataDir), `projection-${name}`),
+    log,
+    logger: logger.child({ component: 'projection' }),
+    settings: { ...DEFAULT_FOLD_SETTINGS, ...(target.serviceCIDR ? { serviceCIDR: target.serviceCIDR } : {}) },
+  });
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
   return { log, projection };
 };

@@ -22,6 +22,7 @@ const makeLogger = (level: string): Logger =>
   pino({ level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: false }));
 
 interface LogFlags {
+  serviceCidr?: string;
   kafka?: string;
   cluster: string;
   partitions: number;
@@ -32,7 +33,8 @@ interface LogFlags {
 }
 
 const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
-  if (!flags.kafka) return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions };
+  const common = flags.serviceCidr ? { serviceCIDR: flags.serviceCidr } : {};
+  if (!flags.kafka) return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions, ...common };
   const sasl =
     flags.kafkaSaslMechanism && flags.kafkaUsername
       ? { mechanism: flags.kafkaSaslMechanism, username: flags.kafkaUsername, password: flags.kafkaPassword ?? process.env.LOGPLANE_KAFKA_PASSWORD ?? '' }
@@ -44,6 +46,7 @@ const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
     partitions: flags.partitions,
     ...(flags.kafkaSsl ? { ssl: true } : {}),
     ...(sasl ? { sasl } : {}),
+    ...common,
   };
 };
 
@@ -51,6 +54,7 @@ const withLogOptions = (command: Command): Command =>
   command
     .option('--kafka <brokers>', 'Kafka bootstrap servers host:port[,host:port] (default: the embedded log in --data)')
     .option('--cluster <name>', 'cluster name (topic prefix)', 'logplane')
+    .option('--service-cidr <cidr>', 'ClusterIP range; every component of a cluster must use the same (default 127.96.0.0/16)')
     .option('--partitions <n>', 'partitions per topic when the topics are created', integer('--partitions'), 1)
     .option('--kafka-ssl', 'connect to Kafka over TLS')
     .addOption(new Option('--kafka-sasl-mechanism <m>', 'SASL mechanism').choices(['plain', 'scram-sha-256', 'scram-sha-512']))
@@ -102,9 +106,11 @@ export const buildProgram = (): Command => {
     .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
     .option('--toleration <seconds>', 'default toleration of an unreachable node before eviction', integer('--toleration'))
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
+    .option('--service-cidr <cidr>', 'ClusterIP range (keep it for the life of the data directory)', '127.96.0.0/16')
+    .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
     .action(async (flags: {
       data: string; nodes: number; runtime: 'process' | 'sim'; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
-      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number;
+      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr: string; podCidr: string;
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
       const cluster = await startCluster({
@@ -116,6 +122,8 @@ export const buildProgram = (): Command => {
         proxy: flags.proxy,
         tls: flags.tls,
         logger,
+        serviceCIDR: flags.serviceCidr,
+        podCIDR: flags.podCidr,
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
@@ -185,8 +193,9 @@ export const buildProgram = (): Command => {
       .option('--data <dir>', 'data directory (projection, pod state and logs)', '.logplane')
       .addOption(new Option('--runtime <runtime>', 'pod runtime').choices(['process', 'sim']).default('process'))
       .addOption(new Option('--proxy <mode>', 'service forwarding (one per machine)').choices(['userspace', 'nftables', 'none']).default('userspace'))
-      .option('--heartbeat <ms>', 'heartbeat period', integer('--heartbeat')),
-  ).action(async (flags: LogFlags & { node: string; data: string; runtime: 'process' | 'sim'; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number }) => {
+      .option('--heartbeat <ms>', 'heartbeat period', integer('--heartbeat'))
+      .option('--pod-cidr <cidr>', 'this node\'s pod addresses (default: a /24 in 127.101-150/16 derived from the node name)'),
+  ).action(async (flags: LogFlags & { node: string; data: string; runtime: 'process' | 'sim'; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const component = await runAgent({
       target: logTarget(flags, flags.data),
@@ -194,7 +203,7 @@ export const buildProgram = (): Command => {
       nodes: [flags.node],
       runtime: flags.runtime,
       proxy: flags.proxy,
-      podCIDR: podCidrFor(flags.node),
+      podCIDR: flags.podCidr ?? podCidrFor(flags.node),
       logger,
       ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
     });

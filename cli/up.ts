@@ -11,7 +11,7 @@ import type { EventLog } from '../log/port.ts';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
-import { createProjection, type Projection } from '../projections/index.ts';
+import { createProjection, DEFAULT_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
 import { adminCredentials, openLog, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
 
@@ -34,6 +34,10 @@ export interface UpOptions {
   readonly simStartDelayMs?: number;
   readonly probeSecondMs?: number;
   readonly nodeCapacity?: { cpu: string; memory: string; pods: string };
+  /** ClusterIPs come from here (default 127.96.0.0/16); part of the cluster's identity, keep it fixed. */
+  readonly serviceCIDR?: string;
+  /** Pod addresses: node i gets the i-th /24 of this /16 (default 127.100.0.0/16). */
+  readonly podCIDR?: string;
 }
 
 export interface RunningCluster {
@@ -50,6 +54,13 @@ export interface RunningCluster {
   stop(opts?: { keepPods?: boolean }): Promise<void>;
 }
 
+/** The i-th /24 of a /16 such as 127.100.0.0/16, one per node. */
+export const nodeSubnets = (cidr: string) => {
+  const match = /^(\d+)\.(\d+)\.0\.0\/16$/.exec(cidr);
+  if (!match) throw new Error(`pod CIDR must be a /16 like 127.100.0.0/16, got "${cidr}"`);
+  return (index: number): string => `${match[1]}.${match[2]}.${index % 256}.0/24`;
+};
+
 /** Starts the whole cluster in this process. */
 export const startCluster = async (options: UpOptions): Promise<RunningCluster> => {
   const dataDir = resolve(options.dataDir);
@@ -57,7 +68,12 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   const logger = options.logger;
   const target: LogTarget = options.kafka ?? { type: 'embedded', dir: join(dataDir, 'log'), cluster: 'logplane', partitions: 1 };
   const log = await openLog(target, logger.child({ component: 'log' }));
-  const projection = createProjection({ dir: join(dataDir, 'projection'), log, logger: logger.child({ component: 'projection' }) });
+  const projection = createProjection({
+    dir: join(dataDir, 'projection'),
+    log,
+    logger: logger.child({ component: 'projection' }),
+    settings: { ...DEFAULT_FOLD_SETTINGS, ...(options.serviceCIDR ? { serviceCIDR: options.serviceCIDR } : {}) },
+  });
   // Catch up with what the log already holds before anyone decides anything.
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
 
@@ -109,6 +125,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.simStartDelayMs !== undefined ? { simStartDelayMs: options.simStartDelayMs } : {}),
     ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
     ...(options.nodeCapacity ? { capacity: options.nodeCapacity } : {}),
+    ...(options.podCIDR ? { podCIDR: nodeSubnets(options.podCIDR) } : {}),
   });
   const proxy =
     options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: logger.child({ component: 'proxy' }) });

@@ -26,7 +26,7 @@ import { createDebugReconcile } from '../reconcilers/debug.ts';
 import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
 
 /** Where the log lives. */
-export type LogTarget =
+export type LogTarget = (
   | { readonly type: 'embedded'; readonly dir: string; readonly cluster: string; readonly partitions: number }
   | {
       readonly type: 'kafka';
@@ -35,7 +35,11 @@ export type LogTarget =
       readonly partitions: number;
       readonly ssl?: boolean;
       readonly sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
-    };
+    }
+) & {
+  /** The service CIDR every folding component of the cluster must share (ClusterIPs are allocated by the fold). */
+  readonly serviceCIDR?: string;
+};
 
 /** Opens the log of `target`. */
 export const openLog = async (target: LogTarget, logger: Logger): Promise<EventLog> => {
