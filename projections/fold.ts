@@ -34,6 +34,7 @@ export interface FoldState {
   putDesired(key: string, record: DesiredRecord): void;
   deleteDesired(key: string): void;
   getStatus(key: string): StatusRecord | undefined;
+  /** Stores a copy of `record` (the fold does not touch it afterwards, so it need not copy it first). */
   putStatus(key: string, record: StatusRecord): void;
   getNodeUsage(node: string): NodeUsage | undefined;
   putNodeUsage(node: string, usage: NodeUsage): void;
@@ -154,10 +155,10 @@ const foldObserved = (state: FoldState, event: EventEnvelope, version: number): 
   const body = event.body;
   switch (body.type) {
     case 'PodStatusChanged':
-      state.putStatus(event.key, { uid: body.uid, status: clone(body.status), version });
+      state.putStatus(event.key, { uid: body.uid, status: body.status, version });
       return { verdict: accepted, change: { type: 'MODIFIED', key: event.key } };
     case 'NodeStatusChanged':
-      state.putStatus(event.key, { uid: null, status: clone(body.status), version });
+      state.putStatus(event.key, { uid: null, status: body.status, version });
       return { verdict: accepted, change: { type: 'MODIFIED', key: event.key } };
     case 'ObjectUpdated': {
       if (body.subresource !== 'status') {
@@ -175,7 +176,7 @@ const foldObserved = (state: FoldState, event: EventEnvelope, version: number): 
           `the object has been modified; please apply your changes to the latest version and try again (expected resourceVersion ${expected}, current status version ${current?.version ?? 0})`,
         );
       }
-      state.putStatus(event.key, { uid, status: clone((body.object as { status?: unknown }).status ?? {}), version });
+      state.putStatus(event.key, { uid, status: (body.object as { status?: unknown }).status ?? {}, version });
       return { verdict: accepted, change: { type: 'MODIFIED', key: event.key } };
     }
     case 'ObjectCreated':
