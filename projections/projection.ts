@@ -7,7 +7,7 @@ import pino, { type Logger } from 'pino';
 import type { EventLog, LogRecord, RecordBatch } from '../log/port.ts';
 import { decodeEvent, type KubeObject } from '../schemas/index.ts';
 import { ProjectionTimeoutError } from './errors.ts';
-import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type FoldSettings } from './fold.ts';
+import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type DesiredRecord, type FoldSettings, type FoldState, type StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, vectorCovers } from './positions.ts';
 import { openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
 import { historicalView, liveView, materializeDecoded, positionAtTime, type View } from './view.ts';
@@ -69,7 +69,20 @@ export const createProjection = (options: ProjectionOptions): Projection => {
   const cursor$ = new BehaviorSubject<PositionVector>(store.readCursor(partitions));
   const changes$ = new Subject<AppliedChange>();
   const quarantined$ = new Subject<{ topic: FoldedTopic; partition: number; offset: number; error: string }>();
-  const state = store.foldState(partitions);
+  const stored = store.foldState(partitions);
+  /** What the fold wrote for the current event, so its history entry needs no read-back. */
+  let written: { desired?: DesiredRecord; status?: StatusRecord } = {};
+  const state: FoldState = {
+    ...stored,
+    putDesired: (key, record) => {
+      stored.putDesired(key, record);
+      written.desired = record;
+    },
+    putStatus: (key, record) => {
+      stored.putStatus(key, record);
+      written.status = record;
+    },
+  };
 
   const materialized = (key: string): KubeObject | undefined => {
     const desired = store.objects.get(key);
@@ -99,10 +112,11 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     const feed = changes$.observed;
     const mayDelete = topic === 'desired' && (event.body.type === 'ObjectDeleted' || event.body.type === 'ObjectUpdated');
     const before = feed && mayDelete ? materialized(event.key) : undefined;
+    written = {};
     const outcome = foldEvent(state, event, topic, record.offset, settings);
     const change = outcome.change;
-    const desiredNow = topic === 'desired' && change && change.type !== 'DELETED' ? store.objects.get(event.key) : undefined;
-    const statusNow = topic === 'observed' && change ? store.status.get(event.key) : undefined;
+    const desiredNow = topic === 'desired' && change && change.type !== 'DELETED' ? written.desired : undefined;
+    const statusNow = topic === 'observed' && change ? written.status : undefined;
     store.history.putSync([event.key, topicIndex, record.offset], {
       topic,
       partition: record.partition,
