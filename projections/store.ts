@@ -105,7 +105,7 @@ const podIndexKeys = (key: string, object: KubeObject): IndexKey[] => {
 export const openProjectionStore = (dir: string): ProjectionStore => {
   const root = open({ path: dir, maxDbs: 16, compression: false, commitDelay: 0 });
   const db = <V, K extends import('lmdb').Key>(name: string): Database<V, K> =>
-    root.openDB<V, K>({ name, encoding: 'msgpack' });
+    root.openDB<V, K>({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
   const objects = db<DesiredRecord, string>('objects');
   const status = db<StatusRecord, string>('status');
   const usage = db<NodeUsage, string>('usage');
