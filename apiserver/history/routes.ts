@@ -3,10 +3,10 @@
  * a past moment, diffs between moments, causation chains, the audit trail, replay, and
  * re-running a reconciler decision. The CLI's history verbs are clients of this API.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { EventLog } from '../../log/port.ts';
 import {
   audit,
@@ -154,7 +154,11 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         if (req.method !== 'POST') throw new BadRequest('replay is POST', 405, 'MethodNotAllowed');
         const toText = query.get('to');
         const to = toText ? resolveMoment(toText, projection) : projection.cursor();
-        const dir = mkdtempSync(join(tmpdir(), 'logplane-replay-'));
+        const into = query.get('into');
+        if (into !== null && (!isAbsolute(into) || (existsSync(into) && readdirSync(into).length > 0))) {
+          throw new BadRequest(`"into" must be an absolute path to a new or empty directory, got "${into}"`);
+        }
+        const dir = into ?? mkdtempSync(join(tmpdir(), 'logplane-replay-'));
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         let lastReport = 0;
         try {
@@ -176,7 +180,7 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
             `${JSON.stringify({ type: 'result', ...result, position: formatVector(result.position), liveStateHash: live ?? null })}\n`,
           );
         } finally {
-          rmSync(dir, { recursive: true, force: true });
+          if (into === null) rmSync(dir, { recursive: true, force: true });
         }
         return;
       }

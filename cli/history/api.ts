@@ -130,7 +130,7 @@ export const historyApi = (client: Client) => ({
   why: (key: string): Promise<WhyReply> => client.get(`${BASE}/why/${keyPath(key)}`),
   audit: (query: { user?: string; since?: number; until?: number; kind?: string; limit?: number; all?: boolean }): Promise<AuditReply> =>
     client.get(`${BASE}/audit`, query as Query),
-  replay: (query: { to?: string }): AsyncGenerator<ReplayLine> =>
+  replay: (query: { to?: string; into?: string }): AsyncGenerator<ReplayLine> =>
     client.ndjson<ReplayLine>('POST', `${BASE}/replay`, { query }),
   reconcile: (query: { controller: string; key: string; at: string }): Promise<ReconcileReply> =>
     client.get(`${BASE}/debug/reconcile`, query),

@@ -3,6 +3,7 @@
  * `diff`, `why`, `audit`, `replay` and `debug reconcile` (`get --at` lives with `get`).
  * Every one takes `-o json` to print the server's reply for scripts.
  */
+import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import type { KubeObject } from '../../schemas/index.ts';
@@ -132,11 +133,12 @@ export const registerHistoryVerbs = (program: Command): void => {
   );
 
   const replay = verb(program, 'replay', 'Rebuild a projection from the log and compare its state hash with the live one')
-    .option('--to <moment>', 'stop at this position (42.17) or time (default: the live position; the live hash is only compared then)');
+    .option('--to <moment>', 'stop at this position (42.17) or time (default: the live position; the live hash is only compared then)')
+    .option('--into <dir>', 'keep the rebuilt projection in this new directory on the server\'s machine (default: a temporary one, removed)');
   finish(replay, false).action(
     action(async (cmd) => {
       const json = jsonOutput(cmd);
-      const options = optionsOf<{ to?: string }>(cmd);
+      const options = optionsOf<{ to?: string; into?: string }>(cmd);
       const to = options.to !== undefined ? momentQueryValue(parseMoment(options.to)) : undefined;
       const session = connect(cmd);
       const bar = new cliProgress.SingleBar(
@@ -148,7 +150,8 @@ export const registerHistoryVerbs = (program: Command): void => {
       let started = false;
       let result: Extract<ReplayLine, { type: 'result' }> | undefined;
       try {
-        for await (const line of historyApi(session.client).replay(to !== undefined ? { to } : {})) {
+        const query = { ...(to !== undefined ? { to } : {}), ...(options.into !== undefined ? { into: resolve(options.into) } : {}) };
+        for await (const line of historyApi(session.client).replay(query)) {
           if (line.type === 'progress') {
             if (json) continue;
             if (!started) {
