@@ -34,42 +34,68 @@ export interface ReplayOptions {
   readonly onProgress?: (progress: ReplayProgress) => void;
 }
 
-/** Replays the log into `dir` and reports throughput and the resulting state hash. */
-export const replayLog = async (options: ReplayOptions): Promise<ReplayResult> => {
+/** A projection being rebuilt from the log, which can be advanced in steps. */
+export interface Replayer {
+  /** Folds every record before `to` not folded yet; returns how many were applied. */
+  advanceTo(to: PositionVector): Promise<number>;
+  cursor(): PositionVector;
+  stateHash(): string;
+  close(): Promise<void>;
+}
+
+/** Opens a fresh projection in `options.dir` fed from `options.log` by explicit reads. */
+export const createReplayer = (options: Omit<ReplayOptions, 'to'>): Replayer => {
   const { log } = options;
   const partitions = log.layout.partitions;
   const chunk = options.chunk ?? 10_000;
+  const projection = createProjection({ dir: options.dir, partitions, ...(options.settings ? { settings: options.settings } : {}) });
+  let applied = 0;
+  return {
+    advanceTo: async (to) => {
+      const start = projection.cursor();
+      const total = applied + FOLDED_TOPICS.reduce((sum, t) => sum + to[t].reduce((a, end, p) => a + Math.max(0, end - (start[t][p] ?? 0)), 0), 0);
+      const before = applied;
+      for (const topic of FOLDED_TOPICS) {
+        for (let partition = 0; partition < partitions; partition++) {
+          const end = to[topic][partition] ?? 0;
+          for (let from = projection.cursor()[topic][partition] ?? 0; from < end; ) {
+            const records = await log.read(topic, partition, from, Math.min(end, from + chunk));
+            if (records.length === 0) break;
+            projection.applyBatch({ topic, partition, records });
+            from = records[records.length - 1]!.offset + 1;
+            applied += records.length;
+            options.onProgress?.({ applied, total });
+          }
+        }
+      }
+      return applied - before;
+    },
+    cursor: () => projection.cursor(),
+    stateHash: () => projection.stateHash(),
+    close: () => projection.close(),
+  };
+};
+
+/** Replays the log into `dir` and reports throughput and the resulting state hash. */
+export const replayLog = async (options: ReplayOptions): Promise<ReplayResult> => {
+  const { log } = options;
   const to: PositionVector = options.to ?? {
     desired: await log.endOffsets('desired'),
     observed: await log.endOffsets('observed'),
   };
-  const total = FOLDED_TOPICS.reduce((sum, t) => sum + to[t].reduce((a, b) => a + b, 0), 0);
-  const projection = createProjection({ dir: options.dir, partitions, ...(options.settings ? { settings: options.settings } : {}) });
+  const replayer = createReplayer(options);
   const started = performance.now();
-  let applied = 0;
   try {
-    for (const topic of FOLDED_TOPICS) {
-      for (let partition = 0; partition < partitions; partition++) {
-        const end = to[topic][partition] ?? 0;
-        for (let from = 0; from < end; ) {
-          const records = await log.read(topic, partition, from, Math.min(end, from + chunk));
-          if (records.length === 0) break;
-          projection.applyBatch({ topic, partition, records });
-          from = records[records.length - 1]!.offset + 1;
-          applied += records.length;
-          options.onProgress?.({ applied, total });
-        }
-      }
-    }
+    const events = await replayer.advanceTo(to);
     const seconds = (performance.now() - started) / 1000;
     return {
-      events: applied,
+      events,
       seconds,
-      eventsPerSecond: applied / Math.max(seconds, 1e-9),
-      position: projection.cursor(),
-      stateHash: projection.stateHash(),
+      eventsPerSecond: events / Math.max(seconds, 1e-9),
+      position: replayer.cursor(),
+      stateHash: replayer.stateHash(),
     };
   } finally {
-    await projection.close();
+    await replayer.close();
   }
 };

@@ -14,7 +14,7 @@ import {
   formatVector,
   objectHistory,
   parseVector,
-  replayLog,
+  createReplayer,
   why,
   type PositionVector,
   type Projection,
@@ -161,25 +161,45 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         const dir = into ?? mkdtempSync(join(tmpdir(), 'logplane-replay-'));
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         let lastReport = 0;
+        const replayer = createReplayer({
+          log,
+          dir,
+          onProgress: (progress) => {
+            const now = performance.now();
+            if (now - lastReport < 100 && progress.applied < progress.total) return;
+            lastReport = now;
+            res.write(`${JSON.stringify({ type: 'progress', ...progress })}\n`);
+          },
+        });
         try {
-          const result = await replayLog({
-            log,
-            dir,
-            to,
-            onProgress: (progress) => {
-              const now = performance.now();
-              if (now - lastReport < 100 && progress.applied < progress.total) return;
-              lastReport = now;
-              res.write(`${JSON.stringify({ type: 'progress', ...progress })}\n`);
-            },
-          });
-          // The live hash is taken at the same position: wait until the live projection is there.
-          await projection.waitFor(to);
-          const live = toText ? undefined : projection.stateHash();
+          const started = performance.now();
+          const events = await replayer.advanceTo(to);
+          const seconds = (performance.now() - started) / 1000;
+          // Compare with the live projection at the same position: a live cluster may have
+          // moved on meanwhile, so catch the replay up (a few rounds) until both stand still.
+          let live: string | null = null;
+          if (!toText) {
+            for (let round = 0; round < 5 && live === null; round++) {
+              await projection.waitFor(replayer.cursor());
+              const current = projection.cursor();
+              if (formatVector(current) === formatVector(replayer.cursor())) live = projection.stateHash();
+              else await replayer.advanceTo(current);
+            }
+          }
+          const position = replayer.cursor();
           res.end(
-            `${JSON.stringify({ type: 'result', ...result, position: formatVector(result.position), liveStateHash: live ?? null })}\n`,
+            `${JSON.stringify({
+              type: 'result',
+              events,
+              seconds,
+              eventsPerSecond: events / Math.max(seconds, 1e-9),
+              stateHash: replayer.stateHash(),
+              position: formatVector(position),
+              liveStateHash: live,
+            })}\n`,
           );
         } finally {
+          await replayer.close();
           if (into === null) rmSync(dir, { recursive: true, force: true });
         }
         return;
