@@ -137,7 +137,7 @@ const foldDesired = (
     case 'ObjectCreated':
       return create(state, event, body.object, version, settings);
     case 'ObjectUpdated':
-      return update(state, event.key, body.object, body.expectedResourceVersion, body.subresource, version);
+      return update(state, event.key, body.object, body.expectedResourceVersion, body.subresource, version, settings);
     case 'ObjectDeleted':
       return remove(state, event, version);
     case 'PodBound':
@@ -234,6 +234,7 @@ const update = (
   expectedResourceVersion: string | null,
   subresource: 'status' | 'scale' | null,
   version: number,
+  settings: FoldSettings,
 ): FoldOutcome => {
   const current = state.getDesired(key);
   if (!current) return reject('NotFound', `${describeKey(key)} not found`);
@@ -277,6 +278,17 @@ const update = (
   }
   if (previous.kind === 'Service' && next.kind === 'Service' && previous.spec) {
     next.spec = { ...next.spec, clusterIP: previous.spec.clusterIP, clusterIPs: previous.spec.clusterIPs };
+    // NodePorts are allocations like the ClusterIP: kept, claimed or released here, never just written.
+    const previousPorts = previous.spec.ports ?? [];
+    const nodePorts = planNodePorts(state, key, previousPorts, next, settings);
+    if (!Array.isArray(nodePorts)) return nodePorts;
+    for (const port of next.spec.ports ?? []) if (!nodePorts.includes(port.nodePort ?? 0)) delete port.nodePort;
+    for (const port of previousPorts) {
+      if (port.nodePort && !nodePorts.includes(port.nodePort) && state.getAllocation(`nodeport/${port.nodePort}`) === key) {
+        state.putAllocation(`nodeport/${port.nodePort}`, undefined);
+      }
+    }
+    for (const port of nodePorts) state.putAllocation(`nodeport/${port}`, key);
   }
   return commitUpdate(state, key, previous, next, version);
 };
@@ -297,6 +309,7 @@ const commitUpdate = (
     next.kind === 'Pod' && Boolean(next.spec?.nodeName) && (next.metadata.deletionGracePeriodSeconds ?? 0) > 0;
   if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0 && !awaitingNode) {
     // The last finalizer is gone: the deletion completes now (a bound pod still waits for its node to stop it).
+    if (next.kind === 'Service') releaseServiceAddresses(state, key, next);
     return finishDeletion(state, key, previous);
   }
   state.putDesired(key, { object: next, version });
@@ -332,7 +345,18 @@ const remove = (state: FoldState, event: EventEnvelope, version: number): FoldOu
   if (alreadyDeleting && grace === 0 && object.kind === 'Pod' && finalizers.length === 0) {
     return finishDeletion(state, key, current.object);
   }
-  if (alreadyDeleting) return { verdict: accepted };
+  if (alreadyDeleting) {
+    // A shorter grace period (the node confirming the stop with 0) shortens the deletion, as in
+    // Kubernetes; a pod still held by finalizers then goes as soon as they are removed.
+    const previousGrace = object.metadata.deletionGracePeriodSeconds ?? 0;
+    if (object.kind !== 'Pod' || body.gracePeriodSeconds === null || grace >= previousGrace) return { verdict: accepted };
+    const previousDeadline = Date.parse(object.metadata.deletionTimestamp ?? '');
+    const deadline = event.time + grace * 1000;
+    object.metadata.deletionTimestamp = isoTime(Number.isNaN(previousDeadline) ? deadline : Math.min(previousDeadline, deadline));
+    object.metadata.deletionGracePeriodSeconds = grace;
+    state.putDesired(key, { object, version });
+    return { verdict: accepted, change: { type: 'MODIFIED', key } };
+  }
   object.metadata.finalizers = finalizers.length > 0 ? finalizers : undefined;
   if (object.metadata.finalizers === undefined) delete object.metadata.finalizers;
   object.metadata.deletionTimestamp = isoTime(event.time + grace * 1000);
@@ -353,7 +377,7 @@ const finishDeletion = (state: FoldState, key: string, object: KubeObject): Fold
     const usage = state.getNodeUsage(object.spec.nodeName);
     if (usage) state.putNodeUsage(object.spec.nodeName, subtractUsage(usage, podUsage(object)));
   }
-  if (object.kind === 'Service') releaseServiceAddresses(state, object);
+  if (object.kind === 'Service') releaseServiceAddresses(state, key, object);
   state.deleteDesired(key);
   return { verdict: accepted, change: { type: 'DELETED', key } };
 };
@@ -407,54 +431,93 @@ const allocateServiceAddresses = (
   settings: FoldSettings,
 ): FoldOutcome | undefined => {
   const spec = (service.spec ??= {});
+  let clusterIP: string | undefined;
   if (spec.clusterIP !== 'None') {
     if (spec.clusterIP) {
       const owner = state.getAllocation(`ip/${spec.clusterIP}`);
       if (owner) {
         return reject('Invalid', `spec.clusterIP: Invalid value: "${spec.clusterIP}": provided IP is already allocated`);
       }
+      clusterIP = spec.clusterIP;
     } else {
       const [base, bitsText] = settings.serviceCIDR.split('/');
       const size = 2 ** (32 - Number(bitsText));
       const start = ipv4ToNumber(base ?? '127.96.0.0');
-      let found: string | undefined;
-      for (let i = 1; i < size - 1 && !found; i++) {
+      for (let i = 1; i < size - 1 && !clusterIP; i++) {
         const candidate = numberToIpv4(start + i);
-        if (!state.getAllocation(`ip/${candidate}`)) found = candidate;
+        if (!state.getAllocation(`ip/${candidate}`)) clusterIP = candidate;
       }
-      if (!found) return reject('Invalid', `spec.clusterIP: no free address left in ${settings.serviceCIDR}`);
-      spec.clusterIP = found;
-    }
-    spec.clusterIPs = [spec.clusterIP];
-    state.putAllocation(`ip/${spec.clusterIP}`, key);
-  }
-  if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') {
-    for (const port of spec.ports ?? []) {
-      if (port.nodePort) {
-        if (state.getAllocation(`nodeport/${port.nodePort}`)) {
-          return reject('Invalid', `spec.ports.nodePort: Invalid value: ${port.nodePort}: provided port is already allocated`);
-        }
-      } else {
-        const [low, high] = settings.nodePortRange;
-        for (let candidate = low; candidate <= high; candidate++) {
-          if (!state.getAllocation(`nodeport/${candidate}`)) {
-            port.nodePort = candidate;
-            break;
-          }
-        }
-        if (!port.nodePort) return reject('Invalid', 'spec.ports.nodePort: no free node port left');
-      }
-      state.putAllocation(`nodeport/${port.nodePort}`, key);
+      if (!clusterIP) return reject('Invalid', `spec.clusterIP: no free address left in ${settings.serviceCIDR}`);
     }
   }
+  // Judge every address before claiming any, so a rejected create leaves nothing allocated.
+  const nodePorts = planNodePorts(state, key, [], service, settings);
+  if (!Array.isArray(nodePorts)) return nodePorts;
+  if (clusterIP) {
+    spec.clusterIP = clusterIP;
+    spec.clusterIPs = [clusterIP];
+    state.putAllocation(`ip/${clusterIP}`, key);
+  }
+  for (const port of nodePorts) state.putAllocation(`nodeport/${port}`, key);
   return undefined;
 };
 
-const releaseServiceAddresses = (state: FoldState, service: KubeObject): void => {
+type ServicePort = NonNullable<Extract<KubeObject, { kind: 'Service' }>['spec']['ports']>[number];
+
+/**
+ * The NodePorts `service` holds after a create or update: a port that names none keeps
+ * the one `previousPorts` gave the same port/protocol, or gets the lowest free one; a
+ * named one must be free or already this service's. Fills them into `service` and
+ * returns them without claiming anything; a rejection when one is taken or none is left.
+ */
+const planNodePorts = (
+  state: FoldState,
+  key: string,
+  previousPorts: readonly ServicePort[],
+  service: Extract<KubeObject, { kind: 'Service' }>,
+  settings: FoldSettings,
+): number[] | FoldOutcome => {
+  const spec = service.spec;
+  if (spec.type !== 'NodePort' && spec.type !== 'LoadBalancer') return [];
+  const ports = spec.ports ?? [];
+  const chosen = new Set<number>();
+  for (const port of ports) {
+    if (!port.nodePort) {
+      const kept = previousPorts.find(
+        (p) => p.nodePort && p.port === port.port && (p.protocol ?? 'TCP') === (port.protocol ?? 'TCP') && !chosen.has(p.nodePort),
+      );
+      if (kept?.nodePort) port.nodePort = kept.nodePort;
+    }
+    if (!port.nodePort) continue;
+    const owner = state.getAllocation(`nodeport/${port.nodePort}`);
+    if ((owner && owner !== key) || chosen.has(port.nodePort)) {
+      return reject('Invalid', `spec.ports.nodePort: Invalid value: ${port.nodePort}: provided port is already allocated`);
+    }
+    chosen.add(port.nodePort);
+  }
+  const [low, high] = settings.nodePortRange;
+  for (const port of ports) {
+    if (port.nodePort) continue;
+    for (let candidate = low; candidate <= high; candidate++) {
+      if (!chosen.has(candidate) && !state.getAllocation(`nodeport/${candidate}`)) {
+        port.nodePort = candidate;
+        break;
+      }
+    }
+    if (!port.nodePort) return reject('Invalid', 'spec.ports.nodePort: no free node port left');
+    chosen.add(port.nodePort);
+  }
+  return [...chosen];
+};
+
+const releaseServiceAddresses = (state: FoldState, key: string, service: KubeObject): void => {
   if (service.kind !== 'Service') return;
   const spec = service.spec;
-  if (spec?.clusterIP && spec.clusterIP !== 'None') state.putAllocation(`ip/${spec.clusterIP}`, undefined);
+  const release = (resource: string): void => {
+    if (state.getAllocation(resource) === key) state.putAllocation(resource, undefined);
+  };
+  if (spec?.clusterIP && spec.clusterIP !== 'None') release(`ip/${spec.clusterIP}`);
   for (const port of spec?.ports ?? []) {
-    if (port.nodePort) state.putAllocation(`nodeport/${port.nodePort}`, undefined);
+    if (port.nodePort) release(`nodeport/${port.nodePort}`);
   }
 };
