@@ -58,9 +58,27 @@ const withoutVersion = (o: KubeObject | null): unknown => {
 
 /** Every event that touched `key` (accepted or rejected), oldest first, each with the diff it made. */
 export const objectHistory = (store: ProjectionStore, key: string): VersionView[] => {
+  // Each topic's entries come in log order (the range is keyed by offset); event times come from
+  // the writers' clocks, so they only interleave the two topics and never reorder one of them.
+  const desiredEntries: HistoryEntry[] = [];
+  const observedEntries: HistoryEntry[] = [];
+  for (const { value } of store.history.getRange({ start: [key, 0, 0], end: [key, FOLDED_TOPICS.length, 0] })) {
+    (value.topic === 'desired' ? desiredEntries : observedEntries).push(value);
+  }
   const entries: HistoryEntry[] = [];
-  for (const { value } of store.history.getRange({ start: [key, 0, 0], end: [key, FOLDED_TOPICS.length, 0] })) entries.push(value);
-  entries.sort((a, b) => a.time - b.time || a.topic.localeCompare(b.topic) || a.offset - b.offset);
+  let d = 0;
+  let o = 0;
+  while (d < desiredEntries.length || o < observedEntries.length) {
+    const nextDesired = desiredEntries[d];
+    const nextObserved = observedEntries[o];
+    if (nextDesired && (!nextObserved || nextDesired.time <= nextObserved.time)) {
+      entries.push(nextDesired);
+      d++;
+    } else if (nextObserved) {
+      entries.push(nextObserved);
+      o++;
+    }
+  }
   let desired: HistoryEntry | undefined;
   let status: HistoryEntry | undefined;
   let previous: KubeObject | null = null;

@@ -126,3 +126,22 @@ describe('fold review: graceful deletion of a pod with finalizers', () => {
     expect(projection.store.usage.get('n1')?.pods).toBe(0);
   });
 });
+
+describe('history review: order of versions', () => {
+  it('orders one object\u2019s versions by log position, not by the writers\u2019 clocks', async () => {
+    const { objectHistory } = await import('./history.ts');
+    const { projection, apply } = open();
+    apply('desired', created(namespace));
+    const svc = service('web', {});
+    apply('desired', created(svc));
+    const current = projection.view().get('Service/default/web') as Service;
+    const first = updated({ ...current, metadata: { ...current.metadata, labels: { v: '1' } } });
+    const second = updated({ ...current, metadata: { ...current.metadata, labels: { v: '2' } } });
+    // The second writer stamped its event earlier (it decided first, or its clock is behind) but appended later.
+    apply('desired', first, { ...second, time: first.time - 500 });
+    expect(projection.view().get('Service/default/web')?.metadata.labels).toEqual({ v: '2' });
+    const versions = objectHistory(projection.store, 'Service/default/web');
+    expect(versions.map((v) => v.offset)).toEqual([1, 2, 3]);
+    expect(versions.at(-1)?.object?.metadata.labels).toEqual({ v: '2' });
+  });
+});
