@@ -39,6 +39,8 @@ export const decideNode = (
   lastHeartbeat: number,
   context: DecideContext,
   options: { gracePeriodMs: number; defaultTolerationSeconds: number },
+  /** Whether `lastHeartbeat` is a heartbeat actually seen (not the tracker's start). */
+  heardFrom = true,
 ): Decision => {
   const name = node.metadata.name;
   const silentFor = context.now - lastHeartbeat;
@@ -52,13 +54,31 @@ export const decideNode = (
     subresource: null,
   });
 
+  const conditions = node.status?.conditions ?? [];
+  const ready = conditions.find((c) => c.type === 'Ready');
+
   if (silentFor <= options.gracePeriodMs) {
     if (unreachable) commands.push(nodeUpdate(taints.filter((t) => t !== unreachable)));
+    // The agent posts its status only when it starts; heartbeats are its lease renewals, so the
+    // Unknown this controller set is lifted here, or the node would stay NotReady (and unschedulable).
+    if (heardFrom && ready?.status === 'Unknown' && ready.reason === 'NodeStatusUnknown') {
+      const readyAgain: NodeCondition = {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'logplane agent is posting ready status',
+        lastHeartbeatTime: isoTime(lastHeartbeat),
+        lastTransitionTime: isoTime(context.now),
+      };
+      commands.push({
+        type: 'NodeStatusChanged',
+        name,
+        status: { ...node.status, conditions: [...conditions.filter((c) => c.type !== 'Ready'), readyAgain] },
+      });
+    }
     return { commands, requeueAfterMs: options.gracePeriodMs - silentFor + 1 };
   }
 
-  const conditions = node.status?.conditions ?? [];
-  const ready = conditions.find((c) => c.type === 'Ready');
   if (ready?.status !== 'Unknown') {
     const unknown: NodeCondition = {
       type: 'Ready',
@@ -118,8 +138,8 @@ export const createNodeLifecycleController = (options: NodeLifecycleOptions): Co
     decide: (key, view, context) => {
       const node = view.get(key) as Node | undefined;
       if (!node) return { commands: [] };
-      const last = options.heartbeats.lastSeen(node.metadata.name) ?? options.heartbeats.since;
-      return decideNode(node, view, last, context, settings);
+      const seen = options.heartbeats.lastSeen(node.metadata.name);
+      return decideNode(node, view, seen ?? options.heartbeats.since, context, settings, seen !== undefined);
     },
   };
 };
