@@ -98,12 +98,13 @@ export const controlledPods = (rs: ReplicaSet, view: View): Pod[] =>
 
 /**
  * Pods without a controller that `rs` should adopt: same namespace, matching its (valid,
- * non-empty) selector, alive and not finished.
+ * non-empty) selector, alive and not finished. `inNamespace`: the namespace's pods, when
+ * the caller has listed them already.
  */
-export const adoptablePods = (rs: ReplicaSet, view: View): Pod[] => {
+export const adoptablePods = (rs: ReplicaSet, view: View, inNamespace?: readonly Pod[]): Pod[] => {
   const selector = labelSelectorToRequirements(rs.spec.selector);
   if (selector.type !== 'ok' || selector.requirements.length === 0) return [];
-  return (view.list('Pod', rs.metadata.namespace) as Pod[]).filter(
+  return (inNamespace ?? (view.list('Pod', rs.metadata.namespace) as Pod[])).filter(
     (pod) => !controllerRef(pod) && isPodActive(pod) && matchesLabels(selector.requirements, pod.metadata.labels),
   );
 };
@@ -127,7 +128,12 @@ export const decideReplicaSet = (
 ): Decision => {
   const rs = view.get(key);
   if (!rs || rs.kind !== 'ReplicaSet') return { commands: [] };
-  const pods = controlledPods(rs, view);
+  // One listing of the namespace's pods gives the controlled pods, the orphans and the
+  // taken names (owner references never cross namespaces); reading every pod up to three
+  // times per decision made each round of a 10,000-pod ReplicaSet several times slower.
+  const namespace = rs.metadata.namespace ?? 'default';
+  const inNamespace = view.list('Pod', rs.metadata.namespace) as Pod[];
+  const pods = inNamespace.filter((pod) => isControlledBy(pod, rs.metadata.uid));
   const status = replicaSetStatus(rs, pods, now);
   const statusCommands: EventBody[] = canonicalJson(status) === canonicalJson(rs.status) ? [] : [statusCommand(rs, status)];
   const active = pods.filter(isPodActive);
@@ -135,7 +141,7 @@ export const decideReplicaSet = (
   const requeue = waitMs === undefined ? {} : { requeueAfterMs: waitMs };
   if (isBeingDeleted(rs)) return { commands: statusCommands, ...requeue };
 
-  const orphans = adoptablePods(rs, view);
+  const orphans = adoptablePods(rs, view, inNamespace);
   if (orphans.length > 0) {
     const adoptions = orphans.map((pod) =>
       updateCommand(pod, {
@@ -152,8 +158,8 @@ export const decideReplicaSet = (
   const diff = active.length - desiredReplicas(rs);
   if (diff < 0 && rs.spec.template) {
     const count = Math.min(-diff, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
-    const namespace = rs.metadata.namespace ?? 'default';
-    const names = freePodNames(rs, count, (name) => view.get(`Pod/${namespace}/${name}`) !== undefined);
+    const taken = new Set(inNamespace.filter((pod) => (pod.metadata.namespace ?? 'default') === namespace).map((pod) => pod.metadata.name));
+    const names = freePodNames(rs, count, (name) => taken.has(name));
     for (const name of names) commands.push({ type: 'ObjectCreated', object: podFromTemplate(rs, name) });
   } else if (diff > 0) {
     for (const pod of podsToDelete(active, diff)) commands.push(deleteCommand(pod));
