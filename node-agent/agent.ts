@@ -168,10 +168,10 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     runtimes.set(node, runtime);
     subscriptions.push(
       runtime.statuses$.subscribe((update) => {
-        reportedUids.add(update.uid);
         const key = `Pod/${update.namespace}/${update.name}`;
         const current = projection.view().get(key) as Pod | undefined;
         if (!current || current.metadata.uid !== update.uid) return;
+        reportedUids.add(update.uid);
         pendingStatus.set(key, {
           node,
           body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },

@@ -117,6 +117,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   const timers = new Set<NodeJS.Timeout>();
   const rounds$ = new Subject<{ keys: number; commands: number }>();
   let owned = new Set<number>();
+  let assignments = 0;
   let running = false;
   let stopped = false;
   let current: Promise<void> = Promise.resolve();
@@ -130,6 +131,26 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     }, ms);
     timer.unref();
     timers.add(timer);
+  };
+
+  /** At most one pending requeue per key: the earliest wins. */
+  const requeues = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  const requeueAfter = (key: string, ms: number): void => {
+    const at = Date.now() + ms;
+    const pending = requeues.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) {
+      clearTimeout(pending.timer);
+      timers.delete(pending.timer);
+    }
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      requeues.delete(key);
+      enqueue(key, null);
+    }, ms);
+    timer.unref();
+    timers.add(timer);
+    requeues.set(key, { at, timer });
   };
 
   const enqueue = (key: string, causationId: string | null): void => {
@@ -180,7 +201,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
           envelope(body, { actor: { type: 'controller', name: controller.name }, causationId: cause, decidedAt, time: decidedNow }),
         );
       }
-      if (decision.requeueAfterMs !== undefined) later(decision.requeueAfterMs, () => enqueue(key, null));
+      if (decision.requeueAfterMs !== undefined) requeueAfter(key, decision.requeueAfterMs);
     }
     try {
       if (envelopes.length > 0) {
@@ -196,6 +217,17 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
         }
         await projection.waitFor(wanted);
         options.metrics?.commands.inc({ controller: controller.name }, envelopes.length);
+        // A rejected command changed nothing, so no change will wake its key: retry it with
+        // backoff (a binding refused for capacity the decision did not see, a stale version).
+        const rejected = new Set<string>();
+        for (const a of appended) {
+          if (a.topic !== 'heartbeats' && projection.store.events.get(a.event.id)?.verdict.type === 'rejected') rejected.add(a.event.key);
+        }
+        for (const [key, cause] of batch) {
+          if (rejected.has(key)) retry(key, cause);
+          else failures.delete(key);
+        }
+        return;
       }
       for (const [key] of batch) failures.delete(key);
     } catch (error) {
@@ -216,6 +248,11 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     later(delay, () => enqueue(key, cause));
   };
 
+  const catchUp = async (): Promise<void> => {
+    const end = { desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') };
+    await projection.waitFor(end, 120_000);
+  };
+
   const resync = (): void => {
     const view = projection.view();
     for (const key of controller.initialKeys(view)) enqueue(key, null);
@@ -224,10 +261,21 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   const membership = await log.joinGroup(`${log.layout.cluster}.${controller.name}`, ['desired']);
   const subscriptions: Subscription[] = [
     membership.assignments$.subscribe((assignment) => {
-      owned = new Set(assignment.partitions.desired ?? []);
-      runtimeLogger.info({ partitions: [...owned], generation: assignment.generation }, 'partitions assigned');
+      const next = new Set(assignment.partitions.desired ?? []);
+      runtimeLogger.info({ partitions: [...next], generation: assignment.generation }, 'partitions assigned');
+      // Keys of partitions just gained may have commands from their previous owner still in
+      // flight: act on them only once this projection has caught up with the log's end.
+      owned = new Set([...next].filter((p) => owned.has(p)));
       for (const key of [...queue.keys()]) if (!owns(key)) queue.delete(key);
-      resync();
+      const sequence = ++assignments;
+      void catchUp().then(
+        () => {
+          if (stopped || sequence !== assignments) return;
+          owned = next;
+          resync();
+        },
+        (error: unknown) => runtimeLogger.error({ error: String(error) }, 'could not catch up with the log after a reassignment'),
+      );
     }),
     projection.changes$.subscribe((change) => {
       for (const key of controller.keysFor(change, projection.view())) enqueue(key, change.eventId);

@@ -15,14 +15,14 @@ import { antiAffinityToApp, makeNode, makePod } from './test-fixtures.ts';
 describe('NodeInfo', () => {
   const node = makeNode({ name: 'n', cpu: '2', memory: '4Gi', pods: '10' });
 
-  it('sums the non-terminated pods and keeps the anti-affinity ones apart', () => {
+  it('sums every bound pod (finished ones too, as the fold does) and keeps the anti-affinity ones apart', () => {
     const spread = makePod({ name: 'spread', cpu: '500m', memory: '1Gi', antiAffinity: [antiAffinityToApp('web')] });
     const plain = makePod({ name: 'plain' });
     const done = makePod({ name: 'done', cpu: '1', phase: 'Failed' });
     const nodeInfo = createNodeInfo(node, [spread, plain, done]);
-    expect(nodeInfo.pods).toEqual([spread, plain]);
-    expect(nodeInfo.requested).toEqual({ cpuMilli: 500, memoryBytes: 2 ** 30, pods: 2 });
-    expect(nodeInfo.nonZeroRequested).toEqual({ cpuMilli: 600, memoryBytes: 2 ** 30 + 200 * 2 ** 20 });
+    expect(nodeInfo.pods).toEqual([spread, plain, done]);
+    expect(nodeInfo.requested).toEqual({ cpuMilli: 1500, memoryBytes: 2 ** 30, pods: 3 });
+    expect(nodeInfo.nonZeroRequested).toEqual({ cpuMilli: 1600, memoryBytes: 2 ** 30 + 400 * 2 ** 20 });
     expect(nodeInfo.allocatable).toEqual({ cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 10 });
     expect(nodeInfo.podsWithRequiredAntiAffinity.map((entry) => entry.pod)).toEqual([spread]);
   });
@@ -33,7 +33,8 @@ describe('NodeInfo', () => {
     const before = createNodeInfo(node, [first]);
     expect(assumePod(before, second)).toEqual(createNodeInfo(node, [first, second]));
     expect(before).toEqual(createNodeInfo(node, [first]));
-    expect(assumePod(before, makePod({ name: 'c', phase: 'Succeeded' }))).toBe(before);
+    const finished = makePod({ name: 'c', phase: 'Succeeded' });
+    expect(assumePod(before, finished)).toEqual(createNodeInfo(node, [first, finished]));
   });
 
   it.each([

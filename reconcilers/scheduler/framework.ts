@@ -21,7 +21,7 @@ import {
 /** A node with the aggregates the plugins need, precomputed once per node, not per pod. */
 export interface NodeInfo {
   readonly node: Node;
-  /** The non-terminated pods bound to the node. */
+  /** The pods bound to the node, until they are deleted. */
   readonly pods: readonly Pod[];
   /** Sum of the pods' requests; `pods` is their count. */
   readonly requested: ResourceAmounts;
@@ -39,17 +39,20 @@ export interface PodWithAntiAffinity {
   readonly terms: readonly AffinityTerm[];
 }
 
-const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);
-
 /** The pod with its parsed anti-affinity terms, or undefined when it has none. */
 function withAntiAffinity(pod: Pod): PodWithAntiAffinity | undefined {
   const terms = requiredAntiAffinityTerms(pod);
   return terms.length === 0 ? undefined : { pod, terms: terms.map((term) => parseAffinityTerm(term, pod)) };
 }
 
-/** What one pod adds to its node's aggregates; undefined for a terminated pod, which holds nothing. */
-function contributionOf(pod: Pod): { requested: PodResources; nonZeroRequested: PodResources } | undefined {
-  if (TERMINAL_PHASES.has(pod.status?.phase ?? '')) return undefined;
+/**
+ * What one pod adds to its node's aggregates. Unlike kube-scheduler, a finished (Succeeded
+ * or Failed) pod still counts until it is deleted: the fold admits bindings from the desired
+ * topic alone, where a pod's phase is not visible, so it counts every pod bound to the node,
+ * and the scheduler must not offer room the fold would refuse. (ReplicaSets delete their
+ * finished pods, which frees the room.)
+ */
+function contributionOf(pod: Pod): { requested: PodResources; nonZeroRequested: PodResources } {
   const requests = computePodRequests(pod);
   return requests.type === 'ok' ? requests.requests : { requested: NOTHING, nonZeroRequested: NOTHING };
 }
@@ -57,9 +60,9 @@ function contributionOf(pod: Pod): { requested: PodResources; nonZeroRequested: 
 const NOTHING: PodResources = { cpuMilli: 0, memoryBytes: 0 };
 
 /**
- * Builds the NodeInfo of `node` from the pods bound to it. Pods in phase Succeeded or
- * Failed are left out: they no longer hold resources. A pod whose requests cannot be
- * parsed (the apiserver rejects those) holds none.
+ * Builds the NodeInfo of `node` from the pods bound to it (finished ones included, see
+ * `contributionOf`). A pod whose requests cannot be parsed (the apiserver rejects those)
+ * holds none.
  */
 export function createNodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
   const counted: Pod[] = [];
@@ -68,7 +71,6 @@ export function createNodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
   let nonZeroRequested = NOTHING;
   for (const pod of pods) {
     const contribution = contributionOf(pod);
-    if (contribution === undefined) continue;
     counted.push(pod);
     const antiAffinityPod = withAntiAffinity(pod);
     if (antiAffinityPod !== undefined) antiAffinityPods.push(antiAffinityPod);
@@ -110,11 +112,9 @@ export function buildNodeInfos(nodes: readonly Node[], pods: readonly Pod[]): No
 /**
  * Returns a new NodeInfo with `pod` counted on the node, as kube-scheduler "assumes" a pod
  * it just bound so the next decision sees the capacity taken before the log says so.
- * A terminated pod leaves the NodeInfo unchanged.
  */
 export function assumePod(nodeInfo: NodeInfo, pod: Pod): NodeInfo {
   const contribution = contributionOf(pod);
-  if (contribution === undefined) return nodeInfo;
   const antiAffinityPod = withAntiAffinity(pod);
   return nodeInfoOf(
     nodeInfo.node,

@@ -90,9 +90,9 @@ describe('fitsResources', () => {
     expect(fitsResources(request, nodeInfo)).toEqual(expected);
   });
 
-  it('skips terminated pods when summing what the node holds', () => {
+  it('counts finished pods until they are deleted, as the fold does when it admits bindings', () => {
     const done = makePod({ name: 'done', cpu: '2', nodeName: 'n', phase: 'Succeeded' });
-    expect(fitsResources({ cpuMilli: 2000, memoryBytes: 0 }, createNodeInfo(node, [done]))).toEqual({ type: 'fit' });
+    expect(fitsResources({ cpuMilli: 2000, memoryBytes: 0 }, createNodeInfo(node, [done]))).toMatchObject({ type: 'unfit' });
   });
 });
 
