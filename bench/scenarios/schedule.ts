@@ -1,0 +1,140 @@
+/**
+ * schedule (+ memory): 1,000 sim nodes in one process with the whole control plane, a
+ * Deployment of 10,000 replicas applied over HTTP, until every pod is Running.
+ *
+ * - pods/s end to end: replicas / (apply → last pod Running).
+ * - scheduler decisions/s: bindings / (first binding → last binding), from the change feed
+ *   (a pod gains spec.nodeName exactly once, when its PodBound is accepted by the fold).
+ * - memory (a second result): RSS of this process at the end, which holds the control plane
+ *   (log, projection, apiserver, controllers) *and* the sim agent of 1,000 nodes, split into
+ *   anonymous and file-backed (LMDB maps) pages; plus the V8 heap.
+ */
+import { writeHeapSnapshot } from 'node:v8';
+import { controllerRounds, deploymentManifest, startBenchCluster, trackPods } from '../cluster.ts';
+import {
+  atLeast,
+  atMost,
+  expectStatus,
+  plain,
+  round,
+  collectGarbage,
+  memoryBreakdown,
+  type ScenarioContext,
+  type ScenarioResult,
+  until,
+  withTempDir,
+} from '../support.ts';
+
+const SCHEDULER_PERF = 'kube-scheduler scheduler_perf: 270 pods/s threshold (5000 nodes), ~800–900 measured (500 nodes)';
+const NOMAD_C1M = 'Nomad C1M: 3,750 containers/s (5 servers, 5,000 hosts)';
+
+export const scheduleScenario = async (context: ScenarioContext): Promise<ScenarioResult[]> => {
+  const nodes = context.quick ? 100 : 1_000;
+  const replicas = context.quick ? 1_000 : 10_000;
+  const simStartDelayMs = 5;
+  return withTempDir('schedule', async (dir) => {
+    const startedAt = performance.now();
+    const bench = await startBenchCluster({
+      dir,
+      log: context.log,
+      brokers: context.brokers,
+      nodes,
+      runtime: 'sim',
+      simStartDelayMs,
+      nodeCapacity: { cpu: '32', memory: '64Gi', pods: '110' },
+    });
+    const startupSeconds = (performance.now() - startedAt) / 1000;
+    context.progress(`schedule/${context.log}: ${nodes} nodes up in ${startupSeconds.toFixed(1)} s`);
+    const tracker = trackPods(bench.cluster.projection, 'Pod/default/');
+    try {
+      const roundsBefore = await controllerRounds(bench.cluster);
+      const applied = performance.now();
+      const cpuAtApply = process.cpuUsage();
+      const response = await bench.client.request(
+        'POST',
+        '/apis/apps/v1/namespaces/default/deployments',
+        deploymentManifest('bench', replicas),
+      );
+      expectStatus(response, 201, 'creating the Deployment');
+      let reported = 0;
+      await until(
+        () => {
+          if (tracker.running.size >= reported + replicas / 10) {
+            reported = tracker.running.size;
+            context.progress(`schedule/${context.log}: ${reported}/${replicas} Running after ${((performance.now() - applied) / 1000).toFixed(1)} s`);
+          }
+          return tracker.running.size >= replicas;
+        },
+        context.quick ? 120_000 : 600_000,
+        `${replicas} pods Running`,
+        50,
+      );
+      const allRunning = Math.max(...tracker.runningAt.values());
+      const bindTimes = [...tracker.boundAt.values()];
+      const firstBound = Math.min(...bindTimes);
+      const lastBound = Math.max(...bindTimes);
+      const endToEndSeconds = (allRunning - applied) / 1000;
+      const podsPerSecond = round(replicas / endToEndSeconds);
+      const decisionsPerSecond = round(bindTimes.length / Math.max((lastBound - firstBound) / 1000, 1e-3));
+      const firstBoundSeconds = (firstBound - applied) / 1000;
+
+      const roundsAfter = await controllerRounds(bench.cluster);
+      const perController = [...roundsAfter.entries()]
+        .map(([name, after]) => {
+          const before = roundsBefore.get(name) ?? { rounds: 0, seconds: 0 };
+          return { name, rounds: after.rounds - before.rounds, seconds: after.seconds - before.seconds };
+        })
+        .filter((c) => c.rounds > 0)
+        .sort((a, b) => b.seconds - a.seconds)
+        .map((c) => `${c.name} ${c.rounds} rounds, ${c.seconds.toFixed(1)} s`);
+      const cpuSeconds = round((process.cpuUsage(cpuAtApply).user + process.cpuUsage(cpuAtApply).system) / 1e6, 1);
+
+      // Memory once the cluster is at rest with every pod Running.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const memory = memoryBreakdown();
+      collectGarbage();
+      const collected = memoryBreakdown();
+      // For the memory finding: BENCH_HEAP_SNAPSHOT=<dir> writes a V8 heap snapshot at this moment.
+      if (process.env.BENCH_HEAP_SNAPSHOT) context.progress(`heap snapshot: ${writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)}`);
+
+      const schedule: ScenarioResult = {
+        scenario: 'schedule',
+        log: context.log,
+        figures: [
+          atLeast('pods/s end to end (apply → all Running)', podsPerSecond, 'pods/s', 2_000, `${SCHEDULER_PERF}; ${NOMAD_C1M}`),
+          plain('scheduler decisions/s (first → last binding)', decisionsPerSecond, 'pods/s', SCHEDULER_PERF),
+          plain('time to all Running', round(endToEndSeconds, 2), 's'),
+          plain('apply → first binding', round(firstBoundSeconds, 2), 's'),
+          plain('CPU time of the process, apply → all Running', cpuSeconds, 's'),
+        ],
+        setup: { nodes, replicas, simStartDelayMs, nodeCapacity: 'cpu 32, memory 64Gi, pods 110', startupSeconds: round(startupSeconds, 1) },
+        notes: [
+          'One process runs the log client, projection, apiserver, every controller and the sim agent of all nodes (startCluster, runtime sim, no TLS, no proxy).',
+          'Target: ≥ 2,000 pods/s on Kafka, higher on the embedded log.',
+          `Reconcile rounds during the run (decide + append + wait for the projection, wall time): ${perController.join('; ')}.`,
+        ],
+      };
+      const memoryResult: ScenarioResult = {
+        scenario: 'memory',
+        log: context.log,
+        figures: [
+          atMost(`RSS at ${replicas} pods on ${nodes} nodes`, memory.rss, 'MiB', 400),
+          plain('of which anonymous (heap, native allocations)', memory.anon, 'MiB'),
+          plain('of which file-backed (LMDB maps of log and projection, code)', memory.file, 'MiB'),
+          plain('V8 heap used', memory.heapUsed, 'MiB'),
+          plain('RSS right after a full GC', collected.rss, 'MiB'),
+          plain('V8 heap used after a full GC (live objects)', collected.heapUsed, 'MiB'),
+        ],
+        setup: { nodes, replicas },
+        notes: [
+          'Measured after the schedule scenario, in the same process: control plane (log, projection, apiserver, controllers) plus the sim agent of all nodes, which is not separated out.',
+          'File-backed pages are LMDB memory maps the kernel can drop under pressure; anonymous memory is what the process really holds.',
+        ],
+      };
+      return [schedule, memoryResult];
+    } finally {
+      tracker.close();
+      await bench.stop();
+    }
+  });
+};

@@ -1,0 +1,165 @@
+/**
+ * Shared pieces of the benchmark scenarios: result rows, percentiles, a temporary
+ * directory per run, the quiet logger, a small HTTP client for the apiserver, and
+ * waiting on a condition without sleeping in a loop.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { pino, type Logger } from 'pino';
+
+/** Which log a scenario runs on. */
+export type LogKind = 'embedded' | 'kafka';
+
+/** How a figure compares with its target. */
+export type Verdict = 'met' | 'not met' | '—';
+
+/** One measured figure, printed as one table row. */
+export interface Figure {
+  readonly name: string;
+  readonly value: number;
+  readonly unit: string;
+  /** The target of issue 7, as text ("≥ 2,000 pods/s"), if there is one. */
+  readonly target?: string;
+  /** Whether the target is met; absent when there is no target. */
+  readonly met?: boolean;
+  /** The outside reference point (Kubernetes, Nomad), if any. */
+  readonly anchor?: string;
+}
+
+/** What one scenario run on one log reports. */
+export interface ScenarioResult {
+  readonly scenario: string;
+  readonly log: LogKind;
+  readonly figures: readonly Figure[];
+  /** Sizes and settings actually used (so a reader knows what the figures mean). */
+  readonly setup: Readonly<Record<string, string | number | boolean>>;
+  readonly notes: readonly string[];
+}
+
+/** Settings every scenario gets. */
+export interface ScenarioContext {
+  readonly log: LogKind;
+  readonly quick: boolean;
+  readonly brokers: readonly string[];
+  /** Progress lines go here (stderr), never into the tables or the JSON. */
+  readonly progress: (line: string) => void;
+}
+
+export type Scenario = (context: ScenarioContext) => Promise<ScenarioResult>;
+
+/** The logger the control plane gets during a benchmark: errors only. */
+export const quietLogger = (): Logger => pino({ level: process.env.BENCH_LOG_LEVEL ?? 'error' });
+
+/** The q-quantile (0..1) of `samples` by nearest rank; NaN when empty. */
+export const quantile = (samples: readonly number[], q: number): number => {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank]!;
+};
+
+/** Rounds to `digits` decimals. */
+export const round = (value: number, digits = 0): number => {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+};
+
+/** A figure with an upper-bound target ("≤"). */
+export const atMost = (name: string, value: number, unit: string, limit: number, anchor?: string): Figure => ({
+  name,
+  value,
+  unit,
+  target: `≤ ${limit.toLocaleString('en-US')} ${unit}`,
+  met: value <= limit,
+  ...(anchor ? { anchor } : {}),
+});
+
+/** A figure with a lower-bound target ("≥"). */
+export const atLeast = (name: string, value: number, unit: string, limit: number, anchor?: string): Figure => ({
+  name,
+  value,
+  unit,
+  target: `≥ ${limit.toLocaleString('en-US')} ${unit}`,
+  met: value >= limit,
+  ...(anchor ? { anchor } : {}),
+});
+
+/** A figure without a target. */
+export const plain = (name: string, value: number, unit: string, anchor?: string): Figure => ({
+  name,
+  value,
+  unit,
+  ...(anchor ? { anchor } : {}),
+});
+
+/** Runs `body` with a fresh temporary directory, removed afterwards. */
+export const withTempDir = async <T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> => {
+  const dir = await mkdtemp(join(tmpdir(), `logplane-bench-${prefix}-`));
+  try {
+    return await body(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+/** Resolves once `condition()` holds, checking every `everyMs`; rejects after `timeoutMs` naming `what`. */
+export const until = async (condition: () => boolean, timeoutMs: number, what: string, everyMs = 20): Promise<void> => {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`benchmark timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+};
+
+/** A response of the apiserver, parsed. */
+export interface ApiResponse {
+  readonly status: number;
+  readonly body: any;
+}
+
+/** A minimal JSON client of one apiserver, authenticated with `token`. */
+export interface BenchClient {
+  request(method: string, path: string, body?: unknown): Promise<ApiResponse>;
+}
+
+export const createBenchClient = (url: string, token: string): BenchClient => ({
+  request: async (method, path, body) => {
+    const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${token}` };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const response = await fetch(`${url}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  },
+});
+
+/** Throws with the status and message when `response` is not `expected`. */
+export const expectStatus = (response: ApiResponse, expected: number, what: string): void => {
+  if (response.status !== expected) {
+    const message = typeof response.body === 'object' && response.body ? response.body.message : String(response.body);
+    throw new Error(`${what}: HTTP ${response.status} (expected ${expected}): ${message}`);
+  }
+};
+
+/** Runs a full, synchronous V8 garbage collection (`--expose-gc` turned on at run time). */
+export const collectGarbage = (): void => {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+};
+
+/** Resident memory of this process in MiB: total, anonymous and file-backed (from /proc), and the V8 heap. */
+export const memoryBreakdown = (): { rss: number; anon: number; file: number; heapUsed: number } => {
+  const mib = (bytes: number): number => round(bytes / 2 ** 20);
+  const usage = process.memoryUsage();
+  let status = '';
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    // not Linux: only the total is known
+  }
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  return { rss: mib(usage.rss), anon: mib(kib('RssAnon')), file: mib(kib('RssFile') + kib('RssShmem')), heapUsed: mib(usage.heapUsed) };
+};
