@@ -72,8 +72,9 @@ export const runControllers = async (options: {
   tolerationSeconds?: number;
   logger: Logger;
 }): Promise<Component> => {
-  const instance = `${process.pid}`;
-  const { log, projection } = await openShared(options.target, options.dataDir, `controllers-${instance}`, options.logger);
+  // A stable directory: a restarted process resumes its projection instead of replaying the
+  // log. Run each controllers process with its own --data.
+  const { log, projection } = await openShared(options.target, options.dataDir, 'controllers', options.logger);
   const controllers = await startControllers({
     log,
     projection,
