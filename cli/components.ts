@@ -9,7 +9,7 @@ import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, DEFAULT_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
-import { adminCredentials, openLog, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
+import { adminCredentials, openLog, remotePodLogs, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
 
@@ -48,7 +48,16 @@ export const runApiserver = async (options: {
   const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger);
   const { token, tokens } = adminCredentials(options.dataDir);
   const tls = options.tls ? tlsMaterial(options.dataDir) : undefined;
-  const server = await serveApi({ log, projection, tokens, port: options.port, host: options.host, logger: options.logger, ...(tls ? { tls } : {}) });
+  const server = await serveApi({
+    log,
+    projection,
+    tokens,
+    port: options.port,
+    host: options.host,
+    logger: options.logger,
+    podLogs: remotePodLogs(projection),
+    ...(tls ? { tls } : {}),
+  });
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: server.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });
   return {
@@ -114,6 +123,7 @@ export const runAgent = async (options: {
     runtime: options.runtime,
     dataDir: join(resolve(options.dataDir), 'nodes'),
     podCIDR: () => options.podCIDR,
+    serveLogs: { host: '127.0.0.1' },
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
   });
   const proxy = options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger });

@@ -22,6 +22,7 @@ import { createEmbeddedLog } from '../log/embedded/index.ts';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import type { EventLog } from '../log/port.ts';
 import type { Projection } from '../projections/index.ts';
+import type { Node } from '../schemas/index.ts';
 import { createDebugReconcile } from '../reconcilers/debug.ts';
 import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
 
@@ -120,4 +121,27 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
   });
   await server.ensureDefaultNamespaces();
   return server;
+};
+
+/**
+ * Pod logs from the agent that runs the pod, over its log endpoint (the port its Node
+ * publishes in `status.daemonEndpoints.kubeletEndpoint`), for apiservers in distributed mode.
+ */
+export const remotePodLogs = (projection: Projection): PodLogsHook => async (request) => {
+  const nodeName = request.pod.spec.nodeName ?? '';
+  const node = projection.view().get(`Node//${nodeName}`) as Node | undefined;
+  const port = node?.status?.daemonEndpoints?.kubeletEndpoint?.Port;
+  const address = node?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
+  if (!port) throw new Error(`node ${nodeName} publishes no log endpoint (is its agent running?)`);
+  const path = [nodeName, request.pod.metadata.namespace ?? 'default', request.pod.metadata.name, request.container ?? '']
+    .map(encodeURIComponent)
+    .join('/');
+  const query = new URLSearchParams({
+    follow: String(request.follow),
+    previous: String(request.previous),
+    ...(request.tailLines !== undefined ? { tailLines: String(request.tailLines) } : {}),
+  });
+  const response = await fetch(`http://${address}:${port}/containerLogs/${path}?${query}`, { signal: request.signal });
+  if (!response.ok || !response.body) throw new Error(`node ${nodeName}: ${(await response.text()).trim()}`);
+  return response.body as unknown as AsyncIterable<Uint8Array>;
 };

@@ -10,6 +10,7 @@ import type { EventLog } from '../log/port.ts';
 import { appendBodies, appendAndWait, type Projection } from '../projections/index.ts';
 import type { EventBody, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
 import { createPodRuntime, type PodRuntime, type RuntimeKind } from './kubelet/index.ts';
+import { startLogServer } from './log-server.ts';
 
 export interface NodeResources {
   readonly cpu: string;
@@ -35,6 +36,8 @@ export interface NodeAgentOptions {
   readonly crashLoop?: { readonly initialMs: number; readonly maxMs: number };
   readonly simStartDelayMs?: number;
   readonly probeSecondMs?: number;
+  /** Serve container logs over HTTP for apiservers in other processes (distributed mode). */
+  readonly serveLogs?: { readonly host: string; readonly port?: number };
 }
 
 export interface NodeAgent {
@@ -48,7 +51,7 @@ const DEFAULT_CAPACITY: NodeResources = { cpu: '4', memory: '8Gi', pods: '110' }
 
 const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const readyStatus = (capacity: NodeResources, now: number): NodeStatus => {
+const readyStatus = (capacity: NodeResources, now: number, logPort: number | undefined): NodeStatus => {
   const ready: NodeCondition = {
     type: 'Ready',
     status: 'True',
@@ -63,6 +66,7 @@ const readyStatus = (capacity: NodeResources, now: number): NodeStatus => {
     conditions: [ready],
     addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
     nodeInfo: { kubeletVersion: 'v1.32.0-logplane', operatingSystem: 'linux', architecture: process.arch },
+    ...(logPort !== undefined ? { daemonEndpoints: { kubeletEndpoint: { Port: logPort } } } : {}),
   };
 };
 
@@ -83,6 +87,11 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const nodeSet = new Set(options.nodes);
   const actorFor = (node: string) => ({ type: 'node' as const, name: node });
 
+  const runtimes = new Map<string, PodRuntime>();
+  const logServer = options.serveLogs
+    ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), ...options.serveLogs, logger })
+    : undefined;
+
   // Register (or re-register) every node, then declare it Ready.
   const view = projection.view();
   const creations: EventBody[] = [];
@@ -93,14 +102,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       kind: 'Node',
       metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...options.labels } },
       spec: { ...(options.taints?.length ? { taints: options.taints.map((t) => ({ ...t })) } : {}), podCIDR: podCIDR(options.nodes.indexOf(name)) },
-      status: readyStatus(capacity, Date.now()),
+      status: readyStatus(capacity, Date.now(), logServer?.port),
     };
     creations.push({ type: 'ObjectCreated', object: node });
   }
   if (creations.length > 0) await appendAndWait(log, projection, creations, { actor: { type: 'node', name: 'node-agent' } });
   await appendBodies(
     log,
-    options.nodes.map((name) => ({ type: 'NodeStatusChanged', name, status: readyStatus(capacity, Date.now()) }) as EventBody),
+    options.nodes.map((name) => ({ type: 'NodeStatusChanged', name, status: readyStatus(capacity, Date.now(), logServer?.port) }) as EventBody),
     { actor: { type: 'node', name: options.nodes.length === 1 ? options.nodes[0]! : 'node-agent' } },
   );
 
@@ -117,7 +126,6 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   heartbeatTimer.unref();
 
   // One runtime per node; statuses flow to the observed topic, coalesced per tick.
-  const runtimes = new Map<string, PodRuntime>();
   const pendingStatus = new Map<string, { node: string; body: EventBody }>();
   const pendingDeletes = new Map<string, { node: string; body: EventBody }>();
   let flushScheduled = false;
@@ -233,6 +241,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));
       flush();
       await Promise.all([...inFlight]);
+      await logServer?.close();
     },
   };
 };
