@@ -54,21 +54,21 @@ const wide = (name: string, description: string): TableColumnDefinition => colum
  * durations beyond the clock-skew allowance read "<invalid>".
  */
 export const humanDuration = (ms: number): string => {
-  const seconds = Math.floor(ms / 1000);
+  const seconds = Math.trunc(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
+  const minutes = Math.trunc(seconds / 60);
   if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
   if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
+  const hours = Math.trunc(minutes / 60);
   if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
   if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
-  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
-  const years = Math.floor(hours / 24 / 365);
+  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.trunc(hours / 24)}d` : `${Math.trunc(hours / 24)}d${hours % 24}h`;
+  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24)}d`;
+  const years = Math.trunc(hours / 24 / 365);
   if (hours < 24 * 365 * 8) {
-    const days = Math.floor(hours / 24) % 365;
+    const days = Math.trunc(hours / 24) % 365;
     return days === 0 ? `${years}y` : `${years}y${days}d`;
   }
   return `${years}y`;
@@ -82,9 +82,10 @@ const age = (timestamp: string | undefined, now: number): string => {
 
 const orNone = (value: string | undefined): string => (value ? value : '<none>');
 
-const podRow = (pod: Pod, now: number): TableCell[] => {
+/** kubectl's pod STATUS and RESTARTS logic (`printPod`). */
+export const podStatus = (pod: Pod, now: number): { ready: string; status: string; restarts: string } => {
   const status = pod.status ?? {};
-  let reason = status.reason ?? status.phase ?? 'Pending';
+  let reason = status.reason || status.phase || 'Pending';
   let restarts = 0;
   let readyContainers = 0;
   let lastRestart: number | undefined;
@@ -92,7 +93,7 @@ const podRow = (pod: Pod, now: number): TableCell[] => {
   const statuses = status.containerStatuses ?? [];
   for (let i = statuses.length - 1; i >= 0; i--) {
     const container = statuses[i]!;
-    restarts += container.restartCount;
+    restarts += container.restartCount ?? 0;
     const finishedAt = container.lastState?.terminated?.finishedAt;
     if (finishedAt) {
       const time = Date.parse(finishedAt);
@@ -114,12 +115,29 @@ const podRow = (pod: Pod, now: number): TableCell[] => {
   const phase = status.phase;
   if (pod.metadata.deletionTimestamp && status.reason === 'NodeLost') reason = 'Unknown';
   else if (pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed') reason = 'Terminating';
-  const restartText = restarts !== 0 && lastRestart !== undefined ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
+  return {
+    ready: `${readyContainers}/${pod.spec.containers.length}`,
+    status: reason,
+    restarts: restarts !== 0 && lastRestart !== undefined ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts),
+  };
+};
+
+/** `Ready`, `NotReady`, `Unknown`, plus `,SchedulingDisabled` when cordoned. */
+export const nodeStatus = (node: Node): string => {
+  const ready = (node.status?.conditions ?? []).find((c) => c.type === 'Ready');
+  const states = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
+  if (node.spec?.unschedulable) states.push('SchedulingDisabled');
+  return states.join(',');
+};
+
+const podRow = (pod: Pod, now: number): TableCell[] => {
+  const status = pod.status ?? {};
+  const summary = podStatus(pod, now);
   return [
     pod.metadata.name,
-    `${readyContainers}/${pod.spec.containers.length}`,
-    reason,
-    restartText,
+    summary.ready,
+    summary.status,
+    summary.restarts,
     age(pod.metadata.creationTimestamp, now),
     orNone(status.podIPs?.[0]?.ip ?? status.podIP),
     orNone(pod.spec.nodeName),
@@ -129,10 +147,6 @@ const podRow = (pod: Pod, now: number): TableCell[] => {
 };
 
 const nodeRow = (node: Node, now: number): TableCell[] => {
-  const conditions = node.status?.conditions ?? [];
-  const ready = conditions.find((c) => c.type === 'Ready');
-  const states = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
-  if (node.spec?.unschedulable) states.push('SchedulingDisabled');
   const roles = new Set<string>();
   for (const [key, value] of Object.entries(node.metadata.labels ?? {})) {
     if (key.startsWith('node-role.kubernetes.io/')) {
@@ -146,7 +160,7 @@ const nodeRow = (node: Node, now: number): TableCell[] => {
   const info = node.status?.nodeInfo;
   return [
     node.metadata.name,
-    states.join(','),
+    nodeStatus(node),
     roles.size > 0 ? [...roles].sort().join(',') : '<none>',
     age(node.metadata.creationTimestamp, now),
     info?.kubeletVersion ?? '',

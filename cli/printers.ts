@@ -4,6 +4,7 @@
  * `duration.HumanDuration`, tab-aligned columns like kubectl's tabwriter, YAML/JSON with
  * sorted keys, and error messages like `cmdutil.CheckErr`.
  */
+import { humanDuration, nodeStatus, podStatus } from '../apiserver/tables.ts';
 import YAML from 'yaml';
 import type {
   Deployment,
@@ -18,28 +19,8 @@ import type {
 import { assertNever } from '../schemas/assert-never.ts';
 import { ApiError, ConnectionError } from './client.ts';
 
-/**
- * kube's `duration.HumanDuration`: "45s", "3m20s", "12m", "5h", "2d3h", "45d", "2y30d".
- * Up to a second in the future counts as now; further is "<invalid>" (clock skew).
- */
-export const humanDuration = (ms: number): string => {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.trunc(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.trunc(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  const days = Math.trunc(hours / 24);
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.trunc(days / 365);
-  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
-  return `${years}y`;
-};
+
+export { humanDuration, nodeStatus, podStatus };
 
 /** The AGE cell of a timestamp: its distance to `now`, or `<unknown>`. */
 export const age = (timestamp: string | undefined, now: number): string => {
@@ -126,53 +107,6 @@ export const formatLabelSelector = (selector: LabelSelector | undefined): string
   return parts.length === 0 ? '<none>' : parts.join(',');
 };
 
-/** kubectl's pod STATUS and RESTARTS logic (`printPod`). */
-export const podStatus = (pod: Pod, now: number): { ready: string; status: string; restarts: string } => {
-  const status = pod.status ?? {};
-  let reason = status.reason || status.phase || 'Pending';
-  let restarts = 0;
-  let readyContainers = 0;
-  let lastRestart: number | undefined;
-  let hasRunning = false;
-  const statuses = status.containerStatuses ?? [];
-  for (let i = statuses.length - 1; i >= 0; i--) {
-    const container = statuses[i]!;
-    restarts += container.restartCount ?? 0;
-    const finishedAt = container.lastState?.terminated?.finishedAt;
-    if (finishedAt) {
-      const time = Date.parse(finishedAt);
-      if (!Number.isNaN(time) && (lastRestart === undefined || time > lastRestart)) lastRestart = time;
-    }
-    const state = container.state;
-    if (state?.waiting?.reason) reason = state.waiting.reason;
-    else if (state?.terminated?.reason) reason = state.terminated.reason;
-    else if (state?.terminated) {
-      reason = state.terminated.signal ? `Signal:${state.terminated.signal}` : `ExitCode:${state.terminated.exitCode}`;
-    } else if (container.ready && state?.running) {
-      hasRunning = true;
-      readyContainers++;
-    }
-  }
-  if (reason === 'Completed' && hasRunning) {
-    reason = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') ? 'Running' : 'NotReady';
-  }
-  const phase = status.phase;
-  if (pod.metadata.deletionTimestamp && status.reason === 'NodeLost') reason = 'Unknown';
-  else if (pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed') reason = 'Terminating';
-  return {
-    ready: `${readyContainers}/${pod.spec.containers.length}`,
-    status: reason,
-    restarts: restarts !== 0 && lastRestart !== undefined ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts),
-  };
-};
-
-/** `Ready`, `NotReady`, `Unknown`, plus `,SchedulingDisabled` when cordoned. */
-export const nodeStatus = (node: Node): string => {
-  const ready = (node.status?.conditions ?? []).find((c) => c.type === 'Ready');
-  const states = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
-  if (node.spec?.unschedulable) states.push('SchedulingDisabled');
-  return states.join(',');
-};
 
 /** The roles from `node-role.kubernetes.io/ROLE` and `kubernetes.io/role` labels. */
 export const nodeRoles = (node: Node): string => {
