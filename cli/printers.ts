@@ -19,7 +19,7 @@ import type {
 import { assertNever } from '../schemas/assert-never.ts';
 import { ApiError, ConnectionError } from './client.ts';
 
-
+/** Pod and node STATUS and ages are computed as the apiserver's Tables compute them. */
 export { humanDuration, nodeStatus, podStatus };
 
 /** The AGE cell of a timestamp: its distance to `now`, or `<unknown>`. */
