@@ -28,26 +28,14 @@ interface Acquired {
 }
 
 /**
- * Hook point for users with Docker: a Kafka in a container via Testcontainers.
- * The dependency is deliberately not installed (it would pull a Docker client into every
- * install); to use it: `npm i -D testcontainers@^11 @testcontainers/kafka@^11` (12.x needs
- * Node >= 22.22) and run with `LOGPLANE_KAFKA=testcontainers`.
+ * For users with Docker: a Kafka in a container via Testcontainers (`LOGPLANE_KAFKA=testcontainers`).
+ * Pinned to ^11 because 12.x needs Node >= 22.22. Loaded lazily, so runs without Docker never
+ * touch the Docker client. Not exercised here (no Docker engine on this machine).
  */
 export async function startTestcontainersKafka(): Promise<Acquired> {
-  const moduleName = '@testcontainers/kafka';
-  let mod: { KafkaContainer: new (image: string) => unknown };
-  try {
-    mod = (await import(/* @vite-ignore */ moduleName)) as typeof mod;
-  } catch (cause) {
-    throw new Error(
-      `LOGPLANE_KAFKA=testcontainers, but ${moduleName} is not installed: ` +
-      `npm i -D testcontainers@^11 @testcontainers/kafka@^11 (and have Docker running), ` +
-      `or unset LOGPLANE_KAFKA to use the local jar broker.`, { cause });
-  }
-  // Untested sketch of the @testcontainers/kafka ^11 API (KRaft mode, mapped port 9093).
-  type Started = { getHost(): string; getMappedPort(p: number): number; stop(): Promise<unknown> };
-  const container = mod.KafkaContainer as unknown as new (image: string) => { withKraft(): { start(): Promise<Started> } };
-  const started = await new container(process.env['LOGPLANE_KAFKA_IMAGE'] ?? 'confluentinc/cp-kafka:7.9.0').withKraft().start();
+  const { KafkaContainer } = await import('@testcontainers/kafka');
+  const image = process.env['LOGPLANE_KAFKA_IMAGE'] ?? 'confluentinc/cp-kafka:7.9.0';
+  const started = await new KafkaContainer(image).withKraft().start();
   return {
     brokers: `${started.getHost()}:${started.getMappedPort(9093)}`,
     teardown: async () => void (await started.stop()),
