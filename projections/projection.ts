@@ -10,7 +10,7 @@ import { ProjectionTimeoutError } from './errors.ts';
 import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type DesiredRecord, type FoldSettings, type FoldState, type StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, vectorCovers } from './positions.ts';
 import { openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
-import { historicalView, liveView, materializeDecoded, positionAtTime, type View } from './view.ts';
+import { historicalView, liveView, materializeDecoded, positionAtTime, type ObjectCache, type View } from './view.ts';
 
 /** A change the projection committed, with the object as clients now see it. */
 export interface AppliedChange {
@@ -70,16 +70,24 @@ export const createProjection = (options: ProjectionOptions): Projection => {
   const changes$ = new Subject<AppliedChange>();
   const quarantined$ = new Subject<{ topic: FoldedTopic; partition: number; offset: number; error: string }>();
   const stored = store.foldState(partitions);
+  /** Current objects shared by the live views; every write of the fold drops its key. */
+  const objectCache: ObjectCache = new Map();
   /** What the fold wrote for the current event, so its history entry needs no read-back. */
   let written: { desired?: DesiredRecord; status?: StatusRecord } = {};
   const state: FoldState = {
     ...stored,
     putDesired: (key, record) => {
       stored.putDesired(key, record);
+      objectCache.delete(key);
       written.desired = record;
+    },
+    deleteDesired: (key) => {
+      stored.deleteDesired(key);
+      objectCache.delete(key);
     },
     putStatus: (key, record) => {
       stored.putStatus(key, record);
+      objectCache.delete(key);
       written.status = record;
     },
   };
@@ -231,7 +239,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     quarantined$: quarantined$.asObservable(),
     waitFor,
     waitForEvent,
-    view: () => liveView(store, () => cursor$.value),
+    view: () => liveView(store, () => cursor$.value, objectCache),
     viewAt: (position) => historicalView(store, position),
     positionAtTime: (time) => positionAtTime(store, time, partitions),
     applyBatch,

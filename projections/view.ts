@@ -69,11 +69,32 @@ const kindRange = (kind: Kind, namespace?: string): { start: string; end: string
   return { start: prefix, end: `${prefix}\uffff` };
 };
 
-/** The live view over the store's current state. */
-export const liveView = (store: ProjectionStore, position: () => PositionVector): View => {
+/** Freezes a decoded object and everything in it: cached objects are shared by every reader. */
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+};
+
+/**
+ * Materialized current objects by key, shared by all readers of one projection (an
+ * informer cache): the projection drops a key whenever an event changes it, so readers never
+ * see a stale object, and objects are frozen, so no reader can change what others see.
+ */
+export type ObjectCache = Map<string, KubeObject>;
+
+/** The live view over the store's current state, reading through `cache`. */
+export const liveView = (store: ProjectionStore, position: () => PositionVector, cache: ObjectCache = new Map()): View => {
   const get = (key: string): KubeObject | undefined => {
+    const cached = cache.get(key);
+    if (cached) return cached;
     const desired = store.objects.get(key);
-    return desired ? materializeDecoded(desired, store.status.get(key)) : undefined;
+    if (!desired) return undefined;
+    const object = deepFreeze(materializeDecoded(desired, store.status.get(key)));
+    cache.set(key, object);
+    return object;
   };
   const fromIndex = (kind: string, value: string): KubeObject[] => {
     const objects: KubeObject[] = [];
@@ -90,8 +111,9 @@ export const liveView = (store: ProjectionStore, position: () => PositionVector)
     get,
     list: (kind, namespace) => {
       const objects: KubeObject[] = [];
-      for (const { key, value } of store.objects.getRange(kindRange(kind, namespace))) {
-        objects.push(materializeDecoded(value, store.status.get(key)));
+      for (const key of store.objects.getKeys(kindRange(kind, namespace))) {
+        const object = get(key);
+        if (object) objects.push(object);
       }
       return objects;
     },
