@@ -4,7 +4,7 @@
  * `duration.HumanDuration`, tab-aligned columns like kubectl's tabwriter, YAML/JSON with
  * sorted keys, and error messages like `cmdutil.CheckErr`.
  */
-import { humanDuration, nodeStatus, podStatus } from '../apiserver/tables.ts';
+import { formatEndpoints, humanDuration, nodeStatus, podStatus } from '../apiserver/tables.ts';
 import YAML from 'yaml';
 import type {
   Deployment,
@@ -19,8 +19,8 @@ import type {
 import { assertNever } from '../schemas/assert-never.ts';
 import { ApiError, ConnectionError } from './client.ts';
 
-/** Pod and node STATUS and ages are computed as the apiserver's Tables compute them. */
-export { humanDuration, nodeStatus, podStatus };
+/** Pod and node STATUS, endpoints and ages are computed as the apiserver's Tables compute them. */
+export { formatEndpoints, humanDuration, nodeStatus, podStatus };
 
 /** The AGE cell of a timestamp: its distance to `now`, or `<unknown>`. */
 export const age = (timestamp: string | undefined, now: number): string => {
@@ -133,30 +133,6 @@ export const serviceExternalIp = (service: Service): string => {
   if ((service.spec.type ?? 'ClusterIP') !== 'LoadBalancer') return '<none>';
   const ingress = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname ?? '').filter((s) => s !== '');
   return ingress.length > 0 ? ingress.join(',') : '<pending>';
-};
-
-/** kubectl's `formatEndpoints`: up to three `ip:port`, then `+ N more...`. */
-export const formatEndpoints = (endpoints: Endpoints): string => {
-  const max = 3;
-  const list: string[] = [];
-  let count = 0;
-  for (const subset of endpoints.subsets ?? []) {
-    const addresses = subset.addresses ?? [];
-    const ports = subset.ports ?? [];
-    if (ports.length === 0) {
-      count += addresses.length;
-      for (const address of addresses) if (list.length < max) list.push(address.ip);
-      continue;
-    }
-    for (const port of ports) {
-      count += addresses.length;
-      for (const address of addresses) {
-        if (list.length < max) list.push(address.ip.includes(':') ? `[${address.ip}]:${port.port}` : `${address.ip}:${port.port}`);
-      }
-    }
-  }
-  if (list.length === 0) return '<none>';
-  return count > max ? `${list.join(',')} + ${count - max} more...` : list.join(',');
 };
 
 const templateCells = (workload: Deployment | ReplicaSet): string[] => {
