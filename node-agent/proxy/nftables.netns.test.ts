@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProxyApplyError } from './errors.ts';
 import { createNftablesProxy } from './nftables.ts';
-import type { ForwardingTable, ServicePortRule } from './table.ts';
+import type { ForwardingTable } from './table.ts';
+import { idle, web } from './testdata/rules.ts';
 
 /**
  * Creating a network namespace and loading nftables rules need root. CI runs as root, so
@@ -56,27 +57,6 @@ for (const [name, ip] of pods) {
 }
 `;
 
-const web: ServicePortRule = {
-  serviceKey: 'default/web',
-  portName: 'http',
-  protocol: 'TCP',
-  clusterIP: '127.96.0.10',
-  port: 80,
-  nodePort: 30080,
-  endpoints: [
-    { ip: '127.100.0.2', port: 8080 },
-    { ip: '127.100.0.3', port: 8080 },
-  ],
-};
-const idle: ServicePortRule = {
-  serviceKey: 'default/idle',
-  portName: '',
-  protocol: 'TCP',
-  clusterIP: '127.96.0.11',
-  port: 80,
-  nodePort: null,
-  endpoints: [],
-};
 
 /** curl's exit code when it could not connect (refused). */
 const CURL_COULDNT_CONNECT = 7;

@@ -5,29 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProxyApplyError, ProxyConfigError } from './errors.ts';
 import { createNftablesProxy, endpointChainName, renderNftables, renderNftablesDelete, serviceChainName } from './nftables.ts';
-import type { ForwardingTable, ServicePortRule } from './table.ts';
+import type { ForwardingTable } from './table.ts';
+import { idle, web } from './testdata/rules.ts';
 
-const web: ServicePortRule = {
-  serviceKey: 'default/web',
-  portName: 'http',
-  protocol: 'TCP',
-  clusterIP: '127.96.0.10',
-  port: 80,
-  nodePort: 30080,
-  endpoints: [
-    { ip: '127.100.0.2', port: 8080 },
-    { ip: '127.100.0.3', port: 8080 },
-  ],
-};
-const idle: ServicePortRule = {
-  serviceKey: 'default/idle',
-  portName: '',
-  protocol: 'TCP',
-  clusterIP: '127.96.0.11',
-  port: 80,
-  nodePort: null,
-  endpoints: [],
-};
 const twoServices: ForwardingTable = { rules: [idle, web] };
 
 /**
