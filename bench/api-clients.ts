@@ -1,11 +1,18 @@
 /**
- * The load generator of the api scenario, run as a child process (forked by
+ * The load generator of the api scenario, run as child processes (forked by
  * `scenarios/api.ts`) so that the clients' HTTP work does not share the apiserver's event
- * loop. It receives an `ApiLoad` message, runs the phases and answers with `ApiLatencies`.
+ * loop. Two roles, chosen by the first message:
  *
- * Watch delivery is timed here too, on this process's clock: from a create's response
- * arriving to that pod's ADDED event arriving on the watch (0 when the event came first).
+ * - `load`: runs the phases with 16 clients and answers with `ApiLatencies`, including the
+ *   wall-clock time each concurrent create's response arrived;
+ * - `watch`: a watcher in a process of its own (as a controller watching is a client of its
+ *   own), answering `ready` once the watch is open and, on `stop`, the wall-clock time each
+ *   pod's first ADDED event arrived.
+ *
+ * Watch delivery is the gap between the two (0 when the event came first): both processes
+ * use `performance.timeOrigin + performance.now()`, the same system clock at µs resolution.
  */
+import { request as httpRequest } from 'node:http';
 import { createBenchClient, expectStatus } from './support.ts';
 
 export interface ApiLoad {
@@ -23,11 +30,16 @@ export interface ApiLatencies {
   readonly create: number[];
   readonly get: number[];
   readonly list: number[];
-  readonly watchDelivery: number[];
-  /** Creates whose ADDED event never arrived on the watch. */
-  readonly missingWatchEvents: number;
+  /** Pod name → wall-clock ms at which its concurrent create's response arrived. */
+  readonly responded: Record<string, number>;
   readonly createSeconds: number;
 }
+
+/** The first message a child receives: its role. */
+export type ClientRole = { readonly role: 'load'; readonly load: ApiLoad } | { readonly role: 'watch'; readonly load: ApiLoad };
+
+/** Milliseconds on the system clock, comparable across processes on this machine. */
+const wallClock = (): number => performance.timeOrigin + performance.now();
 
 const podManifest = (namespace: string, name: string) => ({
   apiVersion: 'v1',
@@ -36,37 +48,45 @@ const podManifest = (namespace: string, name: string) => ({
   spec: { containers: [{ name: 'main', image: 'logplane/sleeper:1' }] },
 });
 
-/** A watch on the namespace's pods: arrival time of each pod's first ADDED event. */
-const openWatch = async (load: ApiLoad): Promise<{ arrivals: Map<string, number>; close: () => void }> => {
-  const controller = new AbortController();
-  const response = await fetch(`${load.url}/api/v1/namespaces/${load.namespace}/pods?watch=true`, {
-    headers: { Authorization: `Bearer ${load.token}`, Accept: 'application/json' },
-    signal: controller.signal,
-  });
-  if (response.status !== 200 || !response.body) throw new Error(`watch: HTTP ${response.status}`);
-  const arrivals = new Map<string, number>();
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        const now = performance.now();
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
-          const line = buffer.slice(0, newline).trim();
-          buffer = buffer.slice(newline + 1);
-          if (line === '') continue;
-          const event = JSON.parse(line) as { type: string; object: { metadata?: { name?: string } } };
-          const name = event.object.metadata?.name;
-          if (event.type === 'ADDED' && name && !arrivals.has(name)) arrivals.set(name, now);
+/** A watch on the namespace's pods: wall-clock arrival time of each pod's first ADDED event. */
+const openWatch = (load: ApiLoad): Promise<{ arrivals: Map<string, number>; close: () => void }> =>
+  new Promise((resolve, reject) => {
+    const base = new URL(load.url);
+    const arrivals = new Map<string, number>();
+    const req = httpRequest(
+      {
+        host: base.hostname,
+        port: base.port,
+        path: `/api/v1/namespaces/${load.namespace}/pods?watch=true`,
+        headers: { Authorization: `Bearer ${load.token}`, Accept: 'application/json' },
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          reject(new Error(`watch: HTTP ${res.statusCode}`));
+          res.resume();
+          return;
         }
-      }
-    } catch {
-      // aborted at the end of the run
-    }
-  })();
-  return { arrivals, close: () => controller.abort() };
-};
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const now = wallClock();
+          buffer += chunk;
+          for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
+            const line = buffer.slice(0, newline).trim();
+            buffer = buffer.slice(newline + 1);
+            if (line === '') continue;
+            const event = JSON.parse(line) as { type: string; object: { metadata?: { name?: string } } };
+            const name = event.object.metadata?.name;
+            if (event.type === 'ADDED' && name && !arrivals.has(name)) arrivals.set(name, now);
+          }
+        });
+        res.on('error', () => undefined); // destroyed at the end of the run
+        resolve({ arrivals, close: () => req.destroy() });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 
 const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   const client = createBenchClient(load.url, load.token);
@@ -94,13 +114,12 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
     sequentialCreate.push(performance.now() - started);
   }
 
-  const watch = await openWatch(load);
-  const responded = new Map<string, number>();
+  const responded: Record<string, number> = {};
   const createStart = performance.now();
   const create = await concurrently(load.perClient, async (c, i) => {
     const name = `pod-${c}-${i}`;
     const response = await client.request('POST', podsPath, podManifest(load.namespace, name));
-    responded.set(name, performance.now());
+    responded[name] = wallClock();
     expectStatus(response, 201, `creating pod ${name}`);
   });
   const createSeconds = (performance.now() - createStart) / 1000;
@@ -111,21 +130,36 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   const list = await concurrently(load.lists, async () => {
     expectStatus(await client.request('GET', `${podsPath}?limit=500`), 200, 'listing pods');
   });
-  const deadline = performance.now() + 10_000;
-  while ([...responded.keys()].some((name) => !watch.arrivals.has(name)) && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  watch.close();
-  const watchDelivery = [...responded.entries()].flatMap(([name, at]) => {
-    const arrived = watch.arrivals.get(name);
-    return arrived === undefined ? [] : [Math.max(0, arrived - at)];
-  });
-  return { sequentialCreate, create, get, list, watchDelivery, missingWatchEvents: responded.size - watchDelivery.length, createSeconds };
+  return { sequentialCreate, create, get, list, responded, createSeconds };
 };
 
-process.once('message', (load: ApiLoad) => {
-  run(load).then(
-    (latencies) => process.send?.({ type: 'done', latencies }, () => process.exit(0)),
-    (error: unknown) => process.send?.({ type: 'failed', error: error instanceof Error ? error.message : String(error) }, () => process.exit(1)),
-  );
+const fail = (error: unknown): void => {
+  process.send?.({ type: 'failed', error: error instanceof Error ? error.message : String(error) }, () => process.exit(1));
+};
+
+process.once('message', (message: ClientRole) => {
+  switch (message.role) {
+    case 'load':
+      run(message.load).then((latencies) => process.send?.({ type: 'done', latencies }, () => process.exit(0)), fail);
+      return;
+    case 'watch':
+      openWatch(message.load).then((watch) => {
+        process.once('message', (stop: { names: string[]; waitMs: number }) => {
+          const deadline = performance.now() + stop.waitMs;
+          const answer = (): void => {
+            if (stop.names.some((name) => !watch.arrivals.has(name)) && performance.now() < deadline) {
+              setTimeout(answer, 20);
+              return;
+            }
+            watch.close();
+            process.send?.({ type: 'arrivals', arrivals: Object.fromEntries(watch.arrivals) }, () => process.exit(0));
+          };
+          answer();
+        });
+        process.send?.({ type: 'ready' });
+      }, fail);
+      return;
+    default:
+      message satisfies never;
+  }
 });
