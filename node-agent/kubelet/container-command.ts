@@ -2,8 +2,8 @@
  * What a container of the process runtime executes and with which environment.
  * Pure functions of the pod spec and the pod's identity.
  */
-import { BUILTIN_IMAGES, resolveImage } from './images.ts';
-import type { Container } from '../../schemas/index.ts';
+import { BUILTIN_IMAGES, type ImageInterpreter, resolveImage } from './images.ts';
+import { type Container, assertNever } from '../../schemas/index.ts';
 
 /** Identity of the pod a container runs in, exposed to it as environment variables. */
 export interface PodIdentity {
@@ -61,9 +61,20 @@ export function containerEnv(container: Container, pod: PodIdentity, agentEnv: N
   return env;
 }
 
+function interpreterPath(interpreter: ImageInterpreter): string {
+  switch (interpreter) {
+    case 'node':
+      return process.execPath;
+    case 'sh':
+      return '/bin/sh';
+    default:
+      return assertNever(interpreter, 'image interpreter');
+  }
+}
+
 /**
  * Kubernetes semantics: `command` replaces the image's entrypoint, `args` its default
- * arguments. A built-in image's entrypoint is `node <file>`; an image that is not built in
+ * arguments. A built-in image's entrypoint is `node <file>` or `/bin/sh <file>`; an image that is not built in
  * runs only when the container gives a command.
  */
 export function containerCommand(container: Container, env: Readonly<Record<string, string>>): ContainerCommand {
@@ -84,5 +95,5 @@ export function containerCommand(container: Container, env: Readonly<Record<stri
       message: `image ${image} is not a built-in logplane image and the container has no command (built-in images: ${Object.keys(BUILTIN_IMAGES).join(', ')})`,
     };
   }
-  return { type: 'run', file: process.execPath, args: [resolved.file, ...args], imageID };
+  return { type: 'run', file: interpreterPath(resolved.interpreter), args: [resolved.file, ...args], imageID };
 }

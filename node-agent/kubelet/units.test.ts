@@ -49,6 +49,7 @@ describe('container command and environment', () => {
   it.each([
     { container: { name: 'c', image: 'logplane/echo' }, file: process.execPath, args: [resolveImageFile('logplane/echo')] },
     { container: { name: 'c', image: 'docker.io/logplane/crasher:1.0', args: ['--exit-code', '$(CODE)'] }, file: process.execPath, args: [resolveImageFile('logplane/crasher'), '--exit-code', '4'] },
+    { container: { name: 'c', image: 'logplane/sleeper:1' }, file: '/bin/sh', args: [resolveImageFile('logplane/sleeper')] },
     { container: { name: 'c', image: 'busybox', command: ['sh', '-c'], args: ['echo $(CODE)'] }, file: 'sh', args: ['-c', 'echo 4'] },
   ])('runs $container.image', ({ container, file, args }) => {
     expect(containerCommand(container, { CODE: '4' })).toMatchObject({ type: 'run', file, args });

@@ -1,0 +1,34 @@
+# logplane/sleeper: sleeps until signalled. A POSIX sh script (run as `/bin/sh sleeper.sh`):
+# it starts in about a millisecond where a Node program takes ~40 ms of CPU, and it waits
+# without any child process (a `read` on a FIFO it holds open at both ends never returns).
+#
+# On SIGTERM it appends "SIGTERM <pid> <ISO time>" to the file named by SIGNAL_LOG (if set),
+# then exits 0, unless IGNORE_SIGTERM=1, in which case it keeps sleeping (only SIGKILL ends it).
+# Once its handler is installed it creates the file named by READY_FILE (if set), so a
+# readiness probe (`test -f $READY_FILE`) tells when signalling it is meaningful.
+
+on_term() {
+  if [ -n "${SIGNAL_LOG:-}" ]; then
+    echo "SIGTERM $$ $(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" >>"$SIGNAL_LOG"
+  fi
+  echo 'sleeper: SIGTERM received'
+  if [ "${IGNORE_SIGTERM:-}" != 1 ]; then exit 0; fi
+}
+trap on_term TERM
+
+if [ "${IGNORE_SIGTERM:-}" = 1 ]; then ignoring=' (ignoring SIGTERM)'; else ignoring=''; fi
+echo "sleeper: pod ${POD_NAME:-unknown} pid $$ sleeping$ignoring"
+
+# The FIFO is unlinked at once: only this shell's descriptor 3 holds it, as reader and writer.
+fifo="${TMPDIR:-/tmp}/logplane-sleeper.$$"
+rm -f "$fifo"
+mkfifo -m 600 "$fifo" || exit 1
+exec 3<>"$fifo"
+rm -f "$fifo"
+
+if [ -n "${READY_FILE:-}" ]; then echo $$ >"$READY_FILE"; fi
+
+# A trapped signal interrupts the read; the handler runs and, unless it exits, the loop waits again.
+while :; do
+  read -r _ <&3
+done
