@@ -10,6 +10,7 @@ import type { EventRecord, PositionVector, Projection } from '../projections/ind
 import type { KubeObject } from '../schemas/index.ts';
 import type { UserInfo } from './auth.ts';
 import { apiErrors, verdictError } from './errors.ts';
+import type { LogBarrier } from './log-barrier.ts';
 import type { ApiMetrics } from './metrics.ts';
 import type { ResourceInfo } from './resources.ts';
 import type { ResourceTarget } from './router.ts';
@@ -42,6 +43,8 @@ export type PodLogsHook = (request: PodLogRequest) => Promise<AsyncIterable<stri
 export interface ServerContext {
   readonly log: EventLog;
   readonly projection: Projection;
+  /** The log's end offsets as of a moment after the call (shared by concurrent reads). */
+  readonly logEnd: LogBarrier;
   readonly writer: Writer;
   readonly logger: Logger;
   readonly metrics: ApiMetrics;
@@ -95,9 +98,9 @@ export const nameOf = (target: ResourceTarget): string => {
  * (kube's consistent reads), so a read after another apiserver's write sees it.
  */
 export const catchUp = async (server: ServerContext): Promise<void> => {
-  const [desired, observed] = await Promise.all([server.log.endOffsets('desired'), server.log.endOffsets('observed')]);
+  const end = await server.logEnd();
   try {
-    await server.projection.waitFor({ desired, observed }, server.readTimeoutMs);
+    await server.projection.waitFor(end, server.readTimeoutMs);
   } catch {
     throw apiErrors.timeout(`Too large resource version: this apiserver's projection did not catch up with the log within ${server.readTimeoutMs} ms`);
   }

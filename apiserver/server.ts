@@ -21,6 +21,7 @@ import { getObject, listObjects } from './handlers/read.ts';
 import { bindPod, getScale, patchScale, patchStatus, podLog, updateScale, updateStatus } from './handlers/subresources.ts';
 import { createObject, deleteCollection, deleteObject, patchObject, updateObject } from './handlers/write.ts';
 import { sendJson, sendStatus, warningHeader } from './http.ts';
+import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureDefaultNamespaces } from './namespaces.ts';
 import { openapiDocument, openapiIndex } from './openapi.ts';
@@ -167,6 +168,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const server: ServerContext = {
     log,
     projection,
+    logEnd: createLogBarrier(log),
     writer: createWriter({ log, projection, logger, ...(options.applyTimeoutMs !== undefined ? { applyTimeoutMs: options.applyTimeoutMs } : {}) }),
     logger,
     metrics,
