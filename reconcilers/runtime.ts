@@ -46,6 +46,12 @@ export interface Controller {
   decideAll?(keys: readonly string[], view: View, context: DecideContext): ReadonlyMap<string, Decision>;
   /** Periodic full resync (ms), for time-based conditions. */
   readonly resyncMs?: number;
+  /**
+   * Called once by the runtime with the projection it reconciles on, so the controller can
+   * keep a cache fed by the change feed (an informer's indexer, e.g. the scheduler's
+   * NodeInfos); returns what detaches it. Decisions must be the same with or without it.
+   */
+  attach?(projection: Projection): () => void;
 }
 
 /** Decides `keys` with the controller's batch decision if it has one. */
@@ -259,6 +265,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   };
 
   const membership = await log.joinGroup(`${log.layout.cluster}.${controller.name}`, ['desired']);
+  const detach = controller.attach?.(projection);
   const subscriptions: Subscription[] = [
     membership.assignments$.subscribe((assignment) => {
       const next = new Set(assignment.partitions.desired ?? []);
@@ -297,6 +304,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     stop: async () => {
       stopped = true;
       for (const s of subscriptions) s.unsubscribe();
+      detach?.();
       for (const t of timers) clearTimeout(t);
       timers.clear();
       queue.clear();

@@ -4,12 +4,13 @@
  * pods of the round see the capacity taken. Each binding is a `PodBound` event carrying
  * the rationale; the fold still judges it (capacity, still unbound) in log order.
  */
-import type { AppliedChange, View } from '../../projections/index.ts';
+import type { AppliedChange, PositionVector, Projection, View } from '../../projections/index.ts';
 import type { EventBody, Node, Pod, PodCondition } from '../../schemas/index.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
+import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
 import { assumePod, buildNodeInfos, type NodeInfo } from './framework.ts';
 import { createDefaultProfile } from './plugins/index.ts';
-import { schedule } from './scheduler.ts';
+import { createRoundScheduler } from './scheduler.ts';
 
 export interface SchedulerOptions {
   /** Pods whose spec.schedulerName differs are left alone (default "default-scheduler"). */
@@ -20,17 +21,27 @@ const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d
 
 const podKey = (pod: Pod): string => `Pod/${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
 
-/** Decides where each pod of `keys` goes, in key order, against one snapshot of the cluster. */
+/** The NodeInfos of `view`, built from every node and bound pod. */
+export const nodeInfosOf = (view: View): NodeInfo[] =>
+  buildNodeInfos(view.list('Node') as Node[], (view.list('Pod') as Pod[]).filter((p) => p.spec.nodeName));
+
+/**
+ * Decides where each pod of `keys` goes, in key order, against one snapshot of the cluster:
+ * `nodeInfos` when given (they must be those of `view`, e.g. from the NodeInfo cache), else
+ * built from `view`.
+ */
 export const decidePods = (
   keys: readonly string[],
   view: View,
   context: DecideContext,
   schedulerName: string,
+  nodeInfos?: readonly NodeInfo[],
 ): Map<string, Decision> => {
-  const profile = createDefaultProfile();
-  const nodes = view.list('Node') as Node[];
-  const bound = (view.list('Pod') as Pod[]).filter((p) => p.spec.nodeName);
-  let infos: NodeInfo[] = buildNodeInfos(nodes, bound);
+  const schedule = createRoundScheduler(createDefaultProfile());
+  // One copy per round; each binding replaces its node's entry (assumed for the next pod).
+  const infos: NodeInfo[] = nodeInfos ? [...nodeInfos] : nodeInfosOf(view);
+  const indexOfNode = new Map<string, number>();
+  infos.forEach((info, index) => indexOfNode.set(info.node.metadata.name, index));
   const decisions = new Map<string, Decision>();
   for (const key of [...keys].sort()) {
     const pod = view.get(key) as Pod | undefined;
@@ -42,7 +53,7 @@ export const decidePods = (
       decisions.set(key, { commands: [] });
       continue;
     }
-    const result = schedule(pod, infos, profile);
+    const result = schedule(pod, infos);
     switch (result.type) {
       case 'bound': {
         const command: EventBody = {
@@ -58,7 +69,8 @@ export const decidePods = (
             totalNodes: result.rationale.totalNodes,
           },
         };
-        infos = infos.map((info) => (info.node.metadata.name === result.node ? assumePod(info, pod) : info));
+        const index = indexOfNode.get(result.node) as number;
+        infos[index] = assumePod(infos[index] as NodeInfo, pod);
         decisions.set(key, { commands: [command] });
         break;
       }
@@ -114,14 +126,41 @@ const keysFor = (change: AppliedChange, view: View): readonly string[] => {
   return [];
 };
 
-/** Creates the scheduler controller. */
+const sameVector = (left: PositionVector, right: PositionVector): boolean =>
+  left === right ||
+  (left.desired.length === right.desired.length &&
+    left.observed.length === right.observed.length &&
+    left.desired.every((offset, p) => offset === right.desired[p]) &&
+    left.observed.every((offset, p) => offset === right.observed[p]));
+
+/**
+ * Creates the scheduler controller. Attached to a projection (by the runtime), it keeps
+ * NodeInfos across rounds from the change feed and uses them for views at the
+ * projection's cursor; any other view (a past one, for `debug reconcile`) is rebuilt.
+ */
 export const createSchedulerController = (options: SchedulerOptions = {}): Controller => {
   const schedulerName = options.schedulerName ?? 'default-scheduler';
+  let attached: { projection: Projection; cache: NodeInfoCache } | undefined;
+  const nodeInfosFor = (view: View): readonly NodeInfo[] | undefined =>
+    attached && sameVector(view.position, attached.projection.cursor()) ? attached.cache.nodeInfos() : undefined;
   return {
     name: 'scheduler',
     keysFor,
     initialKeys: unscheduledKeys,
-    decide: (key, view, context) => decidePods([key], view, context, schedulerName).get(key) ?? { commands: [] },
-    decideAll: (keys, view, context) => decidePods(keys, view, context, schedulerName),
+    decide: (key, view, context) => decidePods([key], view, context, schedulerName, nodeInfosFor(view)).get(key) ?? { commands: [] },
+    decideAll: (keys, view, context) => decidePods(keys, view, context, schedulerName, nodeInfosFor(view)),
+    attach: (projection) => {
+      // The change feed is emitted synchronously after each committed batch, so from here on
+      // the cache holds the state at the projection's cursor whenever a round can run.
+      const cache = createNodeInfoCache();
+      const subscription = projection.changes$.subscribe((change) => cache.apply(change));
+      cache.reset(projection.view());
+      const current = { projection, cache };
+      attached = current;
+      return () => {
+        subscription.unsubscribe();
+        if (attached === current) attached = undefined;
+      };
+    },
   };
 };

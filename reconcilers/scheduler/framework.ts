@@ -59,25 +59,54 @@ function contributionOf(pod: Pod): { requested: PodResources; nonZeroRequested: 
 
 const NOTHING: PodResources = { cpuMilli: 0, memoryBytes: 0 };
 
+/** What a placed pod adds to its node, derived once per pod version (a NodeInfo cache keeps these across rounds). */
+export interface PlacedPod {
+  readonly pod: Pod;
+  readonly requested: PodResources;
+  readonly nonZeroRequested: PodResources;
+  /** Its parsed required anti-affinity terms, when it has any. */
+  readonly antiAffinity: PodWithAntiAffinity | undefined;
+}
+
+/** Derives what `pod` adds to the node it is bound to. */
+export function placedPod(pod: Pod): PlacedPod {
+  const contribution = contributionOf(pod);
+  return { pod, requested: contribution.requested, nonZeroRequested: contribution.nonZeroRequested, antiAffinity: withAntiAffinity(pod) };
+}
+
 /**
  * Builds the NodeInfo of `node` from the pods bound to it (finished ones included, see
  * `contributionOf`). A pod whose requests cannot be parsed (the apiserver rejects those)
  * holds none.
  */
 export function createNodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
+  return nodeInfoFromPlaced(node, pods.map(placedPod), nodeAllocatable(node));
+}
+
+/** `createNodeInfo` from pods whose contributions are already derived (the sums are integers, so any order gives the same totals). */
+export function nodeInfoFromPlaced(node: Node, placed: readonly PlacedPod[], allocatable: ResourceAmounts): NodeInfo {
   const counted: Pod[] = [];
   const antiAffinityPods: PodWithAntiAffinity[] = [];
-  let requested = NOTHING;
-  let nonZeroRequested = NOTHING;
-  for (const pod of pods) {
-    const contribution = contributionOf(pod);
-    counted.push(pod);
-    const antiAffinityPod = withAntiAffinity(pod);
-    if (antiAffinityPod !== undefined) antiAffinityPods.push(antiAffinityPod);
-    requested = add(requested, contribution.requested);
-    nonZeroRequested = add(nonZeroRequested, contribution.nonZeroRequested);
+  let cpuMilli = 0;
+  let memoryBytes = 0;
+  let nonZeroCpuMilli = 0;
+  let nonZeroMemoryBytes = 0;
+  for (const entry of placed) {
+    counted.push(entry.pod);
+    if (entry.antiAffinity !== undefined) antiAffinityPods.push(entry.antiAffinity);
+    cpuMilli += entry.requested.cpuMilli;
+    memoryBytes += entry.requested.memoryBytes;
+    nonZeroCpuMilli += entry.nonZeroRequested.cpuMilli;
+    nonZeroMemoryBytes += entry.nonZeroRequested.memoryBytes;
   }
-  return nodeInfoOf(node, counted, requested, nonZeroRequested, nodeAllocatable(node), antiAffinityPods);
+  return nodeInfoOf(
+    node,
+    counted,
+    { cpuMilli, memoryBytes },
+    { cpuMilli: nonZeroCpuMilli, memoryBytes: nonZeroMemoryBytes },
+    allocatable,
+    antiAffinityPods,
+  );
 }
 
 /** Every NodeInfo is built here, so all share one object shape (keeps the per-node hot path monomorphic). */
@@ -195,16 +224,27 @@ export function unfit(reason: string, ...moreReasons: string[]): FilterResult {
   return { type: 'unfit', reasons: [reason, ...moreReasons] };
 }
 
+/**
+ * Whether a plugin's verdict or score on a node depends only on the pod's namespace, labels
+ * and spec and on that node's NodeInfo (not on other nodes, nor on the pod's name): `true`
+ * always, or a test of the cycle (e.g. "only while no pod has anti-affinity"). Lets a round
+ * reuse the outcome for an equal pod on a node whose NodeInfo did not change. Absent means
+ * never, which is always correct.
+ */
+export type NodeLocality = true | ((ctx: SchedulingContext) => boolean);
+
 /** Decides whether a pod may run on a node. */
 export interface FilterPlugin {
   readonly name: string;
   filter(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): FilterResult;
+  readonly nodeLocal?: NodeLocality;
 }
 
 /** Ranks a node that passed every filter: an integer from 0 (worst) to {@link MAX_NODE_SCORE}. */
 export interface ScorePlugin {
   readonly name: string;
   score(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number;
+  readonly nodeLocal?: NodeLocality;
 }
 
 /** The highest score a plugin may give (kube-scheduler's `MaxNodeScore`). */

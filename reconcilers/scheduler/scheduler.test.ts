@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { assumePod, buildNodeInfos, createProfile, type NodeInfo } from './framework.ts';
 import type { Node, Pod } from '../../schemas/index.ts';
 import { createDefaultProfile, defaultRegistry } from './plugins/index.ts';
-import { NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
+import { createRoundScheduler, NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
 import { antiAffinityToApp, makeNode, makePod } from './test-fixtures.ts';
 
 const profile = createDefaultProfile();
@@ -246,5 +246,80 @@ describe('schedule', () => {
     );
     const result = schedule(makePod({ name: 'p', cpu: '2', memory: '4Gi' }), buildNodeInfos([makeNode({ name: 'n' })], []), weighted);
     expect(result.rationale.scores).toEqual([{ node: 'n', score: 150, plugins: [{ name: 'NodeResourcesFit', score: 50 }] }]);
+  });
+});
+
+describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)', () => {
+  /** The default profile with every filter call counted. */
+  const countingProfile = (): { profile: ReturnType<typeof createDefaultProfile>; calls: () => number } => {
+    let calls = 0;
+    const base = createDefaultProfile();
+    return {
+      profile: {
+        filters: base.filters.map((plugin) => ({
+          ...plugin,
+          filter: (...args: Parameters<typeof plugin.filter>) => {
+            calls += 1;
+            return plugin.filter(...args);
+          },
+        })),
+        scores: base.scores,
+      },
+      calls: () => calls,
+    };
+  };
+
+  /** Decides `pods` in turn with `decide`, assuming each binding, as a scheduler round does. */
+  const round = (nodeInfos: readonly NodeInfo[], pods: readonly Pod[], decide: (pod: Pod, infos: readonly NodeInfo[]) => ScheduleResult): ScheduleResult[] => {
+    const current = [...nodeInfos];
+    return pods.map((pod) => {
+      const result = decide(pod, current);
+      if (result.type === 'bound') {
+        const index = current.findIndex((info) => info.node.metadata.name === result.node);
+        current[index] = assumePod(current[index] as NodeInfo, { ...pod, spec: { ...pod.spec, nodeName: result.node } });
+      }
+      return result;
+    });
+  };
+
+  it('decides exactly as schedule does, pod after pod, with filters, taints, anti-affinity and full nodes', () => {
+    const nodes = Array.from({ length: 12 }, (_, i) =>
+      makeNode({
+        name: `node-${String(i).padStart(2, '0')}`,
+        cpu: i % 4 === 0 ? '1' : '2',
+        pods: i % 5 === 0 ? '3' : '110',
+        labels: { zone: `z${i % 3}` },
+        ...(i % 6 === 1 ? { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' as const }] } : {}),
+        ...(i === 7 ? { ready: 'False' as const } : {}),
+      }),
+    );
+    const templates = [
+      (n: number) => makePod({ name: `web-${n}`, cpu: '200m', labels: { app: 'web' } }),
+      (n: number) => makePod({ name: `db-${n}`, cpu: '300m', nodeSelector: { zone: 'z1' }, labels: { app: 'db' } }),
+      (n: number) => makePod({ name: `gpu-${n}`, cpu: '100m', labels: { app: 'gpu' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }] }),
+      (n: number) => makePod({ name: `solo-${n}`, cpu: '100m', labels: { app: 'solo' }, antiAffinity: [antiAffinityToApp('solo')] }),
+      // One per zone: a binding excludes the other nodes of its zone too.
+      (n: number) => makePod({ name: `zonal-${n}`, cpu: '100m', labels: { app: 'zonal' }, antiAffinity: [{ labelSelector: { matchLabels: { app: 'zonal' } }, topologyKey: 'zone' }] }),
+    ];
+    // Mostly runs of one template (as a ReplicaSet's pods arrive), some interleaved.
+    const pods = Array.from({ length: 160 }, (_, n) => (templates[(n < 60 ? 0 : Math.floor(n / 7)) % templates.length] as (n: number) => Pod)(n));
+    const placed = [makePod({ name: 'old-solo', cpu: '100m', labels: { app: 'solo' }, antiAffinity: [antiAffinityToApp('solo')], nodeName: 'node-03' })];
+    const expected = round(buildNodeInfos(nodes, placed), pods, (pod, infos) => schedule(pod, infos, profile));
+    const counted = countingProfile();
+    const actual = round(buildNodeInfos(nodes, placed), pods, createRoundScheduler(counted.profile));
+    expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+    expect(expected.filter((r) => r.type === 'unschedulable').length).toBeGreaterThan(0);
+    expect(expected.some((r) => r.rationale.filtered.length > 0 && r.type === 'bound')).toBe(true);
+  });
+
+  it('evaluates the replicas of one template on the changed node only, after the first', () => {
+    const nodes = Array.from({ length: 50 }, (_, i) => makeNode({ name: `node-${String(i).padStart(2, '0')}`, cpu: '32' }));
+    const pods = Array.from({ length: 100 }, (_, n) => makePod({ name: `web-${n}`, cpu: '100m', labels: { app: 'web' } }));
+    const counted = countingProfile();
+    const results = round(buildNodeInfos(nodes, []), pods, createRoundScheduler(counted.profile));
+    expect(JSON.stringify(results)).toBe(JSON.stringify(round(buildNodeInfos(nodes, []), pods, (pod, infos) => schedule(pod, infos, profile))));
+    // The first pod runs every filter on every node; each later one on the node just taken.
+    const filters = counted.profile.filters.length;
+    expect(counted.calls()).toBe(filters * (50 + 99));
   });
 });

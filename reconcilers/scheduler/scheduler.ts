@@ -48,25 +48,80 @@ export const NO_NODES_MESSAGE = 'no nodes available to schedule pods';
  */
 export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Profile): ScheduleResult {
   const ctx = createSchedulingContext(pod, nodeInfos);
+  return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
+}
+
+/**
+ * A scheduler for one round of decisions: `schedule` with the same results, which reuses
+ * the outcome of an earlier pod of the round with the same namespace, labels and spec (the
+ * replicas of one template) on every node whose NodeInfo is the same object as then, when
+ * every plugin is node-local for both cycles (see `NodeLocality`). After a binding only the
+ * chosen node's NodeInfo changes, so the replicas of a template cost one full pass per round
+ * plus one node each.
+ */
+export function createRoundScheduler(profile: Profile): (pod: Pod, nodeInfos: readonly NodeInfo[]) => ScheduleResult {
+  const plugins = [...profile.filters, ...profile.scores.map((entry) => entry.plugin)];
+  const mayReuse = plugins.every((plugin) => plugin.nodeLocal !== undefined);
+  /** Pod signature → the outcome per node index of the last pod with it. */
+  const outcomesOf = new Map<string, readonly NodeOutcome[]>();
+  return (pod, nodeInfos) => {
+    const ctx = createSchedulingContext(pod, nodeInfos);
+    const local = mayReuse && plugins.every((plugin) => plugin.nodeLocal === true || (plugin.nodeLocal !== undefined && plugin.nodeLocal(ctx)));
+    if (!local) return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
+    const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
+    const earlier = outcomesOf.get(signature);
+    const outcomes = nodeInfos.map((nodeInfo, index) => {
+      const reused = earlier?.[index];
+      return reused !== undefined && reused.nodeInfo === nodeInfo ? reused : evaluateNode(pod, nodeInfo, ctx, profile);
+    });
+    outcomesOf.set(signature, outcomes);
+    return decide(outcomes, profile);
+  };
+}
+
+/** One node's outcome for a pod: the first "unfit" verdict, or the weighted total and each plugin's score. */
+interface NodeOutcome {
+  readonly nodeInfo: NodeInfo;
+  /** Undefined when the node is feasible. */
+  readonly unfit: readonly string[] | undefined;
+  readonly total: number;
+  readonly scores: readonly number[];
+}
+
+const NO_SCORES: readonly number[] = [];
+
+function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile): NodeOutcome {
+  const verdict = runFilters(pod, nodeInfo, ctx, profile);
+  if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
+  const scores: number[] = [];
+  let total = 0;
+  for (const { plugin, weight } of profile.scores) {
+    const score = plugin.score(pod, nodeInfo, ctx);
+    if (!Number.isInteger(score) || score < 0 || score > MAX_NODE_SCORE) {
+      throw new RangeError(
+        `score plugin ${plugin.name} gave node ${nodeInfo.node.metadata.name} the score ${score}; scores are integers 0..${MAX_NODE_SCORE}`,
+      );
+    }
+    scores.push(score);
+    total += score * weight;
+  }
+  return { nodeInfo, unfit: undefined, total, scores };
+}
+
+/** The decision from every node's outcome. */
+function decide(outcomes: readonly NodeOutcome[], profile: Profile): ScheduleResult {
   const filtered: FilteredNode[] = [];
-  const feasible: NodeInfo[] = [];
-  for (const nodeInfo of nodeInfos) {
-    const verdict = runFilters(pod, nodeInfo, ctx, profile);
-    if (verdict.type === 'fit') feasible.push(nodeInfo);
-    else filtered.push({ node: nodeInfo.node.metadata.name, reasons: [...verdict.reasons] });
+  let feasible = 0;
+  for (const outcome of outcomes) {
+    if (outcome.unfit === undefined) feasible += 1;
+    else filtered.push({ node: outcome.nodeInfo.node.metadata.name, reasons: [...outcome.unfit] });
   }
   filtered.sort((left, right) => compareNames(left.node, right.node));
-
-  const scores = topScores(pod, feasible, ctx, profile);
-  const rationale: BindingRationale = {
-    filtered,
-    scores,
-    feasibleNodes: feasible.length,
-    totalNodes: nodeInfos.length,
-  };
+  const scores = topScores(outcomes, profile);
+  const rationale: BindingRationale = { filtered, scores, feasibleNodes: feasible, totalNodes: outcomes.length };
   const [best] = scores;
   if (best === undefined) {
-    return { type: 'unschedulable', message: unschedulableMessage(filtered, nodeInfos.length), rationale };
+    return { type: 'unschedulable', message: unschedulableMessage(filtered, outcomes.length), rationale };
   }
   return { type: 'bound', node: best.node, rationale };
 }
@@ -79,46 +134,31 @@ function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profil
   return FIT;
 }
 
-/** Scores every feasible node but materialises only the best {@link TOP_SCORES}, best first. */
-function topScores(pod: Pod, feasible: readonly NodeInfo[], ctx: SchedulingContext, profile: Profile): NodeScore[] {
-  const top: NodeScore[] = [];
-  const podsOf = new Map<string, number>();
-  const pluginScores = new Array<number>(profile.scores.length).fill(0);
-  for (const nodeInfo of feasible) {
-    const node = nodeInfo.node.metadata.name;
-    const pods = nodeInfo.requested.pods;
-    let total = 0;
-    for (let index = 0; index < profile.scores.length; index += 1) {
-      const { plugin, weight } = profile.scores[index] as Profile['scores'][number];
-      const score = plugin.score(pod, nodeInfo, ctx);
-      if (!Number.isInteger(score) || score < 0 || score > MAX_NODE_SCORE) {
-        throw new RangeError(
-          `score plugin ${plugin.name} gave node ${node} the score ${score}; scores are integers 0..${MAX_NODE_SCORE}`,
-        );
-      }
-      pluginScores[index] = score;
-      total += score * weight;
-    }
+/** Ranks the feasible nodes but materialises only the best {@link TOP_SCORES}, best first. */
+function topScores(outcomes: readonly NodeOutcome[], profile: Profile): NodeScore[] {
+  const top: NodeOutcome[] = [];
+  for (const outcome of outcomes) {
+    if (outcome.unfit !== undefined) continue;
     const last = top[top.length - 1];
-    if (top.length === TOP_SCORES && last !== undefined && !ranksBefore(total, pods, node, last, podsOf)) continue;
-    const entry: NodeScore = {
-      node,
-      score: total,
-      plugins: profile.scores.map(({ plugin }, index) => ({ name: plugin.name, score: pluginScores[index] ?? 0 })),
-    };
-    podsOf.set(node, pods);
-    const position = top.findIndex((other) => ranksBefore(total, pods, node, other, podsOf));
-    top.splice(position === -1 ? top.length : position, 0, entry);
+    if (top.length === TOP_SCORES && last !== undefined && !ranksBefore(outcome, last)) continue;
+    let position = 0;
+    while (position < top.length && !ranksBefore(outcome, top[position] as NodeOutcome)) position += 1;
+    top.splice(position, 0, outcome);
     if (top.length > TOP_SCORES) top.pop();
   }
-  return top;
+  return top.map((outcome) => ({
+    node: outcome.nodeInfo.node.metadata.name,
+    score: outcome.total,
+    plugins: profile.scores.map(({ plugin }, index) => ({ name: plugin.name, score: outcome.scores[index] ?? 0 })),
+  }));
 }
 
 /** Higher score first; among equal scores the node with fewer pods, then the name that sorts first. */
-function ranksBefore(score: number, pods: number, node: string, other: NodeScore, podsOf: ReadonlyMap<string, number>): boolean {
-  if (score !== other.score) return score > other.score;
-  const otherPods = podsOf.get(other.node) ?? 0;
-  return pods !== otherPods ? pods < otherPods : compareNames(node, other.node) < 0;
+function ranksBefore(outcome: NodeOutcome, other: NodeOutcome): boolean {
+  if (outcome.total !== other.total) return outcome.total > other.total;
+  const pods = outcome.nodeInfo.requested.pods;
+  const otherPods = other.nodeInfo.requested.pods;
+  return pods !== otherPods ? pods < otherPods : compareNames(outcome.nodeInfo.node.metadata.name, other.nodeInfo.node.metadata.name) < 0;
 }
 
 /** Orders by UTF-16 code units (for node names, which are ASCII, the same as Go's byte order). */

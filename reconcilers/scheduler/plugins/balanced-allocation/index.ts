@@ -31,6 +31,7 @@ function usedFraction(used: number, capacity: number): number | undefined {
 export function createBalancedAllocation(): ScorePlugin {
   return {
     name: BALANCED_ALLOCATION,
+    nodeLocal: true,
     score(_pod, nodeInfo, ctx) {
       const requests = ctx.get(podRequestsOfCycle);
       const requested = requests.type === 'ok' ? requests.requests.requested : { cpuMilli: 0, memoryBytes: 0 };

@@ -91,6 +91,7 @@ const podNodeAffinity = defineCycleValue('NodeAffinity/matcher', (pod) => nodeAf
 export function createNodeAffinity(): FilterPlugin {
   return {
     name: NODE_AFFINITY,
+    nodeLocal: true,
     filter(_pod, nodeInfo, ctx) {
       return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unfit(NODE_AFFINITY_REASON);
     },

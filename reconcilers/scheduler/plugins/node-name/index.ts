@@ -18,6 +18,7 @@ export function matchesNodeName(pod: Pod, node: Node): boolean {
 export function createNodeName(): FilterPlugin {
   return {
     name: NODE_NAME,
+    nodeLocal: true,
     filter(pod, nodeInfo) {
       return matchesNodeName(pod, nodeInfo.node) ? FIT : unfit(NODE_NAME_REASON);
     },

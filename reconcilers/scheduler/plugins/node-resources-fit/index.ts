@@ -76,6 +76,7 @@ function leastRequested(requested: number, capacity: number): number {
 export function createNodeResourcesFit(): FilterPlugin & ScorePlugin {
   return {
     name: NODE_RESOURCES_FIT,
+    nodeLocal: true,
     filter(_pod, nodeInfo, ctx) {
       const requests = ctx.get(podRequestsOfCycle);
       if (requests.type === 'invalid') return unfit(`Invalid resource request: ${requests.error.message}`);

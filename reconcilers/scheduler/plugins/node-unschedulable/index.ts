@@ -22,6 +22,7 @@ export function admitsDespiteCordon(pod: Pod, node: Node): boolean {
 export function createNodeUnschedulable(): FilterPlugin {
   return {
     name: NODE_UNSCHEDULABLE,
+    nodeLocal: true,
     filter(pod, nodeInfo) {
       return admitsDespiteCordon(pod, nodeInfo.node) ? FIT : unfit(NODE_UNSCHEDULABLE_REASON);
     },

@@ -99,6 +99,12 @@ const antiAffinityOfCycle = defineCycleValue('PodAntiAffinity/state', antiAffini
 export function createPodAntiAffinity(): FilterPlugin {
   return {
     name: POD_ANTI_AFFINITY,
+    // Node-local while the cycle excludes no domain at all (no pod has terms that matter
+    // here): then every node passes, whatever the other nodes hold.
+    nodeLocal: (ctx) => {
+      const state = ctx.get(antiAffinityOfCycle);
+      return state.excludedByIncoming.size === 0 && state.excludedByExisting.size === 0;
+    },
     filter(_pod, nodeInfo, ctx) {
       return antiAffinityVerdict(ctx.get(antiAffinityOfCycle), nodeInfo.node);
     },

@@ -94,6 +94,7 @@ export function untoleratedTaintReason(taint: Taint): string {
 export function createTaintToleration(): FilterPlugin {
   return {
     name: TAINT_TOLERATION,
+    nodeLocal: true,
     filter(pod, nodeInfo) {
       const taint = findUntoleratedTaint(pod, nodeInfo.node);
       return taint === undefined ? FIT : unfit(untoleratedTaintReason(taint));
