@@ -73,6 +73,8 @@ const readyStatus = (capacity: NodeResources, now: number, logPort: number | und
 const defaultPodCIDR = (kind: RuntimeKind) => (index: number): string =>
   kind === 'process' ? `127.100.${index % 256}.0/24` : `127.${110 + (Math.floor(index / 256) % 100)}.${index % 256}.0/24`;
 
+const isTerminal = (status: PodStatus | undefined): boolean => status?.phase === 'Succeeded' || status?.phase === 'Failed';
+
 const hasStopped = (status: PodStatus): boolean =>
   status.phase === 'Succeeded' ||
   status.phase === 'Failed' ||
@@ -150,6 +152,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     flushScheduled = true;
     setImmediate(flush);
   };
+  /**
+   * The pods bound to this agent's nodes as the projection has them (uid, being deleted),
+   * kept from its change feed, so a status report needs no projection read.
+   */
+  const boundPods = new Map<string, { uid: string; deleting: boolean }>();
+  const rememberPod = (key: string, pod: Pod): void => {
+    boundPods.set(key, { uid: pod.metadata.uid ?? '', deleting: pod.metadata.deletionTimestamp != null });
+  };
   /** Uids of the pods a runtime reported a status for, i.e. admitted (it admits no pod that is already being deleted). */
   const reportedUids = new Set<string>();
   /** Queues the final delete (grace 0) of a pod whose containers have all stopped. */
@@ -177,14 +187,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     subscriptions.push(
       runtime.statuses$.subscribe((update) => {
         const key = `Pod/${update.namespace}/${update.name}`;
-        const current = projection.view().get(key) as Pod | undefined;
-        if (!current || current.metadata.uid !== update.uid) return;
+        const current = boundPods.get(key);
+        if (!current || current.uid !== update.uid) return;
         reportedUids.add(update.uid);
         pendingStatus.set(key, {
           node,
           body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
         });
-        if (current.metadata.deletionTimestamp && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
+        if (current.deleting && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
         scheduleFlush();
       }),
     );
@@ -201,6 +211,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     const current = projection.view();
     for (const node of dirtyNodes) {
       const pods = current.podsOnNode(node);
+      for (const pod of pods) rememberPod(`Pod/${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`, pod);
       runtimes.get(node)?.sync(pods);
       // A pod that had already finished when its deletion came, or that was deleted before the
       // runtime ever started it, gets no new status from the runtime: nothing is left to stop.
@@ -225,8 +236,18 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   subscriptions.push(
     projection.changes$.subscribe((change) => {
       if (!change.key.startsWith('Pod/')) return;
-      if (change.type === 'DELETED') reportedUids.delete(change.object.metadata.uid ?? '');
-      const node = (change.object as Pod).spec.nodeName;
+      const pod = change.object as Pod;
+      const node = pod.spec.nodeName;
+      if (change.type === 'DELETED') {
+        reportedUids.delete(pod.metadata.uid ?? '');
+        if (boundPods.get(change.key)?.uid === pod.metadata.uid) boundPods.delete(change.key);
+      } else if (node && nodeSet.has(node)) {
+        rememberPod(change.key, pod);
+      }
+      // A status report (this agent's own, mostly) changes nothing the runtime acts on (the
+      // set of pods, their uids, deletion) unless the phase became terminal; skipping it
+      // spares a resync of the node's pods per report.
+      if (change.topic === 'observed' && change.type === 'MODIFIED' && !isTerminal(pod.status)) return;
       if (node) markDirty(node);
     }),
   );
