@@ -264,6 +264,9 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     for (const key of controller.initialKeys(view)) enqueue(key, null);
   };
 
+  // One live view for every change: it reads the current state whenever it is asked (a view
+  // per change cost more than most controllers' keysFor).
+  const liveView = projection.view();
   const membership = await log.joinGroup(`${log.layout.cluster}.${controller.name}`, ['desired']);
   const detach = controller.attach?.(projection);
   const subscriptions: Subscription[] = [
@@ -285,7 +288,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       );
     }),
     projection.changes$.subscribe((change) => {
-      for (const key of controller.keysFor(change, projection.view())) enqueue(key, change.eventId);
+      for (const key of controller.keysFor(change, liveView)) enqueue(key, change.eventId);
     }),
   ];
   if (controller.resyncMs) {
