@@ -89,15 +89,17 @@ export interface DeploymentPlan {
 
 const stateOf = (rs: ReplicaSet, view: View, minReadySeconds: number, now: number): ReplicaSetState => {
   const pods = controlledPods(rs, view);
-  const active = pods.filter(isPodActive);
-  return {
-    rs,
-    pods,
-    active,
-    replicas: rs.spec.replicas ?? 1,
-    ready: active.filter(isPodReady).length,
-    available: active.filter((pod) => isPodAvailable(pod, minReadySeconds, now)).length,
-  };
+  // One pass over the pods: this runs every round for every ReplicaSet of the Deployment.
+  const active: Pod[] = [];
+  let ready = 0;
+  let available = 0;
+  for (const pod of pods) {
+    if (!isPodActive(pod)) continue;
+    active.push(pod);
+    if (isPodReady(pod)) ready += 1;
+    if (isPodAvailable(pod, minReadySeconds, now)) available += 1;
+  }
+  return { rs, pods, active, replicas: rs.spec.replicas ?? 1, ready, available };
 };
 
 /** What the rollout arithmetic needs of a ReplicaSet: available pods capped at its size. */

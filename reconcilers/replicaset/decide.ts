@@ -30,9 +30,21 @@ export const DEFAULT_BURST_REPLICAS = 500;
 /** Length of the generated part of a pod name (as kube's generateName suffix). */
 export const POD_SUFFIX_LENGTH = 5;
 
+/** Name suffixes by (rs uid, slot): a round re-derives the names of every slot below the free ones (a SHA-256 each). */
+const suffixes = new Map<string, string>();
+const SUFFIX_CACHE_LIMIT = 100_000;
+
 /** The name of the pod in `slot` of a ReplicaSet: stable for a given (rs uid, slot). */
-export const podNameForSlot = (rs: ReplicaSet, slot: number): string =>
-  `${rs.metadata.name}-${safeHash(`${rs.metadata.uid ?? rs.metadata.name}/${slot}`, POD_SUFFIX_LENGTH)}`;
+export const podNameForSlot = (rs: ReplicaSet, slot: number): string => {
+  const input = `${rs.metadata.uid ?? rs.metadata.name}/${slot}`;
+  let suffix = suffixes.get(input);
+  if (suffix === undefined) {
+    if (suffixes.size >= SUFFIX_CACHE_LIMIT) suffixes.clear();
+    suffix = safeHash(input, POD_SUFFIX_LENGTH);
+    suffixes.set(input, suffix);
+  }
+  return `${rs.metadata.name}-${suffix}`;
+};
 
 /** Slots searched for free names before giving up (far beyond any real ReplicaSet). */
 const MAX_SLOTS = 1_000_000;
@@ -78,15 +90,21 @@ export const desiredReplicas = (rs: ReplicaSet): number => rs.spec.replicas ?? 1
 
 /** The status `rs` should report given the pods it controls, at `now`. */
 export const replicaSetStatus = (rs: ReplicaSet, pods: readonly Pod[], now: number): ReplicaSetStatus => {
-  const active = pods.filter(isPodActive);
   const templateLabels = Object.entries(rs.spec.template?.metadata?.labels ?? {});
   const minReadySeconds = rs.spec.minReadySeconds ?? 0;
-  const status: ReplicaSetStatus = {
-    replicas: active.length,
-    fullyLabeledReplicas: active.filter((pod) => templateLabels.every(([k, v]) => pod.metadata.labels?.[k] === v)).length,
-    readyReplicas: active.filter(isPodReady).length,
-    availableReplicas: active.filter((pod) => isPodAvailable(pod, minReadySeconds, now)).length,
-  };
+  // One pass: this runs every round over every pod of the ReplicaSet.
+  let replicas = 0;
+  let fullyLabeledReplicas = 0;
+  let readyReplicas = 0;
+  let availableReplicas = 0;
+  for (const pod of pods) {
+    if (!isPodActive(pod)) continue;
+    replicas += 1;
+    if (templateLabels.every(([k, v]) => pod.metadata.labels?.[k] === v)) fullyLabeledReplicas += 1;
+    if (isPodReady(pod)) readyReplicas += 1;
+    if (isPodAvailable(pod, minReadySeconds, now)) availableReplicas += 1;
+  }
+  const status: ReplicaSetStatus = { replicas, fullyLabeledReplicas, readyReplicas, availableReplicas };
   if (rs.metadata.generation !== undefined) status.observedGeneration = rs.metadata.generation;
   if (rs.status?.conditions) status.conditions = rs.status.conditions;
   return status;
@@ -133,7 +151,15 @@ export const decideReplicaSet = (
   // times per decision made each round of a 10,000-pod ReplicaSet several times slower.
   const namespace = rs.metadata.namespace ?? 'default';
   const inNamespace = view.list('Pod', rs.metadata.namespace) as Pod[];
-  const pods = inNamespace.filter((pod) => isControlledBy(pod, rs.metadata.uid));
+  // One pass sorts them into controlled pods and pods without a controller (orphans to adopt).
+  const pods: Pod[] = [];
+  const uncontrolled: Pod[] = [];
+  const uid = rs.metadata.uid;
+  for (const pod of inNamespace) {
+    const ref = controllerRef(pod);
+    if (ref === undefined) uncontrolled.push(pod);
+    else if (uid !== undefined && ref.uid === uid) pods.push(pod);
+  }
   const status = replicaSetStatus(rs, pods, now);
   const statusCommands: EventBody[] = canonicalJson(status) === canonicalJson(rs.status) ? [] : [statusCommand(rs, status)];
   const active = pods.filter(isPodActive);
@@ -141,7 +167,7 @@ export const decideReplicaSet = (
   const requeue = waitMs === undefined ? {} : { requeueAfterMs: waitMs };
   if (isBeingDeleted(rs)) return { commands: statusCommands, ...requeue };
 
-  const orphans = adoptablePods(rs, view, inNamespace);
+  const orphans = adoptablePods(rs, view, uncontrolled);
   if (orphans.length > 0) {
     const adoptions = orphans.map((pod) =>
       updateCommand(pod, {
