@@ -36,8 +36,11 @@ export function containerLogFile(podDir: string, container: string, restartCount
 export function prepareLogFile(podDir: string, container: string, restartCount: number): string {
   const dir = join(podDir, container);
   mkdirSync(dir, { recursive: true });
-  for (const instance of logInstances(podDir, container)) {
-    if (instance < restartCount - 1) rmSync(containerLogFile(podDir, container, instance), { force: true });
+  // Instances older than the previous one exist only from the third instance on.
+  if (restartCount >= 2) {
+    for (const instance of logInstances(podDir, container)) {
+      if (instance < restartCount - 1) rmSync(containerLogFile(podDir, container, instance), { force: true });
+    }
   }
   return containerLogFile(podDir, container, restartCount);
 }

@@ -1,7 +1,8 @@
 /**
  * The `process` runtime: every container is an OS process.
  *
- * - Spawned detached (own session and process group) so signals reach the whole tree;
+ * - Spawned detached (own session and process group) so signals reach the whole tree, by
+ *   a small helper process (spawner.ts), so the event loop never waits for a fork and exec;
  *   stdout and stderr go straight to the instance's log file (the process keeps writing
  *   there even while no agent runs).
  * - Each pod gets a loopback address from the pod CIDR (given as POD_IP).
@@ -9,13 +10,13 @@
  *   `/proc` start time of each live container, written on every status change, so the
  *   next agent run adopts live processes of desired pods and terminates the others,
  *   never signalling a recycled pid.
- * - Exits of our own children come from their `exit` event. Adopted processes are not our
- *   children (no exit event, no exit code): one timer per runtime checks them every
- *   `adoptedCheckMs`, and an exit seen that way is reported as `ContainerStatusUnknown`.
+ * - Exits of the processes this run started come from the helper, which reaps them.
+ *   Adopted processes (started by a previous agent run) have no one to report them (no
+ *   exit code): one timer per runtime checks them every `adoptedCheckMs`, and an exit seen
+ *   that way is reported as `ContainerStatusUnknown`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
 import { KubeletNotFoundError } from './errors.ts';
 import { assertNever } from '../../schemas/index.ts';
@@ -25,8 +26,9 @@ import { allocatePodIP } from './pod-cidr.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
 import type { Container, Pod } from '../../schemas/index.ts';
 import { type ProbeWorker, createProbeWorker } from './probes.ts';
-import { type ProcessIdentity, isAlive, readProcStart, signalNumber, signalProcessGroup } from './proc.ts';
+import { type ProcessIdentity, isAlive, signalNumber, signalProcessGroup } from './proc.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from './runtime.ts';
+import { sharedSpawner } from './spawner.ts';
 import { createTimerQueue } from './timer-queue.ts';
 
 /** A container process the runtime started or adopted. */
@@ -84,11 +86,17 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const podsDir = join(dataDir, 'pods');
   mkdirSync(podsDir, { recursive: true });
   const instances = new Map<string, Instance>();
+  const spawner = sharedSpawner();
+  spawner.warm();
   const probeWorkers = new Map<string, ProbeWorker[]>();
   const podIPs = new Map<string, string>();
   const takenIPs = new Set<string>();
   let adoptedCheck: NodeJS.Timeout | undefined;
   let executorClosed = false;
+  /** Each pod's run as last persisted (the driver persists on every status change). */
+  const latestRuns = new Map<string, PodRun>();
+  /** What each pod's record file holds (restored pods: a placeholder until the first write). */
+  const persisted = new Map<string, string>();
 
   const podDir = (uid: string) => join(podsDir, encodeURIComponent(uid));
   const recordFile = (uid: string) => join(podDir(uid), 'record.json');
@@ -101,16 +109,8 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const key = containerKey(uid, container);
       if (instances.get(key) === instance) instances.delete(key);
       instance.end();
-      // The leader is gone; anything left in its process group goes with it (as a container's
-      // cgroup would). Only for our own children, just reaped: the group id cannot have been
-      // reused while members remain. An adopted process's pid may be recycled by now.
-      if (!instance.adopted) {
-        try {
-          process.kill(-instance.pid, 'SIGKILL');
-        } catch {
-          // ESRCH: the group is empty.
-        }
-      }
+      // Our own children's process groups were SIGKILLed by the spawner as it reaped them. An
+      // adopted process's group is left alone: its pid may be recycled by now.
       dispatch(uid, { type: 'exited', container, restartCount: instance.restartCount, ...exit, at: now() });
     }
 
@@ -136,19 +136,33 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
     }
 
     function persist(run: PodRun): void {
+      latestRuns.set(run.uid, run);
       const processes: Record<string, PodRecord['processes'][string]> = {};
       for (const c of run.containers) {
         const instance = instances.get(containerKey(run.uid, c.name));
         if (instance !== undefined) processes[c.name] = { restartCount: instance.restartCount, pid: instance.pid, procStart: instance.procStart };
       }
+      // A new pod none of whose containers has started yet has nothing to adopt or count: a
+      // restart admits it afresh. (Its first write comes with its first process.)
+      if (Object.keys(processes).length === 0 && !persisted.has(run.uid) && run.containers.every((c) => c.phase.type === 'creating' && c.restartCount === 0)) return;
       const { termination: _termination, ...state } = run;
       const record: PodRecord = { version: 1, run: state, processes };
+      const content = JSON.stringify(record);
+      if (persisted.get(run.uid) === content) return;
+      persisted.set(run.uid, content);
       const file = recordFile(run.uid);
       mkdirSync(podDir(run.uid), { recursive: true });
-      writeFileSync(`${file}.tmp`, JSON.stringify(record));
+      writeFileSync(`${file}.tmp`, content);
       renameSync(`${file}.tmp`, file);
     }
 
+    /**
+     * Starts a container through the spawner's helper process (see spawner.ts): the agent's event
+     * loop does not wait for the fork and exec, so a burst of pods does not hold every status
+     * report until the last spawn. The reducer treats a start as asynchronous anyway: the
+     * container stays `creating` until `started`, and a pod terminated meanwhile is signalled
+     * as soon as its container has started.
+     */
     function startContainer(pod: Pod, ref: ContainerRef): void {
       const { run, container, restartCount } = ref;
       const spec = containerSpec(pod, container);
@@ -159,38 +173,39 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         dispatch(run.uid, { type: 'refused', container, reason: command.reason, message: command.message, at: now() });
         return;
       }
-      mkdirSync(podDir(run.uid), { recursive: true });
-      const cwd = spec.workingDir ?? podDir(run.uid);
-      const logFd = openSync(prepareLogFile(logDir(run), container, restartCount), 'a');
-      let child: ChildProcess;
-      try {
-        child = spawn(command.file, command.args, { cwd, env, detached: true, stdio: ['ignore', logFd, logFd] });
-      } catch (err) {
-        dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `failed to start container "${container}": ${(err as Error).message}`, at: now() });
-        return;
-      } finally {
-        closeSync(logFd);
-      }
-      child.unref();
-      const pid = child.pid;
-      if (pid === undefined) {
-        child.once('error', (err) =>
-          dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `failed to start container "${container}": exec ${command.file}: ${err.message}`, at: now() }),
-        );
-        return;
-      }
-      const instance = newInstance({ pid, procStart: readProcStart(pid) ?? -1 }, restartCount, false);
-      instances.set(containerKey(run.uid, container), instance);
-      persist(run);
-      child.once('spawn', () => dispatch(run.uid, { type: 'started', container, restartCount, containerID: `process://${pid}`, at: now() }));
-      child.once('error', (err) => logger.warn({ err, pod: `${run.namespace}/${run.name}`, container, pid }, 'container process error'));
-      child.once('exit', (code, signal) =>
-        reportExit(run.uid, container, instance, {
-          exitCode: code ?? 128 + (signal === null ? 0 : signalNumber(signal)),
-          signal: signal === null ? null : signalNumber(signal),
-        }),
+      // Deleting older instances' logs (from the third instance on) stays here, with the reads of them.
+      const logFile = restartCount >= 2 ? prepareLogFile(logDir(run), container, restartCount) : containerLogFile(logDir(run), container, restartCount);
+      const podName = `${run.namespace}/${run.name}`;
+      let instance: Instance | undefined;
+      spawner.spawn(
+        { file: command.file, args: command.args, cwd: spec.workingDir ?? podDir(run.uid), env, logFile, mkdirs: [podDir(run.uid), dirname(logFile)] },
+        {
+          spawned(pid, procStart) {
+            instance = newInstance({ pid, procStart }, restartCount, false);
+            instances.set(containerKey(run.uid, container), instance);
+            logger.info({ pod: podName, container, restartCount, pid, command: [command.file, ...command.args] }, 'container started');
+            // Handled at once (the driver drains synchronously): the status change it makes
+            // persists the record with the new process.
+            dispatch(run.uid, { type: 'started', container, restartCount, containerID: `process://${pid}`, at: now() });
+            // If it made none (or the runtime is closed), the process is recorded here, with the
+            // pod's run as of its last status change, so an agent restart adopts it.
+            persist(latestRuns.get(run.uid) ?? run);
+          },
+          failed(message) {
+            dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `failed to start container "${container}": ${message}`, at: now() });
+          },
+          error(message) {
+            logger.warn({ err: message, pod: podName, container, pid: instance?.pid }, 'container process error');
+          },
+          exited(code, signal) {
+            if (instance === undefined) return;
+            reportExit(run.uid, container, instance, {
+              exitCode: code ?? 128 + (signal === null ? 0 : signalNumber(signal)),
+              signal: signal === null ? null : signalNumber(signal),
+            });
+          },
+        },
       );
-      logger.info({ pod: `${run.namespace}/${run.name}`, container, restartCount, pid, command: [command.file, ...command.args] }, 'container started');
     }
 
     function signalContainer(ref: ContainerRef, signal: StopSignal): void {
@@ -260,6 +275,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         }
         podIPs.set(record.run.uid, record.run.podIP);
         takenIPs.add(record.run.podIP);
+        persisted.set(record.run.uid, '');
         runs.push({ ...record.run, containers, termination: null });
       }
       return runs;
@@ -306,6 +322,8 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         const ip = podIPs.get(run.uid);
         podIPs.delete(run.uid);
         if (ip !== undefined) takenIPs.delete(ip);
+        latestRuns.delete(run.uid);
+        persisted.delete(run.uid);
         rmSync(podDir(run.uid), { recursive: true, force: true });
         rmSync(logDir(run), { recursive: true, force: true });
       },

@@ -1,0 +1,140 @@
+/**
+ * Starts container processes from a small helper process (a shim, as containerd's).
+ *
+ * `child_process.spawn` blocks the calling thread until the child has exec'd (libuv forks
+ * and waits on a close-on-exec pipe), and a fork costs in proportion to the forking
+ * process's memory: ~14 ms per container from the agent's process (which also hosts the
+ * apiserver and the projection in `logplane up`) on a loaded 2-core machine, against ~3 ms
+ * from a bare `node`. A burst of 100 pods held the event loop, and with it every status
+ * report, for over a second. The helper (spawner-process.mjs) forks the containers, opens
+ * their log files, reaps them and reports their exit codes over its IPC channel; signals
+ * still go from the agent to each container's process group. Containers lead their own
+ * sessions: they outlive the helper and the agent, and the next agent run adopts them.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export interface SpawnRequest {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** Opened for appending as the child's stdout and stderr. */
+  readonly logFile: string;
+  /** Created first (recursively). */
+  readonly mkdirs: readonly string[];
+}
+
+/** What happens to one spawned process. */
+export interface SpawnHandlers {
+  /** The child has exec'd; `procStart` is -1 if it was already gone. */
+  spawned(pid: number, procStart: number): void;
+  /** It never started (`message` says why). Nothing else follows. */
+  failed(message: string): void;
+  /** An error of the running child (e.g. a failed signal). */
+  error(message: string): void;
+  /** It exited and was reaped; its process group has been SIGKILLed. */
+  exited(code: number | null, signal: NodeJS.Signals | null): void;
+}
+
+export interface ContainerSpawner {
+  spawn(request: SpawnRequest, handlers: SpawnHandlers): void;
+  /** Starts the helper ahead of the first container (it takes a few tens of ms). */
+  warm(): void;
+}
+
+type HelperMessage =
+  | { readonly type: 'spawned'; readonly id: number; readonly pid: number; readonly procStart: number }
+  | { readonly type: 'failed'; readonly id: number; readonly message: string }
+  | { readonly type: 'error'; readonly id: number; readonly message: string }
+  | { readonly type: 'exit'; readonly id: number; readonly code: number | null; readonly signal: NodeJS.Signals | null };
+
+const helperFile = fileURLToPath(new URL('./spawner-process.mjs', import.meta.url));
+
+/** One helper per spawner; the process runtimes of one process share {@link sharedSpawner}. */
+export function createSpawner(): ContainerSpawner {
+  let helper: ChildProcess | undefined;
+  let nextId = 0;
+  const processes = new Map<number, { handlers: SpawnHandlers; pid: number | undefined }>();
+
+  function onMessage(message: HelperMessage): void {
+    const entry = processes.get(message.id);
+    if (entry === undefined) return;
+    switch (message.type) {
+      case 'spawned':
+        entry.pid = message.pid;
+        entry.handlers.spawned(message.pid, message.procStart);
+        break;
+      case 'failed':
+        processes.delete(message.id);
+        entry.handlers.failed(message.message);
+        break;
+      case 'error':
+        entry.handlers.error(message.message);
+        break;
+      case 'exit':
+        processes.delete(message.id);
+        entry.handlers.exited(message.code, message.signal);
+        break;
+      default:
+        message satisfies never;
+    }
+  }
+
+  /** The helper died (it should not): nothing reports its children's exits any more, so they are killed and reported. */
+  function onHelperGone(reason: string): void {
+    helper = undefined;
+    const lost = [...processes.values()];
+    processes.clear();
+    for (const entry of lost) {
+      if (entry.pid === undefined) {
+        entry.handlers.failed(`the container spawner stopped: ${reason}`);
+        continue;
+      }
+      try {
+        process.kill(-entry.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      entry.handlers.exited(null, 'SIGKILL');
+    }
+  }
+
+  function ensureHelper(): ChildProcess {
+    if (helper !== undefined) return helper;
+    // No loader (tsx, a test runner's): the helper is plain JavaScript. Its own process group,
+    // so a Ctrl-C meant for the agent does not take the containers' exit reports with it.
+    const created = fork(helperFile, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], detached: true, serialization: 'advanced' });
+    created.on('message', (message) => onMessage(message as HelperMessage));
+    created.on('error', (err) => {
+      if (helper === created) onHelperGone(err.message);
+    });
+    created.on('exit', (code, signal) => {
+      if (helper === created) onHelperGone(`exit code ${code}, signal ${signal}`);
+    });
+    // Running containers must not keep the agent's process alive (they outlive it by design).
+    created.unref();
+    created.channel?.unref();
+    helper = created;
+    return created;
+  }
+
+  return {
+    spawn(request, handlers) {
+      const id = nextId++;
+      processes.set(id, { handlers, pid: undefined });
+      ensureHelper().send({ id, ...request });
+    },
+    warm() {
+      ensureHelper();
+    },
+  };
+}
+
+let shared: ContainerSpawner | undefined;
+
+/** The spawner of this process (its helper starts with the first process runtime). */
+export function sharedSpawner(): ContainerSpawner {
+  shared ??= createSpawner();
+  return shared;
+}
