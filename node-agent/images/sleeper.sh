@@ -14,17 +14,22 @@ on_term() {
   echo 'sleeper: SIGTERM received'
   if [ "${IGNORE_SIGTERM:-}" != 1 ]; then exit 0; fi
 }
-trap on_term TERM
+# A SIGTERM during the setup below is handled once the FIFO is gone (not left behind).
+termed=''
+trap 'termed=1' TERM
 
 if [ "${IGNORE_SIGTERM:-}" = 1 ]; then ignoring=' (ignoring SIGTERM)'; else ignoring=''; fi
 echo "sleeper: pod ${POD_NAME:-unknown} pid $$ sleeping$ignoring"
 
 # The FIFO is unlinked at once: only this shell's descriptor 3 holds it, as reader and writer.
+# (Two commands, not three: a stale FIFO of a recycled pid is removed only if mkfifo fails.)
 fifo="${TMPDIR:-/tmp}/logplane-sleeper.$$"
-rm -f "$fifo"
-mkfifo -m 600 "$fifo" || exit 1
+mkfifo -m 600 "$fifo" 2>/dev/null || { rm -f "$fifo" && mkfifo -m 600 "$fifo"; } || exit 1
 exec 3<>"$fifo"
 rm -f "$fifo"
+
+trap on_term TERM
+if [ -n "$termed" ]; then on_term; fi
 
 if [ -n "${READY_FILE:-}" ]; then echo $$ >"$READY_FILE"; fi
 
