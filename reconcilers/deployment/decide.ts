@@ -24,7 +24,7 @@ import {
   statusCommand,
   updateCommand,
 } from '../replicaset/objects.ts';
-import { isPodActive, isPodAvailable, isPodFinished, isPodReady, nextAvailabilityInMs } from '../replicaset/pods.ts';
+import { countActivePods, isPodFinished, nextAvailabilityInMs } from '../replicaset/pods.ts';
 import type { Decision } from '../runtime.ts';
 import { deploymentStatus, type DeploymentCounts, type NewReplicaSetEvent } from './status.ts';
 import {
@@ -89,16 +89,7 @@ export interface DeploymentPlan {
 
 const stateOf = (rs: ReplicaSet, view: View, minReadySeconds: number, now: number): ReplicaSetState => {
   const pods = controlledPods(rs, view);
-  // One pass over the pods: this runs every round for every ReplicaSet of the Deployment.
-  const active: Pod[] = [];
-  let ready = 0;
-  let available = 0;
-  for (const pod of pods) {
-    if (!isPodActive(pod)) continue;
-    active.push(pod);
-    if (isPodReady(pod)) ready += 1;
-    if (isPodAvailable(pod, minReadySeconds, now)) available += 1;
-  }
+  const { active, ready, available } = countActivePods(pods, minReadySeconds, now);
   return { rs, pods, active, replicas: rs.spec.replicas ?? 1, ready, available };
 };
 

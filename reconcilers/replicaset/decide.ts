@@ -22,7 +22,7 @@ import {
   statusCommand,
   updateCommand,
 } from './objects.ts';
-import { isPodActive, isPodAvailable, isPodFinished, isPodReady, nextAvailabilityInMs, podsToDelete } from './pods.ts';
+import { countActivePods, isPodActive, isPodFinished, nextAvailabilityInMs, podsToDelete, type ActivePodCounts } from './pods.ts';
 
 /** Most pods one round creates for one ReplicaSet (kube's `BurstReplicas`). */
 export const DEFAULT_BURST_REPLICAS = 500;
@@ -92,19 +92,16 @@ export const desiredReplicas = (rs: ReplicaSet): number => rs.spec.replicas ?? 1
 export const replicaSetStatus = (rs: ReplicaSet, pods: readonly Pod[], now: number): ReplicaSetStatus => {
   const templateLabels = Object.entries(rs.spec.template?.metadata?.labels ?? {});
   const minReadySeconds = rs.spec.minReadySeconds ?? 0;
-  // One pass: this runs every round over every pod of the ReplicaSet.
-  let replicas = 0;
-  let fullyLabeledReplicas = 0;
-  let readyReplicas = 0;
-  let availableReplicas = 0;
-  for (const pod of pods) {
-    if (!isPodActive(pod)) continue;
-    replicas += 1;
-    if (templateLabels.every(([k, v]) => pod.metadata.labels?.[k] === v)) fullyLabeledReplicas += 1;
-    if (isPodReady(pod)) readyReplicas += 1;
-    if (isPodAvailable(pod, minReadySeconds, now)) availableReplicas += 1;
-  }
-  const status: ReplicaSetStatus = { replicas, fullyLabeledReplicas, readyReplicas, availableReplicas };
+  return statusFromCounts(rs, countActivePods(pods, minReadySeconds, now, templateLabels));
+};
+
+const statusFromCounts = (rs: ReplicaSet, counts: ActivePodCounts): ReplicaSetStatus => {
+  const status: ReplicaSetStatus = {
+    replicas: counts.active.length,
+    fullyLabeledReplicas: counts.fullyLabeled,
+    readyReplicas: counts.ready,
+    availableReplicas: counts.available,
+  };
   if (rs.metadata.generation !== undefined) status.observedGeneration = rs.metadata.generation;
   if (rs.status?.conditions) status.conditions = rs.status.conditions;
   return status;
@@ -160,9 +157,10 @@ export const decideReplicaSet = (
     if (ref === undefined) uncontrolled.push(pod);
     else if (uid !== undefined && ref.uid === uid) pods.push(pod);
   }
-  const status = replicaSetStatus(rs, pods, now);
+  const counts = countActivePods(pods, rs.spec.minReadySeconds ?? 0, now, Object.entries(rs.spec.template?.metadata?.labels ?? {}));
+  const status = statusFromCounts(rs, counts);
   const statusCommands: EventBody[] = canonicalJson(status) === canonicalJson(rs.status) ? [] : [statusCommand(rs, status)];
-  const active = pods.filter(isPodActive);
+  const active = counts.active;
   const waitMs = nextAvailabilityInMs(active, rs.spec.minReadySeconds ?? 0, now);
   const requeue = waitMs === undefined ? {} : { requeueAfterMs: waitMs };
   if (isBeingDeleted(rs)) return { commands: statusCommands, ...requeue };

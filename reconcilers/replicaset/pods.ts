@@ -22,8 +22,12 @@ export const isPodFinished = (pod: Pod): boolean =>
 export const isPodActive = (pod: Pod): boolean => !pod.metadata.deletionTimestamp && !isPodFinished(pod);
 
 /** The pod's Ready condition, if reported. */
-export const readyCondition = (pod: Pod): PodCondition | undefined =>
-  (pod.status?.conditions ?? []).find((condition) => condition.type === 'Ready');
+export const readyCondition = (pod: Pod): PodCondition | undefined => {
+  const conditions = pod.status?.conditions;
+  if (!conditions) return undefined;
+  for (const condition of conditions) if (condition.type === 'Ready') return condition;
+  return undefined;
+};
 
 /** Whether the pod reports Ready=True. */
 export const isPodReady = (pod: Pod): boolean => readyCondition(pod)?.status === 'True';
@@ -52,6 +56,8 @@ export const isPodAvailable = (pod: Pod, minReadySeconds: number, now: number): 
  * available (ms), for a requeue; undefined when none is waiting.
  */
 export const nextAvailabilityInMs = (pods: readonly Pod[], minReadySeconds: number, now: number): number | undefined => {
+  // Without minReadySeconds a ready pod is available at once: nobody waits.
+  if (minReadySeconds <= 0) return undefined;
   let soonest: number | undefined;
   for (const pod of pods) {
     const since = availableSince(pod, minReadySeconds);
@@ -99,3 +105,53 @@ export const compareForDeletion = (a: Pod, b: Pod): number => {
 /** The `count` pods to delete first among `pods` (see {@link compareForDeletion}). */
 export const podsToDelete = (pods: readonly Pod[], count: number): Pod[] =>
   count <= 0 ? [] : [...pods].sort(compareForDeletion).slice(0, count);
+
+/** What workload controllers count among the active pods of a controller. */
+export interface ActivePodCounts {
+  readonly active: Pod[];
+  readonly ready: number;
+  /** Available at `now` (see {@link isPodAvailable}). */
+  readonly available: number;
+  /** Carrying every label of `labels`. */
+  readonly fullyLabeled: number;
+}
+
+/**
+ * Counts `pods` in one pass (the ReplicaSet and Deployment controllers do this every round
+ * over every pod they control): the active ones, and of those the ready, the available at
+ * `now` and the ones carrying all of `labels`. Same answers as `isPodActive`,
+ * `isPodReady` and `isPodAvailable` per pod.
+ */
+export const countActivePods = (
+  pods: readonly Pod[],
+  minReadySeconds: number,
+  now: number,
+  labels: readonly (readonly [string, string])[] = [],
+): ActivePodCounts => {
+  const active: Pod[] = [];
+  let ready = 0;
+  let available = 0;
+  let fullyLabeled = 0;
+  for (const pod of pods) {
+    if (!isPodActive(pod)) continue;
+    active.push(pod);
+    let labeled = true;
+    for (const [key, value] of labels) {
+      if (pod.metadata.labels?.[key] !== value) {
+        labeled = false;
+        break;
+      }
+    }
+    if (labeled) fullyLabeled += 1;
+    const condition = readyCondition(pod);
+    if (condition?.status !== 'True') continue;
+    ready += 1;
+    if (minReadySeconds <= 0) {
+      available += 1;
+      continue;
+    }
+    const since = parseTime(condition.lastTransitionTime);
+    if (since !== undefined && since + minReadySeconds * 1000 <= now) available += 1;
+  }
+  return { active, ready, available, fullyLabeled };
+};

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventBody, ObjectCreated, ObjectDeleted, ObjectUpdated, Pod, ReplicaSet, ReplicaSetStatus } from '../../schemas/index.ts';
 import { createTestCluster, nodeObject, podKey, replicaSetObject, runningPodStatus, type TestCluster } from '../testing.ts';
-import { createReplicaSetController, decideReplicaSet, podNameForSlot, replicaSetKeysFor } from './index.ts';
+import { countActivePods, createReplicaSetController, decideReplicaSet, isPodActive, isPodAvailable, isPodReady, podNameForSlot, replicaSetKeysFor } from './index.ts';
 
 const clusters: TestCluster[] = [];
 afterEach(async () => {
@@ -219,5 +219,46 @@ describe('replicaset keys', () => {
     expect(replicaSetKeysFor({ ...base, type: 'MODIFIED', key: RS_KEY, object: rs, topic: 'desired' }, cluster.view())).toEqual([RS_KEY]);
     expect(replicaSetKeysFor({ ...base, type: 'MODIFIED', key: RS_KEY, object: rs, topic: 'observed' }, cluster.view())).toEqual([]);
     expect(createReplicaSetController().initialKeys(cluster.view())).toEqual([RS_KEY]);
+  });
+});
+
+describe('countActivePods', () => {
+  it('counts as isPodActive, isPodReady, isPodAvailable and the label check do, pod by pod', () => {
+    const now = Date.parse('2026-01-01T00:01:00Z');
+    const pods: Pod[] = [];
+    for (let i = 0; i < 96; i++) {
+      const conditions =
+        i % 4 === 0
+          ? []
+          : [
+              { type: 'PodScheduled', status: 'True' },
+              { type: 'Ready', status: i % 4 === 1 ? 'False' : 'True', ...(i % 3 === 0 ? {} : { lastTransitionTime: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z` }) },
+            ];
+      pods.push({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `p${i}`,
+          namespace: 'default',
+          labels: i % 5 === 0 ? { app: 'web' } : { app: 'web', tier: 'front' },
+          ...(i % 7 === 0 ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+        },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+        status: { phase: ['Pending', 'Running', 'Succeeded', 'Failed', 'Running', 'Running'][i % 6] as string, conditions },
+      } as Pod);
+    }
+    const labels: [string, string][] = [['app', 'web'], ['tier', 'front']];
+    for (const minReadySeconds of [0, 10, 30, 100]) {
+      const counts = countActivePods(pods, minReadySeconds, now, labels);
+      const active = pods.filter(isPodActive);
+      expect(counts.active).toEqual(active);
+      expect(counts.ready).toBe(active.filter(isPodReady).length);
+      expect(counts.available).toBe(active.filter((pod) => isPodAvailable(pod, minReadySeconds, now)).length);
+      expect(counts.fullyLabeled).toBe(active.filter((pod) => labels.every(([k, v]) => pod.metadata.labels?.[k] === v)).length);
+    }
+    // The sample has every kind of pod, so the counts compare something.
+    const some = countActivePods(pods, 30, now, labels);
+    expect([some.active.length, some.ready, some.available, some.fullyLabeled].every((n) => n > 0)).toBe(true);
+    expect(some.available).toBeLessThan(some.ready);
   });
 });
