@@ -6,10 +6,10 @@ import { BehaviorSubject, filter, firstValueFrom, Subject, type Observable, type
 import pino, { type Logger } from 'pino';
 import type { EventLog, LogRecord, RecordBatch } from '../log/port.ts';
 import { decodeEvent, type KubeObject } from '../schemas/index.ts';
-import { ProjectionTimeoutError } from './errors.ts';
+import { ProjectionError, ProjectionTimeoutError } from './errors.ts';
 import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type DesiredRecord, type FoldSettings, type FoldState, type StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, vectorCovers } from './positions.ts';
-import { openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
+import { LAYOUT_VERSION, MAX_PARTITIONS, openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
 import { historicalView, liveView, materializeDecoded, positionAtTime, type ObjectCache, type View } from './view.ts';
 
 /** A change the projection committed, with the object as clients now see it. */
@@ -65,7 +65,15 @@ export const createProjection = (options: ProjectionOptions): Projection => {
   const settings = options.settings ?? DEFAULT_FOLD_SETTINGS;
   const logger = options.logger ?? pino({ level: 'warn' }).child({ component: 'projection' });
   const partitions = log?.layout.partitions ?? options.partitions ?? 1;
-  const store = openProjectionStore(dir);
+  if (partitions > MAX_PARTITIONS) throw new ProjectionError(`a projection folds at most ${MAX_PARTITIONS} partitions, not ${partitions}`, false, { partitions });
+  const store = openProjectionStore(dir, (reason) =>
+    logger.warn(
+      { dir, reason },
+      reason.type === 'layout'
+        ? `the projection directory has layout ${String(reason.found ?? 1)}, not ${LAYOUT_VERSION}: emptied, it is refolded from the log from offset 0`
+        : 'the machine restarted while the projection had unflushed commits: emptied, it is refolded from the log from offset 0',
+    ),
+  );
   const cursor$ = new BehaviorSubject<PositionVector>(store.readCursor(partitions));
   const changes$ = new Subject<AppliedChange>();
   const quarantined$ = new Subject<{ topic: FoldedTopic; partition: number; offset: number; error: string }>();
@@ -125,40 +133,21 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     const change = outcome.change;
     const desiredNow = topic === 'desired' && change && change.type !== 'DELETED' ? written.desired : undefined;
     const statusNow = topic === 'observed' && change ? written.status : undefined;
-    store.history.putSync([event.key, topicIndex, record.offset], {
-      topic,
-      partition: record.partition,
-      offset: record.offset,
-      time: event.time,
-      eventId: event.id,
-      eventType: event.body.type,
-      actor: event.actor,
-      causationId: event.causationId,
-      correlationId: event.correlationId,
-      verdict: outcome.verdict,
-      change: change?.type ?? null,
-      object: desiredNow?.object ?? null,
-      status: statusNow ?? null,
-    });
-    if (topic === 'observed' && change && !store.known.get(event.key)) store.known.putSync(event.key, 1);
-    store.events.putSync(event.id, {
-      id: event.id,
-      topic,
-      partition: record.partition,
-      offset: record.offset,
+    store.recordEvent(topic, record.partition, record.offset, {
       key: event.key,
-      eventType: event.body.type,
       time: event.time,
+      id: event.id,
+      type: event.body.type,
       actor: event.actor,
       causationId: event.causationId,
       correlationId: event.correlationId,
       decidedAt: event.decidedAt ?? null,
       verdict: outcome.verdict,
+      change: change?.type ?? null,
+      object: desiredNow?.object ?? null,
+      status: statusNow ?? null,
     });
-    store.times.putSync([topicIndex, record.partition, event.time, record.offset], event.id);
-    if (!change) return;
-    store.changes.putSync([topicIndex, record.partition, record.offset], { key: event.key, type: change.type });
-    if (!feed) return;
+    if (!change || !feed) return;
     const object = change.type === 'DELETED' ? before : materialized(event.key);
     if (object) pending.push({ type: change.type, key: event.key, eventId: event.id, object, topic, partition: record.partition, offset: record.offset });
   };
@@ -168,19 +157,27 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     if (!FOLDED_TOPICS.includes(topic)) return;
     const pending: AppliedChange[] = [];
     let next: PositionVector | undefined;
-    store.root.transactionSync(() => {
-      const current = store.readCursor(partitions);
-      let cursor = current[topic][batch.partition] ?? 0;
-      for (const record of batch.records) {
-        if (record.offset < cursor) continue; // already applied: exactly once
-        applyRecord(topic, record, pending);
-        cursor = record.offset + 1;
-      }
-      const updated = [...current[topic]];
-      updated[batch.partition] = cursor;
-      next = { ...current, [topic]: updated };
-      store.writeCursor(next);
-    });
+    try {
+      store.root.transactionSync(() => {
+        const current = store.readCursor(partitions);
+        let cursor = current[topic][batch.partition] ?? 0;
+        for (const record of batch.records) {
+          if (record.offset < cursor) continue; // already applied: exactly once
+          store.snapshotBefore(topic, batch.partition, record.offset, cursor);
+          applyRecord(topic, record, pending);
+          cursor = record.offset + 1;
+        }
+        const updated = [...current[topic]];
+        updated[batch.partition] = cursor;
+        next = { ...current, [topic]: updated };
+        store.writeCursor(next);
+      });
+    } catch (error) {
+      // The transaction was aborted: what the store keeps in memory may describe its writes.
+      store.forgetMemory();
+      for (const change of pending) objectCache.delete(change.key);
+      throw error;
+    }
     if (next) cursor$.next(next);
     for (const change of pending) changes$.next(change);
   };

@@ -1,17 +1,41 @@
 /**
  * The LMDB layout of a projection, and the `FoldState` it gives the fold.
  *
- * Everything one event changes (state, indexes, history, the event's verdict, the change
- * feed, the time index) and the applied cursor are written in one LMDB transaction, so a
- * crash at any point resumes without loss or double apply (DESIGN invariant 4).
+ * Everything one event changes and the applied cursor are written in one LMDB transaction,
+ * so a crash at any point resumes without loss or double apply (DESIGN invariant 4).
+ *
+ * Layout (version 2). Current state: `objects`, `status`, `usage`, `allocations`, `index`.
+ * The past is ONE record per folded event in `log`, keyed by its position (topic,
+ * partition, offset packed into one number, so the keys of a replay arrive in order and are
+ * appended): what the event was, the fold's verdict and change, and the object (desired) or
+ * status (observed) it left. Small secondary indexes point into it:
+ * - `heads`: per object key, the offsets of its latest entry and latest change on each topic;
+ *   every `log` entry links to the previous entry and previous change of its object on its
+ *   topic, so an object's history is a chain walked back from its head;
+ * - `eventIds`: event id → position; `timeIndex`: [topic, partition, time, offset];
+ * - `changes`: [topic, partition, offset] → {key, type} (the watch feed, and what the
+ *   snapshots are rolled forward with);
+ * - `snapshots`: every `SNAPSHOT_INTERVAL` offsets of each topic partition, the offset of the
+ *   latest change of every object on it, so "the whole cluster at P" reads one snapshot, the
+ *   changes since, and one `log` entry per object, instead of seeking every object's history.
+ * `history`, `events` and `times` are read-only views over this layout in the shape of the
+ * version 1 databases, so readers of those keep working.
  */
 import { createHash } from 'node:crypto';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { readFileSync } from 'node:fs';
+import { open, type Database, type Key, type RangeOptions, type RootDatabase } from 'lmdb';
 import { partitionOfKey } from '../log/partitioner.ts';
 import type { Actor, KubeObject } from '../schemas/index.ts';
 import type { DesiredRecord, FoldState, StatusRecord, ChangeType, Verdict } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from './positions.ts';
 import type { NodeUsage } from './resources.ts';
+
+/** The layout this code writes; a directory with another one is rebuilt from the log. */
+export const LAYOUT_VERSION = 2;
+/** Offsets between two snapshots of one topic partition. */
+export const SNAPSHOT_INTERVAL = 4_096;
+/** Object heads the fold keeps in memory. */
+const HEADS_CACHED = 50_000;
 
 /** One version of one object: what an event did to it (also kept when rejected). */
 export interface HistoryEntry {
@@ -49,10 +73,41 @@ export interface EventRecord {
   readonly verdict: Verdict;
 }
 
+/** The stored record of one folded event (the value of `log`). */
+export interface LogEntry {
+  readonly key: string;
+  readonly time: number;
+  readonly id: string;
+  readonly type: string;
+  readonly actor: Actor;
+  readonly causationId: string | null;
+  readonly correlationId: string;
+  readonly decidedAt: string | null;
+  readonly verdict: Verdict;
+  readonly change: ChangeType | null;
+  readonly object: KubeObject | null;
+  readonly status: StatusRecord | null;
+  /** Offset of the previous entry of the same object on the same topic (-1: none). */
+  readonly prev: number;
+  /** Offset of the previous entry of the same object on the same topic that changed it (-1: none). */
+  readonly prevChange: number;
+}
+
+/** Per object: [last entry, last change] offsets on desired, then on observed (-1: none), then its partition. */
+export type Heads = [number, number, number, number, number];
+
+/** Per topic partition, at a snapshot offset: the latest change offset of each object, by key. */
+export interface Snapshot {
+  readonly keys: string[];
+  readonly offsets: number[];
+}
+
 /** One entry of the change feed, in log position order per partition. */
 export interface ChangeRecord {
   readonly key: string;
   readonly type: ChangeType;
+  /** Offset of the previous change of the same object on this topic (-1: none). */
+  readonly prev?: number;
 }
 
 export interface QuarantineRecord {
@@ -63,28 +118,71 @@ export interface QuarantineRecord {
 }
 
 type IndexKey = [string, string, string];
+interface Tracked {
+  readonly offsets: Map<string, number>;
+  /** The keys of `offsets`, sorted. */
+  readonly keys: string[];
+}
+type TimeKey = [number, number, number, number];
+type HistoryKey = [string, number, number];
+
+/** The read side of a database, as the history readers use it. */
+export interface ReadIndex<K, V> {
+  get(key: K): V | undefined;
+  getRange(options?: RangeOptions): Iterable<{ key: K; value: V }>;
+  getKeys(options?: RangeOptions): Iterable<K>;
+}
+
+const TOPIC_FACTOR = 2 ** 52;
+const PARTITION_FACTOR = 2 ** 40;
+/** The most partitions a position key can hold. */
+export const MAX_PARTITIONS = 4096;
+
+/** (topic index, partition, offset) as one ordered number: the key of `log`. */
+export const positionKey = (topic: number, partition: number, offset: number): number => topic * TOPIC_FACTOR + partition * PARTITION_FACTOR + offset;
+export const splitPositionKey = (position: number): { topic: number; partition: number; offset: number } => {
+  const topic = position >= TOPIC_FACTOR ? 1 : 0;
+  const rest = position - topic * TOPIC_FACTOR;
+  const partition = Math.floor(rest / PARTITION_FACTOR);
+  return { topic, partition, offset: rest - partition * PARTITION_FACTOR };
+};
 
 /** The opened databases of one projection directory. */
 export interface ProjectionStore {
   readonly root: RootDatabase;
   readonly objects: Database<DesiredRecord, string>;
-  readonly status: Database<StatusRecord, string>;
+  /** The status part of each object: the one its latest observed change left in `log`. */
+  readonly status: ReadIndex<string, StatusRecord>;
   readonly usage: Database<NodeUsage, string>;
   readonly allocations: Database<string, string>;
   readonly index: Database<number, IndexKey>;
-  readonly history: Database<HistoryEntry, [string, number, number]>;
-  readonly events: Database<EventRecord, string>;
+  readonly log: Database<LogEntry, number>;
+  readonly heads: Database<Heads, string>;
+  readonly eventIds: Database<number, string>;
+  readonly timeIndex: Database<number, TimeKey>;
   readonly changes: Database<ChangeRecord, [number, number, number]>;
-  /** [topic, partition, event time, offset] → event id: time → position, and the audit trail. */
-  readonly times: Database<string, [number, number, number, number]>;
+  readonly snapshots: Database<Snapshot, [number, number, number]>;
   readonly quarantine: Database<QuarantineRecord, [number, number, number]>;
-  /** Every object key that ever existed (for whole-cluster time travel). */
-  readonly known: Database<number, string>;
   readonly meta: Database<unknown, string>;
+  /** Every event that touched an object, keyed [object key, topic index, offset]. */
+  readonly history: ReadIndex<HistoryKey, HistoryEntry>;
+  /** Events by id (`getRange` yields them in position order). */
+  readonly events: ReadIndex<string, EventRecord>;
+  /** [topic, partition, event time, offset] → event id: time → position, and the audit trail. */
+  readonly times: ReadIndex<TimeKey, string>;
+  /** The stored entry of the event at a position, if it was folded. */
+  entryAt(topic: number, partition: number, offset: number): LogEntry | undefined;
   readCursor(partitions: number): PositionVector;
   writeCursor(cursor: PositionVector): void;
   /** A `FoldState` over the store; use it only inside `root.transactionSync`. */
   foldState(partitions: number): FoldState;
+  /** Records a folded event (inside the transaction that folded it). */
+  /** Records a folded event (inside the transaction that folded it); takes `entry` over and completes it. */
+  recordEvent(topic: FoldedTopic, partition: number, offset: number, entry: Omit<LogEntry, 'prev' | 'prevChange'>): void;
+  /** Writes the snapshot of (topic, partition) due before `offset` is folded, if one is due. */
+  snapshotBefore(topic: FoldedTopic, partition: number, offset: number, cursor: number): void;
+  /** Drops what this process holds in memory about the store (after an aborted transaction). */
+  forgetMemory(): void;
   /** SHA-256 over every state database, in key order: equal for equal logs. */
   stateHash(): string;
   close(): Promise<void>;
@@ -101,23 +199,106 @@ const podIndexKeys = (key: string, object: KubeObject): IndexKey[] => {
   return keys;
 };
 
-/** Opens (creating if needed) the projection databases in `dir`. */
-export const openProjectionStore = (dir: string): ProjectionStore => {
-  const root = open({ path: dir, maxDbs: 16, compression: false, commitDelay: 0 });
-  const db = <V, K extends import('lmdb').Key>(name: string): Database<V, K> =>
+const lessNumbers = (a: readonly number[], b: readonly number[]): boolean => {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+};
+
+/** Databases of layout version 1, dropped when such a directory is rebuilt. */
+const LAYOUT_1_DATABASES = ['history', 'events', 'times', 'known', 'status'];
+const LAYOUT_2_DATABASES = ['objects', 'usage', 'allocations', 'index', 'log', 'heads', 'eventIds', 'timeIndex', 'changes', 'snapshots', 'quarantine'];
+
+/** This boot of the machine (Linux), or undefined where the system does not tell. */
+const readBootId = (): string | undefined => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Why an opened projection directory was emptied, to be refolded from offset 0. */
+export type RebuildReason = { readonly type: 'layout'; readonly found: unknown } | { readonly type: 'unflushed'; readonly bootId: string };
+
+/**
+ * Opens (creating if needed) the projection databases in `dir`.
+ *
+ * Commits do not wait for the disk (LMDB `noSync`) where the machine has a boot id: the
+ * directory carries a mark with this boot's id from opening until a clean close has
+ * flushed everything. A process that dies leaves its committed transactions in the page
+ * cache, which the kernel still writes, so the next process of the same boot resumes from
+ * the stored cursor; if the machine itself went down with the mark set, the directory is
+ * emptied and refolded from the log (a projection is a cache of the log). Without a boot id
+ * every commit is flushed.
+ */
+export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildReason) => void): ProjectionStore => {
+  const bootId = readBootId();
+  const root = open({ path: dir, maxDbs: 24, compression: false, commitDelay: 0, ...(bootId ? { noSync: true } : { overlappingSync: false }) });
+  const db = <V, K extends Key>(name: string): Database<V, K> =>
     root.openDB<V, K>({ name, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
+  const meta = db<unknown, string>('meta');
+  const layout = meta.get('layout');
+  const unflushed = meta.get('unflushed') as string | undefined;
+  const hasData = meta.get('cursor') !== undefined;
+  const reason: RebuildReason | undefined = !hasData
+    ? undefined
+    : layout !== LAYOUT_VERSION
+      ? { type: 'layout', found: layout }
+      : unflushed !== undefined && unflushed !== bootId
+        ? { type: 'unflushed', bootId: unflushed }
+        : undefined;
+  root.transactionSync(() => {
+    if (reason) {
+      // A projection is a cache of the log: one that cannot be trusted is emptied and refolded from offset 0.
+      for (const name of [...LAYOUT_1_DATABASES, ...LAYOUT_2_DATABASES]) db<unknown, Key>(name).clearSync();
+      meta.removeSync('cursor');
+    }
+    meta.putSync('layout', LAYOUT_VERSION);
+    if (bootId) meta.putSync('unflushed', bootId);
+    else meta.removeSync('unflushed');
+  });
+  /** Flushes every commit to disk (lmdb-js `env.sync()` without a callback: a synchronous mdb_env_sync). */
+  const flush = (): void => (root as unknown as { env: { sync(): void } }).env.sync();
+  // The mark is on disk before any unflushed commit.
+  if (bootId) flush();
+  if (reason) onRebuild?.(reason);
+  let closed = false;
   const objects = db<DesiredRecord, string>('objects');
-  const status = db<StatusRecord, string>('status');
   const usage = db<NodeUsage, string>('usage');
   const allocations = db<string, string>('allocations');
   const index = db<number, IndexKey>('index');
-  const history = db<HistoryEntry, [string, number, number]>('history');
-  const events = db<EventRecord, string>('events');
+  const log = db<LogEntry, number>('log');
+  const heads = db<Heads, string>('heads');
+  const eventIds = db<number, string>('eventIds');
+  const timeIndex = db<number, TimeKey>('timeIndex');
   const changes = db<ChangeRecord, [number, number, number]>('changes');
-  const times = db<string, [number, number, number, number]>('times');
+  const snapshots = db<Snapshot, [number, number, number]>('snapshots');
   const quarantine = db<QuarantineRecord, [number, number, number]>('quarantine');
-  const known = db<number, string>('known');
-  const meta = db<unknown, string>('meta');
+
+  const lastKey = <K extends Key>(database: Database<unknown, K>): K | undefined => {
+    for (const key of database.getKeys({ reverse: true, limit: 1 })) return key;
+    return undefined;
+  };
+  /** The greatest key of the append-mostly databases: a put above it is an append. */
+  let last: { log: number; times: TimeKey | undefined; changes: [number, number, number] | undefined } | undefined;
+  const lastKeys = () =>
+    (last ??= { log: lastKey(log) ?? -1, times: lastKey(timeIndex), changes: lastKey(changes) });
+
+  /**
+   * Per topic index and partition, the latest change offset of each object, as the next
+   * snapshot will hold it (loaded on first use), with its keys kept sorted: objects are
+   * added and removed far less often than they change.
+   */
+  const tracked: (Tracked | undefined)[][] = [[], []];
+  const trackedChanges = (topicIndex: number, partition: number, cursor: number): Tracked => {
+    let stream = tracked[topicIndex]![partition];
+    if (!stream) {
+      const offsets = rollChanges(snapshots, changes, topicIndex, partition, cursor);
+      stream = { offsets, keys: [...offsets.keys()].sort() };
+      tracked[topicIndex]![partition] = stream;
+    }
+    return stream;
+  };
 
   const foldState = (partitions: number): FoldState => ({
     sharesPartition: (a, b) => partitionOfKey(a, partitions) === partitionOfKey(b, partitions),
@@ -127,15 +308,15 @@ export const openProjectionStore = (dir: string): ProjectionStore => {
       if (previous) for (const k of podIndexKeys(key, previous.object)) index.removeSync(k);
       for (const k of podIndexKeys(key, record.object)) index.putSync(k, 1);
       objects.putSync(key, record);
-      if (!previous) known.putSync(key, 1);
     },
     deleteDesired: (key) => {
       const previous = objects.get(key);
       if (previous) for (const k of podIndexKeys(key, previous.object)) index.removeSync(k);
       objects.removeSync(key);
     },
-    getStatus: (key) => status.get(key),
-    putStatus: (key, record) => status.putSync(key, record),
+    getStatus: (key) => pendingStatus.get(key) ?? status.get(key),
+    // Stored by `recordEvent` in the event's log entry (the fold's caller hands it over).
+    putStatus: (key, record) => pendingStatus.set(key, record),
     getNodeUsage: (node) => usage.get(node),
     putNodeUsage: (node, value) => usage.putSync(node, value),
     getAllocation: (resource) => allocations.get(resource),
@@ -145,20 +326,230 @@ export const openProjectionStore = (dir: string): ProjectionStore => {
     },
   });
 
+  /** Statuses the fold put for the event being folded, until `recordEvent` stores them. */
+  const pendingStatus = new Map<string, StatusRecord>();
+  /** Write-through cache of `heads` (bounded: dropped whole when it grows past HEADS_CACHED). */
+  let headsCache = new Map<string, Heads>();
+  const headsOf = (key: string): Heads | undefined => {
+    let found = headsCache.get(key);
+    if (found === undefined) {
+      found = heads.get(key);
+      if (found === undefined) return undefined;
+      if (headsCache.size >= HEADS_CACHED) headsCache = new Map();
+      headsCache.set(key, found);
+    }
+    return found;
+  };
+
+  const APPEND = { append: true };
+  const recordEvent: ProjectionStore['recordEvent'] = (topic, partition, offset, entry) => {
+    const topicIndex = topic === 'desired' ? 0 : 1;
+    const keys = lastKeys();
+    const previous = headsOf(entry.key);
+    const at = topicIndex * 2;
+    const prev = previous ? previous[at]! : -1;
+    const prevChange = previous ? previous[at + 1]! : -1;
+    const position = positionKey(topicIndex, partition, offset);
+    const value = entry as LogEntry & { prev: number; prevChange: number; status: StatusRecord | null };
+    value.prev = prev;
+    value.prevChange = prevChange;
+    // The status an observed change leaves is the object's status from now on (see `status`).
+    if (topicIndex === 1 && entry.change && !entry.status) value.status = status.get(entry.key) ?? null;
+    pendingStatus.clear();
+    if (position > keys.log) {
+      log.putSync(position, value, APPEND);
+      keys.log = position;
+    } else log.putSync(position, value);
+    const updated: Heads = previous ? [...previous] : [-1, -1, -1, -1, partition];
+    updated[at] = offset;
+    if (entry.change) updated[at + 1] = offset;
+    heads.putSync(entry.key, updated);
+    if (previous || headsCache.size < HEADS_CACHED) headsCache.set(entry.key, updated);
+    eventIds.putSync(entry.id, position);
+    const timeKey: TimeKey = [topicIndex, partition, entry.time, offset];
+    if (!keys.times || lessNumbers(keys.times, timeKey)) {
+      timeIndex.putSync(timeKey, 1, APPEND);
+      keys.times = timeKey;
+    } else timeIndex.putSync(timeKey, 1);
+    if (!entry.change) return;
+    const changeKey: [number, number, number] = [topicIndex, partition, offset];
+    const change: ChangeRecord = { key: entry.key, type: entry.change, prev: prevChange };
+    if (!keys.changes || lessNumbers(keys.changes, changeKey)) {
+      changes.putSync(changeKey, change, APPEND);
+      keys.changes = changeKey;
+    } else changes.putSync(changeKey, change);
+    const stream = tracked[topicIndex]![partition];
+    if (!stream) return;
+    if (entry.change === 'DELETED') {
+      if (stream.offsets.delete(entry.key)) stream.keys.splice(lowerBound(stream.keys, entry.key), 1);
+    } else {
+      if (!stream.offsets.has(entry.key)) stream.keys.splice(lowerBound(stream.keys, entry.key), 0, entry.key);
+      stream.offsets.set(entry.key, offset);
+    }
+  };
+
+  const snapshotBefore: ProjectionStore['snapshotBefore'] = (topic, partition, offset, cursor) => {
+    const boundary = offset - (offset % SNAPSHOT_INTERVAL);
+    if (boundary === 0 || boundary < cursor) return;
+    // No record lies in [cursor, offset): the state before `offset` is the state at `boundary`.
+    const topicIndex = topic === 'desired' ? 0 : 1;
+    const { offsets, keys } = trackedChanges(topicIndex, partition, cursor);
+    snapshots.putSync([topicIndex, partition, boundary], { keys, offsets: keys.map((k) => offsets.get(k)!) });
+  };
+
+  const entryAt = (topic: number, partition: number, offset: number): LogEntry | undefined => log.get(positionKey(topic, partition, offset));
+
+  const statusOf = (head: Heads | undefined): StatusRecord | undefined =>
+    head && head[3] >= 0 ? (entryAt(1, head[4], head[3])?.status ?? undefined) : undefined;
+  const status: ReadIndex<string, StatusRecord> = {
+    get: (key) => statusOf(headsOf(key)),
+    getRange: function* (options) {
+      for (const { key, value } of heads.getRange(options)) {
+        const found = statusOf(value);
+        if (found) yield { key, value: found };
+      }
+    },
+    getKeys: function* (options) {
+      for (const { key, value } of heads.getRange(options)) if (statusOf(value)) yield key;
+    },
+  };
+
+  const historyEntry = (topic: number, partition: number, offset: number, entry: LogEntry): HistoryEntry => ({
+    topic: FOLDED_TOPICS[topic]!,
+    partition,
+    offset,
+    time: entry.time,
+    eventId: entry.id,
+    eventType: entry.type,
+    actor: entry.actor,
+    causationId: entry.causationId,
+    correlationId: entry.correlationId,
+    verdict: entry.verdict,
+    change: entry.change,
+    object: entry.object,
+    status: entry.status,
+  });
+  const eventRecord = (position: number, entry: LogEntry): EventRecord => {
+    const { topic, partition, offset } = splitPositionKey(position);
+    return {
+      id: entry.id,
+      topic: FOLDED_TOPICS[topic]!,
+      partition,
+      offset,
+      key: entry.key,
+      eventType: entry.type,
+      time: entry.time,
+      actor: entry.actor,
+      causationId: entry.causationId,
+      correlationId: entry.correlationId,
+      decidedAt: entry.decidedAt,
+      verdict: entry.verdict,
+    };
+  };
+
+  /** Every entry of `key` on `topic` (oldest first), walking its chain back from the head. */
+  const objectEntries = (key: string, topic: number, head = heads.get(key)): HistoryEntry[] => {
+    if (!head) return [];
+    let offset = head[topic * 2]!;
+    const partition = head[4];
+    const entries: HistoryEntry[] = [];
+    while (offset >= 0) {
+      const entry = entryAt(topic, partition, offset);
+      if (!entry) break;
+      entries.push(historyEntry(topic, partition, offset, entry));
+      offset = entry.prev;
+    }
+    return entries.reverse();
+  };
+  const inRange = (key: HistoryKey, options: RangeOptions | undefined): boolean => {
+    const compare = (a: HistoryKey, b: readonly unknown[]): number => {
+      for (let i = 0; i < b.length; i++) {
+        const x = a[i]!;
+        const y = b[i] as string | number;
+        if (x < y) return -1;
+        if (x > y) return 1;
+      }
+      return 0;
+    };
+    const start = options?.start as unknown[] | undefined;
+    const end = options?.end as unknown[] | undefined;
+    if (options?.reverse) return (!start || compare(key, start) <= 0) && (!end || compare(key, end) > 0);
+    return (!start || compare(key, start) >= 0) && (!end || compare(key, end) < 0);
+  };
+  const historyRange = function* (options?: RangeOptions): Iterable<{ key: HistoryKey; value: HistoryEntry }> {
+    const start = (options?.start as unknown[] | undefined)?.[0] as string | undefined;
+    const end = (options?.end as unknown[] | undefined)?.[0] as string | undefined;
+    const [low, high] = options?.reverse ? [end, start] : [start, end];
+    const keys: string[] = [];
+    for (const key of heads.getKeys({ ...(low !== undefined ? { start: low } : {}) })) {
+      if (high !== undefined && key > high) break;
+      keys.push(key);
+    }
+    if (options?.reverse) keys.reverse();
+    for (const key of keys) {
+      const head = heads.get(key);
+      const all = [...objectEntries(key, 0, head), ...objectEntries(key, 1, head)];
+      if (options?.reverse) all.reverse();
+      for (const value of all) {
+        const k: HistoryKey = [key, FOLDED_TOPICS.indexOf(value.topic), value.offset];
+        if (inRange(k, options)) yield { key: k, value };
+      }
+    }
+  };
+  const history: ReadIndex<HistoryKey, HistoryEntry> = {
+    get: ([key, topic, offset]) => {
+      const head = heads.get(key);
+      const entry = head && entryAt(topic, head[4], offset);
+      return head && entry && entry.key === key ? historyEntry(topic, head[4], offset, entry) : undefined;
+    },
+    getRange: historyRange,
+    getKeys: function* (options) {
+      for (const { key } of historyRange(options)) yield key;
+    },
+  };
+
+  const eventsRange = function* (): Iterable<{ key: string; value: EventRecord }> {
+    for (const { key, value } of log.getRange()) yield { key: value.id, value: eventRecord(key, value) };
+  };
+  const events: ReadIndex<string, EventRecord> = {
+    get: (id) => {
+      const position = eventIds.get(id);
+      if (position === undefined) return undefined;
+      const entry = log.get(position);
+      return entry ? eventRecord(position, entry) : undefined;
+    },
+    getRange: eventsRange,
+    getKeys: function* () {
+      for (const { key } of eventsRange()) yield key;
+    },
+  };
+
+  const timesRange = function* (options?: RangeOptions): Iterable<{ key: TimeKey; value: string }> {
+    for (const key of timeIndex.getKeys(options)) {
+      const entry = entryAt(key[0], key[1], key[3]);
+      if (entry) yield { key, value: entry.id };
+    }
+  };
+  const times: ReadIndex<TimeKey, string> = {
+    get: (key) => (timeIndex.get(key) === undefined ? undefined : entryAt(key[0], key[1], key[3])?.id),
+    getRange: timesRange,
+    getKeys: (options) => timeIndex.getKeys(options),
+  };
+
   const stateHash = (): string => {
     const hash = createHash('sha256');
-    const databases: [string, Database<unknown, import('lmdb').Key>][] = [
+    const databases: [string, Database<unknown, Key>][] = [
       ['objects', objects],
-      ['status', status],
       ['usage', usage],
       ['allocations', allocations],
       ['index', index],
-      ['history', history],
-      ['events', events],
+      ['log', log],
+      ['heads', heads],
+      ['eventIds', eventIds],
+      ['timeIndex', timeIndex],
       ['changes', changes],
-      ['times', times],
+      ['snapshots', snapshots],
       ['quarantine', quarantine],
-      ['known', known],
     ];
     for (const [name, database] of databases) {
       hash.update(`#${name}\n`);
@@ -179,13 +570,18 @@ export const openProjectionStore = (dir: string): ProjectionStore => {
     usage,
     allocations,
     index,
+    log,
+    heads,
+    eventIds,
+    timeIndex,
+    changes,
+    snapshots,
+    quarantine,
+    meta,
     history,
     events,
-    changes,
     times,
-    quarantine,
-    known,
-    meta,
+    entryAt,
     readCursor: (partitions) => {
       const stored = meta.get('cursor') as PositionVector | undefined;
       if (!stored) return zeroVector(partitions);
@@ -197,10 +593,65 @@ export const openProjectionStore = (dir: string): ProjectionStore => {
     },
     writeCursor: (cursor) => meta.putSync('cursor', { desired: [...cursor.desired], observed: [...cursor.observed] }),
     foldState,
+    recordEvent,
+    snapshotBefore,
+    forgetMemory: () => {
+      last = undefined;
+      headsCache = new Map();
+      pendingStatus.clear();
+      tracked[0] = [];
+      tracked[1] = [];
+    },
     stateHash,
-    close: () => root.close(),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (bootId) {
+        flush();
+        root.transactionSync(() => meta.removeSync('unflushed'));
+        flush();
+      }
+      await root.close();
+    },
   };
 };
 
+/** The latest change offset of each object on (topic, partition) before `offset`: the snapshot at or before it plus the changes since. */
+const rollChanges = (
+  snapshots: Database<Snapshot, [number, number, number]>,
+  changes: Database<ChangeRecord, [number, number, number]>,
+  topicIndex: number,
+  partition: number,
+  offset: number,
+): Map<string, number> => {
+  const map = new Map<string, number>();
+  let from = 0;
+  for (const { key, value } of snapshots.getRange({ start: [topicIndex, partition, offset], end: [topicIndex, partition, -1], reverse: true, limit: 1 })) {
+    from = key[2];
+    for (let i = 0; i < value.keys.length; i++) map.set(value.keys[i]!, value.offsets[i]!);
+  }
+  for (const { key, value } of changes.getRange({ start: [topicIndex, partition, from], end: [topicIndex, partition, offset] })) {
+    if (value.type === 'DELETED') map.delete(value.key);
+    else map.set(value.key, key[2]);
+  }
+  return map;
+};
+
+/** The latest change offset of each object on (topic, partition) before `offset`, read from the store. */
+export const changesAt = (store: ProjectionStore, topicIndex: number, partition: number, offset: number): Map<string, number> =>
+  rollChanges(store.snapshots, store.changes, topicIndex, partition, offset);
+
 /** The topic index used in LMDB keys. */
 export const topicNumber = (topic: FoldedTopic): number => FOLDED_TOPICS.indexOf(topic);
+
+/** The first index of sorted `keys` whose key is ≥ `value`. */
+export const lowerBound = (keys: readonly string[], value: string): number => {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keys[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+};

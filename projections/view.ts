@@ -3,11 +3,10 @@
  * past (any position vector), which reconcilers and the apiserver read through one
  * `View` interface, so a decision can be re-run on the state it saw.
  */
-import { partitionOfKey } from '../log/partitioner.ts';
 import type { Kind, KubeObject, Pod } from '../schemas/index.ts';
 import type { DesiredRecord, StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, formatObjectVersion, type PositionVector } from './positions.ts';
-import type { HistoryEntry, ProjectionStore } from './store.ts';
+import { changesAt, lowerBound, type Heads, type LogEntry, type ProjectionStore } from './store.ts';
 
 /** Objects as clients see them: desired part + status part, with resourceVersion. */
 export interface View {
@@ -124,22 +123,16 @@ export const liveView = (store: ProjectionStore, position: () => PositionVector,
   };
 };
 
-/** Latest history entry of `key` on `topicIndex` strictly before `cursor` that changed state. */
-const lastChange = (
-  store: ProjectionStore,
-  key: string,
-  topicIndex: number,
-  cursor: number,
-): HistoryEntry | undefined => {
-  if (cursor <= 0) return undefined;
-  for (const { value: entry } of store.history.getRange({
-    start: [key, topicIndex, cursor - 1],
-    end: [key, topicIndex, -1],
-    reverse: true,
-  })) {
-    if (entry.change !== null) return entry;
+/** The latest entry of `key` on `topicIndex` before `cursor` that changed it, walking its changes (small records) back from the newest. */
+const lastChange = (store: ProjectionStore, head: Heads, topicIndex: number, cursor: number): { entry: LogEntry; offset: number } | undefined => {
+  let offset = head[topicIndex * 2 + 1]!;
+  while (offset >= cursor) {
+    const change = store.changes.get([topicIndex, head[4], offset]);
+    if (change?.prev === undefined) return undefined;
+    offset = change.prev;
   }
-  return undefined;
+  const entry = offset < 0 ? undefined : store.entryAt(topicIndex, head[4], offset);
+  return entry && { entry, offset };
 };
 
 /** The object `key` as it was at `position` (undefined if it did not exist then). */
@@ -148,24 +141,49 @@ export const objectAt = (
   key: string,
   position: PositionVector,
 ): KubeObject | undefined => {
-  const partition = partitionOfKey(key, position.desired.length);
-  const desired = lastChange(store, key, 0, position.desired[partition] ?? 0);
-  if (!desired || desired.change === 'DELETED' || !desired.object) return undefined;
-  const status = lastChange(store, key, 1, position.observed[partition] ?? 0);
-  return materializeDecoded(
-    { object: desired.object, version: desired.offset + 1 },
-    status?.status ?? undefined,
-  );
+  const head = store.heads.get(key);
+  if (!head) return undefined;
+  const partition = head[4];
+  const desired = lastChange(store, head, 0, position.desired[partition] ?? 0);
+  if (!desired || desired.entry.change === 'DELETED' || !desired.entry.object) return undefined;
+  const status = lastChange(store, head, 1, position.observed[partition] ?? 0);
+  return materializeDecoded({ object: desired.entry.object, version: desired.offset + 1 }, status?.entry.status ?? undefined);
 };
 
-/** A view of the cluster as it was at `position`, read from history (no replay). */
+/**
+ * A view of the cluster as it was at `position`, read from the store (no replay). A list
+ * rolls each topic partition's nearest snapshot forward to the position (once per view) and
+ * reads one entry per object and topic.
+ */
 export const historicalView = (store: ProjectionStore, position: PositionVector): View => {
   const get = (key: string): KubeObject | undefined => objectAt(store, key, position);
+  let latest: { desired: Map<string, [number, number]>; observed: Map<string, [number, number]>; keys: string[] } | undefined;
+  const changesAtPosition = () => {
+    if (latest) return latest;
+    const desired = new Map<string, [number, number]>();
+    const observed = new Map<string, [number, number]>();
+    position.desired.forEach((offset, partition) => {
+      for (const [key, at] of changesAt(store, 0, partition, offset)) desired.set(key, [partition, at]);
+    });
+    position.observed.forEach((offset, partition) => {
+      for (const [key, at] of changesAt(store, 1, partition, offset)) observed.set(key, [partition, at]);
+    });
+    latest = { desired, observed, keys: [...desired.keys()].sort() };
+    return latest;
+  };
   const list = (kind: Kind, namespace?: string): KubeObject[] => {
+    const { desired, observed, keys } = changesAtPosition();
+    const { start, end } = kindRange(kind, namespace);
     const objects: KubeObject[] = [];
-    for (const key of store.known.getKeys(kindRange(kind, namespace))) {
-      const object = get(key);
-      if (object) objects.push(object);
+    let i = lowerBound(keys, start);
+    for (; i < keys.length && keys[i]! < end; i++) {
+      const key = keys[i]!;
+      const [partition, offset] = desired.get(key)!;
+      const entry = store.entryAt(0, partition, offset);
+      if (!entry?.object) continue;
+      const seen = observed.get(key);
+      const status = seen ? store.entryAt(1, seen[0], seen[1])?.status : undefined;
+      objects.push(materializeDecoded({ object: entry.object, version: offset + 1 }, status ?? undefined));
     }
     return objects;
   };
@@ -202,3 +220,4 @@ export const positionAtTime = (store: ProjectionStore, time: number, partitions:
   const vector = (topicIndex: number) => Array.from({ length: partitions }, (_, p) => cursorFor(topicIndex, p));
   return { desired: vector(FOLDED_TOPICS.indexOf('desired')), observed: vector(FOLDED_TOPICS.indexOf('observed')) };
 };
+
