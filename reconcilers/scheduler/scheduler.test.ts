@@ -312,6 +312,21 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     expect(expected.some((r) => r.rationale.filtered.length > 0 && r.type === 'bound')).toBe(true);
   });
 
+  it('decides exactly as schedule does on more nodes than it keeps ranked, until the nodes fill up', () => {
+    const nodes = Array.from({ length: 150 }, (_, i) =>
+      makeNode({ name: `node-${String(i).padStart(3, '0')}`, cpu: String(1 + (i % 3)), memory: `${2 + (i % 5)}Gi`, pods: String(3 + (i % 4)), labels: { zone: `z${i % 2}` } }),
+    );
+    const pods = Array.from({ length: 700 }, (_, n) =>
+      n % 9 === 0
+        ? makePod({ name: `db-${n}`, cpu: '250m', memory: '512Mi', nodeSelector: { zone: 'z1' }, labels: { app: 'db' } })
+        : makePod({ name: `web-${n}`, cpu: '200m', memory: '256Mi', labels: { app: 'web' } }),
+    );
+    const expected = round(buildNodeInfos(nodes, []), pods, (pod, infos) => schedule(pod, infos, profile));
+    const actual = round(buildNodeInfos(nodes, []), pods, createRoundScheduler(createDefaultProfile()));
+    expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+    expect(expected.filter((r) => r.type === 'unschedulable').length).toBeGreaterThan(0);
+  });
+
   it('evaluates the replicas of one template on the changed node only, after the first', () => {
     const nodes = Array.from({ length: 50 }, (_, i) => makeNode({ name: `node-${String(i).padStart(2, '0')}`, cpu: '32' }));
     const pods = Array.from({ length: 100 }, (_, n) => makePod({ name: `web-${n}`, cpu: '100m', labels: { app: 'web' } }));

@@ -57,26 +57,107 @@ export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Prof
  * replicas of one template) on every node whose NodeInfo is the same object as then, when
  * every plugin is node-local for both cycles (see `NodeLocality`). After a binding only the
  * chosen node's NodeInfo changes, so the replicas of a template cost one full pass per round
- * plus one node each.
+ * plus one node each; the ranking is kept too (see `Ranking`), so they are not re-ranked
+ * over every node either.
  */
 export function createRoundScheduler(profile: Profile): (pod: Pod, nodeInfos: readonly NodeInfo[]) => ScheduleResult {
   const plugins = [...profile.filters, ...profile.scores.map((entry) => entry.plugin)];
   const mayReuse = plugins.every((plugin) => plugin.nodeLocal !== undefined);
-  /** Pod signature → the outcome per node index of the last pod with it. */
-  const outcomesOf = new Map<string, readonly NodeOutcome[]>();
+  /** Pod signature → what the last pod with it saw. */
+  const memos = new Map<string, Memo>();
   return (pod, nodeInfos) => {
     const ctx = createSchedulingContext(pod, nodeInfos);
     const local = mayReuse && plugins.every((plugin) => plugin.nodeLocal === true || (plugin.nodeLocal !== undefined && plugin.nodeLocal(ctx)));
     if (!local) return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
     const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
-    const earlier = outcomesOf.get(signature);
-    const outcomes = nodeInfos.map((nodeInfo, index) => {
-      const reused = earlier?.[index];
-      return reused !== undefined && reused.nodeInfo === nodeInfo ? reused : evaluateNode(pod, nodeInfo, ctx, profile);
-    });
-    outcomesOf.set(signature, outcomes);
-    return decide(outcomes, profile);
+    const memo = memos.get(signature);
+    if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
+      const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile));
+      const fresh = memoOf(outcomes);
+      memos.set(signature, fresh);
+      return decideFromMemo(fresh, profile);
+    }
+    const changed: NodeOutcome[] = [];
+    const replaced = new Set<NodeOutcome>();
+    let filteredChanged = false;
+    for (let index = 0; index < nodeInfos.length; index += 1) {
+      const nodeInfo = nodeInfos[index] as NodeInfo;
+      const before = memo.outcomes[index] as NodeOutcome;
+      if (before.nodeInfo === nodeInfo) continue;
+      const after = evaluateNode(pod, nodeInfo, ctx, profile);
+      memo.outcomes[index] = after;
+      replaced.add(before);
+      if (before.unfit === undefined) memo.feasible -= 1;
+      if (after.unfit === undefined) {
+        memo.feasible += 1;
+        changed.push(after);
+      }
+      if (before.unfit !== undefined || after.unfit !== undefined) filteredChanged = true;
+    }
+    if (filteredChanged) memo.filtered = filteredOf(memo.outcomes);
+    if (!updateRanking(memo.ranking, replaced, changed)) memo.ranking = rankingOf(memo.outcomes);
+    return decideFromMemo(memo, profile);
   };
+}
+
+/** How many of the best feasible outcomes a round scheduler keeps ranked. */
+const RANKED = 64;
+
+/**
+ * The best feasible outcomes, best first: the top `best.length` of all nodes, or every
+ * feasible node when `complete`. Nodes that did not change keep their order, and those left
+ * out rank below every kept one, so after a change the kept unchanged ones plus the changed
+ * ones still hold the top down to the last kept unchanged one.
+ */
+interface Ranking {
+  best: NodeOutcome[];
+  complete: boolean;
+}
+
+/** What a round scheduler keeps per pod signature; `outcomes` is indexed like the NodeInfos. */
+interface Memo {
+  readonly outcomes: NodeOutcome[];
+  feasible: number;
+  filtered: readonly FilteredNode[];
+  ranking: Ranking;
+}
+
+function memoOf(outcomes: NodeOutcome[]): Memo {
+  let feasible = 0;
+  for (const outcome of outcomes) if (outcome.unfit === undefined) feasible += 1;
+  return { outcomes, feasible, filtered: filteredOf(outcomes), ranking: rankingOf(outcomes) };
+}
+
+function rankingOf(outcomes: readonly NodeOutcome[]): Ranking {
+  const best = rank(outcomes, RANKED);
+  const feasible = outcomes.reduce((count, outcome) => count + (outcome.unfit === undefined ? 1 : 0), 0);
+  return { best, complete: best.length === feasible };
+}
+
+/**
+ * Updates `ranking` in place after the outcomes in `replaced` were replaced, by those in
+ * `changed` when feasible; false when too little of it is left to know the top (then rank
+ * everything again).
+ */
+function updateRanking(ranking: Ranking, replaced: ReadonlySet<NodeOutcome>, changed: readonly NodeOutcome[]): boolean {
+  const kept = replaced.size === 0 ? ranking.best : ranking.best.filter((outcome) => !replaced.has(outcome));
+  if (!ranking.complete && kept.length === 0) return false;
+  const worstKept = kept[kept.length - 1];
+  const merged = [...kept];
+  for (const outcome of changed) {
+    let position = 0;
+    while (position < merged.length && !ranksBefore(outcome, merged[position] as NodeOutcome)) position += 1;
+    merged.splice(position, 0, outcome);
+  }
+  if (ranking.complete) {
+    ranking.best = merged.slice(0, RANKED);
+    ranking.complete = merged.length <= RANKED;
+    return true;
+  }
+  // Below the worst kept unchanged outcome, unranked unchanged nodes may come first: cut there.
+  const cut = merged.indexOf(worstKept as NodeOutcome) + 1;
+  ranking.best = merged.slice(0, Math.min(cut, RANKED));
+  return ranking.best.length >= TOP_SCORES;
 }
 
 /** One node's outcome for a pod: the first "unfit" verdict, or the weighted total and each plugin's score. */
@@ -110,20 +191,36 @@ function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, prof
 
 /** The decision from every node's outcome. */
 function decide(outcomes: readonly NodeOutcome[], profile: Profile): ScheduleResult {
-  const filtered: FilteredNode[] = [];
   let feasible = 0;
-  for (const outcome of outcomes) {
-    if (outcome.unfit === undefined) feasible += 1;
-    else filtered.push({ node: outcome.nodeInfo.node.metadata.name, reasons: [...outcome.unfit] });
-  }
-  filtered.sort((left, right) => compareNames(left.node, right.node));
-  const scores = topScores(outcomes, profile);
-  const rationale: BindingRationale = { filtered, scores, feasibleNodes: feasible, totalNodes: outcomes.length };
+  for (const outcome of outcomes) if (outcome.unfit === undefined) feasible += 1;
+  return result(filteredOf(outcomes), rank(outcomes, TOP_SCORES), feasible, outcomes.length, profile);
+}
+
+/** The decision from a round scheduler's memo. */
+function decideFromMemo(memo: Memo, profile: Profile): ScheduleResult {
+  const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
+  return result(filtered, memo.ranking.best.slice(0, TOP_SCORES), memo.feasible, memo.outcomes.length, profile);
+}
+
+function result(filtered: FilteredNode[], top: readonly NodeOutcome[], feasible: number, total: number, profile: Profile): ScheduleResult {
+  const scores = top.map((outcome) => ({
+    node: outcome.nodeInfo.node.metadata.name,
+    score: outcome.total,
+    plugins: profile.scores.map(({ plugin }, index) => ({ name: plugin.name, score: outcome.scores[index] ?? 0 })),
+  }));
+  const rationale: BindingRationale = { filtered, scores, feasibleNodes: feasible, totalNodes: total };
   const [best] = scores;
-  if (best === undefined) {
-    return { type: 'unschedulable', message: unschedulableMessage(filtered, outcomes.length), rationale };
-  }
+  if (best === undefined) return { type: 'unschedulable', message: unschedulableMessage(filtered, total), rationale };
   return { type: 'bound', node: best.node, rationale };
+}
+
+/** The unfit nodes with their reasons, in name order. */
+function filteredOf(outcomes: readonly NodeOutcome[]): FilteredNode[] {
+  const filtered: FilteredNode[] = [];
+  for (const outcome of outcomes) {
+    if (outcome.unfit !== undefined) filtered.push({ node: outcome.nodeInfo.node.metadata.name, reasons: [...outcome.unfit] });
+  }
+  return filtered.sort((left, right) => compareNames(left.node, right.node));
 }
 
 function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile): FilterResult {
@@ -134,23 +231,19 @@ function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profil
   return FIT;
 }
 
-/** Ranks the feasible nodes but materialises only the best {@link TOP_SCORES}, best first. */
-function topScores(outcomes: readonly NodeOutcome[], profile: Profile): NodeScore[] {
+/** The best `count` feasible outcomes, best first. */
+function rank(outcomes: readonly NodeOutcome[], count: number): NodeOutcome[] {
   const top: NodeOutcome[] = [];
   for (const outcome of outcomes) {
     if (outcome.unfit !== undefined) continue;
     const last = top[top.length - 1];
-    if (top.length === TOP_SCORES && last !== undefined && !ranksBefore(outcome, last)) continue;
+    if (top.length === count && last !== undefined && !ranksBefore(outcome, last)) continue;
     let position = 0;
     while (position < top.length && !ranksBefore(outcome, top[position] as NodeOutcome)) position += 1;
     top.splice(position, 0, outcome);
-    if (top.length > TOP_SCORES) top.pop();
+    if (top.length > count) top.pop();
   }
-  return top.map((outcome) => ({
-    node: outcome.nodeInfo.node.metadata.name,
-    score: outcome.total,
-    plugins: profile.scores.map(({ plugin }, index) => ({ name: plugin.name, score: outcome.scores[index] ?? 0 })),
-  }));
+  return top;
 }
 
 /** Higher score first; among equal scores the node with fewer pods, then the name that sorts first. */
