@@ -293,8 +293,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   const trackedChanges = (topicIndex: number, partition: number, cursor: number): Tracked => {
     let stream = tracked[topicIndex]![partition];
     if (!stream) {
-      const offsets = rollChanges(snapshots, changes, topicIndex, partition, cursor);
-      stream = { offsets, keys: [...offsets.keys()].sort() };
+      const rolled = rollChanges(snapshots, changes, topicIndex, partition, cursor);
+      stream = { offsets: rolled.offsets, keys: rolled.keys.filter((k) => rolled.offsets.has(k)) };
       tracked[topicIndex]![partition] = stream;
     }
     return stream;
@@ -616,29 +616,56 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   };
 };
 
-/** The latest change offset of each object on (topic, partition) before `offset`: the snapshot at or before it plus the changes since. */
+/**
+ * The latest change offset of each object on (topic, partition) before `offset`: the
+ * snapshot at or before it plus the changes since. `keys` are sorted (and may name objects
+ * deleted since the snapshot: `offsets` has no entry for those).
+ */
 const rollChanges = (
   snapshots: Database<Snapshot, [number, number, number]>,
   changes: Database<ChangeRecord, [number, number, number]>,
   topicIndex: number,
   partition: number,
   offset: number,
-): Map<string, number> => {
-  const map = new Map<string, number>();
+): Tracked => {
+  const offsets = new Map<string, number>();
+  let keys: string[] = [];
   let from = 0;
   for (const { key, value } of snapshots.getRange({ start: [topicIndex, partition, offset], end: [topicIndex, partition, -1], reverse: true, limit: 1 })) {
     from = key[2];
-    for (let i = 0; i < value.keys.length; i++) map.set(value.keys[i]!, value.offsets[i]!);
+    keys = value.keys;
+    for (let i = 0; i < keys.length; i++) offsets.set(keys[i]!, value.offsets[i]!);
   }
+  const added: string[] = [];
   for (const { key, value } of changes.getRange({ start: [topicIndex, partition, from], end: [topicIndex, partition, offset] })) {
-    if (value.type === 'DELETED') map.delete(value.key);
-    else map.set(value.key, key[2]);
+    if (value.type === 'DELETED') offsets.delete(value.key);
+    else {
+      if (!offsets.has(value.key)) added.push(value.key);
+      offsets.set(value.key, key[2]);
+    }
   }
-  return map;
+  if (added.length > 0) keys = mergeSorted(keys, [...new Set(added)].sort());
+  return { offsets, keys };
 };
 
-/** The latest change offset of each object on (topic, partition) before `offset`, read from the store. */
-export const changesAt = (store: ProjectionStore, topicIndex: number, partition: number, offset: number): Map<string, number> =>
+const mergeSorted = (a: readonly string[], b: readonly string[]): string[] => {
+  const merged: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]! <= b[j]!)) {
+      if (merged[merged.length - 1] !== a[i]) merged.push(a[i]!);
+      i++;
+    } else {
+      if (merged[merged.length - 1] !== b[j]) merged.push(b[j]!);
+      j++;
+    }
+  }
+  return merged;
+};
+
+/** The latest change offset of each object on (topic, partition) before `offset`, read from the store (sorted keys; see `rollChanges`). */
+export const changesAt = (store: ProjectionStore, topicIndex: number, partition: number, offset: number): { readonly offsets: ReadonlyMap<string, number>; readonly keys: readonly string[] } =>
   rollChanges(store.snapshots, store.changes, topicIndex, partition, offset);
 
 /** The topic index used in LMDB keys. */

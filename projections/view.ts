@@ -157,34 +157,29 @@ export const objectAt = (
  */
 export const historicalView = (store: ProjectionStore, position: PositionVector): View => {
   const get = (key: string): KubeObject | undefined => objectAt(store, key, position);
-  let latest: { desired: Map<string, [number, number]>; observed: Map<string, [number, number]>; keys: string[] } | undefined;
-  const changesAtPosition = () => {
-    if (latest) return latest;
-    const desired = new Map<string, [number, number]>();
-    const observed = new Map<string, [number, number]>();
-    position.desired.forEach((offset, partition) => {
-      for (const [key, at] of changesAt(store, 0, partition, offset)) desired.set(key, [partition, at]);
-    });
-    position.observed.forEach((offset, partition) => {
-      for (const [key, at] of changesAt(store, 1, partition, offset)) observed.set(key, [partition, at]);
-    });
-    latest = { desired, observed, keys: [...desired.keys()].sort() };
-    return latest;
-  };
+  /** Per partition: the latest desired and observed change of each object at `position` (computed once per view). */
+  let latest: { desired: ReturnType<typeof changesAt>; observed: ReadonlyMap<string, number> }[] | undefined;
   const list = (kind: Kind, namespace?: string): KubeObject[] => {
-    const { desired, observed, keys } = changesAtPosition();
+    latest ??= position.desired.map((offset, partition) => ({
+      desired: changesAt(store, 0, partition, offset),
+      observed: changesAt(store, 1, partition, position.observed[partition] ?? 0).offsets,
+    }));
     const { start, end } = kindRange(kind, namespace);
     const objects: KubeObject[] = [];
-    let i = lowerBound(keys, start);
-    for (; i < keys.length && keys[i]! < end; i++) {
-      const key = keys[i]!;
-      const [partition, offset] = desired.get(key)!;
-      const entry = store.entryAt(0, partition, offset);
-      if (!entry?.object) continue;
-      const seen = observed.get(key);
-      const status = seen ? store.entryAt(1, seen[0], seen[1])?.status : undefined;
-      objects.push(materializeDecoded({ object: entry.object, version: offset + 1 }, status ?? undefined));
-    }
+    latest.forEach(({ desired, observed }, partition) => {
+      const { keys, offsets } = desired;
+      for (let i = lowerBound(keys, start); i < keys.length && keys[i]! < end; i++) {
+        const key = keys[i]!;
+        const offset = offsets.get(key);
+        if (offset === undefined) continue;
+        const entry = store.entryAt(0, partition, offset);
+        if (!entry?.object) continue;
+        const seen = observed.get(key);
+        const status = seen === undefined ? undefined : store.entryAt(1, partition, seen)?.status;
+        objects.push(materializeDecoded({ object: entry.object, version: offset + 1 }, status ?? undefined));
+      }
+    });
+    if (latest.length > 1) objects.sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : 1));
     return objects;
   };
   const pods = (): Pod[] => list('Pod') as Pod[];
@@ -221,3 +216,5 @@ export const positionAtTime = (store: ProjectionStore, time: number, partitions:
   return { desired: vector(FOLDED_TOPICS.indexOf('desired')), observed: vector(FOLDED_TOPICS.indexOf('observed')) };
 };
 
+
+const objectKey = (o: KubeObject): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
