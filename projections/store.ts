@@ -302,16 +302,25 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
 
   const foldState = (partitions: number): FoldState => ({
     sharesPartition: (a, b) => partitionOfKey(a, partitions) === partitionOfKey(b, partitions),
-    getDesired: (key) => objects.get(key),
+    getDesired: (key) => {
+      const record = objects.get(key);
+      // Its index keys as read, before the fold works on the object.
+      indexed.set(key, record ? podIndexKeys(key, record.object) : []);
+      return record;
+    },
     putDesired: (key, record) => {
-      const previous = objects.get(key);
-      if (previous) for (const k of podIndexKeys(key, previous.object)) index.removeSync(k);
-      for (const k of podIndexKeys(key, record.object)) index.putSync(k, 1);
+      const before = indexed.get(key) ?? storedIndexKeys(key);
+      const after = podIndexKeys(key, record.object);
+      const kept = new Set(after.map((k) => k.join('\u0000')));
+      const had = new Set(before.map((k) => k.join('\u0000')));
+      for (const k of before) if (!kept.has(k.join('\u0000'))) index.removeSync(k);
+      for (const k of after) if (!had.has(k.join('\u0000'))) index.putSync(k, 1);
+      indexed.set(key, after);
       objects.putSync(key, record);
     },
     deleteDesired: (key) => {
-      const previous = objects.get(key);
-      if (previous) for (const k of podIndexKeys(key, previous.object)) index.removeSync(k);
+      for (const k of indexed.get(key) ?? storedIndexKeys(key)) index.removeSync(k);
+      indexed.set(key, []);
       objects.removeSync(key);
     },
     getStatus: (key) => pendingStatus.get(key) ?? status.get(key),
@@ -326,6 +335,12 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     },
   });
 
+  /** Index keys of the objects the fold read or wrote while folding the current event. */
+  const indexed = new Map<string, IndexKey[]>();
+  const storedIndexKeys = (key: string): IndexKey[] => {
+    const stored = objects.get(key);
+    return stored ? podIndexKeys(key, stored.object) : [];
+  };
   /** Statuses the fold put for the event being folded, until `recordEvent` stores them. */
   const pendingStatus = new Map<string, StatusRecord>();
   /** Write-through cache of `heads` (bounded: dropped whole when it grows past HEADS_CACHED). */
@@ -360,7 +375,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       log.putSync(position, value, APPEND);
       keys.log = position;
     } else log.putSync(position, value);
-    const updated: Heads = previous ? [...previous] : [-1, -1, -1, -1, partition];
+    // Updated in place: the cached array is this object's heads (forgotten if the transaction aborts).
+    const updated: Heads = previous ?? [-1, -1, -1, -1, partition];
     updated[at] = offset;
     if (entry.change) updated[at + 1] = offset;
     heads.putSync(entry.key, updated);
@@ -599,6 +615,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       last = undefined;
       headsCache = new Map();
       pendingStatus.clear();
+      indexed.clear();
       tracked[0] = [];
       tracked[1] = [];
     },
