@@ -75,6 +75,17 @@ const defaultPodCIDR = (kind: RuntimeKind) => (index: number): string =>
 
 const isTerminal = (status: PodStatus | undefined): boolean => status?.phase === 'Succeeded' || status?.phase === 'Failed';
 
+/**
+ * How long a new pod's first status (Pending, every container ContainerCreating) is held
+ * back: when its containers start within that time (the usual case) the Running status
+ * replaces it, and the pod costs the log and every projection one status event instead of
+ * two. (The kubelet's status manager batches likewise.) Later statuses are never held.
+ */
+const ADMISSION_HOLD_MS = 100;
+
+const isAdmissionOnly = (status: PodStatus): boolean =>
+  status.phase === 'Pending' && (status.containerStatuses ?? []).every((c) => c.state?.waiting?.reason === 'ContainerCreating');
+
 const hasStopped = (status: PodStatus): boolean =>
   status.phase === 'Succeeded' ||
   status.phase === 'Failed' ||
@@ -128,16 +139,37 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   heartbeatTimer.unref();
 
   // One runtime per node; statuses flow to the observed topic, coalesced per tick.
-  const pendingStatus = new Map<string, { node: string; body: EventBody }>();
+  const pendingStatus = new Map<string, { node: string; body: EventBody; holdUntil: number }>();
   const pendingDeletes = new Map<string, { node: string; body: EventBody }>();
   let flushScheduled = false;
+  let holdTimer: NodeJS.Timeout | undefined;
   const inFlight = new Set<Promise<unknown>>();
-  const flush = (): void => {
+  /** Sends what is pending, except first statuses still held back (all of them with `force`). */
+  const flush = (force = false): void => {
     flushScheduled = false;
+    const now = performance.now();
+    let nextRelease = Number.POSITIVE_INFINITY;
     const groups = new Map<string, EventBody[]>();
-    for (const entries of [pendingStatus, pendingDeletes]) {
-      for (const { node, body } of entries.values()) groups.set(node, [...(groups.get(node) ?? []), body]);
-      entries.clear();
+    const add = (node: string, body: EventBody): void => {
+      const bodies = groups.get(node);
+      if (bodies) bodies.push(body);
+      else groups.set(node, [body]);
+    };
+    for (const [key, entry] of pendingStatus) {
+      if (!force && entry.holdUntil > now && !pendingDeletes.has(key)) {
+        nextRelease = Math.min(nextRelease, entry.holdUntil);
+        continue;
+      }
+      add(entry.node, entry.body);
+      pendingStatus.delete(key);
+    }
+    for (const { node, body } of pendingDeletes.values()) add(node, body);
+    pendingDeletes.clear();
+    if (nextRelease !== Number.POSITIVE_INFINITY && holdTimer === undefined && !closed) {
+      holdTimer = setTimeout(() => {
+        holdTimer = undefined;
+        flush();
+      }, Math.max(0, nextRelease - now));
     }
     for (const [node, bodies] of groups) {
       const sent = appendBodies(log, bodies, { actor: actorFor(node) }).catch((error: unknown) =>
@@ -150,7 +182,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const scheduleFlush = (): void => {
     if (flushScheduled) return;
     flushScheduled = true;
-    setImmediate(flush);
+    setImmediate(() => flush());
   };
   /**
    * The pods bound to this agent's nodes as the projection has them (uid, being deleted),
@@ -189,10 +221,12 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
         const key = `Pod/${update.namespace}/${update.name}`;
         const current = boundPods.get(key);
         if (!current || current.uid !== update.uid) return;
+        const first = !reportedUids.has(update.uid);
         reportedUids.add(update.uid);
         pendingStatus.set(key, {
           node,
           body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
+          holdUntil: first && isAdmissionOnly(update.status) ? performance.now() + ADMISSION_HOLD_MS : 0,
         });
         if (current.deleting && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
         scheduleFlush();
@@ -260,7 +294,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       clearInterval(heartbeatTimer);
       for (const s of subscriptions) s.unsubscribe();
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));
-      flush();
+      if (holdTimer !== undefined) clearTimeout(holdTimer);
+      flush(true);
       await Promise.all([...inFlight]);
       await logServer?.close();
     },
