@@ -15,6 +15,7 @@ import { partitionOfKey } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
 import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
+import { createInformer, type Informer } from './informer.ts';
 import type { EventBody, EventEnvelope } from '../schemas/index.ts';
 
 /** What a decision needs besides the view; pure inputs only, so decisions can be re-run. */
@@ -108,6 +109,23 @@ export const createRuntimeMetrics = (registry: Registry): RuntimeMetrics => ({
   commands: new Counter({ name: 'reconciler_commands_total', help: 'Commands appended', labelNames: ['controller'], registers: [registry] }),
 });
 
+/** The informer of each projection, shared by the runtimes on it (closed with the last). */
+const informers = new WeakMap<Projection, { informer: Informer; users: number }>();
+
+const acquireInformer = (projection: Projection): Informer => {
+  const shared = informers.get(projection) ?? { informer: createInformer(projection), users: 0 };
+  shared.users += 1;
+  informers.set(projection, shared);
+  return shared.informer;
+};
+
+const releaseInformer = (projection: Projection): void => {
+  const shared = informers.get(projection);
+  if (!shared || --shared.users > 0) return;
+  shared.informer.close();
+  informers.delete(projection);
+};
+
 /** Starts `controller` as a member of its consumer group and reconciles the keys it owns. */
 export const startReconciler = async (options: RuntimeOptions): Promise<ReconcilerRuntime> => {
   const { controller, log, projection, logger } = options;
@@ -185,7 +203,8 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     for (const [key] of batch) queue.delete(key);
     options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
     const started = performance.now();
-    const view = projection.view();
+    // The informer holds the state at the cursor, read from memory (see informer.ts).
+    const view = informer.view;
     const decidedAt = formatVector(projection.cursor());
     const decidedNow = now();
     const keys = batch.map(([key]) => key).filter(owns);
@@ -268,6 +287,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   // per change cost more than most controllers' keysFor).
   const liveView = projection.view();
   const membership = await log.joinGroup(`${log.layout.cluster}.${controller.name}`, ['desired']);
+  const informer = acquireInformer(projection);
   const detach = controller.attach?.(projection);
   const subscriptions: Subscription[] = [
     membership.assignments$.subscribe((assignment) => {
@@ -308,6 +328,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       stopped = true;
       for (const s of subscriptions) s.unsubscribe();
       detach?.();
+      releaseInformer(projection);
       for (const t of timers) clearTimeout(t);
       timers.clear();
       queue.clear();

@@ -29,15 +29,15 @@ export const garbageKeysFor = (change: AppliedChange, view: View): string[] => {
   if (change.topic === 'observed') return [];
   const object = change.object;
   const keys = new Set<string>();
-  const refs = object.metadata.ownerReferences ?? [];
+  // Each owner is looked up once (a uid-index read per owner reference and change).
+  const owners = (object.metadata.ownerReferences ?? []).map((ref) => view.byUid(ref.uid));
   if (change.type === 'DELETED') {
     for (const dependent of view.ownedBy(object.metadata.uid ?? '')) keys.add(keyOf(dependent));
   } else {
     if (awaitsCollector(object)) keys.add(change.key);
-    if (refs.some((ref) => view.byUid(ref.uid) === undefined)) keys.add(change.key);
+    if (owners.includes(undefined)) keys.add(change.key);
   }
-  for (const ref of refs) {
-    const owner = view.byUid(ref.uid);
+  for (const owner of owners) {
     if (owner && awaitsCollector(owner)) keys.add(keyOf(owner));
   }
   return [...keys];

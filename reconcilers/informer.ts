@@ -1,0 +1,153 @@
+/**
+ * A shared informer over one projection (client-go's shared informer and indexer): every
+ * current object kept in memory from the change feed, with the live view's indexes (kind,
+ * owner, uid, node, unscheduled), shared by the reconciler runtimes on that projection.
+ *
+ * Rounds decide on it instead of the live view, which lists keys from LMDB and decodes
+ * every object changed since it was last read; the change feed already carries each
+ * changed object, materialized. It answers exactly as the live view does at the
+ * projection's cursor (tests compare the two after random changes). The change feed is
+ * emitted synchronously after each committed batch, so between batches, when rounds run,
+ * the informer holds the state at the cursor.
+ */
+import type { Subscription } from 'rxjs';
+import type { Projection, View } from '../projections/index.ts';
+import { KINDS, objectKey, type KubeObject, type Pod } from '../schemas/index.ts';
+
+/** Keys in a set, listed in key order (sorted lazily after additions and removals). */
+interface SortedKeys {
+  readonly keys: Set<string>;
+  sorted: string[] | undefined;
+}
+
+const emptyKeys = (): SortedKeys => ({ keys: new Set(), sorted: undefined });
+
+const sortedOf = (entry: SortedKeys | undefined): readonly string[] => {
+  if (entry === undefined) return [];
+  entry.sorted ??= [...entry.keys].sort();
+  return entry.sorted;
+};
+
+/** The first index of `sorted` whose key is not below `key`. */
+const lowerBound = (sorted: readonly string[], key: string): number => {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((sorted[middle] as string) < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+};
+
+export interface Informer {
+  /** A view of the current state, read from memory (its position is the projection's cursor). */
+  readonly view: View;
+  /** Stops following the change feed. */
+  close(): void;
+}
+
+/** Which index an object is listed in, and under which value. */
+type IndexName = 'owner' | 'uid' | 'node' | 'unscheduled';
+
+/** Starts an informer on `projection`: loads the current objects, then follows the change feed. */
+export const createInformer = (projection: Projection): Informer => {
+  const objects = new Map<string, KubeObject>();
+  const byKind = new Map<string, SortedKeys>();
+  const indexes: Record<IndexName, Map<string, SortedKeys>> = { owner: new Map(), uid: new Map(), node: new Map(), unscheduled: new Map() };
+  /** Key → the index entries it is listed under, to remove them on its next change. */
+  const entriesOf = new Map<string, [IndexName, string][]>();
+
+  const add = (map: Map<string, SortedKeys>, value: string, key: string): void => {
+    let entry = map.get(value);
+    if (entry === undefined) {
+      entry = emptyKeys();
+      map.set(value, entry);
+    }
+    if (!entry.keys.has(key)) {
+      entry.keys.add(key);
+      entry.sorted = undefined;
+    }
+  };
+
+  const remove = (map: Map<string, SortedKeys>, value: string, key: string): void => {
+    const entry = map.get(value);
+    if (entry === undefined || !entry.keys.delete(key)) return;
+    if (entry.keys.size === 0) map.delete(value);
+    else entry.sorted = undefined;
+  };
+
+  const kindOf = (key: string): string => key.slice(0, key.indexOf('/'));
+
+  const drop = (key: string): void => {
+    if (!objects.delete(key)) return;
+    remove(byKind, kindOf(key), key);
+    for (const [index, value] of entriesOf.get(key) ?? []) remove(indexes[index], value, key);
+    entriesOf.delete(key);
+  };
+
+  /** The same index entries as the projection's index database. */
+  const put = (key: string, object: KubeObject): void => {
+    const known = objects.has(key);
+    objects.set(key, object);
+    if (!known) add(byKind, kindOf(key), key);
+    const entries: [IndexName, string][] = [];
+    if (object.metadata.uid) entries.push(['uid', object.metadata.uid]);
+    for (const owner of object.metadata.ownerReferences ?? []) entries.push(['owner', owner.uid]);
+    if (object.kind === 'Pod') {
+      const node = object.spec?.nodeName;
+      entries.push(node ? ['node', node] : ['unscheduled', '']);
+    }
+    // Only entries that come or go touch an index (most changes are status reports).
+    const before = entriesOf.get(key) ?? [];
+    const has = (list: readonly [IndexName, string][], [index, value]: [IndexName, string]): boolean =>
+      list.some(([i, v]) => i === index && v === value);
+    for (const entry of before) if (!has(entries, entry)) remove(indexes[entry[0]], entry[1], key);
+    for (const entry of entries) if (!has(before, entry)) add(indexes[entry[0]], entry[1], key);
+    entriesOf.set(key, entries);
+  };
+
+  const subscription: Subscription = projection.changes$.subscribe((change) => {
+    if (change.type === 'DELETED') drop(change.key);
+    else put(change.key, change.object);
+  });
+  const live = projection.view();
+  for (const kind of KINDS) {
+    for (const object of live.list(kind)) put(objectKey(object), object);
+  }
+
+  const objectsOf = (keys: readonly string[]): KubeObject[] => {
+    const found: KubeObject[] = [];
+    for (const key of keys) {
+      const object = objects.get(key);
+      if (object) found.push(object);
+    }
+    return found;
+  };
+
+  const view: View = {
+    get position() {
+      return projection.cursor();
+    },
+    get: (key) => objects.get(key),
+    list: (kind, namespace) => {
+      const sorted = sortedOf(byKind.get(kind));
+      if (namespace === undefined) return objectsOf(sorted);
+      const prefix = `${kind}/${namespace}/`;
+      const found: KubeObject[] = [];
+      for (let index = lowerBound(sorted, prefix); index < sorted.length; index += 1) {
+        const key = sorted[index] as string;
+        if (!key.startsWith(prefix)) break;
+        const object = objects.get(key);
+        if (object) found.push(object);
+      }
+      return found;
+    },
+    podsOnNode: (node) => objectsOf(sortedOf(indexes.node.get(node))) as Pod[],
+    ownedBy: (uid) => objectsOf(sortedOf(indexes.owner.get(uid))),
+    unscheduledPods: () => objectsOf(sortedOf(indexes.unscheduled.get(''))) as Pod[],
+    byUid: (uid) => objectsOf(sortedOf(indexes.uid.get(uid)))[0],
+  };
+
+  return { view, close: () => subscription.unsubscribe() };
+};
