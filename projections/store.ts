@@ -93,8 +93,15 @@ export interface LogEntry {
   readonly prevChange: number;
 }
 
-/** Per object: [last entry, last change] offsets on desired, then on observed (-1: none), then its partition. */
-export type Heads = [number, number, number, number, number];
+/**
+ * Per object: [last entry, last change] offsets on desired, then on observed (-1: none),
+ * its partition, then [changes so far, last anchor] on desired and on observed: every
+ * `ANCHOR_EVERY`-th change of an object on a topic is an anchor, and each change record
+ * links to the anchor before it, so a walk back to an old position skips ahead by anchors.
+ */
+export type Heads = [number, number, number, number, number, number, number, number, number];
+/** Changes between two anchors of one object on one topic. */
+export const ANCHOR_EVERY = 32;
 
 /** Per topic partition, at a snapshot offset: the latest change offset of each object, by key. */
 export interface Snapshot {
@@ -108,6 +115,8 @@ export interface ChangeRecord {
   readonly type: ChangeType;
   /** Offset of the previous change of the same object on this topic (-1: none). */
   readonly prev?: number;
+  /** Offset of the anchor change of the same object on this topic before this one (-1: none; see `Heads`). */
+  readonly anchor?: number;
 }
 
 export interface QuarantineRecord {
@@ -376,9 +385,15 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       keys.log = position;
     } else log.putSync(position, value);
     // Updated in place: the cached array is this object's heads (forgotten if the transaction aborts).
-    const updated: Heads = previous ?? [-1, -1, -1, -1, partition];
+    const updated: Heads = previous ?? [-1, -1, -1, -1, partition, 0, -1, 0, -1];
     updated[at] = offset;
-    if (entry.change) updated[at + 1] = offset;
+    const anchorBefore = updated[6 + at]!;
+    if (entry.change) {
+      updated[at + 1] = offset;
+      const count = updated[5 + at]! + 1;
+      updated[5 + at] = count;
+      if (count % ANCHOR_EVERY === 0) updated[6 + at] = offset;
+    }
     heads.putSync(entry.key, updated);
     if (previous || headsCache.size < HEADS_CACHED) headsCache.set(entry.key, updated);
     eventIds.putSync(entry.id, position);
@@ -389,7 +404,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     } else timeIndex.putSync(timeKey, 1);
     if (!entry.change) return;
     const changeKey: [number, number, number] = [topicIndex, partition, offset];
-    const change: ChangeRecord = { key: entry.key, type: entry.change, prev: prevChange };
+    const change: ChangeRecord = { key: entry.key, type: entry.change, prev: prevChange, anchor: anchorBefore };
     if (!keys.changes || lessNumbers(keys.changes, changeKey)) {
       changes.putSync(changeKey, change, APPEND);
       keys.changes = changeKey;

@@ -125,13 +125,19 @@ export const liveView = (store: ProjectionStore, position: () => PositionVector,
 
 /** The latest entry of `key` on `topicIndex` before `cursor` that changed it, walking its changes (small records) back from the newest. */
 const lastChange = (store: ProjectionStore, head: Heads, topicIndex: number, cursor: number): { entry: LogEntry; offset: number } | undefined => {
+  const partition = head[4];
+  const link = (offset: number) => store.changes.get([topicIndex, partition, offset]);
   let offset = head[topicIndex * 2 + 1]!;
-  while (offset >= cursor) {
-    const change = store.changes.get([topicIndex, head[4], offset]);
-    if (change?.prev === undefined) return undefined;
-    offset = change.prev;
+  if (offset >= cursor) {
+    // Skip back by anchors while they are still at or after the cursor, then by single changes.
+    for (let anchor = head[6 + topicIndex * 2]!; anchor >= cursor; anchor = link(anchor)?.anchor ?? -1) offset = anchor;
+    while (offset >= cursor) {
+      const change = link(offset);
+      if (change?.prev === undefined) return undefined;
+      offset = change.prev;
+    }
   }
-  const entry = offset < 0 ? undefined : store.entryAt(topicIndex, head[4], offset);
+  const entry = offset < 0 ? undefined : store.entryAt(topicIndex, partition, offset);
   return entry && { entry, offset };
 };
 
