@@ -185,12 +185,23 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     setImmediate(() => flush());
   };
   /**
-   * The pods bound to this agent's nodes as the projection has them (uid, being deleted),
-   * kept from its change feed, so a status report needs no projection read.
+   * The pods bound to this agent's nodes as the projection has them: read from its view once
+   * at start, then kept from its change feed (which carries every changed object), so neither
+   * a node's sync nor a status report reads (and decodes) pods from the projection.
    */
-  const boundPods = new Map<string, { uid: string; deleting: boolean }>();
+  const boundPods = new Map<string, Pod>();
+  const podsByNode = new Map<string, Map<string, Pod>>(options.nodes.map((node) => [node, new Map()]));
   const rememberPod = (key: string, pod: Pod): void => {
-    boundPods.set(key, { uid: pod.metadata.uid ?? '', deleting: pod.metadata.deletionTimestamp != null });
+    const pods = podsByNode.get(pod.spec.nodeName ?? '');
+    if (pods === undefined) return;
+    boundPods.set(key, pod);
+    pods.set(key, pod);
+  };
+  const forgetPod = (key: string, uid: string | undefined): void => {
+    const pod = boundPods.get(key);
+    if (pod === undefined || pod.metadata.uid !== uid) return;
+    boundPods.delete(key);
+    podsByNode.get(pod.spec.nodeName ?? '')?.delete(key);
   };
   /** Uids of the pods a runtime reported a status for, i.e. admitted (it admits no pod that is already being deleted). */
   const reportedUids = new Set<string>();
@@ -220,7 +231,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       runtime.statuses$.subscribe((update) => {
         const key = `Pod/${update.namespace}/${update.name}`;
         const current = boundPods.get(key);
-        if (!current || current.uid !== update.uid) return;
+        if (!current || current.metadata.uid !== update.uid) return;
         const first = !reportedUids.has(update.uid);
         reportedUids.add(update.uid);
         pendingStatus.set(key, {
@@ -228,7 +239,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
           body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
           holdUntil: first && isAdmissionOnly(update.status) ? performance.now() + ADMISSION_HOLD_MS : 0,
         });
-        if (current.deleting && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
+        if (current.metadata.deletionTimestamp && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
         scheduleFlush();
       }),
     );
@@ -242,10 +253,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const syncDirty = (): void => {
     syncScheduled = false;
     if (closed) return;
-    const current = projection.view();
     for (const node of dirtyNodes) {
-      const pods = current.podsOnNode(node);
-      for (const pod of pods) rememberPod(`Pod/${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`, pod);
+      const pods = [...(podsByNode.get(node)?.values() ?? [])];
       runtimes.get(node)?.sync(pods);
       // A pod that had already finished when its deletion came, or that was deleted before the
       // runtime ever started it, gets no new status from the runtime: nothing is left to stop.
@@ -274,8 +283,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       const node = pod.spec.nodeName;
       if (change.type === 'DELETED') {
         reportedUids.delete(pod.metadata.uid ?? '');
-        if (boundPods.get(change.key)?.uid === pod.metadata.uid) boundPods.delete(change.key);
-      } else if (node && nodeSet.has(node)) {
+        forgetPod(change.key, pod.metadata.uid);
+      } else {
         rememberPod(change.key, pod);
       }
       // A status report (this agent's own, mostly) changes nothing the runtime acts on (the
@@ -285,6 +294,11 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       if (node) markDirty(node);
     }),
   );
+  // After subscribing (nothing can change in between: both are synchronous).
+  const startView = projection.view();
+  for (const node of options.nodes) {
+    for (const pod of startView.podsOnNode(node)) rememberPod(`Pod/${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`, pod);
+  }
   syncDirty();
 
   return {
