@@ -15,6 +15,14 @@ export interface View {
   get(key: string): KubeObject | undefined;
   /** Objects of `kind`, in key order; in one namespace when given. */
   list(kind: Kind, namespace?: string): KubeObject[];
+  /**
+   * The keys of the objects of `kind` (in one namespace when given) that exist at this
+   * view's position, in ascending key order, strictly after `after` when given: a page of
+   * `list` without materializing the objects. Lazy: stop iterating to stop reading. Every
+   * implementation yields exactly the keys `get` finds an object for (historical views
+   * too: no key of an object created later or deleted before the position).
+   */
+  keys(kind: Kind, namespace?: string, after?: string): Iterable<string>;
   /** Pods bound to `node`. */
   podsOnNode(node: string): Pod[];
   /** Objects whose ownerReferences name `uid`. */
@@ -68,6 +76,12 @@ const kindRange = (kind: Kind, namespace?: string): { start: string; end: string
   return { start: prefix, end: `${prefix}\uffff` };
 };
 
+/** `kindRange` starting at `after` when that is inside it (the caller skips `after` itself). */
+const pageRange = (kind: Kind, namespace: string | undefined, after: string | undefined): { start: string; end: string } => {
+  const range = kindRange(kind, namespace);
+  return after !== undefined && after > range.start ? { start: after, end: range.end } : range;
+};
+
 /** Freezes a decoded object and everything in it: cached objects are shared by every reader. */
 const deepFreeze = <T>(value: T): T => {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -115,6 +129,9 @@ export const liveView = (store: ProjectionStore, position: () => PositionVector,
         if (object) objects.push(object);
       }
       return objects;
+    },
+    keys: function* (kind, namespace, after) {
+      for (const key of store.objects.getKeys(pageRange(kind, namespace, after))) if (key !== after) yield key;
     },
     podsOnNode: (node) => fromIndex('node', node) as Pod[],
     ownedBy: (uid) => fromIndex('owner', uid),
@@ -165,11 +182,42 @@ export const historicalView = (store: ProjectionStore, position: PositionVector)
   const get = (key: string): KubeObject | undefined => objectAt(store, key, position);
   /** Per partition: the latest desired and observed change of each object at `position` (computed once per view). */
   let latest: { desired: ReturnType<typeof changesAt>; observed: ReadonlyMap<string, number> }[] | undefined;
-  const list = (kind: Kind, namespace?: string): KubeObject[] => {
-    latest ??= position.desired.map((offset, partition) => ({
+  const rolled = () =>
+    (latest ??= position.desired.map((offset, partition) => ({
       desired: changesAt(store, 0, partition, offset),
       observed: changesAt(store, 1, partition, position.observed[partition] ?? 0).offsets,
-    }));
+    })));
+  /** Keys in [start, end) of objects existing at `position` (merged across partitions, in order), strictly after `after`. */
+  const keys = function* (kind: Kind, namespace?: string, after?: string): Iterable<string> {
+    const { start, end } = pageRange(kind, namespace, after);
+    // One cursor per partition into its sorted keys (an object lives in one partition).
+    const streams = rolled().map(({ desired }) => ({ ...desired, at: lowerBound(desired.keys, start) }));
+    const current = (s: (typeof streams)[number]): string | undefined => {
+      while (s.at < s.keys.length) {
+        const key = s.keys[s.at]!;
+        if (key >= end) return undefined;
+        if (key !== after && s.offsets.has(key)) return key;
+        s.at++;
+      }
+      return undefined;
+    };
+    for (;;) {
+      let best: (typeof streams)[number] | undefined;
+      let bestKey: string | undefined;
+      for (const s of streams) {
+        const key = current(s);
+        if (key !== undefined && (bestKey === undefined || key < bestKey)) {
+          best = s;
+          bestKey = key;
+        }
+      }
+      if (!best || bestKey === undefined) return;
+      best.at++;
+      yield bestKey;
+    }
+  };
+  const list = (kind: Kind, namespace?: string): KubeObject[] => {
+    const latest = rolled();
     const { start, end } = kindRange(kind, namespace);
     const objects: KubeObject[] = [];
     latest.forEach(({ desired, observed }, partition) => {
@@ -193,6 +241,7 @@ export const historicalView = (store: ProjectionStore, position: PositionVector)
     position,
     get,
     list,
+    keys,
     podsOnNode: (node) => pods().filter((p) => p.spec?.nodeName === node),
     ownedBy: (uid) =>
       (['Pod', 'ReplicaSet', 'Endpoints', 'Deployment', 'Service'] as const)

@@ -143,6 +143,16 @@ export const createInformer = (projection: Projection): Informer => {
       }
       return found;
     },
+    keys: function* (kind, namespace, after) {
+      const sorted = sortedOf(byKind.get(kind));
+      const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
+      let index = lowerBound(sorted, after !== undefined && after > prefix ? after : prefix);
+      for (; index < sorted.length; index += 1) {
+        const key = sorted[index] as string;
+        if (!key.startsWith(prefix)) return;
+        if (key !== after && objects.has(key)) yield key;
+      }
+    },
     podsOnNode: (node) => objectsOf(sortedOf(indexes.node.get(node))) as Pod[],
     ownedBy: (uid) => objectsOf(sortedOf(indexes.owner.get(uid))),
     unscheduledPods: () => objectsOf(sortedOf(indexes.unscheduled.get(''))) as Pod[],
