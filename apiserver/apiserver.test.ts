@@ -319,6 +319,19 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(page2.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['d']);
     expect(page2.body.metadata.continue).toBeUndefined();
 
+    // Pages with a selector hold every match once, in key order, from the position of the
+    // first page: a match created between pages is not part of the list being paged.
+    const web1 = await client.request('GET', `/api/v1/namespaces/${ns}/pods?limit=1&labelSelector=app%3Dweb`);
+    expect(web1.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['a']);
+    expect(web1.body.metadata.continue).toBeDefined();
+    expect((await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podManifest('b2', { app: 'web' }) })).status).toBe(201);
+    const web2 = await client.request('GET', `/api/v1/namespaces/${ns}/pods?limit=1&labelSelector=app%3Dweb&continue=${web1.body.metadata.continue}`);
+    expect(web2.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['b']);
+    expect(web2.body.metadata.continue).toBeUndefined();
+    expect(web2.body.metadata.resourceVersion).toBe(web1.body.metadata.resourceVersion);
+    expect(await label('app=web')).toEqual(['a', 'b', 'b2']);
+    expect((await client.request('DELETE', `/api/v1/namespaces/${ns}/pods/b2`)).status).toBe(200);
+
     const again = await rejectsWithoutAppending(() =>
       client.request('POST', `/api/v1/namespaces/${ns}/pods/c/binding`, {
         body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'c' }, target: { kind: 'Node', name: 'select-node' } },

@@ -83,13 +83,10 @@ const parseListVersion = (server: ServerContext, rv: string): PositionVector => 
   }
 };
 
-/** Objects of a resource in a view, using the name index when a field selector pins one name. */
-const objectsIn = (view: View, resource: ResourceInfo, namespace: string | undefined, name: string | undefined): KubeObject[] => {
-  if (name !== undefined && (namespace !== undefined || !resource.namespaced)) {
-    const object = view.get(keyOf(resource, namespace, name));
-    return object ? [object] : [];
-  }
-  return view.list(resource.kind, resource.namespaced ? namespace : undefined);
+/** The one object a field selector pins by name (metadata.name=...), if it exists in the view. */
+const pinnedObject = (view: View, resource: ResourceInfo, namespace: string | undefined, name: string): KubeObject[] => {
+  const object = view.get(keyOf(resource, namespace, name));
+  return object ? [object] : [];
 };
 
 /** GET of a collection. */
@@ -128,13 +125,25 @@ export const listObjects = async (server: ServerContext, ctx: RequestContext): P
     view = server.projection.view();
   }
   const pinned = pinnedName(selection);
-  let objects = objectsIn(view, resource, namespace, pinned).filter((o) => selection.matches(o));
-  if (after !== '') objects = objects.filter((o) => keyOf(resource, o.metadata.namespace, o.metadata.name) > after);
+  let objects: KubeObject[];
   let continueToken: string | undefined;
-  if (limit > 0 && objects.length > limit) {
-    objects = objects.slice(0, limit);
-    const last = objects[objects.length - 1]!;
-    continueToken = encodeContinue({ rv: formatVector(position), after: keyOf(resource, last.metadata.namespace, last.metadata.name) });
+  if (pinned !== undefined && (namespace !== undefined || !resource.namespaced)) {
+    objects = pinnedObject(view, resource, namespace, pinned).filter((o) => selection.matches(o) && keyOf(resource, o.metadata.namespace, o.metadata.name) > after);
+  } else {
+    // Key order, from the continue key on: a page materializes only the objects it looks at
+    // (kubectl lists in pages of 500, so a whole collection is never decoded per page).
+    objects = [];
+    let last = '';
+    for (const key of view.keys(resource.kind, resource.namespaced ? namespace : undefined, after === '' ? undefined : after)) {
+      const object = view.get(key);
+      if (!object || !selection.matches(object)) continue;
+      if (limit > 0 && objects.length === limit) {
+        continueToken = encodeContinue({ rv: formatVector(position), after: last });
+        break;
+      }
+      objects.push(object);
+      last = key;
+    }
   }
   const listMeta = { resourceVersion: formatVector(position), ...(continueToken ? { continue: continueToken } : {}) };
   return json(200, represent(ctx, representation, objects, false, listMeta));
