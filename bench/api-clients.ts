@@ -30,6 +30,9 @@ export interface ApiLatencies {
   readonly create: number[];
   readonly get: number[];
   readonly list: number[];
+  /** One client reading the whole collection in pages of 500, as kubectl does: ms per full list, and the pods seen. */
+  readonly pagedList: number[];
+  readonly pagedListItems: number;
   /** Pod name → wall-clock ms at which its concurrent create's response arrived. */
   readonly responded: Record<string, number>;
   readonly createSeconds: number;
@@ -130,7 +133,22 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   const list = await concurrently(load.lists, async () => {
     expectStatus(await client.request('GET', `${podsPath}?limit=500`), 200, 'listing pods');
   });
-  return { sequentialCreate, create, get, list, responded, createSeconds };
+  const pagedList: number[] = [];
+  let pagedListItems = 0;
+  for (let round = 0; round < 5; round++) {
+    const started = performance.now();
+    let items = 0;
+    let token: string | undefined;
+    do {
+      const response = await client.request('GET', `${podsPath}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+      expectStatus(response, 200, 'paging through pods');
+      items += (response.body.items as unknown[]).length;
+      token = response.body.metadata.continue as string | undefined;
+    } while (token);
+    pagedList.push(performance.now() - started);
+    pagedListItems = items;
+  }
+  return { sequentialCreate, create, get, list, pagedList, pagedListItems, responded, createSeconds };
 };
 
 const fail = (error: unknown): void => {

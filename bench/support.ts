@@ -178,7 +178,7 @@ export const collectGarbage = (): void => {
 };
 
 /** Resident memory of this process in MiB: total, anonymous and file-backed (from /proc), and the V8 heap. */
-export const memoryBreakdown = (): { rss: number; anon: number; file: number; heapUsed: number } => {
+export const memoryBreakdown = (): { rss: number; anon: number; file: number; heapUsed: number; heapTotal: number; external: number } => {
   const mib = (bytes: number): number => round(bytes / 2 ** 20);
   const usage = process.memoryUsage();
   let status = '';
@@ -188,5 +188,34 @@ export const memoryBreakdown = (): { rss: number; anon: number; file: number; he
     // not Linux: only the total is known
   }
   const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
-  return { rss: mib(usage.rss), anon: mib(kib('RssAnon')), file: mib(kib('RssFile') + kib('RssShmem')), heapUsed: mib(usage.heapUsed) };
+  return {
+    rss: mib(usage.rss),
+    anon: mib(kib('RssAnon')),
+    file: mib(kib('RssFile') + kib('RssShmem')),
+    heapUsed: mib(usage.heapUsed),
+    heapTotal: mib(usage.heapTotal),
+    external: mib(usage.external),
+  };
+};
+
+/** Resident MiB per mapped file of this process (from /proc/self/smaps), largest first. */
+export const residentFiles = (): [string, number][] => {
+  let smaps = '';
+  try {
+    smaps = readFileSync('/proc/self/smaps', 'utf8');
+  } catch {
+    return [];
+  }
+  const byFile = new Map<string, number>();
+  let current = '';
+  for (const line of smaps.split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      current = header[1] ?? '';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && current.startsWith('/')) byFile.set(current, (byFile.get(current) ?? 0) + Number(rss[1]) * 1024);
+  }
+  return [...byFile.entries()].map(([file, bytes]): [string, number] => [file, round(bytes / 2 ** 20)]).sort((a, b) => b[1] - a[1]);
 };

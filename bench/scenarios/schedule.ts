@@ -19,6 +19,7 @@ import {
   round,
   collectGarbage,
   memoryBreakdown,
+  residentFiles,
   type ScenarioContext,
   type ScenarioResult,
   until,
@@ -96,6 +97,8 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
       const collected = memoryBreakdown();
       // For the memory finding: BENCH_HEAP_SNAPSHOT=<dir> writes a V8 heap snapshot at this moment.
       if (process.env.BENCH_HEAP_SNAPSHOT) context.progress(`heap snapshot: ${writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)}`);
+      // BENCH_SMAPS=1 prints the resident size of the largest file mappings (which LMDB files).
+      if (process.env.BENCH_SMAPS) for (const [file, mib] of residentFiles().slice(0, 8)) context.progress(`resident ${mib} MiB: ${file}`);
 
       const schedule: ScenarioResult = {
         scenario: 'schedule',
@@ -122,6 +125,8 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
           plain('of which anonymous (heap, native allocations)', memory.anon, 'MiB'),
           plain('of which file-backed (LMDB maps of log and projection, code)', memory.file, 'MiB'),
           plain('V8 heap used', memory.heapUsed, 'MiB'),
+          plain('V8 heap committed', memory.heapTotal, 'MiB'),
+          plain('outside the V8 heap: buffers and external memory', memory.external, 'MiB'),
           plain('RSS right after a full GC', collected.rss, 'MiB'),
           plain('V8 heap used after a full GC (live objects)', collected.heapUsed, 'MiB'),
         ],
