@@ -76,7 +76,7 @@ export const podStartupScenario = async (context: ScenarioContext): Promise<Scen
         ],
         setup: { pods, nodes, runtime: 'process', image: 'logplane/sleeper:1' },
         notes: [
-          'Each pod is a real OS process (node running the built-in sleeper image), started by the agent in this process.',
+          'Each pod is a real OS process (/bin/sh running the built-in sleeper image, a POSIX sh script), forked by the spawner process of the agent; the agent runs in this process.',
           `The burst includes the Deployment → ReplicaSet → Pods chain, the scheduler, and starting ${pods} processes at once.`,
         ],
       };
