@@ -24,6 +24,7 @@ import {
   statusCommand,
   updateCommand,
 } from '../replicaset/objects.ts';
+import { EMPTY_COUNTS, type PodCounts } from '../replicaset/pod-counts.ts';
 import { countActivePods, isPodFinished, nextAvailabilityInMs } from '../replicaset/pods.ts';
 import type { Decision } from '../runtime.ts';
 import { deploymentStatus, type DeploymentCounts, type NewReplicaSetEvent } from './status.ts';
@@ -52,17 +53,21 @@ import {
   templateWithHash,
 } from './template.ts';
 
-/** A ReplicaSet of a Deployment with the pods it controls, counted at `now`. */
+/** A ReplicaSet of a Deployment with the pods it controls (in its namespace), counted at `now`. */
 export interface ReplicaSetState {
   readonly rs: ReplicaSet;
   /** Pods it controls, in any state. */
-  readonly pods: readonly Pod[];
+  readonly pods: number;
+  /** Pods it controls that are not Succeeded or Failed (terminating ones included). */
+  readonly notFinished: number;
   /** Pods that count as replicas (not terminating, not finished). */
-  readonly active: readonly Pod[];
+  readonly active: number;
   /** spec.replicas. */
   readonly replicas: number;
   readonly ready: number;
   readonly available: number;
+  /** When the first ready but not yet available pod becomes available (ms from `now`). */
+  readonly availableInMs: number | undefined;
 }
 
 /** The one thing a round does to move the rollout on. */
@@ -87,10 +92,20 @@ export interface DeploymentPlan {
   readonly step: DeploymentStep;
 }
 
-const stateOf = (rs: ReplicaSet, view: View, minReadySeconds: number, now: number): ReplicaSetState => {
-  const pods = controlledPods(rs, view);
+const stateOf = (rs: ReplicaSet, view: View, minReadySeconds: number, now: number, podCounts: PodCounts | undefined): ReplicaSetState => {
+  const namespace = rs.metadata.namespace;
+  const replicas = rs.spec.replicas ?? 1;
+  // The counts kept from the change feed, when exact (availability without minReadySeconds is readiness).
+  if (podCounts && namespace !== undefined && rs.metadata.uid !== undefined && minReadySeconds <= 0) {
+    const counts = podCounts.controlled(namespace, rs.metadata.uid) ?? EMPTY_COUNTS;
+    const { pods, notFinished, active, ready } = counts;
+    return { rs, pods, notFinished, active, replicas, ready, available: ready, availableInMs: undefined };
+  }
+  const pods = controlledPods(rs, view).filter((pod) => pod.metadata.namespace === namespace);
   const { active, ready, available } = countActivePods(pods, minReadySeconds, now);
-  return { rs, pods, active, replicas: rs.spec.replicas ?? 1, ready, available };
+  const notFinished = pods.reduce((sum, pod) => (isPodFinished(pod) ? sum : sum + 1), 0);
+  const availableInMs = nextAvailabilityInMs(active, minReadySeconds, now);
+  return { rs, pods: pods.length, notFinished, active: active.length, replicas, ready, available, availableInMs };
 };
 
 /** What the rollout arithmetic needs of a ReplicaSet: available pods capped at its size. */
@@ -104,8 +119,8 @@ const countsOf = (state: ReplicaSetState): ReplicaSetCounts => ({
 export const deploymentCounts = (current: ReplicaSetState | undefined, old: readonly ReplicaSetState[]): DeploymentCounts => {
   const all = current ? [current, ...old] : [...old];
   return {
-    replicas: all.reduce((sum, s) => sum + s.active.length, 0),
-    updatedReplicas: current?.active.length ?? 0,
+    replicas: all.reduce((sum, s) => sum + s.active, 0),
+    updatedReplicas: current?.active ?? 0,
     readyReplicas: all.reduce((sum, s) => sum + s.ready, 0),
     availableReplicas: all.reduce((sum, s) => sum + s.available, 0),
     specReplicas: all.reduce((sum, s) => sum + s.replicas, 0),
@@ -225,13 +240,13 @@ const cleanupStep = (d: Deployment, old: readonly ReplicaSetState[]): Deployment
   const byRevision = [...alive].sort((a, b) => revisionOf(a.rs) - revisionOf(b.rs) || byCreation(a.rs, b.rs));
   const removable = byRevision
     .slice(0, excess)
-    .filter((state) => state.replicas === 0 && state.pods.length === 0)
+    .filter((state) => state.replicas === 0 && state.pods === 0)
     .map((state) => state.rs);
   return removable.length === 0 ? undefined : { type: 'cleanup', replicaSets: removable };
 };
 
 /** Whether any pod of the old ReplicaSets may still be running (terminating ones included). */
-const oldPodsRunning = (old: readonly ReplicaSetState[]): boolean => old.some((state) => state.pods.some((pod) => !isPodFinished(pod)));
+const oldPodsRunning = (old: readonly ReplicaSetState[]): boolean => old.some((state) => state.notFinished > 0);
 
 const isComplete = (d: Deployment, counts: DeploymentCounts): boolean => {
   const replicas = deploymentReplicas(d);
@@ -307,13 +322,13 @@ const nextStep = (d: Deployment, view: View, current: ReplicaSetState | undefine
 };
 
 /** Plans Deployment `d`: its ReplicaSets (the current one and the old ones) and the next step. */
-export const planDeployment = (d: Deployment, view: View, now: number): DeploymentPlan => {
+export const planDeployment = (d: Deployment, view: View, now: number, podCounts?: PodCounts): DeploymentPlan => {
   const minReadySeconds = d.spec.minReadySeconds ?? 0;
   const owned = view
     .ownedBy(d.metadata.uid ?? '')
     .filter((o): o is ReplicaSet => o.kind === 'ReplicaSet' && isControlledBy(o, d.metadata.uid))
     .sort(byCreation)
-    .map((rs) => stateOf(rs, view, minReadySeconds, now));
+    .map((rs) => stateOf(rs, view, minReadySeconds, now, podCounts));
   const current = owned.find((state) => sameTemplate(state.rs.spec.template, d.spec.template));
   const old = owned.filter((state) => state !== current);
   const step: DeploymentStep = isBeingDeleted(d) ? { type: 'idle' } : nextStep(d, view, current, old);
@@ -347,10 +362,10 @@ export const stepCommands = (d: Deployment, step: DeploymentStep): EventBody[] =
 };
 
 /** Decides Deployment `key`: the commands of its next step, and its status when that changed. */
-export const decideDeployment = (key: string, view: View, now: number): Decision => {
+export const decideDeployment = (key: string, view: View, now: number, podCounts?: PodCounts): Decision => {
   const d = view.get(key);
   if (!d || d.kind !== 'Deployment') return { commands: [] };
-  const plan = planDeployment(d, view, now);
+  const plan = planDeployment(d, view, now, podCounts);
   const { step, current, old } = plan;
   const event: NewReplicaSetEvent =
     step.type === 'create'
@@ -362,9 +377,6 @@ export const decideDeployment = (key: string, view: View, now: number): Decision
   const { status, deadlineInMs } = deploymentStatus(d, deploymentCounts(current, old), event, now, collisionCount);
   const commands = stepCommands(d, step);
   if (canonicalJson(status) !== canonicalJson(d.status)) commands.push(statusCommand(d, status));
-  const waits = [
-    deadlineInMs,
-    nextAvailabilityInMs([current, ...old].flatMap((s) => s?.active ?? []), d.spec.minReadySeconds ?? 0, now),
-  ].filter((ms): ms is number => ms !== undefined);
+  const waits = [deadlineInMs, ...[current, ...old].map((s) => s?.availableInMs)].filter((ms): ms is number => ms !== undefined);
   return waits.length === 0 ? { commands } : { commands, requeueAfterMs: Math.min(...waits) };
 };

@@ -12,6 +12,7 @@ import type { AppliedChange, View } from '../../projections/index.ts';
 import { labelSelectorToRequirements, matchesLabels } from '../../projections/selectors.ts';
 import type { Deployment, KubeObject } from '../../schemas/index.ts';
 import { controllerRef, isBeingDeleted, keyOf, ownerKey } from '../replicaset/objects.ts';
+import { createPodCountsAttachment } from '../replicaset/pod-counts.ts';
 import type { Controller } from '../runtime.ts';
 import { decideDeployment } from './decide.ts';
 
@@ -65,10 +66,15 @@ export const deploymentKeysFor = (change: AppliedChange, view: View): string[] =
 };
 
 /** Creates the deployment controller. */
-export const createDeploymentController = (options: DeploymentControllerOptions = {}): Controller => ({
-  name: DEPLOYMENT_CONTROLLER,
-  keysFor: deploymentKeysFor,
-  initialKeys: (view) => view.list('Deployment').map(keyOf),
-  decide: (key, view, { now }) => decideDeployment(key, view, now),
-  ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
-});
+export const createDeploymentController = (options: DeploymentControllerOptions = {}): Controller => {
+  // Pod counts per ReplicaSet from the change feed, for views at the projection's cursor.
+  const counts = createPodCountsAttachment();
+  return {
+    name: DEPLOYMENT_CONTROLLER,
+    keysFor: deploymentKeysFor,
+    initialKeys: (view) => view.list('Deployment').map(keyOf),
+    decide: (key, view, { now }) => decideDeployment(key, view, now, counts.countsFor(view)),
+    attach: counts.attach,
+    ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+  };
+};

@@ -12,10 +12,12 @@ import type { Pod, ReplicaSet } from '../../schemas/index.ts';
 import type { Controller } from '../runtime.ts';
 import { decideReplicaSet, type ReplicaSetDecideOptions } from './decide.ts';
 import { controllerRef, keyOf } from './objects.ts';
+import { createPodCountsAttachment } from './pod-counts.ts';
 import { isPodActive } from './pods.ts';
 
 export * from './decide.ts';
 export * from './objects.ts';
+export * from './pod-counts.ts';
 export * from './pods.ts';
 
 /** The controller's name: its consumer group and the actor of its events (`controller:replicaset`). */
@@ -52,10 +54,15 @@ const selectingReplicaSets = (pod: Pod, view: View): string[] =>
     .map(keyOf);
 
 /** Creates the replicaset controller. */
-export const createReplicaSetController = (options: ReplicaSetControllerOptions = {}): Controller => ({
-  name: REPLICASET_CONTROLLER,
-  keysFor: replicaSetKeysFor,
-  initialKeys: (view) => view.list('ReplicaSet').map(keyOf),
-  decide: (key, view, { now }) => decideReplicaSet(key, view, now, options),
-  ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
-});
+export const createReplicaSetController = (options: ReplicaSetControllerOptions = {}): Controller => {
+  // Pod counts per ReplicaSet from the change feed, for views at the projection's cursor.
+  const counts = createPodCountsAttachment();
+  return {
+    name: REPLICASET_CONTROLLER,
+    keysFor: replicaSetKeysFor,
+    initialKeys: (view) => view.list('ReplicaSet').map(keyOf),
+    decide: (key, view, { now }) => decideReplicaSet(key, view, now, options, counts.countsFor(view)),
+    attach: counts.attach,
+    ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+  };
+};
