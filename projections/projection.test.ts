@@ -6,6 +6,8 @@ import type { EventEnvelope, KubeObject, Node, Pod } from '../schemas/index.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { formatVector } from './positions.ts';
 import { makeEvent, toBatches } from './testing.ts';
+import { materializeDecoded, type View } from './view.ts';
+import type { AppliedChange } from './projection.ts';
 
 const dirs: string[] = [];
 const projections: Projection[] = [];
@@ -194,5 +196,49 @@ describe('projection fold', () => {
     expect(past.list('Pod').map((p) => p.metadata.name)).toEqual(['a', 'b']);
     expect(projection.viewAt({ desired: [1], observed: [0] }).list('Pod')).toEqual([]);
     expect(projection.positionAtTime(deletion.time - 1)).toEqual(before);
+  });
+
+  it('hands the change feed deep-frozen objects, equal to a fresh decode (key order too), which the live view then answers without decoding', () => {
+    const projection = open();
+    const seen: AppliedChange[] = [];
+    projection.changes$.subscribe((change) => seen.push(change));
+    const isDeepFrozen = (value: unknown): boolean =>
+      typeof value !== 'object' || value === null || (Object.isFrozen(value) && Object.values(value).every(isDeepFrozen));
+    const fresh = (key: string) => {
+      const desired = projection.store.objects.get(key);
+      return desired && materializeDecoded(desired, projection.store.status.get(key));
+    };
+    const p = created(pod('a'));
+    const steps: [('desired' | 'observed'), EventEnvelope][] = [
+      ['desired', created(namespace('default'))],
+      ['desired', created(node('n1'))],
+      ['desired', p],
+      ['observed', makeEvent('Pod/default/a', { type: 'PodStatusChanged', namespace: 'default', name: 'a', uid: p.id, status: { conditions: [] } })],
+      ['desired', bound('a', 'n1')],
+      ['observed', makeEvent('Pod/default/a', { type: 'PodStatusChanged', namespace: 'default', name: 'a', uid: p.id, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } })],
+      ['observed', makeEvent('Node//n1', { type: 'NodeStatusChanged', name: 'n1', status: { conditions: [{ type: 'Ready', status: 'True' }] } } as never)],
+      ['desired', makeEvent('Pod/default/a', { type: 'ObjectUpdated', object: pod('a', '500m', { app: 'db' }), expectedResourceVersion: null, subresource: null })],
+      ['desired', makeEvent('Pod/default/a', { type: 'ObjectDeleted', kind: 'Pod', namespace: 'default', name: 'a', expectedResourceVersion: null, uid: null, propagationPolicy: null, gracePeriodSeconds: 0 })],
+    ];
+    let view: View = projection.view();
+    const offsets = { desired: [0], observed: [0] };
+    for (const [topic, event] of steps) {
+      const before = fresh(event.key);
+      const count = seen.length;
+      applyAll(projection, topic, [event], offsets[topic]);
+      view = projection.view();
+      const change = seen[count];
+      expect(change, `${event.body.type} on ${event.key}`).toBeDefined();
+      expect(isDeepFrozen(change!.object)).toBe(true);
+      const expected = change!.type === 'DELETED' ? before : fresh(event.key);
+      expect(JSON.stringify(change!.object)).toBe(JSON.stringify(expected));
+      if (change!.type !== 'DELETED') expect(view.get(event.key)).toBe(change!.object);
+      else expect(view.get(event.key)).toBeUndefined();
+    }
+    expect(seen.map((c) => c.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED']);
+    // A subscriber that writes into a feed object fails loudly instead of changing what others see.
+    expect(() => {
+      (seen[2]!.object.metadata as { name: string }).name = 'changed';
+    }).toThrow(TypeError);
   });
 });

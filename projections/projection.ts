@@ -10,7 +10,7 @@ import { ProjectionError, ProjectionTimeoutError } from './errors.ts';
 import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type DesiredRecord, type FoldSettings, type FoldState, type StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, vectorCovers } from './positions.ts';
 import { LAYOUT_VERSION, MAX_PARTITIONS, openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
-import { historicalView, liveView, materializeDecoded, positionAtTime, type ObjectCache, type View } from './view.ts';
+import { historicalView, liveView, positionAtTime, type ObjectCache, type View } from './view.ts';
 
 /** A change the projection committed, with the object as clients now see it. */
 export interface AppliedChange {
@@ -18,7 +18,11 @@ export interface AppliedChange {
   readonly key: string;
   /** The event that made the change (reconcilers use it as the causation of what they do next). */
   readonly eventId: string;
-  /** The object after the change (before it, for DELETED). */
+  /**
+   * The object after the change (before it, for DELETED), deep-frozen: it is the very
+   * object the live view's cache holds and every subscriber gets (subscribers such as the
+   * reconcilers' informer keep it), so nobody may change it; copy it to change it.
+   */
   readonly object: KubeObject;
   readonly topic: FoldedTopic;
   readonly partition: number;
@@ -100,10 +104,12 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     },
   };
 
-  const materialized = (key: string): KubeObject | undefined => {
-    const desired = store.objects.get(key);
-    return desired ? materializeDecoded(desired, store.status.get(key)) : undefined;
-  };
+  /**
+   * Reads the current objects for the change feed through the live view's cache: the object
+   * a change leaves is built from the records the fold just wrote (kept frozen in the
+   * store, no decode) and stays cached for readers of the live view.
+   */
+  const current = liveView(store, () => cursor$.value, objectCache);
 
   const applyRecord = (topic: FoldedTopic, record: LogRecord, pending: AppliedChange[]): void => {
     const topicIndex = topicNumber(topic);
@@ -127,7 +133,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     // all when nobody listens (a replay).
     const feed = changes$.observed;
     const mayDelete = topic === 'desired' && (event.body.type === 'ObjectDeleted' || event.body.type === 'ObjectUpdated');
-    const before = feed && mayDelete ? materialized(event.key) : undefined;
+    const before = feed && mayDelete ? current.get(event.key) : undefined;
     written = {};
     const outcome = foldEvent(state, event, topic, record.offset, settings);
     const change = outcome.change;
@@ -148,7 +154,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       status: statusNow ?? null,
     });
     if (!change || !feed) return;
-    const object = change.type === 'DELETED' ? before : materialized(event.key);
+    const object = change.type === 'DELETED' ? before : current.get(event.key);
     if (object) pending.push({ type: change.type, key: event.key, eventId: event.id, object, topic, partition: record.partition, offset: record.offset });
   };
 

@@ -36,6 +36,21 @@ export const LAYOUT_VERSION = 2;
 export const SNAPSHOT_INTERVAL = 4_096;
 /** Object heads the fold keeps in memory. */
 const HEADS_CACHED = 50_000;
+/** Current desired and status records kept in memory (each map dropped whole past this size). */
+const RECORDS_CACHED = 50_000;
+
+/** Freezes `value` and everything in it (plain JSON data: objects and arrays). */
+export const deepFreeze = <T>(value: T): T => {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+    } else {
+      for (const name in value) deepFreeze((value as Record<string, unknown>)[name]);
+    }
+  }
+  return value;
+};
 
 /** One version of one object: what an event did to it (also kept when rejected). */
 export interface HistoryEntry {
@@ -179,6 +194,13 @@ export interface ProjectionStore {
   readonly events: ReadIndex<string, EventRecord>;
   /** [topic, partition, event time, offset] → event id: time → position, and the audit trail. */
   readonly times: ReadIndex<TimeKey, string>;
+  /**
+   * The current desired record of `key`, deep-frozen and shared (kept in memory from the
+   * fold's writes and reads; a miss decodes it once). Never change what it returns.
+   */
+  desiredOf(key: string): DesiredRecord | undefined;
+  /** The current status record of `key`, deep-frozen and shared, like `desiredOf`. */
+  statusOf(key: string): StatusRecord | undefined;
   /** The stored entry of the event at a position, if it was folded. */
   entryAt(topic: number, partition: number, offset: number): LogEntry | undefined;
   readCursor(partitions: number): PositionVector;
@@ -312,7 +334,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   const foldState = (partitions: number): FoldState => ({
     sharesPartition: (a, b) => partitionOfKey(a, partitions) === partitionOfKey(b, partitions),
     getDesired: (key) => {
-      const record = objects.get(key);
+      const record = desiredOf(key);
       // Its index keys as read, before the fold works on the object.
       indexed.set(key, record ? podIndexKeys(key, record.object) : []);
       return record;
@@ -326,13 +348,16 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       for (const k of after) if (!had.has(k.join('\u0000'))) index.putSync(k, 1);
       indexed.set(key, after);
       objects.putSync(key, record);
+      // The fold hands the record over (it does not touch it afterwards): kept, frozen, as the current one.
+      remember(desiredCache, key, deepFreeze(record));
     },
     deleteDesired: (key) => {
       for (const k of indexed.get(key) ?? storedIndexKeys(key)) index.removeSync(k);
       indexed.set(key, []);
       objects.removeSync(key);
+      desiredCache.delete(key);
     },
-    getStatus: (key) => pendingStatus.get(key) ?? status.get(key),
+    getStatus: (key) => pendingStatus.get(key) ?? statusOf(key),
     // Stored by `recordEvent` in the event's log entry (the fold's caller hands it over).
     putStatus: (key, record) => pendingStatus.set(key, record),
     getNodeUsage: (node) => usage.get(node),
@@ -347,8 +372,24 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   /** Index keys of the objects the fold read or wrote while folding the current event. */
   const indexed = new Map<string, IndexKey[]>();
   const storedIndexKeys = (key: string): IndexKey[] => {
-    const stored = objects.get(key);
+    const stored = desiredOf(key);
     return stored ? podIndexKeys(key, stored.object) : [];
+  };
+  /** Current desired and status records by key, deep-frozen (see `desiredOf`); dropped with the rest of memory on an abort. */
+  let desiredCache = new Map<string, DesiredRecord>();
+  let statusCache = new Map<string, StatusRecord>();
+  const remember = <V>(cache: Map<string, V>, key: string, value: V): void => {
+    if (cache.size >= RECORDS_CACHED && !cache.has(key)) cache.clear();
+    cache.set(key, value);
+  };
+  const desiredOf = (key: string): DesiredRecord | undefined => {
+    let found = desiredCache.get(key);
+    if (found === undefined) {
+      found = objects.get(key);
+      if (found === undefined) return undefined;
+      remember(desiredCache, key, deepFreeze(found));
+    }
+    return found;
   };
   /** Statuses the fold put for the event being folded, until `recordEvent` stores them. */
   const pendingStatus = new Map<string, StatusRecord>();
@@ -378,7 +419,10 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     value.prev = prev;
     value.prevChange = prevChange;
     // The status an observed change leaves is the object's status from now on (see `status`).
-    if (topicIndex === 1 && entry.change && !entry.status) value.status = status.get(entry.key) ?? null;
+    if (topicIndex === 1 && entry.change) {
+      if (entry.status) remember(statusCache, entry.key, deepFreeze(entry.status));
+      else value.status = statusOf(entry.key) ?? null;
+    }
     pendingStatus.clear();
     if (position > keys.log) {
       log.putSync(position, value, APPEND);
@@ -430,18 +474,27 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
 
   const entryAt = (topic: number, partition: number, offset: number): LogEntry | undefined => log.get(positionKey(topic, partition, offset));
 
-  const statusOf = (head: Heads | undefined): StatusRecord | undefined =>
+  const statusAtHead = (head: Heads | undefined): StatusRecord | undefined =>
     head && head[3] >= 0 ? (entryAt(1, head[4], head[3])?.status ?? undefined) : undefined;
+  function statusOf(key: string): StatusRecord | undefined {
+    let found = statusCache.get(key);
+    if (found === undefined) {
+      found = statusAtHead(headsOf(key));
+      if (found === undefined) return undefined;
+      remember(statusCache, key, deepFreeze(found));
+    }
+    return found;
+  }
   const status: ReadIndex<string, StatusRecord> = {
-    get: (key) => statusOf(headsOf(key)),
+    get: (key) => statusAtHead(headsOf(key)),
     getRange: function* (options) {
       for (const { key, value } of heads.getRange(options)) {
-        const found = statusOf(value);
+        const found = statusAtHead(value);
         if (found) yield { key, value: found };
       }
     },
     getKeys: function* (options) {
-      for (const { key, value } of heads.getRange(options)) if (statusOf(value)) yield key;
+      for (const { key, value } of heads.getRange(options)) if (statusAtHead(value)) yield key;
     },
   };
 
@@ -612,6 +665,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     history,
     events,
     times,
+    desiredOf,
+    statusOf,
     entryAt,
     readCursor: (partitions) => {
       const stored = meta.get('cursor') as PositionVector | undefined;
@@ -629,6 +684,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     forgetMemory: () => {
       last = undefined;
       headsCache = new Map();
+      desiredCache = new Map();
+      statusCache = new Map();
       pendingStatus.clear();
       indexed.clear();
       tracked[0] = [];

@@ -6,7 +6,7 @@
 import type { Kind, KubeObject, Pod } from '../schemas/index.ts';
 import type { DesiredRecord, StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, formatObjectVersion, type PositionVector } from './positions.ts';
-import { changesAt, lowerBound, type Heads, type LogEntry, type ProjectionStore } from './store.ts';
+import { changesAt, deepFreeze, lowerBound, type Heads, type LogEntry, type ProjectionStore } from './store.ts';
 
 /** Objects as clients see them: desired part + status part, with resourceVersion. */
 export interface View {
@@ -71,6 +71,35 @@ export const materializeDecoded = (
   return object;
 };
 
+/**
+ * `materialize` over shared, frozen records (the store's current ones): copies only the
+ * top level, metadata and, for a pod, the status it completes; everything else is shared
+ * with the records. The result equals `materializeDecoded` of copies of the records,
+ * key order included.
+ */
+export const materializeShared = (desired: DesiredRecord, status: StatusRecord | undefined): KubeObject => {
+  const source = desired.object;
+  const matches = status && (status.uid === null || status.uid === source.metadata.uid);
+  const object = { ...source, metadata: { ...source.metadata } } as KubeObject & { status?: unknown };
+  if (matches) object.status = status.status;
+  object.metadata.resourceVersion = formatObjectVersion({
+    desired: desired.version,
+    observed: matches ? status.version : 0,
+  });
+  if (object.kind === 'Pod') {
+    const podStatus = { ...(object.status as Pod['status']) } as NonNullable<Pod['status']>;
+    object.status = podStatus;
+    podStatus.phase ??= 'Pending';
+    const conditions = podStatus.conditions ?? [];
+    if (podStatus.conditions === undefined) podStatus.conditions = conditions;
+    if (object.spec?.nodeName && !conditions.some((c) => c.type === 'PodScheduled')) {
+      podStatus.conditions = [{ type: 'PodScheduled', status: 'True' }, ...conditions];
+    }
+    if (podStatus.conditions.length === 0) delete podStatus.conditions;
+  }
+  return object;
+};
+
 const kindRange = (kind: Kind, namespace?: string): { start: string; end: string } => {
   const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
   return { start: prefix, end: `${prefix}\uffff` };
@@ -82,14 +111,6 @@ const pageRange = (kind: Kind, namespace: string | undefined, after: string | un
   return after !== undefined && after > range.start ? { start: after, end: range.end } : range;
 };
 
-/** Freezes a decoded object and everything in it: cached objects are shared by every reader. */
-const deepFreeze = <T>(value: T): T => {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-};
 
 /**
  * Materialized current objects by key, shared by all readers of one projection (an
@@ -103,9 +124,9 @@ export const liveView = (store: ProjectionStore, position: () => PositionVector,
   const get = (key: string): KubeObject | undefined => {
     const cached = cache.get(key);
     if (cached) return cached;
-    const desired = store.objects.get(key);
+    const desired = store.desiredOf(key);
     if (!desired) return undefined;
-    const object = deepFreeze(materializeDecoded(desired, store.status.get(key)));
+    const object = deepFreeze(materializeShared(desired, store.statusOf(key)));
     cache.set(key, object);
     return object;
   };
