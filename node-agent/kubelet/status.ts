@@ -13,8 +13,16 @@ export type PodPhase = (typeof POD_PHASES)[keyof typeof POD_PHASES];
 
 /** Kubernetes timestamps are RFC 3339 with second precision. */
 export function k8sTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const second = Math.floor(ms / 1000);
+  // Every status of a burst carries the same few seconds (start times, now): format each once.
+  if (second === lastSecond) return lastText;
+  lastSecond = second;
+  lastText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+  return lastText;
 }
+
+let lastSecond = Number.NaN;
+let lastText = '';
 
 /** kubelet's `getPhase`: a waiting container that never ran keeps the pod Pending. */
 export function podPhase(run: PodRun): PodPhase {
@@ -136,14 +144,17 @@ export function podStatus(run: PodRun): PodStatus {
  * status is unchanged, else `nowIso`.
  */
 export function withTransitionTimes(next: PodStatus, previous: PodStatus | undefined, nowIso: string): PodStatus {
-  const before = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
-  return {
-    ...next,
-    conditions: (next.conditions ?? []).map((c) => {
-      const old = before.get(c.type);
-      return { ...c, lastTransitionTime: old !== undefined && old.status === c.status ? (old.lastTransitionTime ?? nowIso) : nowIso };
-    }),
-  };
+  const before = previous?.conditions ?? [];
+  const conditions = next.conditions ?? [];
+  const timed: PodCondition[] = new Array<PodCondition>(conditions.length);
+  for (let index = 0; index < conditions.length; index += 1) {
+    const c = conditions[index] as PodCondition;
+    // A handful of conditions: a scan (the last of a type wins, as a map would) beats building a map per status.
+    let old: PodCondition | undefined;
+    for (const candidate of before) if (candidate.type === c.type) old = candidate;
+    timed[index] = { ...c, lastTransitionTime: old !== undefined && old.status === c.status ? (old.lastTransitionTime ?? nowIso) : nowIso };
+  }
+  return { ...next, conditions: timed };
 }
 
 /** Structural equality of JSON values (statuses), without serialising them. */

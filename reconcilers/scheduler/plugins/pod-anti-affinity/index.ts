@@ -54,6 +54,21 @@ export function antiAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[]): Ant
   const excludedByIncoming = new Map<string, Set<string>>();
   const excludedByExisting = new Map<string, Set<string>>();
   const incomingTerms = requiredAntiAffinityTerms(pod).map((term) => parseAffinityTerm(term, pod));
+  if (incomingTerms.length === 0) {
+    // The usual case, once per pod over every node: an indexed loop that only looks at nodes
+    // running pods with terms (the iterator loops below cost ~20 ns per node even when empty).
+    for (let index = 0; index < nodeInfos.length; index += 1) {
+      const nodeInfo = nodeInfos[index] as NodeInfo;
+      const withTerms = nodeInfo.podsWithRequiredAntiAffinity;
+      if (withTerms.length === 0) continue;
+      for (const existing of withTerms) {
+        for (const term of existing.terms) {
+          if (termSelects(term, pod)) exclude(excludedByExisting, term.topologyKey, nodeInfo.node);
+        }
+      }
+    }
+    return { excludedByIncoming, excludedByExisting };
+  }
   for (const nodeInfo of nodeInfos) {
     for (const term of incomingTerms) {
       if (nodeInfo.pods.some((existing) => termSelects(term, existing))) {
