@@ -1,0 +1,46 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSpawner } from './spawner.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the container spawner', () => {
+  it('spreads a burst over its helpers and reports every exit code', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logplane-spawner-'));
+    dirs.push(dir);
+    const spawner = createSpawner(2);
+    const count = 8;
+    const results = await Promise.all(
+      Array.from({ length: count }, (_, index) => {
+        const logFile = join(dir, `c${index}`, 'log');
+        return new Promise<{ code: number | null; pid: number; logFile: string }>((resolve, reject) => {
+          let pid = -1;
+          spawner.spawn(
+            // $PPID is the process that forked the shell: the helper that started it.
+            { file: '/bin/sh', args: ['-c', `echo $PPID; exit ${index}`], cwd: dir, env: { PATH: '/usr/bin:/bin' }, logFile, mkdirs: [join(dir, `c${index}`)] },
+            {
+              spawned: (spawnedPid) => (pid = spawnedPid),
+              failed: (message) => reject(new Error(message)),
+              error: (message) => reject(new Error(message)),
+              exited: (code) => resolve({ code, pid, logFile }),
+            },
+          );
+        });
+      }),
+    );
+    expect(results.map((r) => r.code)).toEqual(Array.from({ length: count }, (_, index) => index));
+    expect(results.every((r) => r.pid > 0)).toBe(true);
+    const parents = new Set(results.map((r) => readFileSync(r.logFile, 'utf8').trim()));
+    expect(parents.size).toBe(2);
+    expect(parents.has(String(process.pid))).toBe(false);
+  });
+
+  it('refuses a spawner without helpers', () => {
+    expect(() => createSpawner(0)).toThrow(RangeError);
+  });
+});
