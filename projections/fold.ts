@@ -30,6 +30,7 @@ export interface StatusRecord {
 
 /** Read/write access the fold needs; the LMDB store implements it inside one transaction. */
 export interface FoldState {
+  /** The stored record: shared and possibly frozen, so the fold copies whatever it changes. */
   getDesired(key: string): DesiredRecord | undefined;
   putDesired(key: string, record: DesiredRecord): void;
   deleteDesired(key: string): void;
@@ -328,7 +329,8 @@ const remove = (state: FoldState, event: EventEnvelope, version: number): FoldOu
   const mismatch = versionMismatch(body.expectedResourceVersion, current);
   if (mismatch) return reject('Conflict', `Operation cannot be fulfilled on ${describeKey(key)}: ${mismatch}`);
 
-  const object = clone(current.object);
+  // Only the top level, metadata and status change below: copies of those over the stored record.
+  const object = { ...current.object, metadata: { ...current.object.metadata } } as KubeObject;
   const finalizers = [...(object.metadata.finalizers ?? [])];
   const policy = body.propagationPolicy;
   if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
@@ -400,8 +402,8 @@ const bind = (
   if (mismatch) return reject('Conflict', `Operation cannot be fulfilled on ${describeKey(key)}: ${mismatch}`);
   const admitted = admitToNode(state, pod, node);
   if (admitted) return admitted;
-  const bound = clone(pod);
-  bound.spec = { ...bound.spec, nodeName: node } as Pod['spec'];
+  // A new top level and spec over the stored (frozen, shared) record: nothing else changes.
+  const bound = { ...pod, spec: { ...pod.spec, nodeName: node } as Pod['spec'] };
   state.putDesired(key, { object: bound, version });
   return { verdict: accepted, change: { type: 'MODIFIED', key } };
 };

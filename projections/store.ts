@@ -230,6 +230,11 @@ const podIndexKeys = (key: string, object: KubeObject): IndexKey[] => {
   return keys;
 };
 
+const hasIndexKey = (keys: readonly IndexKey[], key: IndexKey): boolean => {
+  for (const k of keys) if (k[0] === key[0] && k[1] === key[1] && k[2] === key[2]) return true;
+  return false;
+};
+
 const lessNumbers = (a: readonly number[], b: readonly number[]): boolean => {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
   return false;
@@ -335,25 +340,25 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     sharesPartition: (a, b) => partitionOfKey(a, partitions) === partitionOfKey(b, partitions),
     getDesired: (key) => {
       const record = desiredOf(key);
-      // Its index keys as read, before the fold works on the object.
-      indexed.set(key, record ? podIndexKeys(key, record.object) : []);
+      // The record as read, before the fold works on the object: its index keys are the stored ones.
+      indexed.set(key, record ?? null);
       return record;
     },
     putDesired: (key, record) => {
-      const before = indexed.get(key) ?? storedIndexKeys(key);
+      const read = indexed.get(key);
+      const before = read === undefined ? storedIndexKeys(key) : read === null ? [] : podIndexKeys(key, read.object);
       const after = podIndexKeys(key, record.object);
-      const kept = new Set(after.map((k) => k.join('\u0000')));
-      const had = new Set(before.map((k) => k.join('\u0000')));
-      for (const k of before) if (!kept.has(k.join('\u0000'))) index.removeSync(k);
-      for (const k of after) if (!had.has(k.join('\u0000'))) index.putSync(k, 1);
-      indexed.set(key, after);
+      for (const k of before) if (!hasIndexKey(after, k)) index.removeSync(k);
+      for (const k of after) if (!hasIndexKey(before, k)) index.putSync(k, 1);
+      indexed.set(key, record);
       objects.putSync(key, record);
       // The fold hands the record over (it does not touch it afterwards): kept, frozen, as the current one.
       remember(desiredCache, key, deepFreeze(record));
     },
     deleteDesired: (key) => {
-      for (const k of indexed.get(key) ?? storedIndexKeys(key)) index.removeSync(k);
-      indexed.set(key, []);
+      const read = indexed.get(key);
+      for (const k of read === undefined ? storedIndexKeys(key) : read === null ? [] : podIndexKeys(key, read.object)) index.removeSync(k);
+      indexed.set(key, null);
       objects.removeSync(key);
       desiredCache.delete(key);
     },
@@ -369,8 +374,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     },
   });
 
-  /** Index keys of the objects the fold read or wrote while folding the current event. */
-  const indexed = new Map<string, IndexKey[]>();
+  /** The stored records (null: none) of the objects the fold read or wrote for the current event: their index keys are in `index`. */
+  const indexed = new Map<string, DesiredRecord | null>();
   const storedIndexKeys = (key: string): IndexKey[] => {
     const stored = desiredOf(key);
     return stored ? podIndexKeys(key, stored.object) : [];
@@ -424,6 +429,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       else value.status = statusOf(entry.key) ?? null;
     }
     pendingStatus.clear();
+    indexed.clear();
     if (position > keys.log) {
       log.putSync(position, value, APPEND);
       keys.log = position;
