@@ -179,10 +179,21 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     requeues.set(key, { at, timer });
   };
 
+  /** The queue depth gauge, set once per batch of enqueues (a labelled set per key showed in profiles). */
+  let depthPending = false;
+  const reportDepth = (): void => {
+    if (depthPending || !options.metrics) return;
+    depthPending = true;
+    queueMicrotask(() => {
+      depthPending = false;
+      options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
+    });
+  };
+
   const enqueue = (key: string, causationId: string | null): void => {
     if (stopped || !owns(key)) return;
     if (!queue.has(key) || causationId) queue.set(key, causationId);
-    options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
+    reportDepth();
     kick();
   };
 
@@ -290,9 +301,6 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     for (const key of controller.initialKeys(view)) enqueue(key, null);
   };
 
-  // One live view for every change: it reads the current state whenever it is asked (a view
-  // per change cost more than most controllers' keysFor).
-  const liveView = projection.view();
   const membership = await log.joinGroup(`${log.layout.cluster}.${controller.name}`, ['desired']);
   const informer = acquireInformer(projection);
   const detach = controller.attach?.(projection);
@@ -316,7 +324,11 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     }),
     projection.changes$.subscribe((change) => {
       if (unconfirmed.size > 0) unconfirmed.delete(change.eventId);
-      for (const key of controller.keysFor(change, liveView)) enqueue(key, change.eventId);
+      // Keys are mapped on the informer's view, read from memory: it subscribed to the feed
+      // first, so it holds the state as of this change (as a kube informer hands each event to
+      // its handlers after updating its store). Reading the live view went to LMDB (the
+      // garbage collector's uid lookups, the endpoints' service lists) for every change.
+      for (const key of controller.keysFor(change, informer.view)) enqueue(key, change.eventId);
     }),
   ];
   if (controller.resyncMs) {
