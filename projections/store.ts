@@ -12,7 +12,13 @@
  * - `heads`: per object key, the offsets of its latest entry and latest change on each topic;
  *   every `log` entry links to the previous entry and previous change of its object on its
  *   topic, so an object's history is a chain walked back from its head;
- * - `eventIds`: event id → position; `timeIndex`: [topic, partition, time, offset];
+ * - `eventIds`: event id → position;
+ * - `timeIndex`: [topic, partition, time, offset] of the LAST event of every run of
+ *   consecutive events of a topic partition stamped with the same time (one key per run, not
+ *   per event: runs that a batch boundary splits are merged when the next batch continues
+ *   them, so the keys do not depend on batching). The `times` facade expands each run
+ *   by walking `log` back from its last event while the time stays the same, so it still
+ *   lists every event; `positionAtTime` needs only the last event of the latest run;
  * - `changes`: [topic, partition, offset] → {key, type} (the watch feed, and what the
  *   snapshots are rolled forward with);
  * - `snapshots`: every `SNAPSHOT_INTERVAL` offsets of each topic partition, the offset of the
@@ -31,7 +37,7 @@ import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from
 import type { NodeUsage } from './resources.ts';
 
 /** The layout this code writes; a directory with another one is rebuilt from the log. */
-export const LAYOUT_VERSION = 2;
+export const LAYOUT_VERSION = 3;
 /** Offsets between two snapshots of one topic partition. */
 export const SNAPSHOT_INTERVAL = 4_096;
 /** Object heads the fold keeps in memory. */
@@ -233,6 +239,22 @@ const podIndexKeys = (key: string, object: KubeObject): IndexKey[] => {
 const hasIndexKey = (keys: readonly IndexKey[], key: IndexKey): boolean => {
   for (const k of keys) if (k[0] === key[0] && k[1] === key[1] && k[2] === key[2]) return true;
   return false;
+};
+
+/** Whether a time key lies in a range given as lmdb-js does (start inclusive, end exclusive; reversed when `reverse`). */
+const inTimeRange = (key: TimeKey, options: RangeOptions | undefined): boolean => {
+  const compare = (bound: Key): number => {
+    const other = bound as readonly number[];
+    for (let i = 0; i < other.length; i++) {
+      if (i >= key.length) return -1;
+      if (key[i]! !== other[i]!) return key[i]! < other[i]! ? -1 : 1;
+    }
+    return key.length > other.length ? 1 : 0;
+  };
+  const start = options?.start;
+  const end = options?.end;
+  if (options?.reverse) return (start === undefined || compare(start) <= 0) && (end === undefined || compare(end) > 0);
+  return (start === undefined || compare(start) >= 0) && (end === undefined || compare(end) < 0);
 };
 
 const lessNumbers = (a: readonly number[], b: readonly number[]): boolean => {
@@ -447,11 +469,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     heads.putSync(entry.key, updated);
     if (previous || headsCache.size < HEADS_CACHED) headsCache.set(entry.key, updated);
     eventIds.putSync(entry.id, position);
-    const timeKey: TimeKey = [topicIndex, partition, entry.time, offset];
-    if (!keys.times || lessNumbers(keys.times, timeKey)) {
-      timeIndex.putSync(timeKey, 1, APPEND);
-      keys.times = timeKey;
-    } else timeIndex.putSync(timeKey, 1);
+    noteTime(topicIndex, partition, offset, entry.time);
     if (!entry.change) return;
     const changeKey: [number, number, number] = [topicIndex, partition, offset];
     const change: ChangeRecord = { key: entry.key, type: entry.change, prev: prevChange, anchor: anchorBefore };
@@ -467,6 +485,47 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       if (!stream.offsets.has(entry.key)) stream.keys.splice(lowerBound(stream.keys, entry.key), 0, entry.key);
       stream.offsets.set(entry.key, offset);
     }
+  };
+
+  /**
+   * Per topic index and partition, the run of same-time events the last recorded event
+   * belongs to (see `timeIndex`); `written`: its key is in `timeIndex` (always so at the end
+   * of a transaction, which `writeCursor` ensures).
+   */
+  let runs: ({ time: number; offset: number; written: boolean } | undefined)[][] = [[], []];
+  const putTimeKey = (timeKey: TimeKey): void => {
+    const keys = lastKeys();
+    if (!keys.times || lessNumbers(keys.times, timeKey)) {
+      timeIndex.putSync(timeKey, 1, APPEND);
+      keys.times = timeKey;
+    } else timeIndex.putSync(timeKey, 1);
+  };
+  const noteTime = (topicIndex: number, partition: number, offset: number, time: number): void => {
+    let run = runs[topicIndex]![partition];
+    if (run === undefined && offset > 0) {
+      // First event since opening (or an abort): the committed run, if any, ends at the event before, with its key.
+      const previous = entryAt(topicIndex, partition, offset - 1);
+      if (previous) run = { time: previous.time, offset: offset - 1, written: true };
+    }
+    if (run && run.time === time && run.offset === offset - 1) {
+      // The run goes on: its key moves to this event.
+      if (run.written) timeIndex.removeSync([topicIndex, partition, time, run.offset]);
+      runs[topicIndex]![partition] = { time, offset, written: false };
+      return;
+    }
+    if (run && !run.written) putTimeKey([topicIndex, partition, run.time, run.offset]);
+    runs[topicIndex]![partition] = { time, offset, written: false };
+  };
+  /** Writes the key of every run whose key is not written yet (before a transaction commits). */
+  const flushTimes = (): void => {
+    runs.forEach((byPartition, topicIndex) =>
+      byPartition.forEach((run, partition) => {
+        if (run && !run.written) {
+          putTimeKey([topicIndex, partition, run.time, run.offset]);
+          run.written = true;
+        }
+      }),
+    );
   };
 
   const snapshotBefore: ProjectionStore['snapshotBefore'] = (topic, partition, offset, cursor) => {
@@ -614,16 +673,55 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     },
   };
 
-  const timesRange = function* (options?: RangeOptions): Iterable<{ key: TimeKey; value: string }> {
-    for (const key of timeIndex.getKeys(options)) {
-      const entry = entryAt(key[0], key[1], key[3]);
-      if (entry) yield { key, value: entry.id };
+  /**
+   * Every event's time key in `options`' range: each stored key (the last event of a run)
+   * expanded into its run, walking `log` back while the time stays the same. The stored
+   * range is widened to whole times, so a run whose last key lies past an offset bound
+   * still yields its events inside it. Reverse ranges yield as they walk (the newest event
+   * of a run first, without reading it when its id is not wanted).
+   */
+  const timesRange = function* <T>(options: RangeOptions | undefined, item: (key: TimeKey, id: () => string | undefined) => T | undefined): Iterable<T> {
+    const widen = (bound: Key | undefined): Key | undefined =>
+      Array.isArray(bound) && bound.length === 4 ? [bound[0] as number, bound[1] as number, bound[2] as number, Number.MAX_SAFE_INTEGER] : bound;
+    const reverse = options?.reverse === true;
+    const { limit, ...rest } = options ?? {};
+    const stored: RangeOptions = { ...rest };
+    const widened = widen(reverse ? rest.start : rest.end);
+    if (widened !== undefined) stored[reverse ? 'start' : 'end'] = widened;
+    let left = limit ?? Number.POSITIVE_INFINITY;
+    for (const last of timeIndex.getKeys(stored)) {
+      const [topic, partition, time, offset] = last;
+      const run: T[] = [];
+      for (let at = offset; at >= 0 && left > 0; at--) {
+        const entry = at === offset ? undefined : entryAt(topic, partition, at);
+        if (at !== offset && (!entry || entry.time !== time)) break;
+        const key: TimeKey = at === offset ? last : [topic, partition, time, at];
+        if (!inTimeRange(key, options)) continue;
+        const value = item(key, () => (entry ?? entryAt(topic, partition, at))?.id);
+        if (value === undefined) continue;
+        if (reverse) {
+          left--;
+          yield value;
+        } else run.push(value);
+      }
+      if (reverse) continue;
+      for (let i = run.length - 1; i >= 0; i--) {
+        if (left-- <= 0) return;
+        yield run[i]!;
+      }
     }
   };
   const times: ReadIndex<TimeKey, string> = {
-    get: (key) => (timeIndex.get(key) === undefined ? undefined : entryAt(key[0], key[1], key[3])?.id),
-    getRange: timesRange,
-    getKeys: (options) => timeIndex.getKeys(options),
+    get: (key) => {
+      const entry = entryAt(key[0], key[1], key[3]);
+      return entry && entry.time === key[2] ? entry.id : undefined;
+    },
+    getRange: (options) =>
+      timesRange(options, (key, id) => {
+        const value = id();
+        return value === undefined ? undefined : { key, value };
+      }),
+    getKeys: (options) => timesRange(options, (key) => key),
   };
 
   const stateHash = (): string => {
@@ -683,7 +781,10 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
         observed: fresh.observed.map((_, p) => stored.observed[p] ?? 0),
       };
     },
-    writeCursor: (cursor) => meta.putSync('cursor', { desired: [...cursor.desired], observed: [...cursor.observed] }),
+    writeCursor: (cursor) => {
+      flushTimes();
+      meta.putSync('cursor', { desired: [...cursor.desired], observed: [...cursor.observed] });
+    },
     foldState,
     recordEvent,
     snapshotBefore,
@@ -696,6 +797,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       indexed.clear();
       tracked[0] = [];
       tracked[1] = [];
+      runs = [[], []];
     },
     stateHash,
     close: async () => {
