@@ -204,9 +204,12 @@ describe('projection fold', () => {
     projection.changes$.subscribe((change) => seen.push(change));
     const isDeepFrozen = (value: unknown): boolean =>
       typeof value !== 'object' || value === null || (Object.isFrozen(value) && Object.values(value).every(isDeepFrozen));
+    /** Decoded from LMDB (no cache): the version in `objects`, the object in that version's log entry. */
     const fresh = (key: string) => {
-      const desired = projection.store.objects.get(key);
-      return desired && materializeDecoded(desired, projection.store.status.get(key));
+      const version = projection.store.objects.get(key);
+      const head = projection.store.heads.get(key);
+      const object = version !== undefined && head ? projection.store.entryAt(0, head[4], version - 1)?.object : undefined;
+      return object ? materializeDecoded({ object, version: version! }, projection.store.status.get(key)) : undefined;
     };
     const p = created(pod('a'));
     const steps: [('desired' | 'observed'), EventEnvelope][] = [

@@ -4,7 +4,10 @@
  * Everything one event changes and the applied cursor are written in one LMDB transaction,
  * so a crash at any point resumes without loss or double apply (DESIGN invariant 4).
  *
- * Layout (version 2). Current state: `objects`, `status`, `usage`, `allocations`, `index`.
+ * Layout (version 4). Current state: `objects`, `status`, `usage`, `allocations`, `index`.
+ * `objects` holds only each current object's desired version: the desired record is the
+ * object the `log` entry of that version left (as the status is the one its latest observed
+ * change left), so a desired change encodes its object once, not twice.
  * The past is ONE record per folded event in `log`, keyed by its position (topic,
  * partition, offset packed into one number, so the keys of a replay arrive in order and are
  * appended): what the event was, the fold's verdict and change, and the object (desired) or
@@ -37,7 +40,7 @@ import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from
 import type { NodeUsage } from './resources.ts';
 
 /** The layout this code writes; a directory with another one is rebuilt from the log. */
-export const LAYOUT_VERSION = 3;
+export const LAYOUT_VERSION = 4;
 /** Offsets between two snapshots of one topic partition. */
 export const SNAPSHOT_INTERVAL = 4_096;
 /** Object heads the fold keeps in memory. */
@@ -180,7 +183,8 @@ export const splitPositionKey = (position: number): { topic: number; partition: 
 /** The opened databases of one projection directory. */
 export interface ProjectionStore {
   readonly root: RootDatabase;
-  readonly objects: Database<DesiredRecord, string>;
+  /** Current objects: key → desired version (1 + offset of the `log` entry holding the object; read records with `desiredOf`). */
+  readonly objects: Database<number, string>;
   /** The status part of each object: the one its latest observed change left in `log`. */
   readonly status: ReadIndex<string, StatusRecord>;
   readonly usage: Database<NodeUsage, string>;
@@ -321,7 +325,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   if (bootId) flush();
   if (reason) onRebuild?.(reason);
   let closed = false;
-  const objects = db<DesiredRecord, string>('objects');
+  const objects = db<number, string>('objects');
   const usage = db<NodeUsage, string>('usage');
   const allocations = db<string, string>('allocations');
   const index = db<number, IndexKey>('index');
@@ -373,7 +377,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       for (const k of before) if (!hasIndexKey(after, k)) index.removeSync(k);
       for (const k of after) if (!hasIndexKey(before, k)) index.putSync(k, 1);
       indexed.set(key, record);
-      objects.putSync(key, record);
+      // The object itself is stored once, in this event's log entry (`recordEvent`).
+      objects.putSync(key, record.version);
       // The fold hands the record over (it does not touch it afterwards): kept, frozen, as the current one.
       remember(desiredCache, key, deepFreeze(record));
     },
@@ -412,8 +417,11 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   const desiredOf = (key: string): DesiredRecord | undefined => {
     let found = desiredCache.get(key);
     if (found === undefined) {
-      found = objects.get(key);
-      if (found === undefined) return undefined;
+      const version = objects.get(key);
+      const head = version === undefined ? undefined : headsOf(key);
+      const object = head && entryAt(0, head[4], version! - 1)?.object;
+      if (!object) return undefined;
+      found = { object, version: version! };
       remember(desiredCache, key, deepFreeze(found));
     }
     return found;
