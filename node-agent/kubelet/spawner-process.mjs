@@ -51,8 +51,10 @@ process.on('message', (request) => {
     child.once('error', (err) => send({ type: 'failed', id, message: `exec ${file}: ${err.message}` }));
     return;
   }
-  const start = procStart(pid);
-  child.once('spawn', () => send({ type: 'spawned', id, pid, procStart: start }));
+  // spawn() returns a pid only once the child has exec'd (libuv waits for the exec on a
+  // close-on-exec pipe), so it is reported at once: waiting for the 'spawn' event (a
+  // nextTick) held every report of a batch of requests read together until the last fork.
+  send({ type: 'spawned', id, pid, procStart: procStart(pid) });
   child.once('error', (err) => send({ type: 'error', id, message: err.message }));
   child.once('exit', (code, signal) => {
     // The leader is gone; anything left in its process group goes with it (as a container's
