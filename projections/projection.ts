@@ -152,7 +152,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       change: change?.type ?? null,
       object: desiredNow?.object ?? null,
       status: statusNow ?? null,
-    });
+    }, feed);
     if (!change || !feed) return;
     const object = change.type === 'DELETED' ? before : current.get(event.key);
     if (object) pending.push({ type: change.type, key: event.key, eventId: event.id, object, topic, partition: record.partition, offset: record.offset });

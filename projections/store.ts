@@ -217,9 +217,13 @@ export interface ProjectionStore {
   writeCursor(cursor: PositionVector): void;
   /** A `FoldState` over the store; use it only inside `root.transactionSync`. */
   foldState(partitions: number): FoldState;
-  /** Records a folded event (inside the transaction that folded it). */
-  /** Records a folded event (inside the transaction that folded it); takes `entry` over and completes it. */
-  recordEvent(topic: FoldedTopic, partition: number, offset: number, entry: Omit<LogEntry, 'prev' | 'prevChange'>): void;
+  /**
+   * Records a folded event (inside the transaction that folded it); takes `entry` over and
+   * completes it. `keepStatus`: keep the status an observed change leaves in memory
+   * (frozen) for the readers about to read it; false (nobody reads, e.g. a replay) only
+   * forgets the one kept before.
+   */
+  recordEvent(topic: FoldedTopic, partition: number, offset: number, entry: Omit<LogEntry, 'prev' | 'prevChange'>, keepStatus?: boolean): void;
   /** Writes the snapshot of (topic, partition) due before `offset` is folded, if one is due. */
   snapshotBefore(topic: FoldedTopic, partition: number, offset: number, cursor: number): void;
   /** Drops what this process holds in memory about the store (after an aborted transaction). */
@@ -442,7 +446,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   };
 
   const APPEND = { append: true };
-  const recordEvent: ProjectionStore['recordEvent'] = (topic, partition, offset, entry) => {
+  const recordEvent: ProjectionStore['recordEvent'] = (topic, partition, offset, entry, keepStatus = true) => {
     const topicIndex = topic === 'desired' ? 0 : 1;
     const keys = lastKeys();
     const previous = headsOf(entry.key);
@@ -455,8 +459,9 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     value.prevChange = prevChange;
     // The status an observed change leaves is the object's status from now on (see `status`).
     if (topicIndex === 1 && entry.change) {
-      if (entry.status) remember(statusCache, entry.key, deepFreeze(entry.status));
-      else value.status = statusOf(entry.key) ?? null;
+      if (!entry.status) value.status = statusOf(entry.key) ?? null;
+      else if (keepStatus) remember(statusCache, entry.key, deepFreeze(entry.status));
+      else statusCache.delete(entry.key);
     }
     pendingStatus.clear();
     indexed.clear();
