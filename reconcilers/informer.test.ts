@@ -7,6 +7,7 @@ import { makeEvent, toBatches } from '../projections/testing.ts';
 import type { EventBody, EventEnvelope, KubeObject, Pod, ReplicaSet } from '../schemas/index.ts';
 import { KINDS } from '../schemas/index.ts';
 import { createInformer } from './informer.ts';
+import { seededRandom as random } from './testing.ts';
 
 const projections: Projection[] = [];
 const dirs: string[] = [];
@@ -15,16 +16,6 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** mulberry32: a failure replays from its seed. */
-const random = (seed: number): (() => number) => {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
 
 /** Everything a controller can ask a view, as plain data. */
 const answers = (view: View, uids: readonly string[], nodes: readonly string[]): unknown => ({

@@ -521,3 +521,14 @@ export const startScenario = async (options: ScenarioOptions): Promise<Scenario>
     },
   };
 };
+
+/** A small deterministic PRNG (mulberry32) in [0, 1), so a randomized test's failure replays from its seed. */
+export const seededRandom = (seed: number): (() => number) => {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+};

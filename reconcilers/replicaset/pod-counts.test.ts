@@ -8,6 +8,7 @@ import { countPods, createPodCountsAttachment, EMPTY_COUNTS, type ControlledPodC
 import { decideReplicaSet } from './decide.ts';
 import { createReplicaSetController } from './index.ts';
 import { isPodActive } from './pods.ts';
+import { seededRandom as random } from '../testing.ts';
 
 const clusters: TestCluster[] = [];
 afterEach(async () => {
@@ -16,16 +17,6 @@ afterEach(async () => {
 
 const NOW = Date.UTC(2030, 0, 1);
 
-/** mulberry32: a failure replays from its seed. */
-const random = (seed: number): (() => number) => {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
 
 /** Counts as plain data (label sets by content). */
 const plain = (counts: ControlledPodCounts): unknown => ({

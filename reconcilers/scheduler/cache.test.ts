@@ -7,6 +7,7 @@ import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, EventEnvelope, KubeObject, Node, Pod } from '../../schemas/index.ts';
 import { createNodeInfoCache } from './cache.ts';
 import { createSchedulerController, decidePods, nodeInfosOf } from './controller.ts';
+import { seededRandom as random } from '../testing.ts';
 
 const projections: Projection[] = [];
 const dirs: string[] = [];
@@ -15,16 +16,6 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
-const random = (seed: number): (() => number) => {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
 
 const node = (name: string, cpu: string, ready: boolean): Node => ({
   apiVersion: 'v1',
