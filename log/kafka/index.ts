@@ -30,7 +30,7 @@ import {
 } from '../port.ts';
 import { createAppender, prepareRecord } from './appender.ts';
 import { joinKafkaGroup } from './group.ts';
-import { toLogError, unreachableHint } from './kafka-errors.ts';
+import { isLeadershipError, toLogError, unreachableHint } from './kafka-errors.ts';
 import { defaultKafkaLogger, kafkajsLevel, pinoLogCreator } from './logging.ts';
 import { type KafkaLogOptions, type ResolvedKafkaLogOptions, resolveKafkaLogOptions } from './options.ts';
 import { type Reader, type ReaderSink, startReader } from './reader.ts';
@@ -60,6 +60,8 @@ const CONNECT_RETRY: RetryOptions = { initialRetryTime: 100, maxRetryTime: 1_000
  * `CONNECT_RETRY`): roughly 10 s of backoff (100 ms doubling, capped at 2 s) before an append
  * fails with `LogUnavailableError`, instead of kafkajs' unbounded retries for idempotent producers.
  */
+/** Retries of a watermark read while a partition has no leader yet (see `watermarks`). */
+const LEADERSHIP_RETRIES = 8;
 const RUNTIME_RETRY: RetryOptions = { initialRetryTime: 100, maxRetryTime: 2_000, factor: 0.2, multiplier: 2, retries: 8 };
 
 /**
@@ -160,15 +162,23 @@ const kafkaLog = (config: ResolvedKafkaLogOptions): KafkaEventLog => {
     return offset as number;
   };
 
-  /** Low and high watermark of every partition of `topic`, by partition. */
+  /**
+   * Low and high watermark of every partition of `topic`, by partition. Right after a topic
+   * is created (or a leader moves) the broker may answer "not the leader" or "leader not
+   * available" for a while, which kafkajs' admin passes on after its own few retries: those
+   * are retried here, with backoff, for up to ~10 s.
+   */
   const watermarks = async (topic: Topic): Promise<{ low: number; high: number }[]> => {
-    try {
-      const offsets = await admin.fetchTopicOffsets(physical(topic));
-      return [...offsets]
-        .sort((a, b) => a.partition - b.partition)
-        .map(({ low, high }) => ({ low: Number(low), high: Number(high) }));
-    } catch (error) {
-      throw toError('reading end offsets')(error, { topic });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const offsets = await admin.fetchTopicOffsets(physical(topic));
+        return [...offsets]
+          .sort((a, b) => a.partition - b.partition)
+          .map(({ low, high }) => ({ low: Number(low), high: Number(high) }));
+      } catch (error) {
+        if (closed || attempt >= LEADERSHIP_RETRIES || !isLeadershipError(error)) throw toError('reading end offsets')(error, { topic });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
+      }
     }
   };
 

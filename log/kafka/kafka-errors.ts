@@ -65,3 +65,15 @@ export const toLogError = (error: unknown, operation: string, brokers: readonly 
   const retriable = chain.some((e) => e.name === 'KafkaJSNumberOfRetriesExceeded') || innermost?.retriable === true;
   return new LogError(`${operation} failed: ${detail}`, retriable, { ...fullContext, kafkaType: innermost?.type }, { cause: error });
 };
+
+const LEADERSHIP_ERRORS = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
+
+/** A Kafka protocol error (anywhere in the cause chain) that says a partition's leadership is not settled yet. */
+export const isLeadershipError = (error: unknown): boolean => {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (LEADERSHIP_ERRORS.has((current as Error & { type?: string }).type ?? '')) return true;
+    current = (current as Error & { originalError?: unknown }).originalError ?? current.cause;
+  }
+  return false;
+};
