@@ -209,8 +209,20 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
   const res = ctx.res;
   const typeMeta = { kind: resource.kind, apiVersion: apiVersionOf(resource) };
 
+  // The events of one projection batch are emitted synchronously: they are corked and leave
+  // in one write on the next tick (before the writes' own HTTP responses, which wait for
+  // promise callbacks), instead of one chunk and one syscall per event.
+  let corked = false;
   const send = (event: WatchEvent): void => {
     server.metrics.watchEvents.inc({ resource: resource.plural, type: event.type });
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(() => {
+        corked = false;
+        res.uncork();
+      });
+    }
     res.write(`${JSON.stringify(event)}\n`);
   };
   const sendChange = (change: Change): void => {
