@@ -48,4 +48,35 @@ describeOnBothLogs('two apiservers', (adapter) => {
       temp.remove();
     }
   });
+
+  it('a create right after its namespace was created through the other apiserver succeeds (a refusal is only answered from a caught-up view)', async () => {
+    const temp = tempDir('apiserver-multi-ns-');
+    const cluster = `multi-ns-${randomUUID().slice(0, 8)}`;
+    const logs: EventLog[] = [];
+    const servers: TestApiServer[] = [];
+    try {
+      logs.push(await openTestLog(adapter, { dir: temp.dir, cluster, partitions: 3 }));
+      logs.push(adapter === 'kafka' ? await openTestLog(adapter, { dir: temp.dir, cluster, partitions: 3 }) : logs[0]!);
+      servers.push(await startTestApiServer(logs[0]!, temp.dir));
+      servers.push(await startTestApiServer(logs[1]!, temp.dir));
+      const [a, b] = servers.map((s) => s.client) as [TestApiServer['client'], TestApiServer['client']];
+      for (let round = 0; round < 10; round++) {
+        const ns = `fresh-${round}`;
+        expect((await b.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status).toBe(201);
+        const created = await a.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: deploymentManifest('web', 1) });
+        expect(created.status).toBe(201);
+        // ...and a name taken through the other apiserver is refused here, without a second object.
+        const again = await a.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: deploymentManifest('web', 1) });
+        expect(again.status).toBe(409);
+        expect(again.body.reason).toBe('AlreadyExists');
+      }
+      const missing = await a.request('POST', '/apis/apps/v1/namespaces/never-made/deployments', { body: deploymentManifest('web', 1) });
+      expect(missing.status).toBe(404);
+      expect(missing.body.message).toContain('"never-made" not found');
+    } finally {
+      for (const server of servers) await server.close();
+      for (const log of new Set(logs)) await log.close();
+      temp.remove();
+    }
+  });
 });
