@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
-import { appendBodies, appendAndWait, type Projection } from '../projections/index.ts';
-import type { EventBody, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
+import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
+import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
 import { createPodRuntime, type PodRuntime, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer } from './log-server.ts';
 
@@ -149,21 +149,19 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     flushScheduled = false;
     const now = performance.now();
     let nextRelease = Number.POSITIVE_INFINITY;
-    const groups = new Map<string, EventBody[]>();
-    const add = (node: string, body: EventBody): void => {
-      const bodies = groups.get(node);
-      if (bodies) bodies.push(body);
-      else groups.set(node, [body]);
-    };
+    // Every node's reports in one append (each envelope keeps its node as actor): one log
+    // append per node made a flush of a busy tick a thousand small appends and transactions.
+    const envelopes: EventEnvelope[] = [];
+    const time = Date.now();
     for (const [key, entry] of pendingStatus) {
       if (!force && entry.holdUntil > now && !pendingDeletes.has(key)) {
         nextRelease = Math.min(nextRelease, entry.holdUntil);
         continue;
       }
-      add(entry.node, entry.body);
+      envelopes.push(envelope(entry.body, { actor: actorFor(entry.node), time }));
       pendingStatus.delete(key);
     }
-    for (const { node, body } of pendingDeletes.values()) add(node, body);
+    for (const { node, body } of pendingDeletes.values()) envelopes.push(envelope(body, { actor: actorFor(node), time }));
     pendingDeletes.clear();
     if (nextRelease !== Number.POSITIVE_INFINITY && holdTimer === undefined && !closed) {
       holdTimer = setTimeout(() => {
@@ -171,13 +169,12 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
         flush();
       }, Math.max(0, nextRelease - now));
     }
-    for (const [node, bodies] of groups) {
-      const sent = appendBodies(log, bodies, { actor: actorFor(node) }).catch((error: unknown) =>
-        logger.warn({ node, error: String(error) }, 'status report failed'),
-      );
-      inFlight.add(sent);
-      void sent.finally(() => inFlight.delete(sent));
-    }
+    if (envelopes.length === 0) return;
+    const sent = appendEnvelopes(log, envelopes).catch((error: unknown) =>
+      logger.warn({ reports: envelopes.length, error: String(error) }, 'status report failed'),
+    );
+    inFlight.add(sent);
+    void sent.finally(() => inFlight.delete(sent));
   };
   const scheduleFlush = (): void => {
     if (flushScheduled) return;
