@@ -28,6 +28,19 @@ import { countActivePods, isPodActive, isPodFinished, nextAvailabilityInMs, pods
 /** Most pods one round creates for one ReplicaSet (kube's `BurstReplicas`). */
 export const DEFAULT_BURST_REPLICAS = 500;
 
+/**
+ * Pods the first create round of a ReplicaSet with no active pod makes. A round is one
+ * append, so kube's slowStartBatch (batches 1, 2, 4, … within one sync) becomes: a round
+ * creates at most as many pods as are already active (at least this many), i.e. the batches
+ * double round by round up to the burst. The scheduler gets its first pods after a small
+ * round instead of after a round of {@link DEFAULT_BURST_REPLICAS} creates.
+ */
+export const SLOW_START_INITIAL_BATCH = 100;
+
+/** Pods one round creates when `missing` are missing and `active` are active. */
+export const createBatchSize = (missing: number, active: number, burst: number): number =>
+  Math.min(missing, burst, Math.max(SLOW_START_INITIAL_BATCH, active));
+
 /** Length of the generated part of a pod name (as kube's generateName suffix). */
 export const POD_SUFFIX_LENGTH = 5;
 
@@ -171,7 +184,7 @@ const decideFromCounts = (
       : [];
   const diff = counts.active - desiredReplicas(rs);
   if (diff < 0 && rs.spec.template) {
-    const count = Math.min(-diff, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
+    const count = createBatchSize(-diff, counts.active, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
     const prefix = `Pod/${namespace}/`;
     const names = freePodNames(rs, count, (name) => view.get(prefix + name) !== undefined);
     for (const name of names) commands.push({ type: 'ObjectCreated', object: podFromTemplate(rs, name) });
@@ -243,7 +256,7 @@ export const decideReplicaSet = (
     .map((pod) => deleteCommand(pod));
   const diff = active.length - desiredReplicas(rs);
   if (diff < 0 && rs.spec.template) {
-    const count = Math.min(-diff, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
+    const count = createBatchSize(-diff, active.length, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
     const taken = new Set(inNamespace.filter((pod) => (pod.metadata.namespace ?? 'default') === namespace).map((pod) => pod.metadata.name));
     const names = freePodNames(rs, count, (name) => taken.has(name));
     for (const name of names) commands.push({ type: 'ObjectCreated', object: podFromTemplate(rs, name) });

@@ -202,6 +202,29 @@ describe('replicaset decide', () => {
     expect(creates(decideReplicaSet(RS_KEY, cluster.view(), NOW).commands)).toHaveLength(1);
   });
 
+  it('slow-starts a large scale-up: the first round creates 100 pods, each next one as many as are active, up to burstReplicas', () => {
+    const { cluster } = setup(1_500);
+    const sizes: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const { commands } = decideReplicaSet(RS_KEY, cluster.view(), NOW);
+      const created = creates(commands).length;
+      if (created === 0) break;
+      sizes.push(created);
+      cluster.apply(...commands);
+    }
+    expect(sizes).toEqual([100, 100, 200, 400, 500, 200]);
+    expect(cluster.view().list('Pod')).toHaveLength(1_500);
+    // Finished pods are not active: the batch follows the active pods, not the pods that exist.
+    const { cluster: second, rs } = setup(1_000);
+    for (let slot = 0; slot < 300; slot++) {
+      second.create({ ...(creates(decideReplicaSet(RS_KEY, second.view(), NOW, { burstReplicas: 1 }).commands)[0] as Pod) });
+      putInState(second, rs, slot, slot < 250 ? 'failed' : 'ready');
+    }
+    const next = decideReplicaSet(RS_KEY, second.view(), NOW);
+    expect(creates(next.commands)).toHaveLength(100);
+    expect(deletes(next.commands)).toHaveLength(250);
+  });
+
   it('caps the pods created in one round at burstReplicas', () => {
     const { cluster } = setup(7);
     expect(creates(decideReplicaSet(RS_KEY, cluster.view(), NOW, { burstReplicas: 4 }).commands)).toHaveLength(4);
