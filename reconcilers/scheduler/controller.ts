@@ -42,6 +42,8 @@ export const decidePods = (
   const infos: NodeInfo[] = nodeInfos ? [...nodeInfos] : nodeInfosOf(view);
   const indexOfNode = new Map<string, number>();
   infos.forEach((info, index) => indexOfNode.set(info.node.metadata.name, index));
+  /** Indices of `infos` replaced this round, in order (lets the round scheduler visit only those). */
+  const changes: number[] = [];
   const decisions = new Map<string, Decision>();
   for (const key of [...keys].sort()) {
     const pod = view.get(key) as Pod | undefined;
@@ -53,7 +55,7 @@ export const decidePods = (
       decisions.set(key, { commands: [] });
       continue;
     }
-    const result = schedule(pod, infos);
+    const result = schedule(pod, infos, changes);
     switch (result.type) {
       case 'bound': {
         const command: EventBody = {
@@ -71,6 +73,7 @@ export const decidePods = (
         };
         const index = indexOfNode.get(result.node) as number;
         infos[index] = assumePod(infos[index] as NodeInfo, pod);
+        changes.push(index);
         decisions.set(key, { commands: [command] });
         break;
       }

@@ -282,6 +282,50 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     });
   };
 
+  /** As `round`, handing the round scheduler the log of replaced entries (as the controller does). */
+  const roundLogged = (
+    nodeInfos: readonly NodeInfo[],
+    pods: readonly Pod[],
+    decide: (pod: Pod, infos: readonly NodeInfo[], changes?: readonly number[]) => ScheduleResult,
+  ): ScheduleResult[] => {
+    const current = [...nodeInfos];
+    const changes: number[] = [];
+    return pods.map((pod) => {
+      const result = decide(pod, current, changes);
+      if (result.type === 'bound') {
+        const index = current.findIndex((info) => info.node.metadata.name === result.node);
+        current[index] = assumePod(current[index] as NodeInfo, { ...pod, spec: { ...pod.spec, nodeName: result.node } });
+        changes.push(index);
+      }
+      return result;
+    });
+  };
+
+  it('with the log of replaced entries, decides exactly as schedule does, visiting only the replaced nodes', () => {
+    const nodes = Array.from({ length: 150 }, (_, i) =>
+      makeNode({ name: `node-${String(i).padStart(3, '0')}`, cpu: String(1 + (i % 3)), memory: `${2 + (i % 5)}Gi`, pods: String(3 + (i % 4)), labels: { zone: `z${i % 2}` } }),
+    );
+    // Interleaved templates: a memo catches up with several replaced entries at once.
+    const pods = Array.from({ length: 700 }, (_, n) =>
+      n % 9 === 0 || n % 13 === 0
+        ? makePod({ name: `db-${n}`, cpu: '250m', memory: '512Mi', nodeSelector: { zone: 'z1' }, labels: { app: 'db' } })
+        : n % 5 === 0
+          ? makePod({ name: `solo-${n}`, cpu: '100m', labels: { app: 'solo' }, antiAffinity: [antiAffinityToApp('solo')] })
+          : makePod({ name: `web-${n}`, cpu: '200m', memory: '256Mi', labels: { app: 'web' } }),
+    );
+    const expected = round(buildNodeInfos(nodes, []), pods, (pod, infos) => schedule(pod, infos, profile));
+    const actual = roundLogged(buildNodeInfos(nodes, []), pods, createRoundScheduler(createDefaultProfile()));
+    expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+    expect(expected.filter((r) => r.type === 'unschedulable').length).toBeGreaterThan(0);
+
+    const few = Array.from({ length: 50 }, (_, i) => makeNode({ name: `node-${String(i).padStart(2, '0')}`, cpu: '32' }));
+    const replicas = Array.from({ length: 100 }, (_, n) => makePod({ name: `web-${n}`, cpu: '100m', labels: { app: 'web' } }));
+    const counted = countingProfile();
+    const logged = roundLogged(buildNodeInfos(few, []), replicas, createRoundScheduler(counted.profile));
+    expect(JSON.stringify(logged)).toBe(JSON.stringify(round(buildNodeInfos(few, []), replicas, (pod, infos) => schedule(pod, infos, profile))));
+    expect(counted.calls()).toBe(counted.profile.filters.length * (50 + 99));
+  });
+
   it('decides exactly as schedule does, pod after pod, with filters, taints, anti-affinity and full nodes', () => {
     const nodes = Array.from({ length: 12 }, (_, i) =>
       makeNode({

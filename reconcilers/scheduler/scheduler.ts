@@ -60,12 +60,14 @@ export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Prof
  * plus one node each; the ranking is kept too (see `Ranking`), so they are not re-ranked
  * over every node either.
  */
-export function createRoundScheduler(profile: Profile): (pod: Pod, nodeInfos: readonly NodeInfo[]) => ScheduleResult {
+export function createRoundScheduler(
+  profile: Profile,
+): (pod: Pod, nodeInfos: readonly NodeInfo[], changes?: readonly number[]) => ScheduleResult {
   const plugins = [...profile.filters, ...profile.scores.map((entry) => entry.plugin)];
   const mayReuse = plugins.every((plugin) => plugin.nodeLocal !== undefined);
   /** Pod signature → what the last pod with it saw. */
   const memos = new Map<string, Memo>();
-  return (pod, nodeInfos) => {
+  return (pod, nodeInfos, changes) => {
     const ctx = createSchedulingContext(pod, nodeInfos);
     const local = mayReuse && plugins.every((plugin) => plugin.nodeLocal === true || (plugin.nodeLocal !== undefined && plugin.nodeLocal(ctx)));
     if (!local) return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
@@ -74,13 +76,30 @@ export function createRoundScheduler(profile: Profile): (pod: Pod, nodeInfos: re
     if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
       const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile));
       const fresh = memoOf(outcomes);
+      if (changes !== undefined) {
+        fresh.infos = nodeInfos;
+        fresh.seen = changes.length;
+      }
       memos.set(signature, fresh);
       return decideFromMemo(fresh, profile);
+    }
+    // With the caller's log of replaced entries (same array as last time), only the entries
+    // replaced since this memo was last used can differ: visit those (ascending, as the full
+    // scan would) instead of comparing every node.
+    let indices: readonly number[] | undefined;
+    if (changes !== undefined && memo.infos === nodeInfos && memo.seen !== undefined) {
+      indices = [...new Set(changes.slice(memo.seen))].sort((a, b) => a - b);
+      memo.seen = changes.length;
+    } else {
+      memo.infos = undefined;
+      memo.seen = undefined;
     }
     const changed: NodeOutcome[] = [];
     const replaced = new Set<NodeOutcome>();
     let filteredChanged = false;
-    for (let index = 0; index < nodeInfos.length; index += 1) {
+    const visits = indices?.length ?? nodeInfos.length;
+    for (let visit = 0; visit < visits; visit += 1) {
+      const index = indices === undefined ? visit : (indices[visit] as number);
       const nodeInfo = nodeInfos[index] as NodeInfo;
       const before = memo.outcomes[index] as NodeOutcome;
       if (before.nodeInfo === nodeInfo) continue;
@@ -120,6 +139,10 @@ interface Memo {
   feasible: number;
   filtered: readonly FilteredNode[];
   ranking: Ranking;
+  /** The NodeInfos array the outcomes were last brought up to date with, when the caller logs its changes. */
+  infos?: readonly NodeInfo[] | undefined;
+  /** Length of the caller's change log at that time. */
+  seen?: number | undefined;
 }
 
 function memoOf(outcomes: NodeOutcome[]): Memo {
