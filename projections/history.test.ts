@@ -1,18 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Actor, EventEnvelope, KubeObject, Pod } from '../schemas/index.ts';
 import { audit, diffObjects, diffPositions, objectHistory } from './history.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { makeEvent, toBatches } from './testing.ts';
+import { tempProjections } from './temp-projections.ts';
 
-const dirs: string[] = [];
-const projections: Projection[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-history-');
 
 const alice: Actor = { type: 'user', name: 'alice' };
 const bob: Actor = { type: 'user', name: 'bob' };
@@ -33,10 +26,9 @@ describe('history queries', () => {
   });
 
   it('lists every version with actor and diff, including rejected writes and the deletion; audits by user; diffs two moments', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-history-'));
-    dirs.push(dir);
+    const dir = temp.dir();
     const projection = createProjection({ dir });
-    projections.push(projection);
+    temp.track(projection);
     const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } };
     const events: EventEnvelope[] = [
       makeEvent('Namespace//default', { type: 'ObjectCreated', object: ns }, alice),

@@ -3,23 +3,16 @@
  * objects, on the live view and on views of the past (which must name exactly the objects
  * that existed at their position, across snapshot boundaries and partitions).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { objectKey, type EventEnvelope, type KubeObject, type Pod } from '../schemas/index.ts';
 import type { PositionVector } from './positions.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { SNAPSHOT_INTERVAL } from './store.ts';
 import { makeEvent, toBatches } from './testing.ts';
 import type { View } from './view.ts';
+import { tempProjections } from './temp-projections.ts';
 
-const dirs: string[] = [];
-const projections: Projection[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-keys-');
 
 const PARTITIONS = 2;
 /** 'a' and 'ab': a namespace filter must not take one for a prefix of the other. */
@@ -120,10 +113,9 @@ const expectedOf = (view: View) => ({
 
 describe('View.keys', () => {
   it('pages keys in ascending order, strictly after `after`, per namespace, on the live view and at past positions', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-keys-'));
-    dirs.push(dir);
+    const dir = temp.dir();
     const projection = createProjection({ dir, partitions: PARTITIONS });
-    projections.push(projection);
+    temp.track(projection);
     const next = [0, 0];
     const samples: { position: PositionVector; expected: ReturnType<typeof expectedOf> }[] = [];
     rounds().forEach((events, round) => {
@@ -153,10 +145,9 @@ describe('View.keys', () => {
   });
 
   it('is lazy: stopping early reads no further', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-keys-'));
-    dirs.push(dir);
+    const dir = temp.dir();
     const projection = createProjection({ dir, partitions: 1 });
-    projections.push(projection);
+    temp.track(projection);
     const events: EventEnvelope[] = [makeEvent('Namespace//a', { type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } } as KubeObject })];
     for (let i = 0; i < 10; i++) events.push(makeEvent(podKey('a', i), { type: 'ObjectCreated', object: pod('a', i, 0) }));
     for (const batch of toBatches('desired', events)) projection.applyBatch(batch);

@@ -1,26 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventEnvelope, KubeObject, Node, Pod } from '../schemas/index.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { formatVector } from './positions.ts';
 import { makeEvent, toBatches } from './testing.ts';
 import { materializeDecoded, type View } from './view.ts';
 import type { AppliedChange } from './projection.ts';
+import { tempProjections } from './temp-projections.ts';
 
-const dirs: string[] = [];
-const projections: Projection[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-projection-');
 
 const open = (partitions = 1): Projection => {
-  const dir = mkdtempSync(join(tmpdir(), 'logplane-projection-'));
-  dirs.push(dir);
+  const dir = temp.dir();
   const projection = createProjection({ dir, partitions });
-  projections.push(projection);
+  temp.track(projection);
   return projection;
 };
 

@@ -1,24 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventBody, EventEnvelope, KubeObject, Node, Pod, Service } from '../schemas/index.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { makeEvent, toBatches } from './testing.ts';
+import { tempProjections } from './temp-projections.ts';
 
-const dirs: string[] = [];
-const projections: Projection[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-review-');
 
 /** A projection and a feeder that keeps offsets increasing across calls. */
 const open = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'logplane-review-'));
-  dirs.push(dir);
+  const dir = temp.dir();
   const projection = createProjection({ dir, partitions: 1 });
-  projections.push(projection);
+  temp.track(projection);
   const offsets = { desired: [0], observed: [0] };
   const apply = (topic: 'desired' | 'observed', ...events: EventEnvelope[]): void => {
     for (const batch of toBatches(topic, events, 1, offsets[topic])) projection.applyBatch(batch);

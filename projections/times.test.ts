@@ -3,34 +3,22 @@
  * `positionAtTime` must still answer exactly what a key per event answered, whatever the
  * batching, across restarts, and with times that are not in offset order.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RecordBatch } from '../log/port.ts';
 import type { EventEnvelope } from '../schemas/index.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { makeEvent, toBatches } from './testing.ts';
+import { tempProjections } from './temp-projections.ts';
 
-const dirs: string[] = [];
-const projections: Projection[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), 'logplane-times-'));
-  dirs.push(dir);
-  return dir;
-};
+const temp = tempProjections('logplane-times-');
 const openProjection = (dir: string): Projection => {
   const projection = createProjection({ dir, partitions: PARTITIONS });
-  projections.push(projection);
+  temp.track(projection);
   return projection;
 };
 const closeProjection = async (projection: Projection): Promise<void> => {
   await projection.close();
-  projections.splice(projections.indexOf(projection), 1);
+  temp.forget(projection);
 };
 
 const PARTITIONS = 2;
@@ -101,7 +89,7 @@ describe('the time index (one key per run of same-time events)', () => {
     const events = workload();
     const batches = toBatches('desired', events, PARTITIONS);
     // Live: batches of 1 to 11 records, so runs cross batch boundaries, with restarts in between.
-    const dir = tempDir();
+    const dir = temp.dir();
     let live = openProjection(dir);
     let step = 0;
     for (const batch of batches) {
@@ -117,7 +105,7 @@ describe('the time index (one key per run of same-time events)', () => {
     }
     check(live);
     // A replay in whole batches: the same keys.
-    const replayed = openProjection(tempDir());
+    const replayed = openProjection(temp.dir());
     for (const batch of batches as RecordBatch[]) replayed.applyBatch(batch);
     check(replayed);
     expect([...replayed.store.timeIndex.getKeys()]).toEqual([...live.store.timeIndex.getKeys()]);

@@ -4,11 +4,8 @@
  * walks each object's changes, no snapshots) says; replay order does not change the
  * state hash; directories that cannot be trusted are emptied and refolded.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { open } from 'lmdb';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RecordBatch } from '../log/port.ts';
 import type { EventEnvelope, KubeObject, Pod } from '../schemas/index.ts';
 import { objectHistory } from './history.ts';
@@ -17,21 +14,12 @@ import { createProjection, type Projection } from './projection.ts';
 import { SNAPSHOT_INTERVAL } from './store.ts';
 import { makeEvent, toBatches } from './testing.ts';
 import { objectAt } from './view.ts';
+import { tempProjections } from './temp-projections.ts';
 
-const dirs: string[] = [];
-const projections: Projection[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), 'logplane-timetravel-'));
-  dirs.push(dir);
-  return dir;
-};
+const temp = tempProjections('logplane-timetravel-');
 const openProjection = (dir: string, partitions: number): Projection => {
   const projection = createProjection({ dir, partitions });
-  projections.push(projection);
+  temp.track(projection);
   return projection;
 };
 
@@ -81,7 +69,7 @@ const rounds = (): { desired: EventEnvelope[]; observed: EventEnvelope[] }[] => 
 describe('time travel with snapshots', () => {
   it('answers the whole cluster at a position as the live view saw it and as objectAt does; replay order gives the same hash', () => {
     const workload = rounds();
-    const live = openProjection(tempDir(), PARTITIONS);
+    const live = openProjection(temp.dir(), PARTITIONS);
     const next = { desired: [0, 0], observed: [0, 0] };
     const samples: { position: PositionVector; pods: KubeObject[] }[] = [];
     const allBatches: RecordBatch[] = [];
@@ -111,7 +99,7 @@ describe('time travel with snapshots', () => {
     expect(versions.filter((v) => v.eventType === 'PodStatusChanged')).toHaveLength(ROUNDS);
 
     // A replay folds all of desired, then all of observed, in other batches: same state.
-    const replayed = openProjection(tempDir(), PARTITIONS);
+    const replayed = openProjection(temp.dir(), PARTITIONS);
     for (const topic of ['desired', 'observed'] as const) {
       for (const batch of allBatches.filter((b) => b.topic === topic)) {
         for (let i = 0; i < batch.records.length; i += 333) replayed.applyBatch({ ...batch, records: batch.records.slice(i, i + 333) });
@@ -135,19 +123,19 @@ describe('projection directories that cannot be trusted', () => {
   };
 
   it('resumes a directory it closed, and refolds one of another layout or one left unflushed by an earlier boot', async () => {
-    const dir = tempDir();
+    const dir = temp.dir();
     const first = openProjection(dir, 1);
     fill(first);
     const hash = first.stateHash();
     const position = first.cursor();
     await first.close();
-    projections.splice(projections.indexOf(first), 1);
+    temp.forget(first);
 
     const again = openProjection(dir, 1);
     expect(again.cursor()).toEqual(position);
     expect(again.stateHash()).toBe(hash);
     await again.close();
-    projections.splice(projections.indexOf(again), 1);
+    temp.forget(again);
 
     for (const [key, value] of [
       ['layout', 1],
@@ -161,7 +149,7 @@ describe('projection directories that cannot be trusted', () => {
       fill(rebuilt);
       expect(rebuilt.stateHash()).toBe(hash);
       await rebuilt.close();
-      projections.splice(projections.indexOf(rebuilt), 1);
+      temp.forget(rebuilt);
     }
   });
 });

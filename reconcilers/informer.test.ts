@@ -1,20 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProjection, type Projection, type View } from '../projections/index.ts';
 import { makeEvent, toBatches } from '../projections/testing.ts';
 import type { EventBody, EventEnvelope, KubeObject, Pod, ReplicaSet } from '../schemas/index.ts';
 import { KINDS } from '../schemas/index.ts';
 import { createInformer } from './informer.ts';
 import { seededRandom as random } from './testing.ts';
+import { tempProjections } from '../projections/temp-projections.ts';
 
-const projections: Projection[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-informer-');
 
 
 /** Everything a controller can ask a view, as plain data. */
@@ -33,10 +26,9 @@ describe('the shared informer', () => {
   it.each([1, 2, 3])('answers exactly as the live view after every batch of random changes (seed %i)', (seed) => {
     const next = random(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-informer-'));
-    dirs.push(dir);
+    const dir = temp.dir();
     const projection = createProjection({ dir, partitions: 3 });
-    projections.push(projection);
+    temp.track(projection);
     const offsets = { desired: [0, 0, 0], observed: [0, 0, 0] };
     const apply = (topic: 'desired' | 'observed', events: EventEnvelope[]): void => {
       for (const batch of toBatches(topic, events, 3, offsets[topic])) projection.applyBatch(batch);

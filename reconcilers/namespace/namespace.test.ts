@@ -1,18 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProjection, type Projection } from '../../projections/projection.ts';
 import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, EventEnvelope, KubeObject } from '../../schemas/index.ts';
 import { decideNamespace } from './index.ts';
+import { tempProjections } from '../../projections/temp-projections.ts';
 
-const projections: Projection[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-ns-');
 
 const keyOf = (o: KubeObject): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const created = (o: KubeObject): EventEnvelope => makeEvent(keyOf(o), { type: 'ObjectCreated', object: o });
@@ -28,10 +21,9 @@ const asEvents = (bodies: readonly EventBody[]): EventEnvelope[] =>
 
 describe('namespace deletion', () => {
   it('goes Terminating, refuses new content, deletes what is in it, then disappears', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-ns-'));
-    dirs.push(dir);
+    const dir = temp.dir();
     const projection = createProjection({ dir });
-    projections.push(projection);
+    temp.track(projection);
     let next = 0;
     const apply = (events: EventEnvelope[]): void => {
       for (const batch of toBatches('desired', events, 1, [next])) projection.applyBatch(batch);

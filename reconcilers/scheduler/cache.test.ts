@@ -1,20 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProjection, type Projection } from '../../projections/projection.ts';
 import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, EventEnvelope, KubeObject, Node, Pod } from '../../schemas/index.ts';
 import { createNodeInfoCache } from './cache.ts';
 import { createSchedulerController, decidePods, nodeInfosOf } from './controller.ts';
 import { seededRandom as random } from '../testing.ts';
+import { tempProjections } from '../../projections/temp-projections.ts';
 
-const projections: Projection[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-sched-cache-');
 
 
 const node = (name: string, cpu: string, ready: boolean): Node => ({
@@ -56,10 +49,9 @@ describe('the scheduler NodeInfo cache', () => {
   it.each([1, 2, 3, 4, 5])('equals a rebuild from the view after every batch of random changes (seed %i)', (seed) => {
     const next = random(seed);
     const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(next() * items.length)];
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-sched-cache-'));
-    dirs.push(dir);
+    const dir = temp.dir();
     const projection = createProjection({ dir, partitions: 2 });
-    projections.push(projection);
+    temp.track(projection);
     const offsets = { desired: [0, 0], observed: [0, 0] };
     const apply = (topic: 'desired' | 'observed', events: EventEnvelope[]): void => {
       for (const batch of toBatches(topic, events, 2, offsets[topic])) projection.applyBatch(batch);
@@ -138,10 +130,9 @@ describe('the scheduler NodeInfo cache', () => {
   });
 
   it('is not used for a view at another position than the projection (a past view is rebuilt)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-sched-cache-'));
-    dirs.push(dir);
+    const dir = temp.dir();
     const projection = createProjection({ dir });
-    projections.push(projection);
+    temp.track(projection);
     const offsets = { desired: [0] };
     const apply = (events: EventEnvelope[]): void => {
       for (const batch of toBatches('desired', events, 1, offsets.desired)) projection.applyBatch(batch);

@@ -1,18 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProjection, type Projection } from '../../projections/projection.ts';
 import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, KubeObject, Node, Pod } from '../../schemas/index.ts';
 import { decidePods } from './controller.ts';
+import { tempProjections } from '../../projections/temp-projections.ts';
 
-const projections: Projection[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of projections.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempProjections('logplane-sched-');
 
 const node = (name: string): Node => ({
   apiVersion: 'v1',
@@ -33,10 +26,9 @@ const pod = (name: string, cpu?: string): Pod => ({
 });
 
 const cluster = (objects: KubeObject[]): Projection => {
-  const dir = mkdtempSync(join(tmpdir(), 'logplane-sched-'));
-  dirs.push(dir);
+  const dir = temp.dir();
   const projection = createProjection({ dir });
-  projections.push(projection);
+  temp.track(projection);
   const events = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } } as KubeObject,
     ...objects,
