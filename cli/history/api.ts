@@ -3,35 +3,13 @@
  * endpoint. Moments are sent as epoch milliseconds (times) or resourceVersion vectors
  * (positions), see {@link momentQueryValue}.
  */
+import type { FieldChange, Verdict, VersionView as Version } from '../../projections/index.ts';
 import type { Actor, BindingRationale, EventBody, KubeObject } from '../../schemas/index.ts';
 import type { Client, Query } from '../client.ts';
 import { momentQueryValue, type Moment } from './time.ts';
 
-/** The judgement of the fold on an event. */
-export type Verdict = { readonly type: 'accepted' } | { readonly type: 'rejected'; readonly reason: string; readonly message: string };
-
-/** One field that differs between two versions. */
-export type FieldChange =
-  | { readonly type: 'added'; readonly path: string; readonly value: unknown }
-  | { readonly type: 'removed'; readonly path: string; readonly value: unknown }
-  | { readonly type: 'changed'; readonly path: string; readonly from: unknown; readonly to: unknown };
-
-/** One event in an object's history. */
-export interface Version {
-  /** `topic/partition/offset`, e.g. `desired/0/17`. */
-  readonly position: string;
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: number;
-  readonly time: number;
-  readonly actor: Actor;
-  readonly eventId: string;
-  readonly eventType: string;
-  readonly verdict: Verdict;
-  readonly change: 'ADDED' | 'MODIFIED' | 'DELETED' | null;
-  readonly object: KubeObject | null;
-  readonly diff: readonly FieldChange[];
-}
+/** The history API's wire types are the projection's own (apiserver/history serves them as JSON). */
+export type { FieldChange, Verdict, Version };
 
 export interface HistoryReply {
   readonly versions: readonly Version[];
