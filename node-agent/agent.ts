@@ -139,7 +139,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   heartbeatTimer.unref();
 
   // One runtime per node; statuses flow to the observed topic, coalesced per tick.
-  const pendingStatus = new Map<string, { node: string; body: EventBody; holdUntil: number }>();
+  /** `at`: when the runtime reported the status (the event's time), not when the flush sends it. */
+  const pendingStatus = new Map<string, { node: string; body: EventBody; holdUntil: number; at: number }>();
   const pendingDeletes = new Map<string, { node: string; body: EventBody }>();
   let flushScheduled = false;
   let holdTimer: NodeJS.Timeout | undefined;
@@ -158,7 +159,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
         nextRelease = Math.min(nextRelease, entry.holdUntil);
         continue;
       }
-      envelopes.push(envelope(entry.body, { actor: actorFor(entry.node), time }));
+      envelopes.push(envelope(entry.body, { actor: actorFor(entry.node), time: entry.at }));
       pendingStatus.delete(key);
     }
     for (const { node, body } of pendingDeletes.values()) envelopes.push(envelope(body, { actor: actorFor(node), time }));
@@ -235,6 +236,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
           node,
           body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
           holdUntil: first && isAdmissionOnly(update.status) ? performance.now() + ADMISSION_HOLD_MS : 0,
+          at: Date.now(),
         });
         if (current.metadata.deletionTimestamp && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
         scheduleFlush();
