@@ -10,7 +10,7 @@ import { startCluster } from './up.ts';
 import { runAgent, runApiserver, runControllers, type Component } from './components.ts';
 import { registerHistoryVerbs } from './history/index.ts';
 import { registerResourceVerbs } from './verbs/index.ts';
-import type { LogTarget } from './wiring.ts';
+import { DURABILITIES, type Durability, type LogTarget } from './wiring.ts';
 
 const integer = (name: string) => (value: string): number => {
   const parsed = Number(value);
@@ -30,11 +30,21 @@ interface LogFlags {
   kafkaSaslMechanism?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
   kafkaUsername?: string;
   kafkaPassword?: string;
+  durability: Durability;
 }
+
+/** `--durability` (or LOGPLANE_DURABILITY): when an append to the embedded log is acknowledged. */
+const durabilityOption = (): Option =>
+  new Option('--durability <mode>', 'embedded log: acknowledge an append after the disk flush (flushed) or after the commit (committed)')
+    .choices([...DURABILITIES])
+    .env('LOGPLANE_DURABILITY')
+    .default('flushed');
 
 const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
   const common = flags.serviceCidr ? { serviceCIDR: flags.serviceCidr } : {};
-  if (!flags.kafka) return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions, ...common };
+  if (!flags.kafka) {
+    return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions, durability: flags.durability, ...common };
+  }
   const sasl =
     flags.kafkaSaslMechanism && flags.kafkaUsername
       ? { mechanism: flags.kafkaSaslMechanism, username: flags.kafkaUsername, password: flags.kafkaPassword ?? process.env.LOGPLANE_KAFKA_PASSWORD ?? '' }
@@ -59,7 +69,8 @@ const withLogOptions = (command: Command): Command =>
     .option('--kafka-ssl', 'connect to Kafka over TLS')
     .addOption(new Option('--kafka-sasl-mechanism <m>', 'SASL mechanism').choices(['plain', 'scram-sha-256', 'scram-sha-512']))
     .option('--kafka-username <user>', 'SASL user')
-    .option('--kafka-password <password>', 'SASL password (or LOGPLANE_KAFKA_PASSWORD)');
+    .option('--kafka-password <password>', 'SASL password (or LOGPLANE_KAFKA_PASSWORD)')
+    .addOption(durabilityOption());
 
 /** Keeps a component running until SIGINT/SIGTERM, then stops it cleanly. */
 const runUntilSignal = async (component: Component, logger: Logger): Promise<void> => {
@@ -108,9 +119,10 @@ export const buildProgram = (): Command => {
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
     .option('--service-cidr <cidr>', 'ClusterIP range (keep it for the life of the data directory)', '127.96.0.0/16')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
+    .addOption(durabilityOption())
     .action(async (flags: {
       data: string; nodes: number; runtime: 'process' | 'sim'; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
-      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr: string; podCidr: string;
+      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr: string; podCidr: string; durability: Durability;
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
       const cluster = await startCluster({
@@ -124,6 +136,7 @@ export const buildProgram = (): Command => {
         logger,
         serviceCIDR: flags.serviceCidr,
         podCIDR: flags.podCidr,
+        durability: flags.durability,
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),

@@ -13,7 +13,7 @@ import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
 import { createProjection, DEFAULT_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
-import { adminCredentials, openLog, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
+import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget } from './wiring.ts';
 
 export interface UpOptions {
   readonly dataDir: string;
@@ -27,6 +27,8 @@ export interface UpOptions {
   readonly tls?: boolean;
   /** Use Kafka instead of the embedded log (the same single process otherwise). */
   readonly kafka?: Extract<LogTarget, { type: 'kafka' }>;
+  /** When an embedded-log append is acknowledged (default `flushed`); ignored with `kafka`. */
+  readonly durability?: Durability;
   readonly nodeGracePeriodMs?: number;
   readonly tolerationSeconds?: number;
   readonly heartbeatMs?: number;
@@ -66,7 +68,13 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger;
-  const target: LogTarget = options.kafka ?? { type: 'embedded', dir: join(dataDir, 'log'), cluster: 'logplane', partitions: 1 };
+  const target: LogTarget = options.kafka ?? {
+    type: 'embedded',
+    dir: join(dataDir, 'log'),
+    cluster: 'logplane',
+    partitions: 1,
+    ...(options.durability ? { durability: options.durability } : {}),
+  };
   const log = await openLog(target, logger.child({ component: 'log' }));
   const projection = createProjection({
     dir: join(dataDir, 'projection'),

@@ -26,9 +26,20 @@ import type { Node } from '../schemas/index.ts';
 import { createDebugReconcile } from '../reconcilers/debug.ts';
 import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
 
+/** When an embedded-log append is acknowledged: after the disk flush, or after the commit. */
+export type Durability = 'flushed' | 'committed';
+export const DURABILITIES: readonly Durability[] = ['flushed', 'committed'];
+
 /** Where the log lives. */
 export type LogTarget = (
-  | { readonly type: 'embedded'; readonly dir: string; readonly cluster: string; readonly partitions: number }
+  | {
+      readonly type: 'embedded';
+      readonly dir: string;
+      readonly cluster: string;
+      readonly partitions: number;
+      /** When an append is acknowledged (default `flushed`; see `EmbeddedLogOptions.durability`). */
+      readonly durability?: Durability;
+    }
   | {
       readonly type: 'kafka';
       readonly brokers: readonly string[];
@@ -47,7 +58,13 @@ export const openLog = async (target: LogTarget, logger: Logger): Promise<EventL
   switch (target.type) {
     case 'embedded':
       mkdirSync(target.dir, { recursive: true });
-      return createEmbeddedLog({ dir: target.dir, cluster: target.cluster, partitions: target.partitions, logger });
+      return createEmbeddedLog({
+        dir: target.dir,
+        cluster: target.cluster,
+        partitions: target.partitions,
+        logger,
+        ...(target.durability ? { durability: target.durability } : {}),
+      });
     case 'kafka':
       return createKafkaLog({
         brokers: [...target.brokers],
