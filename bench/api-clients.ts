@@ -22,6 +22,8 @@ export interface ApiLoad {
   readonly clients: number;
   readonly perClient: number;
   readonly lists: number;
+  /** Only the create phases (warm-up, one client, then the concurrent clients): no gets, lists or paging. */
+  readonly createsOnly?: boolean;
 }
 
 export interface ApiLatencies {
@@ -36,6 +38,8 @@ export interface ApiLatencies {
   /** Pod name → wall-clock ms at which its concurrent create's response arrived. */
   readonly responded: Record<string, number>;
   readonly createSeconds: number;
+  /** Wall-clock ms (see `wallClock`) at which the concurrent creates began and ended. */
+  readonly createWindow: { readonly from: number; readonly to: number };
 }
 
 /** The first message a child receives: its role. */
@@ -118,6 +122,7 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   }
 
   const responded: Record<string, number> = {};
+  const createFrom = wallClock();
   const createStart = performance.now();
   const create = await concurrently(load.perClient, async (c, i) => {
     const name = `pod-${c}-${i}`;
@@ -126,6 +131,10 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
     expectStatus(response, 201, `creating pod ${name}`);
   });
   const createSeconds = (performance.now() - createStart) / 1000;
+  const createWindow = { from: createFrom, to: wallClock() };
+  if (load.createsOnly) {
+    return { sequentialCreate, create, get: [], list: [], pagedList: [], pagedListItems: 0, responded, createSeconds, createWindow };
+  }
   const get = await concurrently(load.perClient, async (c, i) => {
     const name = `pod-${(c * 7 + i) % load.clients}-${(i * 13) % load.perClient}`;
     expectStatus(await client.request('GET', `${podsPath}/${name}`), 200, `getting pod ${name}`);
@@ -148,7 +157,7 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
     pagedList.push(performance.now() - started);
     pagedListItems = items;
   }
-  return { sequentialCreate, create, get, list, pagedList, pagedListItems, responded, createSeconds };
+  return { sequentialCreate, create, get, list, pagedList, pagedListItems, responded, createSeconds, createWindow };
 };
 
 const fail = (error: unknown): void => {
