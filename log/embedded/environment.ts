@@ -10,8 +10,10 @@
  *   process is taken over.
  * - Writing: every write goes through `write(job)`. Jobs queued while a commit is in flight
  *   are prepared and written together as one LMDB transaction (`batch`), in queue order.
- *   The next group is written once the previous one committed, while the previous one's
- *   disk flush (lmdb-js `overlappingSync`) is awaited, and groups settle in commit order.
+ *   The next group is written once the previous one committed, and groups settle (after
+ *   their disk flush, for jobs that ask for it) in commit order. With lmdb-js's
+ *   `overlappingSync` (its default on Linux) the writer thread syncs a transaction before
+ *   it reports the commit, so a group is on disk by the time the next one is written.
  *   A job's writes are never split across transactions. A failed commit or flush breaks
  *   the environment: that group and every later write fail with `LogUnavailableError`
  *   (nothing after a failed commit is ever written, so offsets cannot get holes).
