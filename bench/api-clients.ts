@@ -22,13 +22,23 @@ export interface ApiLoad {
   readonly clients: number;
   readonly perClient: number;
   readonly lists: number;
-  /** Only the create phases (warm-up, one client, then the concurrent clients): no gets, lists or paging. */
+  /** Only the create phases (warm-up, one client, paced, then the concurrent clients): no gets, lists or paging. */
   readonly createsOnly?: boolean;
+  /** Requests per second of all clients together in the paced create phase. */
+  readonly pacedRate: number;
+  /** Creates per client in the paced phase. */
+  readonly pacedPerClient: number;
 }
 
 export interface ApiLatencies {
   /** Creates by one client, one after another: the path's latency without queueing. */
   readonly sequentialCreate: number[];
+  /**
+   * The clients together at a fixed rate (`pacedRate`), each still one request at a time:
+   * the latency of a create when the apiserver is not saturated (from sending it to its
+   * response, as the other phases).
+   */
+  readonly pacedCreate: number[];
   readonly create: number[];
   readonly get: number[];
   readonly list: number[];
@@ -121,6 +131,22 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
     sequentialCreate.push(performance.now() - started);
   }
 
+  const pacedCreate: number[] = [];
+  const pacedStart = performance.now() + 20;
+  await Promise.all(
+    Array.from({ length: load.clients }, async (_, c) => {
+      for (let i = 0; i < load.pacedPerClient; i++) {
+        // Client c's i-th create is due at slot i * clients + c of the shared schedule.
+        const due = pacedStart + ((i * load.clients + c) * 1000) / load.pacedRate;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        const started = performance.now();
+        expectStatus(await client.request('POST', podsPath, podManifest(load.namespace, `paced-${c}-${i}`)), 201, 'paced create');
+        pacedCreate.push(performance.now() - started);
+      }
+    }),
+  );
+
   const responded: Record<string, number> = {};
   const createFrom = wallClock();
   const createStart = performance.now();
@@ -133,7 +159,7 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   const createSeconds = (performance.now() - createStart) / 1000;
   const createWindow = { from: createFrom, to: wallClock() };
   if (load.createsOnly) {
-    return { sequentialCreate, create, get: [], list: [], pagedList: [], pagedListItems: 0, responded, createSeconds, createWindow };
+    return { sequentialCreate, pacedCreate, create, get: [], list: [], pagedList: [], pagedListItems: 0, responded, createSeconds, createWindow };
   }
   const get = await concurrently(load.perClient, async (c, i) => {
     const name = `pod-${(c * 7 + i) % load.clients}-${(i * 13) % load.perClient}`;
@@ -157,7 +183,7 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
     pagedList.push(performance.now() - started);
     pagedListItems = items;
   }
-  return { sequentialCreate, create, get, list, pagedList, pagedListItems, responded, createSeconds, createWindow };
+  return { sequentialCreate, pacedCreate, create, get, list, pagedList, pagedListItems, responded, createSeconds, createWindow };
 };
 
 const fail = (error: unknown): void => {
