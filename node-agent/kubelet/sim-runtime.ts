@@ -18,14 +18,13 @@ import { type TimerQueue, sharedTimerQueue } from './timer-queue.ts';
 /** Creates a sim runtime; `timers` defaults to the process-wide shared queue. */
 export function createSimRuntime(options: ResolvedRuntimeOptions, timers: TimerQueue = sharedTimerQueue()): PodRuntime {
   const { podCidr, hostIP, node, logger, now, startDelayMs } = options;
-  const podIPs = new Map<string, string>();
+  /** Addresses of this node's pods (a pod's own address is on its run: `run.podIP`). */
   const takenIPs = new Set<string>();
 
   const createExecutor = (dispatch: Dispatch): RuntimeExecutor => ({
     runsProbes: false,
     admit(_pod, uid) {
       const podIP = allocatePodIP(podCidr, uid, takenIPs);
-      podIPs.set(uid, podIP);
       takenIPs.add(podIP);
       return { podIP, hostIP };
     },
@@ -52,9 +51,7 @@ export function createSimRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     stopProbes() {},
     persist() {},
     release(run) {
-      const ip = podIPs.get(run.uid);
-      podIPs.delete(run.uid);
-      if (ip !== undefined) takenIPs.delete(ip);
+      takenIPs.delete(run.podIP);
     },
     close() {},
   });
