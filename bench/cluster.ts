@@ -81,6 +81,7 @@ export interface PodTracker {
   readonly nodeOf: ReadonlyMap<string, string>;
   /** Pods currently Running (phase), by key. */
   readonly running: ReadonlySet<string>;
+  /** Stops following the change feed and forgets what it saw (read the figures first). */
   close(): void;
 }
 
@@ -110,7 +111,11 @@ export const trackPods = (projection: Projection, prefix: string): PodTracker =>
       running.delete(change.key);
     }
   });
-  return { boundAt, runningAt, nodeOf, running, close: () => subscription.unsubscribe() };
+  const close = (): void => {
+    subscription.unsubscribe();
+    for (const seen of [boundAt, runningAt, nodeOf, running]) seen.clear();
+  };
+  return { boundAt, runningAt, nodeOf, running, close };
 };
 
 /** A Deployment of `replicas` pods of `image`, small requests so capacity is not the limit. */
