@@ -28,6 +28,8 @@ export interface ApiLoad {
   readonly pacedRate: number;
   /** Creates per client in the paced phase. */
   readonly pacedPerClient: number;
+  /** The paced phase creates its pods here, so that the lists and the watch of `namespace` see the same pods as before it existed. */
+  readonly pacedNamespace: string;
 }
 
 export interface ApiLatencies {
@@ -141,7 +143,8 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
         const wait = due - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         const started = performance.now();
-        expectStatus(await client.request('POST', podsPath, podManifest(load.namespace, `paced-${c}-${i}`)), 201, 'paced create');
+        const pod = podManifest(load.pacedNamespace, `paced-${c}-${i}`);
+        expectStatus(await client.request('POST', `/api/v1/namespaces/${load.pacedNamespace}/pods`, pod), 201, 'paced create');
         pacedCreate.push(performance.now() - started);
       }
     }),

@@ -48,6 +48,7 @@ const CLIENTS = 16;
 /** Creates per second of the paced phase, all clients together: well below what one apiserver answers here. */
 const PACED_RATE = 400;
 const NAMESPACE = 'bench-api';
+const PACED_NAMESPACE = 'bench-api-paced';
 const TOKEN = 'bench-admin-token';
 const SLO = 'Kubernetes SLO: mutating API call p99 ≤ 1 s';
 
@@ -169,7 +170,7 @@ const runAgainstServer = async (
   context: ScenarioContext,
   dir: string,
   durability: Durability,
-  load: Omit<ApiLoad, 'url' | 'token' | 'namespace'>,
+  load: Omit<ApiLoad, 'url' | 'token' | 'namespace' | 'pacedNamespace'>,
 ): Promise<RunResult> => {
   const rawLog = await openLog(context, dir, durability);
   const rawProjection = createProjection({ dir: join(dir, 'projection'), log: rawLog });
@@ -186,12 +187,14 @@ const runAgainstServer = async (
   try {
     await server.ensureDefaultNamespaces();
     const client: BenchClient = createBenchClient(server.url, TOKEN);
-    expectStatus(
-      await client.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }),
-      201,
-      'creating the namespace',
-    );
-    const fullLoad: ApiLoad = { url: server.url, token: TOKEN, namespace: NAMESPACE, ...load };
+    for (const name of [NAMESPACE, PACED_NAMESPACE]) {
+      expectStatus(
+        await client.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+        201,
+        `creating namespace ${name}`,
+      );
+    }
+    const fullLoad: ApiLoad = { url: server.url, token: TOKEN, namespace: NAMESPACE, pacedNamespace: PACED_NAMESPACE, ...load };
     if (load.createsOnly) {
       const { latencies } = await forkClient({ role: 'load', load: fullLoad }).next('done');
       return { latencies, delivery: [], missing: 0, steps };
