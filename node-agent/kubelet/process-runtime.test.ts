@@ -182,9 +182,17 @@ describe('process runtime', () => {
 
   it('kills and restarts a container whose liveness probe fails', async () => {
     const runtime = processRuntime();
-    const live = makePod('echo-live', [echo({ livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, failureThreshold: 2 } })]);
+    // The startup probe holds the liveness probe back until the server listens: on a loaded
+    // machine `node` can take longer to start than the liveness probe's two failures.
+    const live = makePod('echo-live', [
+      echo({
+        startupProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, failureThreshold: 60 },
+        livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, failureThreshold: 2 },
+      }),
+    ]);
     runtime.sync([live]);
     const ready = await waitForStatus(runtime, live, isReady);
+    expect(containerStatus(ready).restartCount).toBe(0);
     await get(`http://${ready.status.podIP}:8080/fail-readiness`, { method: 'POST' });
     const restarted = await waitForStatus(runtime, live, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready);
     expect(containerStatus(restarted).lastState?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
