@@ -117,6 +117,29 @@ const fitsKind = (type: avro.Type, value: unknown): boolean => {
   }
 };
 
+/** A record type's fields as the walk needs them, worked out once per type. */
+interface RecordShape {
+  readonly fields: readonly { readonly name: string; readonly type: avro.Type; readonly optional: boolean }[];
+  readonly declared: ReadonlySet<string>;
+}
+const recordShapes = new WeakMap<avro.types.RecordType, RecordShape>();
+const recordShape = (record: avro.types.RecordType): RecordShape => {
+  let shape = recordShapes.get(record);
+  if (!shape) {
+    shape = {
+      fields: record.fields.map((field) => ({
+        name: field.name,
+        type: field.type,
+        // A union with null may be absent; anything else is required.
+        optional: field.type.typeName.startsWith('union') && (field.type as avro.types.UnwrappedUnionType).types.some((t) => t.typeName === 'null'),
+      })),
+      declared: new Set(record.fields.map((field) => field.name)),
+    };
+    recordShapes.set(record, shape);
+  }
+  return shape;
+};
+
 interface Walk {
   readonly unknownFields: string[];
   readonly problems: StatusCause[];
@@ -139,25 +162,21 @@ const walk = (type: avro.Type, value: unknown, path: string, state: Walk): unkno
         state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type object`));
         return undefined;
       }
-      const record = type as avro.types.RecordType;
+      const { fields, declared } = recordShape(type as avro.types.RecordType);
       const out: Record<string, unknown> = {};
-      const declared = new Set(record.fields.map((f) => f.name));
       for (const key of Object.keys(value)) {
+        if (declared.has(key) || (path === '' && key === 'kind')) continue;
         const fieldPath = join(path, key);
-        if (!declared.has(key) && !(path === '' && key === 'kind') && !SILENTLY_DROPPED.has(fieldPath) && !asksForNothing(key, value[key])) {
-          state.unknownFields.push(fieldPath);
-        }
+        if (!SILENTLY_DROPPED.has(fieldPath) && !asksForNothing(key, value[key])) state.unknownFields.push(fieldPath);
       }
-      for (const field of record.fields) {
+      // Most declared fields are absent from a request body: their paths are built only when needed.
+      for (const field of fields) {
         const fieldValue = value[field.name];
-        const fieldPath = join(path, field.name);
         if (fieldValue === undefined || fieldValue === null) {
-          const optional = field.type.typeName.startsWith('union') &&
-            (field.type as avro.types.UnwrappedUnionType).types.some((t) => t.typeName === 'null');
-          if (!optional) state.problems.push(fieldErrors.required(fieldPath));
+          if (!field.optional) state.problems.push(fieldErrors.required(join(path, field.name)));
           continue;
         }
-        const checked = walk(field.type, fieldValue, fieldPath, state);
+        const checked = walk(field.type, fieldValue, join(path, field.name), state);
         if (checked !== undefined) out[field.name] = checked;
       }
       return out;
