@@ -6,6 +6,9 @@
  *
  * Run a scenario under the profiler first, e.g.
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/main.ts --only schedule --log embedded
+ *
+ * A sampling heap profile (`.heapprofile`, e.g. from `BENCH_ALLOC_PROFILE=<file>` of the
+ * schedule scenario) is summed the same way, in bytes allocated per function instead of time.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -127,6 +130,37 @@ export const summarize = (profile: CpuProfile): { self: Map<string, number>; tot
   return { self, total, totalMs: (profile.endTime - profile.startTime) / 1000 };
 };
 
+interface HeapProfileNode {
+  readonly id: number;
+  readonly callFrame: CallFrame;
+  readonly selfSize: number;
+  readonly children: readonly HeapProfileNode[];
+}
+
+/** A sampling heap profile (`HeapProfiler.stopSampling`, `--heap-prof`). */
+interface HeapProfile {
+  readonly head: HeapProfileNode;
+}
+
+/** Self and total bytes per function label of a sampling heap profile. */
+export const summarizeHeap = (profile: HeapProfile): { self: Map<string, number>; total: Map<string, number>; totalBytes: number } => {
+  const self = new Map<string, number>();
+  const total = new Map<string, number>();
+  let totalBytes = 0;
+  const visit = (node: HeapProfileNode, stack: readonly string[]): void => {
+    const name = label(node.callFrame);
+    const here = stack.includes(name) ? stack : [...stack, name];
+    if (node.selfSize > 0) {
+      totalBytes += node.selfSize;
+      self.set(name, (self.get(name) ?? 0) + node.selfSize);
+      for (const frame of here) total.set(frame, (total.get(frame) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) visit(child, here);
+  };
+  visit(profile.head, []);
+  return { self, total, totalBytes };
+};
+
 const main = (): void => {
   // Piped into `head`: stop quietly when the reader goes away.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -140,19 +174,26 @@ const main = (): void => {
   const file = positionals[0];
   if (!file) throw new Error('usage: profile-top.ts <file.cpuprofile> [--top N] [--filter substring]');
   const top = Number(values.top);
-  const { self, total, totalMs } = summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile);
-  const show = (title: string, entries: Map<string, number>): void => {
-    console.log(`\n${title} (of ${(totalMs / 1000).toFixed(1)} s profiled)`);
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile | HeapProfile;
+  const show = (title: string, entries: Map<string, number>, of: number, format: (value: number) => string): void => {
+    console.log(`\n${title}`);
     const rows = [...entries.entries()]
       .filter(([name]) => !values.filter || name.includes(values.filter))
       .sort((a, b) => b[1] - a[1])
       .slice(0, top);
-    for (const [name, ms] of rows) {
-      console.log(`${(ms / 1000).toFixed(2).padStart(8)} s ${((ms / totalMs) * 100).toFixed(1).padStart(5)}%  ${name}`);
-    }
+    for (const [name, value] of rows) console.log(`${format(value)} ${((value / of) * 100).toFixed(1).padStart(5)}%  ${name}`);
   };
-  show('self time', self);
-  show('total time', total);
+  if ('head' in parsed) {
+    const { self, total, totalBytes } = summarizeHeap(parsed);
+    const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1).padStart(7)} MiB`;
+    show(`self bytes (of ${mib(totalBytes).trim()} sampled)`, self, totalBytes, mib);
+    show('total bytes', total, totalBytes, mib);
+    return;
+  }
+  const { self, total, totalMs } = summarize(parsed);
+  const seconds = (ms: number): string => `${(ms / 1000).toFixed(2).padStart(8)} s`;
+  show(`self time (of ${(totalMs / 1000).toFixed(1)} s profiled)`, self, totalMs, seconds);
+  show(`total time (of ${(totalMs / 1000).toFixed(1)} s profiled)`, total, totalMs, seconds);
 };
 
 main();

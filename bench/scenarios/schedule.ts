@@ -9,6 +9,8 @@
  *   (log, projection, apiserver, controllers) *and* the sim agent of 1,000 nodes, split into
  *   anonymous and file-backed (LMDB maps) pages; plus the V8 heap.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { controllerRounds, deploymentManifest, startBenchCluster, trackPods } from '../cluster.ts';
 import {
@@ -28,6 +30,26 @@ import {
 
 const SCHEDULER_PERF = 'kube-scheduler scheduler_perf: 270 pods/s threshold (5000 nodes), ~800–900 measured (500 nodes)';
 const NOMAD_C1M = 'Nomad C1M: 3,750 containers/s (5 servers, 5,000 hosts)';
+
+/**
+ * Starts V8's sampling heap profiler in this process, keeping the samples of objects that
+ * survived a young-generation GC (collected later by a full GC, or still live); `stop`
+ * writes the profile (read it with `npx tsx bench/profile-top.ts <file>`).
+ */
+const startAllocationSampling = async (): Promise<{ stop(file: string): Promise<string> }> => {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+  return {
+    stop: async (file) => {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      session.disconnect();
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+  };
+};
 
 export const scheduleScenario = async (context: ScenarioContext): Promise<ScenarioResult[]> => {
   const nodes = context.quick ? 100 : 1_000;
@@ -51,6 +73,9 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
       const roundsBefore = await controllerRounds(bench.cluster);
       const applied = performance.now();
       const cpuAtApply = process.cpuUsage();
+      // For the memory finding: BENCH_ALLOC_PROFILE=<file> samples, from apply to all Running, what
+      // was allocated and lived through a young-generation GC (what fills the old generation).
+      const allocations = process.env.BENCH_ALLOC_PROFILE ? await startAllocationSampling() : undefined;
       const response = await bench.client.request(
         'POST',
         '/apis/apps/v1/namespaces/default/deployments',
@@ -70,6 +95,7 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
         `${replicas} pods Running`,
         50,
       );
+      if (allocations) context.progress(`allocation profile: ${await allocations.stop(process.env.BENCH_ALLOC_PROFILE as string)}`);
       const allRunning = Math.max(...tracker.runningAt.values());
       const bindTimes = [...tracker.boundAt.values()];
       const firstBound = Math.min(...bindTimes);
