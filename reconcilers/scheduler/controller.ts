@@ -64,12 +64,9 @@ export const decidePods = (
           name: pod.metadata.name,
           node: result.node,
           expectedPodVersion: pod.metadata.resourceVersion ?? null,
-          rationale: {
-            filtered: result.rationale.filtered.map((f) => ({ node: f.node, reasons: [...f.reasons] })),
-            scores: result.rationale.scores.map((s) => ({ node: s.node, score: s.score, plugins: s.plugins.map((p) => ({ ...p })) })),
-            feasibleNodes: result.rationale.feasibleNodes,
-            totalNodes: result.rationale.totalNodes,
-          },
+          // The scheduler builds a fresh rationale per decision (its lists are copies, not its
+          // memo's), so the command carries it as is instead of a second copy per binding.
+          rationale: result.rationale,
         };
         const index = indexOfNode.get(result.node) as number;
         infos[index] = assumePod(infos[index] as NodeInfo, pod);
