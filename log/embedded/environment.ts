@@ -71,6 +71,8 @@ export interface SharedEnvironment {
 
 /** Enough for 80+ clusters (3 topics each) in one directory. */
 const MAX_DATABASES = 256;
+/** Address space of the log's memory map (16 GiB; past it, lmdb-js grows the map). */
+const MAP_SIZE = 2 ** 34;
 const LOCK_FILE = 'logplane-embedded.lock';
 
 interface Entry {
@@ -118,7 +120,10 @@ const openEnvironment = (path: string, release: () => Promise<void>): InternalEn
   takeLock(lockPath);
   let root: RootDatabase;
   try {
-    root = open({ path, maxDbs: MAX_DATABASES });
+    // The map reserved up front (address space, not disk): started small, lmdb-js doubles it as
+    // the file grows and keeps every previous map until close, each holding the pages read
+    // through it (31 MiB resident for a 26 MiB log after 10,000 pods).
+    root = open({ path, maxDbs: MAX_DATABASES, mapSize: MAP_SIZE });
   } catch (error) {
     unlinkSync(lockPath);
     throw new LogUnavailableError(`cannot open LMDB environment in ${path}`, { dir: path }, { cause: error });
