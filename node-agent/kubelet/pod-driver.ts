@@ -62,8 +62,12 @@ export interface RuntimeExecutor {
   signal(ref: ContainerRef, signal: StopSignal): void;
   startProbes(pod: Pod, ref: ContainerRef, probes: readonly ProbeKind[]): void;
   stopProbes(uid: string, container: string): void;
-  /** The pod's status changed: record what must survive an agent restart. */
-  persist(run: PodRun): void;
+  /**
+   * The pod's status changed: record what must survive an agent restart. A promise means the
+   * record is being written: the status is reported once it settles (so a reported status
+   * always has its record), after the pod's earlier statuses.
+   */
+  persist(run: PodRun): Promise<void> | void;
   /** The pod is gone for good: free its address and files. */
   release(run: PodRun): void;
   /** Stops probes and watchers; running processes are left alone. */
@@ -99,6 +103,8 @@ interface PodEntry {
   desired: boolean;
   status: PodStatus | undefined;
   timers: Map<string, CancelTimer> | undefined;
+  /** The last status report waiting for its record to be written (reports leave in order). */
+  reporting: Promise<void> | undefined;
 }
 
 const isTerminalPhase = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -145,6 +151,8 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
   let restored = false;
   let closed: Promise<void> | undefined;
   let allGone: (() => void) | undefined;
+  /** Status reports waiting for their records (see `RuntimeExecutor.persist`). */
+  const reporting = new Set<Promise<void>>();
   const executor = options.executor(dispatch);
 
   function restartPolicyOf(pod: Pod): RestartPolicy {
@@ -249,15 +257,37 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       const next = withTransitionTimes(podStatus(entry.run), entry.status, k8sTime(now()));
       if (!jsonEqual(next, entry.status)) {
         entry.status = next;
+        let written: Promise<void> | void = undefined;
         try {
-          executor.persist(entry.run);
+          written = executor.persist(entry.run);
         } catch (err) {
           logger.error({ err, pod: `${entry.run.namespace}/${entry.run.name}` }, 'cannot record pod state; an agent restart may not adopt its processes');
         }
-        updates$.next({ namespace: entry.run.namespace, name: entry.run.name, uid: entry.run.uid, status: next });
+        report(entry, { namespace: entry.run.namespace, name: entry.run.name, uid: entry.run.uid, status: next }, written);
       }
       if (entry.run.termination?.stopped === true && !entry.desired) forget(entry);
     }
+  }
+
+  /** Reports `update` at once, or once its record is written and the pod's earlier reports have left. */
+  function report(entry: PodEntry, update: PodStatusUpdate, written: Promise<void> | void): void {
+    if (written === undefined && entry.reporting === undefined) {
+      updates$.next(update);
+      return;
+    }
+    const reported: Promise<void> = Promise.all([entry.reporting, written]).then(
+      () => updates$.next(update),
+      (err: unknown) => {
+        logger.error({ err, pod: `${update.namespace}/${update.name}` }, 'cannot record pod state; an agent restart may not adopt its processes');
+        updates$.next(update);
+      },
+    );
+    entry.reporting = reported;
+    reporting.add(reported);
+    void reported.then(() => {
+      reporting.delete(reported);
+      if (entry.reporting === reported) entry.reporting = undefined;
+    });
   }
 
   function drain(): void {
@@ -318,7 +348,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       },
       containers,
     );
-    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, timers: undefined };
+    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, timers: undefined, reporting: undefined };
     pods.set(uid, entry);
     touched.add(entry);
     logger.info({ pod: `${run.namespace}/${run.name}`, uid, podIP: run.podIP }, 'pod admitted');
@@ -331,7 +361,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     for (const restoredRun of executor.restore()) {
       const spec = desired.get(restoredRun.uid);
       const run = spec === undefined ? abandonUnstarted(restoredRun, now()) : restoredRun;
-      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, timers: undefined };
+      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, timers: undefined, reporting: undefined };
       pods.set(run.uid, entry);
       touched.add(entry);
       logger.info({ pod: `${run.namespace}/${run.name}`, uid: run.uid, desired: entry.desired }, 'pod restored from a previous agent run');
@@ -416,6 +446,8 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
         await gone.finally(() => clearInterval(keepAlive));
       }
       for (const entry of pods.values()) for (const cancel of entry.timers?.values() ?? []) cancel();
+      // The last reports go out before the statuses complete (their records are being written).
+      while (reporting.size > 0) await Promise.all([...reporting]);
       pods.clear();
       executor.close();
       updates$.complete();

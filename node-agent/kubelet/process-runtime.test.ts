@@ -325,6 +325,33 @@ describe('process runtime', () => {
     expect(pidsOfPod(pod.metadata.uid as string)).toEqual([pid]);
   });
 
+  it('reports a started container only once its record (pid and /proc start time) is on disk, and removes the record with the pod', async () => {
+    const dataDir = tempDir();
+    const dir = tempDir();
+    const runtime = processRuntime(dataDir);
+    const pods = Array.from({ length: 5 }, (_, i) => makePod(`recorded-${i}`, [sleeper(dir)]));
+    const recorded = new Map<string, { pid: number; procStart: number } | undefined>();
+    // Read at the moment each status is reported (synchronously, in the subscriber).
+    const subscription = runtime.statuses$.subscribe((update) => {
+      const status = containerStatus(update);
+      if (status.state?.running == null || recorded.has(update.uid)) return;
+      const record = JSON.parse(readFileSync(join(dataDir, 'pods', encodeURIComponent(update.uid), 'record.json'), 'utf8')) as {
+        processes: Record<string, { pid: number; procStart: number }>;
+      };
+      expect(record.processes['sleep']?.pid).toBe(pidOf(status));
+      recorded.set(update.uid, record.processes['sleep']);
+    });
+    runtime.sync(pods);
+    await Promise.all(pods.map((pod) => waitForStatus(runtime, pod, (u) => containerStatus(u).state?.running != null)));
+    subscription.unsubscribe();
+    expect(recorded.size).toBe(5);
+    for (const process of recorded.values()) expect(process?.procStart).toBe(readProcStart(process?.pid ?? -1));
+    runtime.sync([]);
+    await eventually(async () => {
+      if (readdirSync(join(dataDir, 'pods')).length > 0) throw new Error('pod records left');
+    });
+  });
+
   it('never signals a recycled pid: a recorded pid whose /proc start time differs is left alone', async () => {
     const dataDir = tempDir();
     const bystander = spawn('sleep', ['30'], { stdio: 'ignore' });
