@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino, type Logger } from 'pino';
 
@@ -197,6 +197,16 @@ export const memoryBreakdown = (): { rss: number; anon: number; file: number; he
     external: mib(usage.external),
   };
 };
+
+/**
+ * The V8 heap per space, "new 32/5, old 185/98 MiB" (committed/used): whether the committed
+ * heap is live objects or room the old generation grew into during a burst.
+ */
+export const heapSpaces = (): string =>
+  getHeapSpaceStatistics()
+    .filter((space) => space.space_size >= 2 ** 20)
+    .map((space) => `${space.space_name.replace(/_space$/, '').replace(/_/g, ' ')} ${round(space.space_size / 2 ** 20)}/${round(space.space_used_size / 2 ** 20)}`)
+    .join(', ');
 
 /** Resident MiB per mapped file of this process (from /proc/self/smaps), largest first. */
 export const residentFiles = (): [string, number][] => {

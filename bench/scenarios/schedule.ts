@@ -21,6 +21,7 @@ import {
   round,
   collectGarbage,
   memoryBreakdown,
+  heapSpaces,
   residentFiles,
   type ScenarioContext,
   type ScenarioResult,
@@ -121,6 +122,7 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
       tracker.close();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const memory = memoryBreakdown();
+      const spaces = heapSpaces();
       collectGarbage();
       const collected = memoryBreakdown();
       // For the memory finding: BENCH_HEAP_SNAPSHOT=<dir> writes a V8 heap snapshot at this moment.
@@ -162,6 +164,7 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
         notes: [
           'Measured after the schedule scenario, in the same process: control plane (log, projection, apiserver, controllers) plus the sim agent of all nodes, which is not separated out.',
           'File-backed pages are LMDB memory maps the kernel can drop under pressure; anonymous memory is what the process really holds.',
+          `V8 heap by space at the measurement, committed/used MiB: ${spaces}.`,
         ],
       };
       return [schedule, memoryResult];
