@@ -392,7 +392,9 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
           continue;
         }
         entry.desired = true;
-        entry.spec ??= pod;
+        // The newest version: the one the projection and informer hold anyway (the first one
+        // seen would be a copy kept only here).
+        entry.spec = pod;
         if (pod.metadata.deletionTimestamp != null) queue.push({ uid, event: { type: 'terminate', graceMs: deletionGraceMs(pod), at: now() } });
       }
       for (const entry of [...pods.values()]) {
