@@ -177,8 +177,8 @@ export const collectGarbage = (): void => {
   (runInNewContext('gc') as () => void)();
 };
 
-/** Resident memory of this process in MiB: total, anonymous and file-backed (from /proc), and the V8 heap. */
-export const memoryBreakdown = (): { rss: number; anon: number; file: number; heapUsed: number; heapTotal: number; external: number } => {
+/** Resident memory of this process in MiB (and the total in MB): total, anonymous and file-backed (from /proc), and the V8 heap. */
+export const memoryBreakdown = (): { rss: number; rssMB: number; anon: number; file: number; heapUsed: number; heapTotal: number; external: number } => {
   const mib = (bytes: number): number => round(bytes / 2 ** 20);
   const usage = process.memoryUsage();
   let status = '';
@@ -190,6 +190,8 @@ export const memoryBreakdown = (): { rss: number; anon: number; file: number; he
   const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
   return {
     rss: mib(usage.rss),
+    /** The same in MB (10^6 bytes), the unit of issue 7's target. */
+    rssMB: round(usage.rss / 1e6),
     anon: mib(kib('RssAnon')),
     file: mib(kib('RssFile') + kib('RssShmem')),
     heapUsed: mib(usage.heapUsed),

@@ -151,7 +151,9 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
         scenario: 'memory',
         log: context.log,
         figures: [
-          atMost(`RSS at ${replicas} pods on ${nodes} nodes`, memory.rss, 'MiB', 400),
+          // The target is 400 MB (10^6 bytes: 381 MiB); the breakdown below is in MiB.
+          atMost(`RSS at ${replicas} pods on ${nodes} nodes`, memory.rssMB, 'MB', 400),
+          plain('RSS in MiB', memory.rss, 'MiB'),
           plain('of which anonymous (heap, native allocations)', memory.anon, 'MiB'),
           plain('of which file-backed (LMDB maps of log and projection, code)', memory.file, 'MiB'),
           plain('V8 heap used', memory.heapUsed, 'MiB'),
