@@ -12,7 +12,6 @@
  * sessions: they outlive the helper and the agent, and the next agent run adopts them.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export interface SpawnRequest {
@@ -53,14 +52,15 @@ type HelperMessage =
 const helperFile = fileURLToPath(new URL('./spawner-process.mjs', import.meta.url));
 
 /**
- * How many helpers a spawner forks from: twice the cores (2 to 8). A helper's spawn waits
- * until its child has exec'd, which is mostly the child's work (tearing down the forked
- * copy of the helper, loading the program), so one helper per core left the cores idle
- * between a fork and the next: a burst of 100 sleepers spent 880 → 640 ms (median of 6
- * interleaved runs, load 5-7 on 2 cores; 345 → 245 ms with the data on tmpfs) spawning with
- * 2 → 4 helpers. Each helper is a bare `node` (~40 MB resident).
+ * How many helpers a spawner forks from: a burst's forks and execs run on as many cores
+ * (a fork of the helper still costs ~2.5 ms, so 100 containers took ~250 ms from one).
+ * Four helpers on this 2-core machine made the spawn phase of a 100-pod burst shorter only
+ * under load from other processes (load 5-7: 880 → 643 ms), by taking a larger share of the
+ * CPU; on a quieter machine (load 2-3) the burst p99 was the same and its p50 worse (the
+ * agent's own process, which reports the statuses, got less of the CPU): 4 runs each, p99
+ * median 525 (2) / 561 (3) / 531 (4) ms, p50 359 / 445 / 525 ms.
  */
-export const SPAWNER_HELPERS = Math.min(8, Math.max(2, 2 * availableParallelism()));
+export const SPAWNER_HELPERS = 2;
 
 /** A spawner over `helpers` helper processes; the process runtimes of one process share {@link sharedSpawner}. */
 export function createSpawner(helpers = SPAWNER_HELPERS): ContainerSpawner {
