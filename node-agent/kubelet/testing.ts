@@ -2,11 +2,12 @@
  * Test helpers for the pod runtime: pod builders and wait-for-condition on `statuses$`.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { filter, firstValueFrom, timeout } from 'rxjs';
+import { afterAll } from 'vitest';
 import type { PodStatusUpdate } from './pod-driver.ts';
 import type { Container, ContainerStatus, Pod, PodSpec } from '../../schemas/index.ts';
 import type { PodRuntime } from './runtime.ts';
@@ -14,9 +15,17 @@ import type { PodRuntime } from './runtime.ts';
 /** A quiet logger (set LOGPLANE_TEST_LOG=debug to see the runtime's lines). */
 export const testLogger = pino({ level: process.env.LOGPLANE_TEST_LOG ?? 'silent' });
 
-/** A fresh temporary directory. */
+/** Directories made by `tempDir` in this test file, removed once its tests are done. */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+});
+
+/** A fresh temporary directory, removed after the test file's last test. */
 export function tempDir(prefix = 'logplane-kubelet-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 /** A pod in `default` with a fresh uid, bound to `node`. */
