@@ -236,14 +236,23 @@ export interface ProjectionStore {
   close(): Promise<void>;
 }
 
-const podIndexKeys = (key: string, object: KubeObject): IndexKey[] => {
-  const keys: IndexKey[] = [];
-  if (object.metadata.uid) keys.push(['uid', object.metadata.uid, key]);
-  for (const owner of object.metadata.ownerReferences ?? []) keys.push(['owner', owner.uid, key]);
+/** The secondary indexes an object is listed in (the `index` database, and the informer's in memory). */
+export type IndexName = 'uid' | 'owner' | 'node' | 'unscheduled';
+
+/** Calls `list` with each (index, value) an object is listed under: its uid, its owners, a pod's node (or unscheduled). */
+export const forEachIndexEntry = (object: KubeObject, list: (index: IndexName, value: string) => void): void => {
+  if (object.metadata.uid) list('uid', object.metadata.uid);
+  for (const owner of object.metadata.ownerReferences ?? []) list('owner', owner.uid);
   if (object.kind === 'Pod') {
     const node = object.spec?.nodeName;
-    keys.push(node ? ['node', node, key] : ['unscheduled', '', key]);
+    if (node) list('node', node);
+    else list('unscheduled', '');
   }
+};
+
+const podIndexKeys = (key: string, object: KubeObject): IndexKey[] => {
+  const keys: IndexKey[] = [];
+  forEachIndexEntry(object, (index, value) => keys.push([index, value, key]));
   return keys;
 };
 

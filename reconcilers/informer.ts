@@ -11,7 +11,7 @@
  * the informer holds the state at the cursor.
  */
 import type { Subscription } from 'rxjs';
-import type { Projection, View } from '../projections/index.ts';
+import { forEachIndexEntry, type IndexName, type Projection, type View } from '../projections/index.ts';
 import { KINDS, objectKey, type KubeObject, type Pod } from '../schemas/index.ts';
 
 /** Keys in a set, listed in key order (sorted lazily after additions and removals). */
@@ -53,18 +53,10 @@ export interface Informer {
   close(): void;
 }
 
-/** Which index an object is listed in, and under which value. */
-type IndexName = 'owner' | 'uid' | 'node' | 'unscheduled';
-
 /** The index entries of an object: the same as the projection's index database. */
 const entriesOf = (object: KubeObject): [IndexName, string][] => {
   const entries: [IndexName, string][] = [];
-  if (object.metadata.uid) entries.push(['uid', object.metadata.uid]);
-  for (const owner of object.metadata.ownerReferences ?? []) entries.push(['owner', owner.uid]);
-  if (object.kind === 'Pod') {
-    const node = object.spec?.nodeName;
-    entries.push(node ? ['node', node] : ['unscheduled', '']);
-  }
+  forEachIndexEntry(object, (index, value) => entries.push([index, value]));
   return entries;
 };
 
