@@ -236,7 +236,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
           node,
           body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
           holdUntil: first && isAdmissionOnly(update.status) ? performance.now() + ADMISSION_HOLD_MS : 0,
-          at: Date.now(),
+          // When the runtime saw the status, not when its report left (after the pod's record was written).
+          at: update.at,
         });
         if (current.metadata.deletionTimestamp && hasStopped(update.status)) finishDeletion(node, update.namespace, update.name, update.uid);
         scheduleFlush();

@@ -36,6 +36,11 @@ export interface PodStatusUpdate {
   readonly name: string;
   readonly uid: string;
   readonly status: PodStatus;
+  /**
+   * When the status changed (the runtime's clock, ms): a report may leave later, once the
+   * pod's record is written (see `RuntimeExecutor.persist`).
+   */
+  readonly at: number;
 }
 
 /** One container instance an effect is about. */
@@ -102,6 +107,8 @@ interface PodEntry {
   spec: Pod | undefined;
   desired: boolean;
   status: PodStatus | undefined;
+  /** When `status` changed (the runtime's clock, ms). */
+  statusAt: number;
   timers: Map<string, CancelTimer> | undefined;
   /** The last status report waiting for its record to be written (reports leave in order). */
   reporting: Promise<void> | undefined;
@@ -254,16 +261,18 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     touched.clear();
     for (const entry of batch) {
       if (pods.get(entry.run.uid) !== entry) continue;
-      const next = withTransitionTimes(podStatus(entry.run), entry.status, k8sTime(now()));
+      const changedAt = now();
+      const next = withTransitionTimes(podStatus(entry.run), entry.status, k8sTime(changedAt));
       if (!jsonEqual(next, entry.status)) {
         entry.status = next;
+        entry.statusAt = changedAt;
         let written: Promise<void> | void = undefined;
         try {
           written = executor.persist(entry.run);
         } catch (err) {
           logger.error({ err, pod: `${entry.run.namespace}/${entry.run.name}` }, 'cannot record pod state; an agent restart may not adopt its processes');
         }
-        report(entry, { namespace: entry.run.namespace, name: entry.run.name, uid: entry.run.uid, status: next }, written);
+        report(entry, { namespace: entry.run.namespace, name: entry.run.name, uid: entry.run.uid, status: next, at: changedAt }, written);
       }
       if (entry.run.termination?.stopped === true && !entry.desired) forget(entry);
     }
@@ -348,7 +357,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       },
       containers,
     );
-    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, timers: undefined, reporting: undefined };
+    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, statusAt: 0, timers: undefined, reporting: undefined };
     pods.set(uid, entry);
     touched.add(entry);
     logger.info({ pod: `${run.namespace}/${run.name}`, uid, podIP: run.podIP }, 'pod admitted');
@@ -361,7 +370,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     for (const restoredRun of executor.restore()) {
       const spec = desired.get(restoredRun.uid);
       const run = spec === undefined ? abandonUnstarted(restoredRun, now()) : restoredRun;
-      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, timers: undefined, reporting: undefined };
+      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, statusAt: 0, timers: undefined, reporting: undefined };
       pods.set(run.uid, entry);
       touched.add(entry);
       logger.info({ pod: `${run.namespace}/${run.name}`, uid: run.uid, desired: entry.desired }, 'pod restored from a previous agent run');
@@ -414,7 +423,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       from(
         [...pods.values()]
           .filter((entry) => entry.status !== undefined)
-          .map((entry) => ({ namespace: entry.run.namespace, name: entry.run.name, uid: entry.run.uid, status: entry.status as PodStatus })),
+          .map((entry) => ({ namespace: entry.run.namespace, name: entry.run.name, uid: entry.run.uid, status: entry.status as PodStatus, at: entry.statusAt })),
       ),
       updates$,
     ),
