@@ -100,7 +100,19 @@ export const startReader = (deps: ReaderDeps, topic: Topic, start: ReadonlyMap<n
         const last = records.at(-1);
         if (!last) return;
         next.set(partition, last.offset + 1);
-        sink.batch({ topic, partition, records });
+        // Delivered from the next-tick queue, not from inside this promise continuation (as the
+        // embedded log delivers from setImmediate): what a subscriber schedules with
+        // process.nextTick while handling the batch then runs before the promise continuations
+        // the batch releases. The apiserver's watch flushes its events that way, so they leave
+        // before the create responses of the same batch; delivered from here they waited for
+        // every one of those responses (and for a GC in between): watch-first 15 % of pods,
+        // watch after response p99 2–9 ms in the api bench on Kafka.
+        await new Promise<void>((resolve) =>
+          process.nextTick(() => {
+            if (!closed && !finished) sink.batch({ topic, partition, records });
+            resolve();
+          }),
+        );
       },
     });
   })();
