@@ -409,9 +409,11 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       objects.removeSync(key);
       desiredCache.delete(key);
     },
-    getStatus: (key) => pendingStatus.get(key) ?? statusOf(key),
+    getStatus: (key) => pendingStatus?.get(key) ?? statusOf(key),
     // Stored by `recordEvent` in the event's log entry (the fold's caller hands it over).
-    putStatus: (key, record) => pendingStatus.set(key, record),
+    putStatus: (key, record) => {
+      (pendingStatus ??= new Map()).set(key, record);
+    },
     getNodeUsage: (node) => usage.get(node),
     putNodeUsage: (node, value) => usage.putSync(node, value),
     getAllocation: (resource) => allocations.get(resource),
@@ -421,8 +423,15 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     },
   });
 
-  /** The stored records (null: none) of the objects the fold read or wrote for the current event: their index keys are in `index`. */
-  const indexed = new Map<string, DesiredRecord | null>();
+  /**
+   * The stored records (null: none) of the objects the fold read or wrote for the current
+   * event: their index keys are in `index`. This map and `pendingStatus` live for one event
+   * and are replaced, never cleared: V8's `Map.prototype.clear` gives a map in the old
+   * generation a new table in the old generation and leaves the entries in the old one, so
+   * every record put in a long-lived map survived the young-generation GCs until the next
+   * full GC (a replay promoted ~1 KB per status event).
+   */
+  let indexed = new Map<string, DesiredRecord | null>();
   const storedIndexKeys = (key: string): IndexKey[] => {
     const stored = desiredOf(key);
     return stored ? podIndexKeys(key, stored.object) : [];
@@ -446,8 +455,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     }
     return found;
   };
-  /** Statuses the fold put for the event being folded, until `recordEvent` stores them. */
-  const pendingStatus = new Map<string, StatusRecord>();
+  /** Statuses the fold put for the event being folded, until `recordEvent` stores them (replaced per event, as `indexed`). */
+  let pendingStatus: Map<string, StatusRecord> | undefined;
   /** Write-through cache of `heads` (bounded: dropped whole when it grows past HEADS_CACHED). */
   let headsCache = new Map<string, Heads>();
   const headsOf = (key: string): Heads | undefined => {
@@ -479,8 +488,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       else if (keepStatus) remember(statusCache, entry.key, deepFreeze(entry.status));
       else statusCache.delete(entry.key);
     }
-    pendingStatus.clear();
-    indexed.clear();
+    pendingStatus = undefined;
+    if (indexed.size > 0) indexed = new Map();
     if (position > keys.log) {
       log.putSync(position, value, APPEND);
       keys.log = position;
@@ -822,8 +831,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       headsCache = new Map();
       desiredCache = new Map();
       statusCache = new Map();
-      pendingStatus.clear();
-      indexed.clear();
+      pendingStatus = undefined;
+      indexed = new Map();
       tracked[0] = [];
       tracked[1] = [];
       runs = [[], []];
