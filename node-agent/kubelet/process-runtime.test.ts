@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KubeletNotFoundError, createPodRuntime } from './index.ts';
 import type { PodStatusUpdate } from './pod-driver.ts';
 import type { Container, Pod } from '../../schemas/index.ts';
+import { readPodRecords } from './pod-records.ts';
 import { isAlive, readProcStart } from './proc.ts';
 import type { PodRuntime, PodRuntimeOptions } from './runtime.ts';
 import { condition, containerStatus, eventually, makePod, pidOf, tempDir, testLogger, waitForStatus } from './testing.ts';
@@ -335,9 +336,7 @@ describe('process runtime', () => {
     const subscription = runtime.statuses$.subscribe((update) => {
       const status = containerStatus(update);
       if (status.state?.running == null || recorded.has(update.uid)) return;
-      const record = JSON.parse(readFileSync(join(dataDir, 'pods', encodeURIComponent(update.uid), 'record.json'), 'utf8')) as {
-        processes: Record<string, { pid: number; procStart: number }>;
-      };
+      const record = readPodRecords(dataDir).get(update.uid) as { processes: Record<string, { pid: number; procStart: number }> };
       expect(record.processes['sleep']?.pid).toBe(pidOf(status));
       recorded.set(update.uid, record.processes['sleep']);
     });
@@ -348,7 +347,8 @@ describe('process runtime', () => {
     for (const process of recorded.values()) expect(process?.procStart).toBe(readProcStart(process?.pid ?? -1));
     runtime.sync([]);
     await eventually(async () => {
-      if (readdirSync(join(dataDir, 'pods')).length > 0) throw new Error('pod records left');
+      if (readPodRecords(dataDir).size > 0) throw new Error('pod records left');
+      if (readdirSync(join(dataDir, 'pods')).length > 0) throw new Error('pod directories left');
     });
   });
 

@@ -6,20 +6,21 @@
  *   stdout and stderr go straight to the instance's log file (the process keeps writing
  *   there even while no agent runs).
  * - Each pod gets a loopback address from the pod CIDR (given as POD_IP).
- * - `<dataDir>/pods/<uid>/record.json` records the pod's state and the pid and
- *   `/proc` start time of each live container, written on every status change, so the
- *   next agent run adopts live processes of desired pods and terminates the others,
- *   never signalling a recycled pid. It is written off the event loop (a pod's writes in
- *   order) and the driver reports the status once it is written: a synchronous write held
- *   the agent's whole process (apiserver, projection, every other pod's report) for as long
- *   as the file system took, 1-40 ms per write during a burst of pod starts.
+ * - A pod's record (its state and the pid and `/proc` start time of each live container) is
+ *   appended to `<dataDir>/pod-records.jsonl` (pod-records.ts) on every status change, so
+ *   the next agent run adopts live processes of desired pods and terminates the others,
+ *   never signalling a recycled pid. It is written off the event loop (in order) and the
+ *   driver reports the status once it is written: a synchronous write held the agent's
+ *   whole process (apiserver, projection, every other pod's report) for as long as the file
+ *   system took, 1-40 ms per write during a burst of pod starts.
+ * - `<dataDir>/pods/<uid>/` is the working directory of the pod's containers (unless they set
+ *   `workingDir`).
  * - Exits of the processes this run started come from the helper, which reaps them.
  *   Adopted processes (started by a previous agent run) have no one to report them (no
  *   exit code): one timer per runtime checks them every `adoptedCheckMs`, and an exit seen
  *   that way is reported as `ContainerStatusUnknown`.
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
 import { KubeletNotFoundError } from './errors.ts';
@@ -27,6 +28,7 @@ import { assertNever } from '../../schemas/index.ts';
 import type { ContainerPhase, ContainerRun, PodRun, ProbeKind, StopSignal } from './lifecycle.ts';
 import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, prepareLogFile, readLogFile } from './logs.ts';
 import { allocatePodIP } from './pod-cidr.ts';
+import { openPodRecords } from './pod-records.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
 import type { Container, Pod } from '../../schemas/index.ts';
 import { type ProbeWorker, createProbeWorker } from './probes.ts';
@@ -45,7 +47,7 @@ interface Instance extends ProcessIdentity {
   readonly end: () => void;
 }
 
-/** What `record.json` holds. Versioned so a later agent can read an older layout. */
+/** What a pod's record holds. Versioned so a later agent can read an older layout. */
 interface PodRecord {
   readonly version: 1;
   readonly run: Omit<PodRun, 'termination'>;
@@ -89,6 +91,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const { dataDir, podCidr, hostIP, node, logger, now, probeSecondMs, adoptedCheckMs } = options;
   const podsDir = join(dataDir, 'pods');
   mkdirSync(podsDir, { recursive: true });
+  const records = openPodRecords(dataDir, podsDir, logger);
   const instances = new Map<string, Instance>();
   const spawner = sharedSpawner();
   spawner.warm();
@@ -101,11 +104,10 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const latestRuns = new Map<string, PodRun>();
   /** What each pod's record file holds (restored pods: a placeholder until the first write). */
   const persisted = new Map<string, string>();
-  /** Each pod's last record write under way (the next one starts after it). */
+  /** Each pod's last record write under way. */
   const writes = new Map<string, Promise<void>>();
 
   const podDir = (uid: string) => join(podsDir, encodeURIComponent(uid));
-  const recordFile = (uid: string) => join(podDir(uid), 'record.json');
   const logDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podLogDir(dataDir, run.namespace, run.name, encodeURIComponent(run.uid));
   const identityOf = (run: PodRun): PodIdentity => ({ namespace: run.namespace, name: run.name, uid: run.uid, podIP: run.podIP, hostIP: run.hostIP, node });
   const containerSpec = (pod: Pod, name: string): Container | undefined => pod.spec.containers.find((c) => c.name === name);
@@ -141,18 +143,9 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       adoptedCheck.unref();
     }
 
-    /** Writes a pod's record after its previous write; resolves (never rejects) once it is on disk. */
+    /** Appends a pod's record (after everything appended before); resolves (never rejects) once it is written. */
     function writeRecord(uid: string, content: string): Promise<void> {
-      const previous = writes.get(uid);
-      const file = recordFile(uid);
-      const write = (async () => {
-        await previous;
-        // Released meanwhile: its directory is being removed.
-        if (!latestRuns.has(uid)) return;
-        await mkdir(podDir(uid), { recursive: true });
-        await writeFile(`${file}.tmp`, content);
-        await rename(`${file}.tmp`, file);
-      })().catch((err: unknown) => logger.error({ err, uid }, 'cannot record pod state; an agent restart may not adopt its processes'));
+      const write = records.write(uid, content).catch((err: unknown) => logger.error({ err, uid }, 'cannot record pod state; an agent restart may not adopt its processes'));
       writes.set(uid, write);
       void write.then(() => {
         if (writes.get(uid) === write) writes.delete(uid);
@@ -277,17 +270,14 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
 
     function restore(): PodRun[] {
       const runs: PodRun[] = [];
+      // Directories of pods without a record (an unreadable one, or removed while this agent was down).
       for (const entry of readdirSync(podsDir)) {
-        let record: PodRecord;
-        try {
-          record = JSON.parse(readFileSync(join(podsDir, entry, 'record.json'), 'utf8')) as PodRecord;
-        } catch (err) {
-          logger.error({ err, dir: join(podsDir, entry) }, 'unreadable pod record; removing it (its processes, if any, cannot be identified)');
-          rmSync(join(podsDir, entry), { recursive: true, force: true });
-          continue;
-        }
+        if (!records.restored.has(decodeURIComponent(entry))) rmSync(join(podsDir, entry), { recursive: true, force: true });
+      }
+      for (const [uid, restored] of records.restored) {
+        const record = restored as PodRecord;
         if (record.version !== 1) {
-          logger.error({ dir: join(podsDir, entry), version: record.version }, 'pod record of an unknown version (written by a newer agent?); leaving it and its processes alone');
+          logger.error({ uid, version: record.version }, 'pod record of an unknown version (written by a newer agent?); leaving it and its processes alone');
           continue;
         }
         const containers = record.run.containers.map((c) => restoredContainer(c, record.processes[c.name], record.run.startTime));
@@ -346,10 +336,12 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         if (ip !== undefined) takenIPs.delete(ip);
         latestRuns.delete(run.uid);
         persisted.delete(run.uid);
-        // A record write under way would create the directory again: it goes after that write.
-        const write = writes.get(run.uid);
-        if (write === undefined) rmSync(podDir(run.uid), { recursive: true, force: true });
-        else void write.then(() => rmSync(podDir(run.uid), { recursive: true, force: true }));
+        const removed = records.remove(run.uid).catch((err: unknown) => logger.error({ err, uid: run.uid }, 'cannot remove the pod record (the next agent run finds it and reports the pod terminated again)'));
+        writes.set(run.uid, removed);
+        void removed.then(() => {
+          if (writes.get(run.uid) === removed) writes.delete(run.uid);
+        });
+        rmSync(podDir(run.uid), { recursive: true, force: true });
         rmSync(logDir(run), { recursive: true, force: true });
       },
       close() {
@@ -408,6 +400,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       await driver.close(opts);
       // Records of processes started or reported while closing.
       await Promise.all(writes.values());
+      await records.close();
     },
   };
 }
