@@ -13,6 +13,7 @@
  * use `performance.timeOrigin + performance.now()`, the same system clock at µs resolution.
  */
 import { request as httpRequest } from 'node:http';
+import { startProcessTrace, traceDir } from './api-trace.ts';
 import { createBenchClient, expectStatus } from './support.ts';
 
 export interface ApiLoad {
@@ -107,6 +108,9 @@ const openWatch = (load: ApiLoad): Promise<{ arrivals: Map<string, number>; clos
     req.end();
   });
 
+/** Diagnostics of this process when BENCH_API_TRACE is set (api-trace.ts). */
+const trace = traceDir() ? startProcessTrace() : undefined;
+
 const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   const client = createBenchClient(load.url, load.token);
   const concurrently = async (perClient: number, request: (c: number, i: number) => Promise<void>): Promise<number[]> => {
@@ -151,6 +155,7 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   );
 
   const responded: Record<string, number> = {};
+  trace?.mark();
   const createFrom = wallClock();
   const createStart = performance.now();
   const create = await concurrently(load.perClient, async (c, i) => {
@@ -161,6 +166,7 @@ const run = async (load: ApiLoad): Promise<ApiLatencies> => {
   });
   const createSeconds = (performance.now() - createStart) / 1000;
   const createWindow = { from: createFrom, to: wallClock() };
+  trace?.mark();
   if (load.createsOnly) {
     return { sequentialCreate, pacedCreate, create, get: [], list: [], pagedList: [], pagedListItems: 0, responded, createSeconds, createWindow };
   }
@@ -196,7 +202,7 @@ const fail = (error: unknown): void => {
 process.once('message', (message: ClientRole) => {
   switch (message.role) {
     case 'load':
-      run(message.load).then((latencies) => process.send?.({ type: 'done', latencies }, () => process.exit(0)), fail);
+      run(message.load).then((latencies) => process.send?.({ type: 'done', latencies, trace: trace?.stop() }, () => process.exit(0)), fail);
       return;
     case 'watch':
       openWatch(message.load).then((watch) => {
@@ -208,7 +214,7 @@ process.once('message', (message: ClientRole) => {
               return;
             }
             watch.close();
-            process.send?.({ type: 'arrivals', arrivals: Object.fromEntries(watch.arrivals) }, () => process.exit(0));
+            process.send?.({ type: 'arrivals', arrivals: Object.fromEntries(watch.arrivals), trace: trace?.stop() }, () => process.exit(0));
           };
           answer();
         });

@@ -29,6 +29,7 @@ import { createKafkaLog } from '../../log/kafka/index.ts';
 import type { EventLog } from '../../log/port.ts';
 import { createProjection, type Projection } from '../../projections/index.ts';
 import type { ApiLatencies, ApiLoad, ClientRole } from '../api-clients.ts';
+import { startServerTrace, traceDir, writeApiTrace, type ProcessTrace } from '../api-trace.ts';
 import {
   atMost,
   createBenchClient,
@@ -53,9 +54,9 @@ const TOKEN = 'bench-admin-token';
 const SLO = 'Kubernetes SLO: mutating API call p99 ≤ 1 s';
 
 type ChildMessage =
-  | { type: 'done'; latencies: ApiLatencies }
+  | { type: 'done'; latencies: ApiLatencies; trace?: ProcessTrace }
   | { type: 'ready' }
-  | { type: 'arrivals'; arrivals: Record<string, number> }
+  | { type: 'arrivals'; arrivals: Record<string, number>; trace?: ProcessTrace }
   | { type: 'failed'; error: string };
 
 /** Forks a client process in `role`; `next()` resolves with its next message. */
@@ -88,20 +89,29 @@ const forkClient = (role: ClientRole) => {
   };
 };
 
+/** What the clients report: latencies, watch arrivals, and their traces when tracing. */
+interface ClientsResult {
+  readonly latencies: ApiLatencies;
+  readonly delivery: number[];
+  readonly missing: number;
+  readonly arrivals: Record<string, number>;
+  readonly traces: { readonly load?: ProcessTrace; readonly watch?: ProcessTrace };
+}
+
 /** Runs the watcher and the load generator, each in its own process; latencies and watch delivery. */
-const runClients = async (load: ApiLoad): Promise<{ latencies: ApiLatencies; delivery: number[]; missing: number }> => {
+const runClients = async (load: ApiLoad): Promise<ClientsResult> => {
   const watcher = forkClient({ role: 'watch', load });
   await watcher.next('ready');
-  const { latencies } = await forkClient({ role: 'load', load }).next('done');
+  const { latencies, trace: loadTrace } = await forkClient({ role: 'load', load }).next('done');
   const names = Object.keys(latencies.responded);
   // The watcher answers once every created pod's ADDED event arrived, or after 10 s.
   watcher.send({ type: 'stop', names, waitMs: 10_000 });
-  const { arrivals } = await watcher.next('arrivals');
+  const { arrivals, trace: watchTrace } = await watcher.next('arrivals');
   const delivery = names.flatMap((name) => {
     const arrived = arrivals[name];
     return arrived === undefined ? [] : [Math.max(0, arrived - latencies.responded[name]!)];
   });
-  return { latencies, delivery, missing: names.length - delivery.length };
+  return { latencies, delivery, missing: names.length - delivery.length, arrivals, traces: { load: loadTrace, watch: watchTrace } };
 };
 
 type Durability = 'flushed' | 'committed';
@@ -174,6 +184,8 @@ const runAgainstServer = async (
 ): Promise<RunResult> => {
   const rawLog = await openLog(context, dir, durability);
   const rawProjection = createProjection({ dir: join(dir, 'projection'), log: rawLog });
+  const tracing = traceDir();
+  const serverTrace = tracing ? startServerTrace(rawProjection.changes$, `Pod/${NAMESPACE}/`) : undefined;
   const steps: ServerSteps = { append: [], applied: [] };
   const { log, projection } = timedWritePath(rawLog, rawProjection, steps);
   const server = await createApiServer({
@@ -195,12 +207,26 @@ const runAgainstServer = async (
       );
     }
     const fullLoad: ApiLoad = { url: server.url, token: TOKEN, namespace: NAMESPACE, pacedNamespace: PACED_NAMESPACE, ...load };
-    if (load.createsOnly) {
-      const { latencies } = await forkClient({ role: 'load', load: fullLoad }).next('done');
-      return { latencies, delivery: [], missing: 0, steps };
+    const clients: ClientsResult = load.createsOnly
+      ? await forkClient({ role: 'load', load: fullLoad })
+          .next('done')
+          .then(({ latencies, trace }) => ({ latencies, delivery: [], missing: 0, arrivals: {}, traces: { load: trace } }))
+      : await runClients(fullLoad);
+    if (tracing && serverTrace) {
+      const file = writeApiTrace(tracing, {
+        log: context.log,
+        durability,
+        window: clients.latencies.createWindow,
+        clientResponded: clients.latencies.responded,
+        arrivals: clients.arrivals,
+        server: serverTrace.stop(),
+        ...clients.traces,
+      });
+      context.progress(`api trace: ${file}`);
     }
-    return { ...(await runClients(fullLoad)), steps };
+    return { latencies: clients.latencies, delivery: clients.delivery, missing: clients.missing, steps };
   } finally {
+    serverTrace?.stop();
     await server.close();
     await rawProjection.close();
     await rawLog.close();
