@@ -108,7 +108,12 @@ const versionMismatch = (expected: string | null, current: DesiredRecord): strin
   return `the object has been modified; please apply your changes to the latest version and try again (expected resourceVersion ${expected}, current desired version ${current.version})`;
 };
 
-/** Applies one event of `topic` at `offset` to `state`. */
+/**
+ * Applies one event of `topic` at `offset` to `state`. The fold takes the event over: an
+ * object in its body may become the stored record, changed and then frozen (the caller
+ * decodes each event for the fold and does not use its body afterwards), so it is not
+ * copied first (a copy per created or updated object was 3 % of a replay's CPU).
+ */
 export const foldEvent = (
   state: FoldState,
   event: EventEnvelope,
@@ -209,7 +214,7 @@ const create = (
       return reject('Forbidden', `unable to create new content in namespace ${namespace} because it is being terminated`);
     }
   }
-  const object = clone(input) as KubeObject;
+  const object = input;
   object.metadata.uid = object.metadata.uid ?? event.id;
   object.metadata.creationTimestamp = isoTime(event.time);
   object.metadata.generation = 1;
@@ -249,7 +254,7 @@ const update = (
   }
 
   const previous = current.object;
-  const next = clone(input) as KubeObject;
+  const next = input;
   if (subresource === 'scale') {
     const scaled = clone(previous) as KubeObject & { spec?: { replicas?: number } };
     const replicas = (input as { spec?: { replicas?: number } }).spec?.replicas;
@@ -296,6 +301,36 @@ const update = (
 
 const specOf = (o: KubeObject): unknown => (o as { spec?: unknown }).spec;
 
+/**
+ * Whether two plain JSON values serialize to the same JSON text (`JSON.stringify(a) ===
+ * JSON.stringify(b)`, key order included) without building the texts. Fields whose value
+ * is undefined are skipped, as JSON.stringify skips them.
+ */
+export const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i] === undefined ? null : a[i];
+      const y = b[i] === undefined ? null : b[i];
+      if (!sameJson(x, y)) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const xs = Object.keys(x).filter((k) => x[k] !== undefined);
+  const ys = Object.keys(y).filter((k) => y[k] !== undefined);
+  if (xs.length !== ys.length) return false;
+  for (let i = 0; i < xs.length; i++) {
+    const k = xs[i]!;
+    if (k !== ys[i] || !sameJson(x[k], y[k])) return false;
+  }
+  return true;
+};
+
 const commitUpdate = (
   state: FoldState,
   key: string,
@@ -303,7 +338,7 @@ const commitUpdate = (
   next: KubeObject,
   version: number,
 ): FoldOutcome => {
-  if (JSON.stringify(specOf(previous)) !== JSON.stringify(specOf(next))) {
+  if (!sameJson(specOf(previous), specOf(next))) {
     next.metadata.generation = (previous.metadata.generation ?? 1) + 1;
   }
   const awaitingNode =
