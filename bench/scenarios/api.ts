@@ -61,7 +61,15 @@ type ChildMessage =
 
 /** Forks a client process in `role`; `next()` resolves with its next message. */
 const forkClient = (role: ClientRole) => {
-  const child = fork(fileURLToPath(new URL('../api-clients.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('../api-clients.ts', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // The clients are the instrument: without this, V8's memory reducer compacts the mostly
+    // idle watcher's heap on its own timer, 7.8, 8.4 and 9.1 s after it starts, which is
+    // when the concurrent creates run; each pause (4–40 ms here) delays every event arriving
+    // during it, and whether they fall inside the phase decided whether the Kafka p99 was
+    // ~2 or ~20–30 ms (bench/FINDINGS.md, api).
+    execArgv: [...process.execArgv, '--no-memory-reducer'],
+  });
   const queue: ChildMessage[] = [];
   const waiting: { resolve: (message: ChildMessage) => void; reject: (error: Error) => void }[] = [];
   let ended: Error | undefined;
