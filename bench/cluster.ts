@@ -3,12 +3,12 @@
  * embedded log or on Kafka, plus what scenarios watch it for: which pods are bound and
  * which are Running, with the time each got there.
  */
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { startCluster, type RunningCluster, type UpOptions } from '../cli/up.ts';
 import type { Projection } from '../projections/index.ts';
 import type { Pod } from '../schemas/index.ts';
+import { benchKafkaCluster } from './kafka-clusters.ts';
 import { createBenchClient, quietLogger, type BenchClient, type LogKind } from './support.ts';
 
 export interface BenchClusterOptions {
@@ -42,7 +42,7 @@ export const startBenchCluster = async (options: BenchClusterOptions): Promise<B
     tls: false,
     logger: quietLogger(),
     ...(options.log === 'kafka'
-      ? { kafka: { type: 'kafka' as const, brokers: [...options.brokers], cluster: `bench-${randomUUID().slice(0, 8)}`, partitions: 1 } }
+      ? { kafka: { type: 'kafka' as const, brokers: [...options.brokers], cluster: benchKafkaCluster(), partitions: 1 } }
       : {}),
     ...(options.simStartDelayMs !== undefined ? { simStartDelayMs: options.simStartDelayMs } : {}),
     ...(options.nodeCapacity ? { nodeCapacity: options.nodeCapacity } : {}),

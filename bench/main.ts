@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import { kafkaBrokers } from '../test/kafka-env.ts';
+import { benchKafkaCluster, deleteKafkaClusters } from './kafka-clusters.ts';
 import { apiScenario } from './scenarios/api.ts';
 import { failoverScenario } from './scenarios/failover.ts';
 import { podStartupScenario } from './scenarios/pod-startup.ts';
@@ -90,19 +91,35 @@ const probeKafka = async (): Promise<KafkaStatus> => {
   try {
     await tcpReachable(brokers[0]!, 2_000);
     const log = await withTimeout(
-      createKafkaLog({ brokers, cluster: `bench-probe-${process.pid}`, connectionTimeoutMs: 2_000, logLevel: 'nothing' }),
+      createKafkaLog({ brokers, cluster: benchKafkaCluster('bench-probe'), connectionTimeoutMs: 2_000, logLevel: 'nothing' }),
       20_000,
       'Kafka',
     );
     await log.close();
+    await deleteKafkaClusters(brokers);
     return { available: true, brokers };
   } catch (error) {
     return { available: false, brokers, reason: error instanceof Error ? error.message : String(error) };
   }
 };
 
-/** Runs one unit in this process. */
+/** Runs one unit in this process, then deletes the Kafka clusters it wrote (kafka-clusters.ts). */
 const runUnit = async (unit: Unit, quick: boolean, brokers: readonly string[]): Promise<ScenarioResult[]> => {
+  try {
+    return await runScenarios(unit, quick, brokers);
+  } finally {
+    if (unit.log === 'kafka') {
+      const started = performance.now();
+      await deleteKafkaClusters(brokers).then(
+        (topics) => topics > 0 && process.stderr.write(`  deleted the unit's ${topics} Kafka topics in ${Math.round(performance.now() - started)} ms\n`),
+        (error: unknown) => process.stderr.write(`  could not delete the unit's Kafka topics: ${error instanceof Error ? error.message : String(error)}\n`),
+      );
+    }
+  }
+};
+
+/** The scenarios of one unit, in this process. */
+const runScenarios = async (unit: Unit, quick: boolean, brokers: readonly string[]): Promise<ScenarioResult[]> => {
   const context: ScenarioContext = { log: unit.log, quick, brokers, progress: (line) => process.stderr.write(`  ${line}\n`) };
   const wanted = new Set(unit.scenarios);
   const results: ScenarioResult[] = [];

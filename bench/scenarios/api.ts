@@ -20,7 +20,6 @@
  * reported as such (not the target figure: it is not what `logplane up` runs by default).
  */
 import { fork } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiServer, parseTokenFile } from '../../apiserver/index.ts';
@@ -29,6 +28,7 @@ import { createKafkaLog } from '../../log/kafka/index.ts';
 import type { EventLog } from '../../log/port.ts';
 import { createProjection, type Projection } from '../../projections/index.ts';
 import type { ApiLatencies, ApiLoad, ClientRole } from '../api-clients.ts';
+import { benchKafkaCluster } from '../kafka-clusters.ts';
 import { startServerTrace, traceDir, writeApiTrace, type ProcessTrace } from '../api-trace.ts';
 import {
   atMost,
@@ -126,7 +126,7 @@ type Durability = 'flushed' | 'committed';
 
 const openLog = async (context: ScenarioContext, dir: string, durability: Durability): Promise<EventLog> =>
   context.log === 'kafka'
-    ? createKafkaLog({ brokers: [...context.brokers], cluster: `bench-${randomUUID().slice(0, 8)}`, partitions: 1, logLevel: 'error' })
+    ? createKafkaLog({ brokers: [...context.brokers], cluster: benchKafkaCluster(), partitions: 1, logLevel: 'error' })
     : createEmbeddedLog({ dir: join(dir, 'log'), cluster: 'bench', partitions: 1, durability });
 
 /** One timed step of a create in the apiserver's process: when it ended (wall clock) and how long it took. */

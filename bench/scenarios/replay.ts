@@ -8,7 +8,6 @@
  * - time travel, on the replayed projection: `objectAt` (one object at a position) and a
  *   whole-cluster view at a position (`viewAt(p).list` of every kind) latency p50/p99.
  */
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { createEmbeddedLog } from '../../log/embedded/index.ts';
@@ -17,6 +16,7 @@ import type { EventLog } from '../../log/port.ts';
 import { createProjection, FOLDED_TOPICS, objectAt, replayLog, type ReplayResult } from '../../projections/index.ts';
 import { decodeEvent, KIND_VALUES } from '../../schemas/index.ts';
 import { buildHistory, type BuiltHistory } from '../history.ts';
+import { benchKafkaCluster } from '../kafka-clusters.ts';
 import {
   atLeast,
   atMost,
@@ -41,7 +41,7 @@ const sizeFor = (context: ScenarioContext): HistorySize => {
 
 const openLog = async (context: ScenarioContext, dir: string): Promise<EventLog> =>
   context.log === 'kafka'
-    ? createKafkaLog({ brokers: [...context.brokers], cluster: `bench-${randomUUID().slice(0, 8)}`, partitions: 1, logLevel: 'error' })
+    ? createKafkaLog({ brokers: [...context.brokers], cluster: benchKafkaCluster(), partitions: 1, logLevel: 'error' })
     : createEmbeddedLog({ dir: join(dir, 'log'), cluster: 'bench', partitions: 1 });
 
 /** Decode + one LMDB put per event over the log's records: the machine's limit for a fold. */
