@@ -348,7 +348,7 @@ describe('process runtime', () => {
     runtime.sync([]);
     await eventually(async () => {
       if (readPodRecords(dataDir).size > 0) throw new Error('pod records left');
-      if (readdirSync(join(dataDir, 'pods')).length > 0) throw new Error('pod directories left');
+      if (readdirSync(join(dataDir, 'logs')).length > 0) throw new Error('pod directories left');
     });
   });
 
@@ -420,6 +420,29 @@ describe('process runtime', () => {
     const failed = await waitForStatus(runtime, missing, (u) => u.status.phase === 'Failed');
     expect(containerStatus(failed).state?.terminated).toMatchObject({ exitCode: 128, reason: 'StartError' });
     expect(containerStatus(failed).state?.terminated?.message).toMatch(/ENOENT/);
+  });
+
+  it("runs a container in its pod's log directory (removed with the pod) unless it sets workingDir, and makes no other directory per pod", async () => {
+    const dataDir = tempDir();
+    const runtime = processRuntime(dataDir);
+    const here = makePod('here', [{ name: 'pwd', image: 'busybox', command: ['sh', '-c', 'pwd; echo scratch > scratch.txt'] }], { restartPolicy: 'Never' });
+    const there = makePod('there', [{ name: 'pwd', image: 'busybox', command: ['sh', '-c', 'pwd'], workingDir: '/tmp' }], { restartPolicy: 'Never' });
+    runtime.sync([here, there]);
+    await Promise.all([here, there].map((pod) => waitForStatus(runtime, pod, (u) => u.status.phase === 'Succeeded')));
+    const collect = async (iterable: AsyncIterable<string>) => {
+      let text = '';
+      for await (const chunk of iterable) text += chunk;
+      return text;
+    };
+    const podDir = join(dataDir, 'logs', `default_here_${here.metadata.uid}`);
+    expect(await collect(runtime.logs('default', 'here', 'pwd', {}))).toBe(`${podDir}\n`);
+    expect(readFileSync(join(podDir, 'scratch.txt'), 'utf8')).toBe('scratch\n');
+    expect(await collect(runtime.logs('default', 'there', 'pwd', {}))).toBe('/tmp\n');
+    expect(readdirSync(dataDir).sort()).toEqual(['logs', 'pod-records.jsonl']);
+    runtime.sync([]);
+    await eventually(async () => {
+      if (existsSync(podDir)) throw new Error('pod directory left');
+    });
   });
 
   it('serves logs: current, previous, tailLines, follow', async () => {

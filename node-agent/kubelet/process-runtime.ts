@@ -13,14 +13,17 @@
  *   driver reports the status once it is written: a synchronous write held the agent's
  *   whole process (apiserver, projection, every other pod's report) for as long as the file
  *   system took, 1-40 ms per write during a burst of pod starts.
- * - `<dataDir>/pods/<uid>/` is the working directory of the pod's containers (unless they set
- *   `workingDir`).
+ * - The pod's log directory (`<dataDir>/logs/<namespace>_<name>_<uid>/`, logs.ts) is also
+ *   the working directory of its containers (unless they set `workingDir`), so a container's
+ *   files are removed with its pod. A directory of its own per pod (`<dataDir>/pods/<uid>/`
+ *   until 3ed62cb held the record, then only the working directory) was one more file
+ *   created on the spawn path of every pod, which costs 0.1-1 ms of kernel time here.
  * - Exits of the processes this run started come from the helper, which reaps them.
  *   Adopted processes (started by a previous agent run) have no one to report them (no
  *   exit code): one timer per runtime checks them every `adoptedCheckMs`, and an exit seen
  *   that way is reported as `ContainerStatusUnknown`.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
 import { KubeletNotFoundError } from './errors.ts';
@@ -89,8 +92,9 @@ function restoredContainer(c: ContainerRun, process: PodRecord['processes'][stri
 /** Creates the process runtime (see the module comment). */
 export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntime {
   const { dataDir, podCidr, hostIP, node, logger, now, probeSecondMs, adoptedCheckMs } = options;
+  /** Working directories of an older agent's pods (and their records, until 3ed62cb); none are made now. */
   const podsDir = join(dataDir, 'pods');
-  mkdirSync(podsDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true });
   const records = openPodRecords(dataDir, podsDir, logger);
   const instances = new Map<string, Instance>();
   const spawner = sharedSpawner();
@@ -107,7 +111,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   /** Each pod's last record write under way. */
   const writes = new Map<string, Promise<void>>();
 
-  const podDir = (uid: string) => join(podsDir, encodeURIComponent(uid));
+  const legacyPodDir = (uid: string) => join(podsDir, encodeURIComponent(uid));
   const logDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podLogDir(dataDir, run.namespace, run.name, encodeURIComponent(run.uid));
   const identityOf = (run: PodRun): PodIdentity => ({ namespace: run.namespace, name: run.name, uid: run.uid, podIP: run.podIP, hostIP: run.hostIP, node });
   const containerSpec = (pod: Pod, name: string): Container | undefined => pod.spec.containers.find((c) => c.name === name);
@@ -193,7 +197,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const podName = `${run.namespace}/${run.name}`;
       let instance: Instance | undefined;
       spawner.spawn(
-        { file: command.file, args: command.args, cwd: spec.workingDir ?? podDir(run.uid), env, logFile, mkdirs: [podDir(run.uid), dirname(logFile)] },
+        { file: command.file, args: command.args, cwd: spec.workingDir ?? logDir(run), env, logFile, mkdirs: [dirname(logFile)] },
         {
           spawned(pid, procStart) {
             instance = newInstance({ pid, procStart }, restartCount, false);
@@ -241,7 +245,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const spec = containerSpec(pod, ref.container);
       if (spec === undefined) return;
       const key = containerKey(ref.run.uid, ref.container);
-      const target = { podIP: ref.run.podIP, env: containerEnv(spec, identityOf(ref.run)), cwd: spec.workingDir ?? podDir(ref.run.uid), ports: spec.ports ?? [] };
+      const target = { podIP: ref.run.podIP, env: containerEnv(spec, identityOf(ref.run)), cwd: spec.workingDir ?? logDir(ref.run), ports: spec.ports ?? [] };
       const workers = probeWorkers.get(key) ?? [];
       for (const kind of kinds) {
         const probe = kind === 'startup' ? spec.startupProbe : kind === 'liveness' ? spec.livenessProbe : spec.readinessProbe;
@@ -270,8 +274,8 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
 
     function restore(): PodRun[] {
       const runs: PodRun[] = [];
-      // Directories of pods without a record (an unreadable one, or removed while this agent was down).
-      for (const entry of readdirSync(podsDir)) {
+      // An older agent's directories of pods without a record (an unreadable one, or removed while no agent ran).
+      for (const entry of existsSync(podsDir) ? readdirSync(podsDir) : []) {
         if (!records.restored.has(decodeURIComponent(entry))) rmSync(join(podsDir, entry), { recursive: true, force: true });
       }
       for (const [uid, restored] of records.restored) {
@@ -341,8 +345,8 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         void removed.then(() => {
           if (writes.get(run.uid) === removed) writes.delete(run.uid);
         });
-        rmSync(podDir(run.uid), { recursive: true, force: true });
         rmSync(logDir(run), { recursive: true, force: true });
+        if (existsSync(legacyPodDir(run.uid))) rmSync(legacyPodDir(run.uid), { recursive: true, force: true });
       },
       close() {
         executorClosed = true;
