@@ -321,14 +321,19 @@ export const sameJson = (a: unknown, b: unknown): boolean => {
   if (Array.isArray(b)) return false;
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  const xs = Object.keys(x).filter((k) => x[k] !== undefined);
-  const ys = Object.keys(y).filter((k) => y[k] !== undefined);
-  if (xs.length !== ys.length) return false;
-  for (let i = 0; i < xs.length; i++) {
+  const xs = Object.keys(x);
+  const ys = Object.keys(y);
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < xs.length && x[xs[i]!] === undefined) i++;
+    while (j < ys.length && y[ys[j]!] === undefined) j++;
+    if (i === xs.length || j === ys.length) return i === xs.length && j === ys.length;
     const k = xs[i]!;
-    if (k !== ys[i] || !sameJson(x[k], y[k])) return false;
+    if (k !== ys[j] || !sameJson(x[k], y[k])) return false;
+    i++;
+    j++;
   }
-  return true;
 };
 
 const commitUpdate = (

@@ -152,6 +152,8 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       change: change?.type ?? null,
       object: desiredNow?.object ?? null,
       status: statusNow ?? null,
+      prev: -1,
+      prevChange: -1,
     }, feed);
     if (!change || !feed) return;
     const object = change.type === 'DELETED' ? before : current.get(event.key);

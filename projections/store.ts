@@ -222,11 +222,13 @@ export interface ProjectionStore {
   foldState(partitions: number): FoldState;
   /**
    * Records a folded event (inside the transaction that folded it); takes `entry` over and
-   * completes it. `keepStatus`: keep the status an observed change leaves in memory
+   * completes it: sets its `prev` and `prevChange` (the caller puts placeholders there, so
+   * that the entry has its final shape from the start instead of growing two properties
+   * per event). `keepStatus`: keep the status an observed change leaves in memory
    * (frozen) for the readers about to read it; false (nobody reads, e.g. a replay) only
    * forgets the one kept before.
    */
-  recordEvent(topic: FoldedTopic, partition: number, offset: number, entry: Omit<LogEntry, 'prev' | 'prevChange'>, keepStatus?: boolean): void;
+  recordEvent(topic: FoldedTopic, partition: number, offset: number, entry: LogEntry, keepStatus?: boolean): void;
   /** Writes the snapshot of (topic, partition) due before `offset` is folded, if one is due. */
   snapshotBefore(topic: FoldedTopic, partition: number, offset: number, cursor: number): void;
   /** Drops what this process holds in memory about the store (after an aborted transaction). */
@@ -409,10 +411,13 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       objects.removeSync(key);
       desiredCache.delete(key);
     },
-    getStatus: (key) => pendingStatus?.get(key) ?? statusOf(key),
+    getStatus: (key) => (key === pendingKey ? pendingStatus : pendingMore?.get(key)) ?? statusOf(key),
     // Stored by `recordEvent` in the event's log entry (the fold's caller hands it over).
     putStatus: (key, record) => {
-      (pendingStatus ??= new Map()).set(key, record);
+      if (pendingKey === undefined || pendingKey === key) {
+        pendingKey = key;
+        pendingStatus = record;
+      } else (pendingMore ??= new Map()).set(key, record);
     },
     getNodeUsage: (node) => usage.get(node),
     putNodeUsage: (node, value) => usage.putSync(node, value),
@@ -425,7 +430,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
 
   /**
    * The stored records (null: none) of the objects the fold read or wrote for the current
-   * event: their index keys are in `index`. This map and `pendingStatus` live for one event
+   * event: their index keys are in `index`. This map and `pendingMore` live for one event
    * and are replaced, never cleared: V8's `Map.prototype.clear` gives a map in the old
    * generation a new table in the old generation and leaves the entries in the old one, so
    * every record put in a long-lived map survived the young-generation GCs until the next
@@ -455,8 +460,14 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     }
     return found;
   };
-  /** Statuses the fold put for the event being folded, until `recordEvent` stores them (replaced per event, as `indexed`). */
-  let pendingStatus: Map<string, StatusRecord> | undefined;
+  /**
+   * Statuses the fold put for the event being folded, until `recordEvent` stores them: the
+   * first object's in `pendingKey`/`pendingStatus` (an event's fold puts one), any others
+   * in `pendingMore` (replaced per event, as `indexed`).
+   */
+  let pendingKey: string | undefined;
+  let pendingStatus: StatusRecord | undefined;
+  let pendingMore: Map<string, StatusRecord> | undefined;
   /** Write-through cache of `heads` (bounded: dropped whole when it grows past HEADS_CACHED). */
   let headsCache = new Map<string, Heads>();
   const headsOf = (key: string): Heads | undefined => {
@@ -479,7 +490,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     const prev = previous ? previous[at]! : -1;
     const prevChange = previous ? previous[at + 1]! : -1;
     const position = positionKey(topicIndex, partition, offset);
-    const value = entry as LogEntry & { prev: number; prevChange: number; status: StatusRecord | null };
+    const value = entry as { -readonly [K in keyof LogEntry]: LogEntry[K] };
     value.prev = prev;
     value.prevChange = prevChange;
     // The status an observed change leaves is the object's status from now on (see `status`).
@@ -488,7 +499,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       else if (keepStatus) remember(statusCache, entry.key, deepFreeze(entry.status));
       else statusCache.delete(entry.key);
     }
-    pendingStatus = undefined;
+    pendingKey = pendingStatus = pendingMore = undefined;
     if (indexed.size > 0) indexed = new Map();
     if (position > keys.log) {
       log.putSync(position, value, APPEND);
@@ -831,7 +842,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       headsCache = new Map();
       desiredCache = new Map();
       statusCache = new Map();
-      pendingStatus = undefined;
+      pendingKey = pendingStatus = pendingMore = undefined;
       indexed = new Map();
       tracked[0] = [];
       tracked[1] = [];
