@@ -4,11 +4,10 @@
  * is the judge; a write answers only after its own projection saw it — read-your-writes).
  */
 import { partitionKeyOf } from '../log/partitioner.ts';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/port.ts';
 import type { EventRecord, FoldedTopic, Projection } from '../projections/index.ts';
-import { encodeEvent, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
+import { encodeEvent, newEventId, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
 import { apiErrors } from './errors.ts';
 
 /** Who is writing, and why: the envelope fields a request decides. */
@@ -54,7 +53,7 @@ export const createWriter = (options: WriterOptions): Writer => {
   const applyTimeoutMs = options.applyTimeoutMs ?? 30_000;
   return {
     submit: async ({ topic, key, body, identity }) => {
-      const id = randomUUID();
+      const id = newEventId();
       const event: EventEnvelope = {
         id,
         time: Date.now(),

@@ -4,10 +4,9 @@
  * everywhere: the partition key is the object key, status goes to `observed`,
  * heartbeats to `heartbeats`, everything else to `desired`.
  */
-import { randomUUID } from 'node:crypto';
 import { partitionKeyOf } from '../log/partitioner.ts';
 import type { EventLog, Topic } from '../log/port.ts';
-import { assertNever, encodeEvent, objectKey, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
+import { assertNever, encodeEvent, newEventId, objectKey, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
 import type { Projection } from './projection.ts';
 import type { EventRecord } from './store.ts';
 
@@ -71,7 +70,7 @@ export interface AppendedEvent {
 
 /** Builds the envelope of `body`. */
 export const envelope = (body: EventBody, context: WriteContext): EventEnvelope => {
-  const id = randomUUID();
+  const id = newEventId();
   return {
     id,
     time: context.time ?? Date.now(),
