@@ -136,6 +136,11 @@ export const startServerTrace = (
   };
 };
 
+export interface StepSample {
+  readonly at: number;
+  readonly ms: number;
+}
+
 /** One measured run: what each process saw. */
 export interface ApiTrace {
   readonly log: string;
@@ -147,6 +152,8 @@ export interface ApiTrace {
   /** Pod name → when its ADDED event arrived at the watcher. */
   readonly arrivals: Record<string, number>;
   readonly server: ServerTrace;
+  /** The apiserver's appends of desired events and its waits for its projection: when each ended and how long it took. */
+  readonly steps: { readonly append: readonly StepSample[]; readonly applied: readonly StepSample[] };
   readonly load?: ProcessTrace;
   readonly watch?: ProcessTrace;
 }

@@ -228,6 +228,7 @@ const runAgainstServer = async (
         clientResponded: clients.latencies.responded,
         arrivals: clients.arrivals,
         server: serverTrace.stop(),
+        steps,
         ...clients.traces,
       });
       context.progress(`api trace: ${file}`);
