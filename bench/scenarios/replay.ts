@@ -4,7 +4,8 @@
  * - replay: `replayLog` folds the whole log into a fresh projection directory; events/s.
  *   In the same run, the raw limit of this machine over the same records: read them from
  *   the log in the same chunks, decode each event and put it into LMDB (one put per event,
- *   one transaction per chunk), nothing else. The ratio replay/raw is the figure with a target.
+ *   one transaction per chunk), nothing else; measured before and after the replay, the
+ *   faster counts. The ratio replay/raw is the figure with a target.
  * - time travel, on the replayed projection: `objectAt` (one object at a position) and a
  *   whole-cluster view at a position (`viewAt(p).list` of every kind) latency p50/p99.
  */
@@ -46,7 +47,7 @@ const openLog = async (context: ScenarioContext, dir: string): Promise<EventLog>
 
 /** Decode + one LMDB put per event over the log's records: the machine's limit for a fold. */
 const rawLimit = async (log: EventLog, dir: string, chunk: number): Promise<{ events: number; seconds: number }> => {
-  const root = open({ path: join(dir, 'raw'), maxDbs: 4, compression: false, commitDelay: 0 });
+  const root = open({ path: dir, maxDbs: 4, compression: false, commitDelay: 0 });
   // Encoded as the projection encodes its databases (msgpack with shared structures).
   const db = root.openDB<unknown, string>({ name: 'events', encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
   const started = performance.now();
@@ -101,8 +102,11 @@ export const replayAndTimeTravel = async (context: ScenarioContext, wanted: Read
       const history: BuiltHistory = await buildHistory(log, { ...size, progress: context.progress });
       context.progress(`replay/${context.log}: ${history.events} events appended in ${history.seconds.toFixed(1)} s`);
       const chunk = 10_000;
-      const raw = await rawLimit(log, dir, chunk);
-      context.progress(`replay/${context.log}: raw decode + put ${Math.round(raw.events / raw.seconds)} events/s`);
+      // The raw limit is measured before and after the replay and the faster run counts: right
+      // after the history is appended the log may still be busy with it (Kafka's broker, the
+      // embedded log's write-back), which would flatter the ratio.
+      const rawBefore = await rawLimit(log, join(dir, 'raw-before'), chunk);
+      context.progress(`replay/${context.log}: raw decode + put ${Math.round(rawBefore.events / rawBefore.seconds)} events/s`);
       let lastReport = 0;
       const replayed: ReplayResult = await replayLog({
         log,
@@ -115,9 +119,12 @@ export const replayAndTimeTravel = async (context: ScenarioContext, wanted: Read
           }
         },
       });
+      const rawAfter = await rawLimit(log, join(dir, 'raw-after'), chunk);
+      context.progress(`replay/${context.log}: raw decode + put, after the replay, ${Math.round(rawAfter.events / rawAfter.seconds)} events/s`);
       const results: ScenarioResult[] = [];
-      const setup = { ...size, events: history.events, partitions: 1, chunk, buildSeconds: round(history.seconds, 1) };
-      const rawPerSecond = raw.events / raw.seconds;
+      const rawRates = [rawBefore, rawAfter].map((raw) => round(raw.events / raw.seconds));
+      const setup = { ...size, events: history.events, partitions: 1, chunk, buildSeconds: round(history.seconds, 1), rawBefore: rawRates[0]!, rawAfter: rawRates[1]! };
+      const rawPerSecond = Math.max(...rawRates);
       if (wanted.has('replay')) {
         const ratio = replayed.eventsPerSecond / rawPerSecond;
         results.push({
@@ -125,7 +132,7 @@ export const replayAndTimeTravel = async (context: ScenarioContext, wanted: Read
           log: context.log,
           figures: [
             plain('replay into a fresh projection', round(replayed.eventsPerSecond), 'events/s'),
-            plain('raw limit: read + decode + 1 LMDB put per event', round(rawPerSecond), 'events/s'),
+            plain('raw limit: read + decode + 1 LMDB put per event (faster of before and after the replay)', round(rawPerSecond), 'events/s'),
             atLeast('replay / raw limit', round(ratio * 100, 1), '%', 70),
             plain('replay time', round(replayed.seconds, 1), 's'),
           ],
