@@ -196,6 +196,31 @@ describe('kafka adapter', () => {
     expect(value('desired', 'retention.ms')).toBe('-1');
     expect(value('observed', 'retention.ms')).toBe('-1');
   });
+
+  it('delivers a batch outside promise continuations: what the subscriber schedules with nextTick runs before the promise callbacks it releases', async () => {
+    // The apiserver's watch relies on this: it flushes a batch's events on the next tick, and
+    // the create responses the same batch releases are promise callbacks; the events must leave first.
+    const log = await fresh(1);
+    const order: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    }).then(() => order.push('promise callback'));
+    const handled = new Promise<void>((resolve) => {
+      const subscription = log.subscribe('desired', { 0: 0 }).subscribe((batch) => {
+        order.push(`batch of ${batch.records.length}`);
+        release();
+        process.nextTick(() => {
+          order.push('next tick');
+          subscription.unsubscribe();
+          resolve();
+        });
+      });
+    });
+    await log.append('desired', [{ key: 'Pod/ns/a', value: Buffer.from('a') }]);
+    await Promise.all([handled, released]);
+    expect(order).toEqual(['batch of 1', 'next tick', 'promise callback']);
+  });
 });
 
 describe('kafka appender request planning (no broker)', () => {
