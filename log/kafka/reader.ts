@@ -107,10 +107,14 @@ export const startReader = (deps: ReaderDeps, topic: Topic, start: ReadonlyMap<n
         // before the create responses of the same batch; delivered from here they waited for
         // every one of those responses (and for a GC in between): watch-first 15 % of pods,
         // watch after response p99 2–9 ms in the api bench on Kafka.
-        await new Promise<void>((resolve) =>
+        await new Promise<void>((resolve, reject) =>
           process.nextTick(() => {
-            if (!closed && !finished) sink.batch({ topic, partition, records });
-            resolve();
+            try {
+              if (!closed && !finished) sink.batch({ topic, partition, records });
+              resolve();
+            } catch (error) {
+              reject(error); // to kafkajs, as when the sink was called from here
+            }
           }),
         );
       },
