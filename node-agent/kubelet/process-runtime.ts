@@ -98,7 +98,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const records = openPodRecords(dataDir, podsDir, logger);
   const instances = new Map<string, Instance>();
   const spawner = sharedSpawner();
-  spawner.warm();
+  void spawner.warm();
   const probeWorkers = new Map<string, ProbeWorker[]>();
   const podIPs = new Map<string, string>();
   const takenIPs = new Set<string>();

@@ -3,7 +3,7 @@
 // from it costs a fraction of forking from the agent's process.
 //
 // Messages in: { id, file, args, cwd, env, logFile, mkdirs }.
-// Messages out: { type: 'spawned', id, pid, procStart } once the child has exec'd;
+// Messages out: { type: 'ready' } once it listens; { type: 'spawned', id, pid, procStart } once the child has exec'd;
 // { type: 'failed', id, message } if it could not start; { type: 'error', id, message } for a
 // later error of the child; { type: 'exit', id, code, signal } when it has exited (reaped
 // here) and its process group has been SIGKILLed.
@@ -67,3 +67,6 @@ process.on('message', (request) => {
     send({ type: 'exit', id, code, signal });
   });
 });
+
+// Listening: the agent's spawner.warm() waits for this.
+send({ type: 'ready' });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,6 +38,28 @@ describe('the container spawner', () => {
     const parents = new Set(results.map((r) => readFileSync(r.logFile, 'utf8').trim()));
     expect(parents.size).toBe(2);
     expect(parents.has(String(process.pid))).toBe(false);
+  });
+
+  it('warm() resolves once every helper has started and listens', async () => {
+    /** This process's children running the helper. */
+    const helpers = () =>
+      readdirSync(`/proc/${process.pid}/task`)
+        .flatMap((task) => readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').trim().split(' ').filter(Boolean))
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner-process.mjs');
+          } catch {
+            return false;
+          }
+        });
+    const before = new Set(helpers());
+    const spawner = createSpawner(3);
+    await spawner.warm();
+    const started = helpers().filter((pid) => !before.has(pid));
+    expect(started).toHaveLength(3);
+    // Warm already: at once.
+    await spawner.warm();
+    expect(helpers().filter((pid) => !before.has(pid))).toEqual(started);
   });
 
   it('refuses a spawner without helpers', () => {

@@ -39,11 +39,15 @@ export interface SpawnHandlers {
 
 export interface ContainerSpawner {
   spawn(request: SpawnRequest, handlers: SpawnHandlers): void;
-  /** Starts the helper ahead of the first container (it takes a few tens of ms). */
-  warm(): void;
+  /**
+   * Starts the helpers ahead of the first container; resolves once each has started (a
+   * helper takes ~40 ms of CPU to start, which a container asked for meanwhile waits for).
+   */
+  warm(): Promise<void>;
 }
 
 type HelperMessage =
+  | { readonly type: 'ready' }
   | { readonly type: 'spawned'; readonly id: number; readonly pid: number; readonly procStart: number }
   | { readonly type: 'failed'; readonly id: number; readonly message: string }
   | { readonly type: 'error'; readonly id: number; readonly message: string }
@@ -65,12 +69,16 @@ export const SPAWNER_HELPERS = 2;
 /** A spawner over `helpers` helper processes; the process runtimes of one process share {@link sharedSpawner}. */
 export function createSpawner(helpers = SPAWNER_HELPERS): ContainerSpawner {
   if (!Number.isInteger(helpers) || helpers < 1) throw new RangeError(`a spawner needs at least one helper, not ${helpers}`);
-  const slots: { helper: ChildProcess | undefined; starting: number }[] = Array.from({ length: helpers }, () => ({ helper: undefined, starting: 0 }));
+  const slots: { helper: ChildProcess | undefined; starting: number; ready: Promise<void> }[] = Array.from({ length: helpers }, () => ({
+    helper: undefined,
+    starting: 0,
+    ready: Promise.resolve(),
+  }));
   let nextId = 0;
   /** Each process with its helper's slot; `pid` is undefined until it has exec'd. */
   const processes = new Map<number, { handlers: SpawnHandlers; pid: number | undefined; slot: number }>();
 
-  function onMessage(message: HelperMessage): void {
+  function onMessage(message: Exclude<HelperMessage, { type: 'ready' }>): void {
     const entry = processes.get(message.id);
     if (entry === undefined) return;
     switch (message.type) {
@@ -123,7 +131,15 @@ export function createSpawner(helpers = SPAWNER_HELPERS): ContainerSpawner {
     // No loader (tsx, a test runner's): the helper is plain JavaScript. Its own process group,
     // so a Ctrl-C meant for the agent does not take the containers' exit reports with it.
     const created = fork(helperFile, [], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], detached: true, serialization: 'advanced' });
-    created.on('message', (message) => onMessage(message as HelperMessage));
+    let readied = () => {};
+    // Settles when the helper says it is listening, or when it is gone (it will not be).
+    state.ready = new Promise<void>((resolve) => (readied = resolve));
+    created.on('message', (message) => {
+      if ((message as HelperMessage).type === 'ready') readied();
+      else onMessage(message as Exclude<HelperMessage, { type: 'ready' }>);
+    });
+    created.once('exit', () => readied());
+    created.once('error', () => readied());
     created.on('error', (err) => {
       if (state.helper === created) onHelperGone(slot, err.message);
     });
@@ -155,8 +171,9 @@ export function createSpawner(helpers = SPAWNER_HELPERS): ContainerSpawner {
       (slots[slot] as (typeof slots)[number]).starting += 1;
       helper.send({ id, ...request });
     },
-    warm() {
+    async warm() {
       for (let slot = 0; slot < slots.length; slot += 1) ensureHelper(slot);
+      await Promise.all(slots.map((slot) => slot.ready));
     },
   };
 }
