@@ -14,10 +14,35 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 
 if (process.send === undefined) throw new Error('spawner-process.mjs runs only as the agent\'s helper, with an IPC channel');
-const send = (message) => {
-  if (process.connected) process.send(message);
+/** Sends `message` to the agent; `done(false)` if it cannot arrive (the agent is gone). */
+const send = (message, done = () => {}) => {
+  if (!process.connected) {
+    done(false);
+    return;
+  }
+  // With a callback, a write to a closed channel (EPIPE) comes here instead of as an
+  // 'error' event, which crashed the helper with a stack trace on the agent's stderr.
+  process.send(message, (err) => done(err == null));
 };
-process.on('disconnect', () => process.exit(0));
+
+const killGroup = (pid) => {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is empty.
+  }
+};
+
+/**
+ * Containers started whose start the agent has not been sent yet. If the agent is gone they
+ * are killed: their records are written once the agent hears of them, so no agent run could
+ * ever adopt or stop them.
+ */
+const unreported = new Set();
+process.on('disconnect', () => {
+  for (const pid of unreported) killGroup(pid);
+  process.exit(0);
+});
 
 /** `/proc/<pid>/stat` starttime, or -1 (as proc.ts readProcStart, which this file cannot import). */
 function procStart(pid) {
@@ -33,6 +58,8 @@ function procStart(pid) {
 
 process.on('message', (request) => {
   const { id, file, args, cwd, env, logFile, mkdirs } = request;
+  // Read after the agent went away: nobody would record the container (see `unreported`).
+  if (!process.connected) return;
   let logFd;
   let child;
   try {
@@ -54,16 +81,16 @@ process.on('message', (request) => {
   // spawn() returns a pid only once the child has exec'd (libuv waits for the exec on a
   // close-on-exec pipe), so it is reported at once: waiting for the 'spawn' event (a
   // nextTick) held every report of a batch of requests read together until the last fork.
-  send({ type: 'spawned', id, pid, procStart: procStart(pid) });
+  unreported.add(pid);
+  send({ type: 'spawned', id, pid, procStart: procStart(pid) }, (delivered) => {
+    unreported.delete(pid);
+    if (!delivered) killGroup(pid);
+  });
   child.once('error', (err) => send({ type: 'error', id, message: err.message }));
   child.once('exit', (code, signal) => {
     // The leader is gone; anything left in its process group goes with it (as a container's
     // cgroup would). Just reaped: the group id cannot have been reused while members remain.
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // ESRCH: the group is empty.
-    }
+    killGroup(pid);
     send({ type: 'exit', id, code, signal });
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSpawner } from './spawner.ts';
 
@@ -60,6 +61,30 @@ describe('the container spawner', () => {
     // Warm already: at once.
     await spawner.warm();
     expect(helpers().filter((pid) => !before.has(pid))).toEqual(started);
+  });
+
+  it('does not crash when its agent is gone while it starts containers (a report to a closed channel)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logplane-spawner-'));
+    dirs.push(dir);
+    const marker = `orphan-${process.pid}-${Date.now()}`;
+    const fixture = spawn(process.execPath, ['--import', 'tsx', new URL('./fixtures/orphan-spawns.ts', import.meta.url).pathname, marker, '20', dir], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    // The helper inherits the fixture's stderr: this ends when both are gone.
+    let stderr = '';
+    fixture.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await new Promise((resolve) => fixture.stderr?.on('close', resolve));
+    // Before, the first report after the agent had gone threw EPIPE as an unhandled 'error' event.
+    expect(stderr).toBe('');
+    // Containers whose report could not be written were killed; those reported into the
+    // channel just before the agent went are not known to be lost (and are cleaned up here).
+    for (const pid of readdirSync('/proc')) {
+      try {
+        if (/^\d+$/.test(pid) && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`LOGPLANE_TEST_MARKER=${marker}`)) process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone, or not ours to read
+      }
+    }
   });
 
   it('refuses a spawner without helpers', () => {
