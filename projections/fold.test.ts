@@ -15,6 +15,10 @@ describe('sameJson', () => {
     [{ a: { b: { c: 'x' } } }, { a: { b: { c: 'y' } } }],
     [null, {}],
     [undefined, undefined],
+    [{ a: NaN }, { a: null }], // a number that is not finite is written as null
+    [{ a: Infinity }, { a: NaN }],
+    [{ a: Infinity }, { a: 1 }],
+    [[NaN], [0]],
     [{ containers: [{ name: 'main', image: 'a:1', ports: [{ containerPort: 80 }] }] }, { containers: [{ name: 'main', image: 'a:1', ports: [{ containerPort: 81 }] }] }],
     [{ containers: [{ name: 'main', image: 'a:1' }] }, { containers: [{ name: 'main', image: 'a:1' }] }],
   ];

@@ -308,6 +308,9 @@ const specOf = (o: KubeObject): unknown => (o as { spec?: unknown }).spec;
  */
 export const sameJson = (a: unknown, b: unknown): boolean => {
   if (a === b) return true;
+  // A number that is not finite is written as null.
+  if (typeof a === 'number' && !Number.isFinite(a)) return b === null || (typeof b === 'number' && !Number.isFinite(b));
+  if (typeof b === 'number' && !Number.isFinite(b)) return a === null;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
