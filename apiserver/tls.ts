@@ -78,8 +78,11 @@ export const generateSelfSignedCertificate = (options: SelfSignedOptions = {}): 
   const hosts = options.hosts ?? ['localhost', '127.0.0.1', '::1'];
   const name = sequence(set(sequence(oid('2.5.4.3'), utf8(options.commonName ?? 'logplane-apiserver'))));
   const ecdsaWithSha256 = sequence(oid('1.2.840.10045.4.3.2'));
+  // A positive serial whose first byte is not zero: DER wants an INTEGER's minimal encoding,
+  // and a first byte of 0x00 followed by one below 0x80 (1 certificate in 256 with the first
+  // bit merely cleared) made OpenSSL reject the certificate.
   const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
+  serial[0] = 0x40 | (serial[0]! & 0x3f);
   const now = Date.now();
   const altNames = Buffer.concat(
     hosts.map((host) => (isIP(host) ? der(0x87, ipBytes(host)) : der(0x82, Buffer.from(host, 'ascii')))),
