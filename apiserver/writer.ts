@@ -53,10 +53,11 @@ export const createWriter = (options: WriterOptions): Writer => {
   const applyTimeoutMs = options.applyTimeoutMs ?? 30_000;
   return {
     submit: async ({ topic, key, body, identity }) => {
-      const id = newEventId();
+      const time = Date.now();
+      const id = newEventId(time);
       const event: EventEnvelope = {
         id,
-        time: Date.now(),
+        time,
         actor: identity.actor,
         causationId: identity.causationId,
         ...(identity.decidedAt ? { decidedAt: identity.decidedAt } : {}),

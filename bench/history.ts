@@ -13,7 +13,7 @@ import { partitionKeyOf } from '../log/partitioner.ts';
 import type { EventLog, NewRecord, Topic } from '../log/port.ts';
 import type { PositionVector } from '../projections/index.ts';
 import { appendEnvelopes } from '../projections/writer.ts';
-import { encodeEvent, type EventBody, type EventEnvelope, type Node, type Pod, type PodStatus } from '../schemas/index.ts';
+import { encodeEvent, newEventId, type EventBody, type EventEnvelope, type Node, type Pod, type PodStatus } from '../schemas/index.ts';
 
 export interface HistoryOptions {
   readonly pods: number;
@@ -40,7 +40,6 @@ const NODE_PLACEHOLDER = 'node-zzzz';
 
 const podName = (i: number): string => `pod-${String(i).padStart(7, '0')}`;
 const podUid = (i: number): string => `a0000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-const eventId = (n: number): string => `e0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const nodeName = (i: number): string => `node-${String(i).padStart(4, '0')}`;
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -137,17 +136,19 @@ const bootstrapBodies = (nodes: number, pods: number): EventBody[] => {
 export const buildHistory = async (log: EventLog, options: HistoryOptions): Promise<BuiltHistory> => {
   const started = performance.now();
   const actor = { type: 'user' as const, name: 'bench' };
-  const bootstrap = bootstrapBodies(options.nodes, options.pods).map(
-    (body, i): EventEnvelope => ({
-      id: eventId(i),
+  const bootstrap = bootstrapBodies(options.nodes, options.pods).map((body): EventEnvelope => {
+    // Event ids as logplane's writers make them: UUIDv7 carrying the event's time.
+    const id = newEventId(BASE_TIME);
+    return {
+      id,
       time: BASE_TIME,
       actor,
       causationId: null,
-      correlationId: eventId(i),
+      correlationId: id,
       key: body.type === 'ObjectCreated' ? `${body.object.kind}/${body.object.metadata.namespace ?? ''}/${body.object.metadata.name}` : '',
       body,
-    }),
-  );
+    };
+  });
   await appendEnvelopes(log, bootstrap);
   let eventNumber = bootstrap.length;
   const counts = { desired: bootstrap.length, observed: 0 };
@@ -177,7 +178,8 @@ export const buildHistory = async (log: EventLog, options: HistoryOptions): Prom
         const value = Buffer.from(template);
         const name = podName(pod);
         const uid = podUid(pod);
-        const id = eventId(eventNumber++);
+        const id = newEventId(time);
+        eventNumber++;
         const node = nodeName(pod % options.nodes);
         for (const at of names) value.write(name, at, 'latin1');
         for (const at of uids) value.write(uid, at, 'latin1');

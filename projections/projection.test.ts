@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventEnvelope, KubeObject, Node, Pod } from '../schemas/index.ts';
+import { newEventId, type EventEnvelope, type KubeObject, type Node, type Pod } from '../schemas/index.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { formatVector } from './positions.ts';
 import { makeEvent, toBatches } from './testing.ts';
@@ -235,5 +235,31 @@ describe('projection fold', () => {
     expect(() => {
       (seen[2]!.object.metadata as { name: string }).name = 'changed';
     }).toThrow(TypeError);
+  });
+});
+
+describe('events by id', () => {
+  it('finds an event whose UUIDv7 id carries its time through the time index, and indexes only other ids', () => {
+    const projection = open(2);
+    const time = Date.UTC(2026, 0, 7, 12, 0, 0);
+    const stamped = (event: EventEnvelope, at: number, id = newEventId(at)): EventEnvelope => ({ ...event, id, correlationId: id, time: at });
+    // Many events of one millisecond on both partitions, one of another, a v4 id and a v7 id made for another time.
+    const sameTime = Array.from({ length: 40 }, (_, i) => stamped(created(namespace(`ns-${i}`)), time));
+    const later = stamped(created(namespace('later')), time + 5);
+    const v4 = created(namespace('v4'));
+    const mismatched = stamped(created(namespace('mismatched')), time + 9, newEventId(time + 1_000));
+    const all = [...sameTime, later, v4, mismatched];
+    applyAll(projection, 'desired', all);
+    for (const event of all) {
+      const record = projection.store.events.get(event.id);
+      expect(record?.id, event.id).toBe(event.id);
+      expect(record?.key).toBe(event.key);
+      expect(record?.verdict.type).toBe('accepted');
+    }
+    // Only the ids that do not carry their event's time are in the id index.
+    expect([...projection.store.eventIds.getKeys()].sort()).toEqual([v4.id, mismatched.id].sort());
+    // An id of that time that no event has is not found; nor is one of a time with no events.
+    expect(projection.store.events.get(newEventId(time))).toBeUndefined();
+    expect(projection.store.events.get(newEventId(time + 3))).toBeUndefined();
   });
 });

@@ -15,7 +15,9 @@
  * - `heads`: per object key, the offsets of its latest entry and latest change on each topic;
  *   every `log` entry links to the previous entry and previous change of its object on its
  *   topic, so an object's history is a chain walked back from its head;
- * - `eventIds`: event id → position;
+ * - `eventIds`: event id → position, for the ids that do not carry their event's time (a
+ *   UUIDv7 stamped with the event's `time`, as logplane's writers make them, is found through
+ *   `timeIndex` instead: one put fewer per event);
  * - `timeIndex`: [topic, partition, time, offset] of the LAST event of every run of
  *   consecutive events of a topic partition stamped with the same time (one key per run, not
  *   per event: runs that a batch boundary splits are merged when the next batch continues
@@ -34,13 +36,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { open, type Database, type Key, type RangeOptions, type RootDatabase } from 'lmdb';
 import { partitionOfKey } from '../log/partitioner.ts';
-import type { Actor, KubeObject } from '../schemas/index.ts';
+import { eventIdTime, type Actor, type KubeObject } from '../schemas/index.ts';
 import type { DesiredRecord, FoldState, StatusRecord, ChangeType, Verdict } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from './positions.ts';
 import type { NodeUsage } from './resources.ts';
 
 /** The layout this code writes; a directory with another one is rebuilt from the log. */
-export const LAYOUT_VERSION = 4;
+export const LAYOUT_VERSION = 5;
 /** Offsets between two snapshots of one topic partition. */
 export const SNAPSHOT_INTERVAL = 4_096;
 /** Object heads the fold keeps in memory. */
@@ -216,6 +218,8 @@ export interface ProjectionStore {
   statusOf(key: string): StatusRecord | undefined;
   /** The stored entry of the event at a position, if it was folded. */
   entryAt(topic: number, partition: number, offset: number): LogEntry | undefined;
+  /** The event folded at (topic index, partition, offset), if any: `events.get` by position. */
+  eventAt(topic: number, partition: number, offset: number): EventRecord | undefined;
   readCursor(partitions: number): PositionVector;
   writeCursor(cursor: PositionVector): void;
   /** A `FoldState` over the store; use it only inside `root.transactionSync`. */
@@ -517,7 +521,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     }
     heads.putSync(entry.key, updated);
     if (previous || headsCache.size < HEADS_CACHED) headsCache.set(entry.key, updated);
-    eventIds.putSync(entry.id, position);
+    // An id that carries its event's time is found through the time index (see `events`).
+    if (eventIdTime(entry.id) !== entry.time) eventIds.putSync(entry.id, position);
     noteTime(topicIndex, partition, offset, entry.time);
     if (!entry.change) return;
     const changeKey: [number, number, number] = [topicIndex, partition, offset];
@@ -709,10 +714,30 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   const eventsRange = function* (): Iterable<{ key: string; value: EventRecord }> {
     for (const { key, value } of log.getRange()) yield { key: value.id, value: eventRecord(key, value) };
   };
+  /** The event with `id` among those stamped `time`, on any folded topic and partition (read through the time index). */
+  const eventAtTime = (id: string, time: number): EventRecord | undefined => {
+    const stored = meta.get('cursor') as PositionVector | undefined;
+    const partitions = stored ? Math.max(stored.desired.length, stored.observed.length) : 0;
+    for (let topic = 0; topic < FOLDED_TOPICS.length; topic++) {
+      for (let partition = 0; partition < partitions; partition++) {
+        for (const { key, value } of times.getRange({ start: [topic, partition, time, 0], end: [topic, partition, time, Number.MAX_SAFE_INTEGER] })) {
+          if (value !== id) continue;
+          const position = positionKey(topic, partition, key[3]);
+          const entry = log.get(position);
+          if (entry) return eventRecord(position, entry);
+        }
+      }
+    }
+    return undefined;
+  };
   const events: ReadIndex<string, EventRecord> = {
     get: (id) => {
       const position = eventIds.get(id);
-      if (position === undefined) return undefined;
+      if (position === undefined) {
+        // Not indexed: an id that carries its event's time (`recordEvent`).
+        const time = eventIdTime(id);
+        return time === undefined ? undefined : eventAtTime(id, time);
+      }
       const entry = log.get(position);
       return entry ? eventRecord(position, entry) : undefined;
     },
@@ -821,6 +846,11 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     desiredOf,
     statusOf,
     entryAt,
+    eventAt: (topic, partition, offset) => {
+      const position = positionKey(topic, partition, offset);
+      const entry = log.get(position);
+      return entry ? eventRecord(position, entry) : undefined;
+    },
     readCursor: (partitions) => {
       const stored = meta.get('cursor') as PositionVector | undefined;
       if (!stored) return zeroVector(partitions);

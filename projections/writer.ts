@@ -70,10 +70,11 @@ export interface AppendedEvent {
 
 /** Builds the envelope of `body`. */
 export const envelope = (body: EventBody, context: WriteContext): EventEnvelope => {
-  const id = newEventId();
+  const time = context.time ?? Date.now();
+  const id = newEventId(time);
   return {
     id,
-    time: context.time ?? Date.now(),
+    time,
     actor: context.actor,
     causationId: context.causationId ?? null,
     correlationId: context.correlationId ?? context.causationId ?? id,
