@@ -50,11 +50,28 @@ export const startBenchCluster = async (options: BenchClusterOptions): Promise<B
     ...(options.tolerationSeconds !== undefined ? { tolerationSeconds: options.tolerationSeconds } : {}),
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
   });
-  return {
+  const bench: BenchCluster = {
     cluster,
     client: createBenchClient(cluster.url, cluster.token),
-    stop: () => cluster.stop(),
+    stop: () => {
+      running.delete(bench);
+      return cluster.stop();
+    },
   };
+  running.add(bench);
+  return bench;
+};
+
+/** The clusters started in this process and not stopped yet. */
+const running = new Set<BenchCluster>();
+
+/**
+ * Stops every cluster still running in this process (its process-runtime pods too): for a
+ * unit told to stop early (a timeout, Ctrl-C), whose scenario code never reaches its own
+ * `stop`. The pods run detached, in sessions of their own, so they would outlive it.
+ */
+export const stopRunningClusters = async (): Promise<void> => {
+  await Promise.allSettled([...running].map((bench) => bench.stop()));
 };
 
 /** Rounds and their total time per controller, from the reconciler runtime's histogram. */

@@ -24,6 +24,7 @@ import { setFlagsFromString } from 'node:v8';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import { kafkaBrokers } from '../test/kafka-env.ts';
 import { benchKafkaCluster, deleteKafkaClusters } from './kafka-clusters.ts';
+import { stopRunningClusters } from './cluster.ts';
 import { apiScenario } from './scenarios/api.ts';
 import { failoverScenario } from './scenarios/failover.ts';
 import { podStartupScenario } from './scenarios/pod-startup.ts';
@@ -157,12 +158,16 @@ const runChild = (unit: Unit, quick: boolean, brokers: readonly string[], timeou
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
     });
+    let hardStop: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      // SIGTERM first: the child stops its clusters (and their pods); SIGKILL if it hangs.
+      child.kill('SIGTERM');
+      hardStop = setTimeout(() => child.kill('SIGKILL'), 15_000);
       reject(new Error(`${unit.scenarios.join('+')} on ${unit.log} did not finish within ${timeoutMs / 1000} s and was stopped`));
     }, timeoutMs);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(hardStop);
       const line = stdout.split('\n').find((l) => l.startsWith(RESULT_MARKER));
       if (line) resolve(JSON.parse(line.slice(RESULT_MARKER.length)) as ScenarioResult[]);
       else reject(new Error(`${unit.scenarios.join('+')} on ${unit.log} exited (${signal ?? `code ${code}`}) without a result`));
@@ -253,6 +258,14 @@ const main = async (): Promise<void> => {
   const selected = (only.length > 0 ? only : [...SCENARIOS]) as ScenarioName[];
   if (!['embedded', 'kafka', 'both'].includes(values.log)) throw new Error(`--log must be embedded, kafka or both, got ${values.log}`);
   const quick = values.quick;
+
+  // Told to stop (a unit's timeout, Ctrl-C): stop the clusters running in this process, so
+  // no pod outlives the run (process-runtime pods run in sessions of their own).
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      void stopRunningClusters().finally(() => process.exit(128 + (signal === 'SIGTERM' ? 15 : 2)));
+    });
+  }
 
   if (values.child) {
     const log = values.log as LogKind;
