@@ -230,9 +230,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       observed: Array.from({ length: partitions }, (_, p) => (topic === 'observed' && p === partition ? offset + 1 : 0)),
     };
     await waitFor(target, timeoutMs);
-    // Read by position (one get); by id only if the record there is another event.
-    const atPosition = store.eventAt(topicNumber(topic), partition, offset);
-    const record = atPosition?.id === eventId ? atPosition : store.events.get(eventId);
+    const record = store.eventAt(topic, partition, offset, eventId);
     if (!record) throw new ProjectionTimeoutError(`event ${eventId} at ${topic}/${partition}/${offset} was not found after applying it (was it quarantined?)`, { eventId });
     return record;
   };

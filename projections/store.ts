@@ -218,8 +218,11 @@ export interface ProjectionStore {
   statusOf(key: string): StatusRecord | undefined;
   /** The stored entry of the event at a position, if it was folded. */
   entryAt(topic: number, partition: number, offset: number): LogEntry | undefined;
-  /** The event folded at (topic index, partition, offset), if any: `events.get` by position. */
-  eventAt(topic: number, partition: number, offset: number): EventRecord | undefined;
+  /**
+   * The event `id`, which was appended at (topic, partition, offset): read at that position
+   * (one get), or by id (`events.get`) if the entry there is another event.
+   */
+  eventAt(topic: FoldedTopic, partition: number, offset: number, id: string): EventRecord | undefined;
   readCursor(partitions: number): PositionVector;
   writeCursor(cursor: PositionVector): void;
   /** A `FoldState` over the store; use it only inside `root.transactionSync`. */
@@ -711,6 +714,11 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     },
   };
 
+  /** The event folded at `position`, if any. */
+  const recordAt = (position: number): EventRecord | undefined => {
+    const entry = log.get(position);
+    return entry ? eventRecord(position, entry) : undefined;
+  };
   const eventsRange = function* (): Iterable<{ key: string; value: EventRecord }> {
     for (const { key, value } of log.getRange()) yield { key: value.id, value: eventRecord(key, value) };
   };
@@ -722,9 +730,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       for (let partition = 0; partition < partitions; partition++) {
         for (const { key, value } of times.getRange({ start: [topic, partition, time, 0], end: [topic, partition, time, Number.MAX_SAFE_INTEGER] })) {
           if (value !== id) continue;
-          const position = positionKey(topic, partition, key[3]);
-          const entry = log.get(position);
-          if (entry) return eventRecord(position, entry);
+          const found = recordAt(positionKey(topic, partition, key[3]));
+          if (found) return found;
         }
       }
     }
@@ -738,8 +745,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
         const time = eventIdTime(id);
         return time === undefined ? undefined : eventAtTime(id, time);
       }
-      const entry = log.get(position);
-      return entry ? eventRecord(position, entry) : undefined;
+      return recordAt(position);
     },
     getRange: eventsRange,
     getKeys: function* () {
@@ -846,10 +852,9 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     desiredOf,
     statusOf,
     entryAt,
-    eventAt: (topic, partition, offset) => {
-      const position = positionKey(topic, partition, offset);
-      const entry = log.get(position);
-      return entry ? eventRecord(position, entry) : undefined;
+    eventAt: (topic, partition, offset, id) => {
+      const atPosition = recordAt(positionKey(topicNumber(topic), partition, offset));
+      return atPosition?.id === id ? atPosition : events.get(id);
     },
     readCursor: (partitions) => {
       const stored = meta.get('cursor') as PositionVector | undefined;

@@ -13,7 +13,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { Subject, type Subscription } from 'rxjs';
 import { partitionOfKey } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
-import { FOLDED_TOPICS, formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
+import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
 import { createInformer, type Informer } from './informer.ts';
 import type { EventBody, EventEnvelope } from '../schemas/index.ts';
@@ -263,9 +263,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
         const rejected = new Set<string>();
         for (const a of appended) {
           if (a.topic === 'heartbeats' || !unconfirmed.has(a.event.id)) continue;
-          const atPosition = projection.store.eventAt(FOLDED_TOPICS.indexOf(a.topic), a.partition, a.offset);
-          const record = atPosition?.id === a.event.id ? atPosition : projection.store.events.get(a.event.id);
-          if (record?.verdict.type === 'rejected') rejected.add(a.event.key);
+          if (projection.store.eventAt(a.topic, a.partition, a.offset, a.event.id)?.verdict.type === 'rejected') rejected.add(a.event.key);
         }
         for (const [key, cause] of batch) {
           if (rejected.has(key)) retry(key, cause);
