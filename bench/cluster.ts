@@ -90,8 +90,10 @@ export const controllerRounds = async (cluster: RunningCluster): Promise<Map<str
   return rounds;
 };
 
-/** Pods seen by a projection: when each was first bound and first Running, and on which node. */
+/** Pods seen by a projection: when each was first seen, first bound and first Running, and on which node. */
 export interface PodTracker {
+  /** When the projection first applied a change of the pod (its creation, unless it existed before tracking). */
+  readonly seenAt: ReadonlyMap<string, number>;
   readonly boundAt: ReadonlyMap<string, number>;
   readonly runningAt: ReadonlyMap<string, number>;
   /** Node of each pod, as last seen. */
@@ -104,6 +106,7 @@ export interface PodTracker {
 
 /** Follows the projection's change feed for pods whose key starts with `prefix` ("Pod/ns/"). */
 export const trackPods = (projection: Projection, prefix: string): PodTracker => {
+  const seenAt = new Map<string, number>();
   const boundAt = new Map<string, number>();
   const runningAt = new Map<string, number>();
   const nodeOf = new Map<string, string>();
@@ -116,6 +119,7 @@ export const trackPods = (projection: Projection, prefix: string): PodTracker =>
     }
     const pod = change.object as Pod;
     const now = performance.now();
+    if (!seenAt.has(change.key)) seenAt.set(change.key, now);
     const node = pod.spec.nodeName;
     if (node) {
       nodeOf.set(change.key, node);
@@ -130,9 +134,9 @@ export const trackPods = (projection: Projection, prefix: string): PodTracker =>
   });
   const close = (): void => {
     subscription.unsubscribe();
-    for (const seen of [boundAt, runningAt, nodeOf, running]) seen.clear();
+    for (const seen of [seenAt, boundAt, runningAt, nodeOf, running]) seen.clear();
   };
-  return { boundAt, runningAt, nodeOf, running, close };
+  return { seenAt, boundAt, runningAt, nodeOf, running, close };
 };
 
 /** A Deployment of `replicas` pods of `image`, small requests so capacity is not the limit. */

@@ -32,6 +32,12 @@ export const podStartupScenario = async (context: ScenarioContext): Promise<Scen
   return withTempDir('startup', async (dir) => {
     const bench = await startBenchCluster({ dir, log: context.log, brokers: context.brokers, nodes, runtime: 'process' });
     const tracker = trackPods(bench.cluster.projection, 'Pod/');
+    // When the burst's Deployment and ReplicaSet were first folded (the first hops of its chain).
+    const ownersAt = new Map<string, number>();
+    const owners = bench.cluster.projection.changes$.subscribe((change) => {
+      const kind = change.key.slice(0, change.key.indexOf('/'));
+      if ((kind === 'Deployment' || kind === 'ReplicaSet') && !ownersAt.has(kind)) ownersAt.set(kind, performance.now());
+    });
     try {
       // The agent's container spawner helpers start with the cluster (~40 ms of CPU each): a
       // burst applied before they listen measured their start-up too (not part of a pod's
@@ -51,6 +57,13 @@ export const podStartupScenario = async (context: ScenarioContext): Promise<Scen
       // (the agent: the containers' starts on the spawner helpers, the status reports).
       const burstBound = burstKeys.map((key) => (tracker.boundAt.get(key) ?? Number.NaN) - applied);
       const burstStart = burstKeys.map((key) => tracker.runningAt.get(key)! - (tracker.boundAt.get(key) ?? Number.NaN));
+      const span = (at: ReadonlyMap<string, number>): string => {
+        const times = burstKeys.map((key) => (at.get(key) ?? Number.NaN) - applied);
+        return `${round(Math.min(...times))}–${round(Math.max(...times))}`;
+      };
+      const milestones =
+        `burst milestones, ms after the apply, as this process's projection folded them: Deployment ${round((ownersAt.get('Deployment') ?? Number.NaN) - applied)}, ` +
+        `ReplicaSet ${round((ownersAt.get('ReplicaSet') ?? Number.NaN) - applied)}, pods created ${span(tracker.seenAt)}, bound ${span(tracker.boundAt)}, Running ${span(tracker.runningAt)}`;
       context.progress(`startup/${context.log}: burst of ${pods} Running in ${(Math.max(...burst) / 1000).toFixed(1)} s`);
 
       // paced
@@ -91,9 +104,11 @@ export const podStartupScenario = async (context: ScenarioContext): Promise<Scen
         notes: [
           'Each pod is a real OS process (/bin/sh running the built-in sleeper image, a POSIX sh script), forked by the spawner process of the agent; the agent runs in this process.',
           `The burst includes the Deployment → ReplicaSet → Pods chain, the scheduler, and starting ${pods} processes at once.`,
+          milestones,
         ],
       };
     } finally {
+      owners.unsubscribe();
       tracker.close();
       await bench.stop();
     }
