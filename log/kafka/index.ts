@@ -35,6 +35,8 @@ import { defaultKafkaLogger, kafkajsLevel, pinoLogCreator } from './logging.ts';
 import { type KafkaLogOptions, type ResolvedKafkaLogOptions, resolveKafkaLogOptions } from './options.ts';
 import { type Reader, type ReaderSink, startReader } from './reader.ts';
 import { ensureTopics } from './topics.ts';
+// kafkajs 2.2.4 keeps a 1 ms timer running on every connection; see request-queue-fix.ts.
+import './request-queue-fix.ts';
 
 export type { KafkaGroupOptions, KafkaLogLevel, KafkaLogOptions } from './options.ts';
 
