@@ -14,6 +14,35 @@ describe('partitioner', () => {
     expect(murmur2(key)).toBe(expected);
   });
 
+  it('hashes the UTF-8 bytes of any key, short or long, ASCII or not', () => {
+    // Kafka's murmur2 over Buffer.from(key), written out once more as the reference.
+    const reference = (key: string): number => {
+      const data = Buffer.from(key, 'utf8');
+      let h = 0x9747b28c ^ data.length;
+      const whole = data.length - (data.length % 4);
+      for (let i = 0; i < whole; i += 4) {
+        let k = Math.imul(data.readInt32LE(i), 0x5bd1e995);
+        k = Math.imul(k ^ (k >>> 24), 0x5bd1e995);
+        h = Math.imul(h, 0x5bd1e995) ^ k;
+      }
+      const rest = data.length % 4;
+      if (rest >= 3) h ^= data[whole + 2]! << 16;
+      if (rest >= 2) h ^= data[whole + 1]! << 8;
+      if (rest >= 1) h = Math.imul(h ^ data[whole]!, 0x5bd1e995);
+      h = Math.imul(h ^ (h >>> 13), 0x5bd1e995);
+      return (h ^ (h >>> 15)) | 0;
+    };
+    const keys = ['', 'Pod/default/web-1', 'ConfigMap/é/ü', 'Pod/ns/名前', 'x\u{1F600}y', 'lone \ud800 surrogate', 'a'.repeat(512), 'é'.repeat(512), '名'.repeat(512), 'a'.repeat(513), '名'.repeat(2000)];
+    for (const key of keys) expect(murmur2(key), key.slice(0, 20)).toBe(reference(key));
+    // A long key between short ones leaves nothing behind for the next short key.
+    expect(murmur2('abc')).toBe(479470107);
+  });
+
+  it('puts every key on partition 0 of a single partition', () => {
+    expect(partitionFor('Pod/default/p1', 1)).toBe(0);
+    expect(partitionFor('Node//n1', 1)).toBe(0);
+  });
+
   it('spreads keys over all partitions and is stable', () => {
     const seen = new Set<number>();
     for (let i = 0; i < 100; i++) seen.add(partitionFor(`Pod/default/p${i}`, 3));

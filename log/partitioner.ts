@@ -4,10 +4,24 @@
  * default partitioner does) so records keyed here agree with Java producers too.
  */
 
+/**
+ * Where `murmur2` writes a key's UTF-8 bytes when they surely fit (at most 3 bytes per
+ * UTF-16 unit), instead of allocating a Buffer per key: keys are hashed once per append.
+ */
+const SCRATCH_UNITS = 512;
+const scratch = Buffer.allocUnsafe(3 * SCRATCH_UNITS);
+
 /** murmur2 of a UTF-8 string, as Kafka's `Utils.murmur2`. */
 export const murmur2 = (key: string): number => {
-  const data = Buffer.from(key, 'utf8');
-  const length = data.length;
+  let data: Buffer;
+  let length: number;
+  if (key.length <= SCRATCH_UNITS) {
+    data = scratch;
+    length = scratch.write(key, 0, 'utf8');
+  } else {
+    data = Buffer.from(key, 'utf8');
+    length = data.length;
+  }
   const seed = 0x9747b28c;
   const m = 0x5bd1e995;
   const r = 24;
@@ -36,9 +50,12 @@ export const murmur2 = (key: string): number => {
   return h | 0;
 };
 
-/** The partition for `key` among `partitions` (Kafka: `toPositive(murmur2(key)) % n`). */
+/**
+ * The partition for `key` among `partitions` (Kafka: `toPositive(murmur2(key)) % n`); with a
+ * single partition (the embedded log's default) that is 0 without hashing.
+ */
 export const partitionFor = (key: string, partitions: number): number =>
-  (murmur2(key) & 0x7fffffff) % partitions;
+  partitions === 1 ? 0 : (murmur2(key) & 0x7fffffff) % partitions;
 
 /**
  * The partition key of an object key ("Kind/namespace/name"). Pods and Nodes share one
