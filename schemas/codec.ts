@@ -1,6 +1,7 @@
 import type avro from 'avsc';
 import { compileFromAvro, compileToAvro } from './convert.ts';
 import { DecodeError, EncodeError, NotSingleObjectEncodingError, SchemaError, UnknownFingerprintError } from './errors.ts';
+import { compileFastCheck } from './fast-check.ts';
 import type { EventEnvelope, KubeObject } from './generated/types.ts';
 import { isKind, KINDS } from './keys.ts';
 import { HEADER_LENGTH, type SchemaRegistry, type SchemaVersion } from './registry.ts';
@@ -65,11 +66,15 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
   const fromAvro = compileFromAvro(reader.type);
   const toAvro = compileToAvro(writer.type) ?? ((value: unknown) => value);
   const objectTypes = new Map(KINDS.map((kind) => [kind, namedType(writer, `${K8S_NAMESPACE}.${kind}`)]));
+  // Valid values (all of them, but for bugs and bad requests) pass the compiled check; avsc
+  // judges and describes the rest (see `compileFastCheck`).
+  const fitsWriter = compileFastCheck(writer.type);
+  const fitsObject = new Map([...objectTypes].map(([kind, type]) => [kind, compileFastCheck(type)]));
   let scratch = withHeader(Buffer.allocUnsafe(INITIAL_SCRATCH_BYTES), writer);
 
   const encode = (event: EventEnvelope): Buffer => {
     const value = toAvro(event);
-    const problem = findProblem(writer.type, value) ?? findIdProblem(event);
+    const problem = (fitsWriter(value) ? undefined : findProblem(writer.type, value)) ?? findIdProblem(event);
     if (problem !== undefined) {
       throw new EncodeError(problem.path, problem.detail);
     }
@@ -118,7 +123,7 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
     if (!isKind(kind)) {
       return { valid: false, path: 'kind', detail: `expected one of ${KINDS.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}` };
     }
-    const problem = findProblem(objectTypes.get(kind) as avro.Type, fields);
+    const problem = (fitsObject.get(kind) as (value: unknown) => boolean)(fields) ? undefined : findProblem(objectTypes.get(kind) as avro.Type, fields);
     return problem === undefined ? { valid: true, object: object as KubeObject } : { valid: false, ...problem };
   };
 
