@@ -3,7 +3,7 @@
  * memory in bytes), computed the way kube-scheduler's `resourcehelper.PodRequests` and
  * `NodeInfo` do.
  */
-import { parseQuantity, type QuantityParseError, scaleForResource } from '../../projections/quantity.ts';
+import { parseQuantity, type QuantityParseError, type QuantityParseResult, QuantityScale, scaleForResource } from '../../projections/quantity.ts';
 import type { Container, Node, Pod } from '../../schemas/index.ts';
 
 /** The cpu and memory a pod asks for. */
@@ -81,7 +81,7 @@ function requestOf(
 ): { type: 'ok'; value: number | undefined } | { type: 'invalid'; error: QuantityParseError } {
   const text = container.resources?.requests?.[resource] ?? container.resources?.limits?.[resource];
   if (text === undefined || text === null) return { type: 'ok', value: undefined };
-  return parseQuantity(text, scaleForResource(resource));
+  return parseQuantityCached(text, scaleForResource(resource));
 }
 
 /**
@@ -102,8 +102,33 @@ export function nodeAllocatable(node: Node): ResourceAmounts {
 function amountOf(resource: string, allocatable: Readonly<Record<string, string>>, capacity: Readonly<Record<string, string>>): number {
   const text = allocatable[resource] ?? capacity[resource];
   if (text === undefined) return 0;
-  const parsed = parseQuantity(text, scaleForResource(resource));
+  const parsed = parseQuantityCached(text, scaleForResource(resource));
   return parsed.type === 'ok' ? Math.max(parsed.value, 0) : 0;
+}
+
+/** Quantities read so far, per scale: a Deployment's pods all request the same few strings. */
+const parsedQuantities: Record<QuantityScale, Map<string, QuantityParseResult>> = {
+  [QuantityScale.Milli]: new Map(),
+  [QuantityScale.Unit]: new Map(),
+};
+/** Distinct strings kept per scale; past that the cache starts over (bounded memory). */
+const PARSED_QUANTITIES_KEPT = 1_024;
+
+/**
+ * `parseQuantity`, remembering readable quantities (results are immutable): the scheduler
+ * reads each pod's requests once per pod version it caches and once per pod it places,
+ * which parsed the same "100m" and "64Mi" (BigInt arithmetic) several times per pod.
+ */
+function parseQuantityCached(text: string, scale: QuantityScale): QuantityParseResult {
+  const cache = parsedQuantities[scale];
+  const known = cache.get(text);
+  if (known !== undefined) return known;
+  const parsed = parseQuantity(text, scale);
+  if (parsed.type === 'ok') {
+    if (cache.size >= PARSED_QUANTITIES_KEPT) cache.clear();
+    cache.set(text, parsed);
+  }
+  return parsed;
 }
 
 /** `left + right`, per resource. */

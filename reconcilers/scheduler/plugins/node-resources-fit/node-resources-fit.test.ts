@@ -67,6 +67,23 @@ describe('computePodRequests', () => {
   });
 });
 
+describe('computePodRequests over many pods (quantities read once and remembered)', () => {
+  it('reads every distinct quantity right, past the remembered count, and an unreadable one every time', () => {
+    // More distinct strings than the scheduler keeps (1,024 per scale), each read twice.
+    for (let round = 0; round < 2; round += 1) {
+      for (let i = 1; i <= 1_500; i += 1) {
+        const result = computePodRequests(makePod({ name: `p${i}`, cpu: `${i}m`, memory: `${i}Ki` }));
+        expect(result).toEqual({
+          type: 'ok',
+          requests: { requested: { cpuMilli: i, memoryBytes: i * 1024 }, nonZeroRequested: { cpuMilli: i, memoryBytes: i * 1024 } },
+        });
+      }
+      const bad = computePodRequests(makePod({ name: 'bad', cpu: '1.5.5' }));
+      expect(bad.type === 'invalid' && bad.error.input).toBe('1.5.5');
+    }
+  });
+});
+
 describe('fitsResources', () => {
   it.each<[string, ReturnType<typeof nodeWith>, { cpuMilli: number; memoryBytes: number }, FilterResult]>([
     ['empty node', nodeWith(), { cpuMilli: 2000, memoryBytes: 4 * 2 ** 30 }, { type: 'fit' }],
