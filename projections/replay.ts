@@ -4,7 +4,7 @@
  * them into a fresh directory. The fold is a pure function of the log, so the result's
  * state hash equals the live projection's at the same position.
  */
-import type { EventLog } from '../log/port.ts';
+import type { EventLog, LogRecord } from '../log/port.ts';
 import { FOLDED_TOPICS, type PositionVector } from './positions.ts';
 import { createProjection } from './projection.ts';
 import type { FoldSettings } from './fold.ts';
@@ -31,6 +31,12 @@ export interface ReplayOptions {
   readonly settings?: FoldSettings;
   /** Records per read (default 10,000). */
   readonly chunk?: number;
+  /**
+   * Records folded per transaction (default 100,000: several reads). A transaction writes
+   * each object's heads once however many of its events it folds (see the store's
+   * `dirtyHeads`), so fewer, larger transactions write fewer records.
+   */
+  readonly perTransaction?: number;
   readonly onProgress?: (progress: ReplayProgress) => void;
 }
 
@@ -48,6 +54,7 @@ export const createReplayer = (options: Omit<ReplayOptions, 'to'>): Replayer => 
   const { log } = options;
   const partitions = log.layout.partitions;
   const chunk = options.chunk ?? 10_000;
+  const perTransaction = Math.max(chunk, options.perTransaction ?? 100_000);
   const projection = createProjection({ dir: options.dir, partitions, ...(options.settings ? { settings: options.settings } : {}) });
   let applied = 0;
   return {
@@ -59,10 +66,16 @@ export const createReplayer = (options: Omit<ReplayOptions, 'to'>): Replayer => 
         for (let partition = 0; partition < partitions; partition++) {
           const end = to[topic][partition] ?? 0;
           for (let from = projection.cursor()[topic][partition] ?? 0; from < end; ) {
-            const records = await log.read(topic, partition, from, Math.min(end, from + chunk));
+            // Reads up to `perTransaction` records, then folds them in one transaction.
+            let records: LogRecord[] = [];
+            while (from < end && records.length < perTransaction) {
+              const read = await log.read(topic, partition, from, Math.min(end, from + chunk, from + perTransaction - records.length));
+              if (read.length === 0) break;
+              records = records.length === 0 ? read : records.concat(read);
+              from = read[read.length - 1]!.offset + 1;
+            }
             if (records.length === 0) break;
             projection.applyBatch({ topic, partition, records });
-            from = records[records.length - 1]!.offset + 1;
             applied += records.length;
             options.onProgress?.({ applied, total });
           }

@@ -14,7 +14,9 @@
  * status (observed) it left. Small secondary indexes point into it:
  * - `heads`: per object key, the offsets of its latest entry and latest change on each topic;
  *   every `log` entry links to the previous entry and previous change of its object on its
- *   topic, so an object's history is a chain walked back from its head;
+ *   topic, so an object's history is a chain walked back from its head. Written once per
+ *   object per transaction, when the cursor is (`writeCursor`), however many of its events
+ *   the transaction folds;
  * - `eventIds`: event id → position, for the ids that do not carry their event's time (a
  *   UUIDv7 stamped with the event's `time`, as logplane's writers make them, is found through
  *   `timeIndex` instead: one put fewer per event);
@@ -224,6 +226,7 @@ export interface ProjectionStore {
    */
   eventAt(topic: FoldedTopic, partition: number, offset: number, id: string): EventRecord | undefined;
   readCursor(partitions: number): PositionVector;
+  /** Writes the cursor and what the transaction kept back until its end (heads, time runs): call it last in every transaction that records events. */
   writeCursor(cursor: PositionVector): void;
   /** A `FoldState` over the store; use it only inside `root.transactionSync`. */
   foldState(partitions: number): FoldState;
@@ -475,12 +478,18 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
   let pendingKey: string | undefined;
   let pendingStatus: StatusRecord | undefined;
   let pendingMore: Map<string, StatusRecord> | undefined;
-  /** Write-through cache of `heads` (bounded: dropped whole when it grows past HEADS_CACHED). */
+  /** Cache of `heads` (bounded: dropped whole when it grows past HEADS_CACHED). */
   let headsCache = new Map<string, Heads>();
+  /**
+   * The heads the current transaction changed, written to `heads` once per object when it
+   * commits (`writeCursor`), not once per event: a transaction that folds many events of an
+   * object (a replay's, a burst's) writes its heads once. Replaced, not cleared (see `indexed`).
+   */
+  let dirtyHeads = new Map<string, Heads>();
   const headsOf = (key: string): Heads | undefined => {
     let found = headsCache.get(key);
     if (found === undefined) {
-      found = heads.get(key);
+      found = dirtyHeads.get(key) ?? heads.get(key);
       if (found === undefined) return undefined;
       if (headsCache.size >= HEADS_CACHED) headsCache = new Map();
       headsCache.set(key, found);
@@ -522,7 +531,8 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       updated[5 + at] = count;
       if (count % ANCHOR_EVERY === 0) updated[6 + at] = offset;
     }
-    heads.putSync(entry.key, updated);
+    // Written when the transaction commits (see `dirtyHeads`).
+    dirtyHeads.set(entry.key, updated);
     if (previous || headsCache.size < HEADS_CACHED) headsCache.set(entry.key, updated);
     // An id that carries its event's time is found through the time index (see `events`).
     if (eventIdTime(entry.id) !== entry.time) eventIds.putSync(entry.id, position);
@@ -583,6 +593,13 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
         }
       }),
     );
+  };
+
+  /** Writes the heads the transaction changed (before it commits). */
+  const flushHeads = (): void => {
+    if (dirtyHeads.size === 0) return;
+    for (const [key, value] of dirtyHeads) heads.putSync(key, value);
+    dirtyHeads = new Map();
   };
 
   const snapshotBefore: ProjectionStore['snapshotBefore'] = (topic, partition, offset, cursor) => {
@@ -867,6 +884,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     },
     writeCursor: (cursor) => {
       flushTimes();
+      flushHeads();
       meta.putSync('cursor', { desired: [...cursor.desired], observed: [...cursor.observed] });
     },
     foldState,
@@ -875,6 +893,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     forgetMemory: () => {
       last = undefined;
       headsCache = new Map();
+      dirtyHeads = new Map();
       desiredCache = new Map();
       statusCache = new Map();
       pendingKey = pendingStatus = pendingMore = undefined;
