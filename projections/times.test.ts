@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RecordBatch } from '../log/port.ts';
-import type { EventEnvelope } from '../schemas/index.ts';
+import { randomUUID } from 'node:crypto';
+import { eventIdTime, newEventId, type EventEnvelope } from '../schemas/index.ts';
+import { carriesTime } from './store.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { makeEvent, toBatches } from './testing.ts';
 import { tempProjections } from './temp-projections.ts';
@@ -110,5 +112,31 @@ describe('the time index (one key per run of same-time events)', () => {
     check(replayed);
     expect([...replayed.store.timeIndex.getKeys()]).toEqual([...live.store.timeIndex.getKeys()]);
     expect(replayed.stateHash()).toBe(live.stateHash());
+  });
+});
+
+describe('carriesTime', () => {
+  it('says exactly what eventIdTime(id) === time says', () => {
+    const time = Date.UTC(2026, 0, 5, 10, 0, 0);
+    const v7 = newEventId(time);
+    const ids = [
+      v7,
+      newEventId(time + 1),
+      v7.toUpperCase(),
+      v7.replace(/-7/, '-4'),
+      `${v7.slice(0, 19)}c${v7.slice(20)}`,
+      `${v7.slice(0, 8)}x${v7.slice(9)}`,
+      `${v7.slice(0, 35)}g`,
+      `${v7}0`,
+      v7.slice(0, 35),
+      randomUUID(),
+      'e0000000-0000-4000-8000-fffffffffffe',
+      '',
+      `${v7.slice(0, 30)}\u00e9${v7.slice(31)}`,
+    ];
+    for (const id of ids) {
+      for (const t of [time, time + 1, eventIdTime(id) ?? time]) expect(carriesTime(id, t), `${id} ${t}`).toBe(eventIdTime(id) === t);
+    }
+    expect(carriesTime(v7, time)).toBe(true);
   });
 });
