@@ -94,6 +94,39 @@ describe('replay', () => {
     }
   });
 
+  it('reads the change feed per change, whatever block boundaries and transactions cut it', async () => {
+    const log = await writeLog();
+    try {
+      const end = { desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') };
+      // One event per transaction on observed: every block is continued across transactions.
+      const live = temp.track(createProjection({ dir: temp.dir(), partitions: 1 }));
+      for (const topic of ['desired', 'observed'] as const) {
+        for (let offset = 0; offset < end[topic][0]!; offset++) live.applyBatch({ topic, partition: 0, records: await log.read(topic, 0, offset, offset + 1) });
+      }
+      const replayed = await replayLog({ log, dir: temp.dir(), chunk: 1_000, perTransaction: 1_000 });
+      expect(replayed.stateHash).toBe(live.stateHash());
+      const changes = live.store.changes;
+      const all = [...changes.getRange()];
+      // Every event of the workload changes its object.
+      expect(all.map(({ key }) => key)).toEqual([
+        ...Array.from({ length: end.desired[0]! }, (_, o) => [0, 0, o]),
+        ...Array.from({ length: end.observed[0]! }, (_, o) => [1, 0, o]),
+      ]);
+      for (const { key, value } of all) expect(changes.get(key)).toEqual(value);
+      expect(changes.get([1, 0, end.observed[0]!])).toBeUndefined();
+      const inRange = (topic: number, from: number, to: number) => all.filter(({ key }) => key[0] === topic && key[2] >= from && key[2] < to);
+      for (const [from, to] of [[0, 1], [3, 17], [15, 16], [16, 48], [31, 33], [100, 1_000]] as const) {
+        expect([...changes.getRange({ start: [1, 0, from], end: [1, 0, to] })]).toEqual(inRange(1, from, to));
+        expect([...changes.getKeys({ start: [1, 0, from], end: [1, 0, to], limit: 5 })]).toEqual(inRange(1, from, to).slice(0, 5).map(({ key }) => key));
+        expect([...changes.getRange({ start: [1, 0, to], end: [1, 0, from], reverse: true })]).toEqual(
+          all.filter(({ key }) => key[0] === 1 && key[2] > from && key[2] <= to).reverse(),
+        );
+      }
+    } finally {
+      await log.close();
+    }
+  });
+
   it('an aborted transaction leaves no heads behind, in the database or in memory', () => {
     const store = openProjectionStore(temp.dir());
     const entry = (offset: number): LogEntry => ({
@@ -131,6 +164,11 @@ describe('replay', () => {
       });
       expect(store.heads.get('Pod/default/a')?.slice(2, 4)).toEqual([1, 1]);
       expect(store.entryAt(1, 0, 1)?.prev).toBe(0);
+      // Nor changes: the feed has the committed ones only, once each.
+      expect([...store.changes.getRange()].map(({ key, value }) => [key, value.prev])).toEqual([
+        [[1, 0, 0], -1],
+        [[1, 0, 1], 0],
+      ]);
     } finally {
       void store.close();
     }
