@@ -38,7 +38,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { open, type Database, type Key, type RangeOptions, type RootDatabase } from 'lmdb';
 import { partitionOfKey } from '../log/partitioner.ts';
-import { eventIdTime, type Actor, type KubeObject } from '../schemas/index.ts';
+import { carriesTime, eventIdTime, type Actor, type KubeObject } from '../schemas/index.ts';
 import type { DesiredRecord, FoldState, StatusRecord, ChangeType, Verdict } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from './positions.ts';
 import type { NodeUsage } from './resources.ts';
@@ -287,34 +287,6 @@ const inTimeRange = (key: TimeKey, options: RangeOptions | undefined): boolean =
   const end = options?.end;
   if (options?.reverse) return (start === undefined || compare(start) <= 0) && (end === undefined || compare(end) > 0);
   return (start === undefined || compare(start) >= 0) && (end === undefined || compare(end) < 0);
-};
-
-/** Hex digit values by character code (-1: not a lowercase hex digit). */
-const HEX_DIGITS = Int8Array.from({ length: 128 }, (_, code) => (code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : -1));
-const hexDigit = (code: number): number => (code < 128 ? HEX_DIGITS[code]! : -1);
-
-/**
- * Whether `id` is a UUIDv7 stamped with `time`: `eventIdTime(id) === time`, checked
- * character by character instead of with its pattern and substrings (once per folded event).
- */
-export const carriesTime = (id: string, time: number): boolean => {
-  if (id.length !== 36) return false;
-  let ms = 0;
-  for (let i = 0; i < 36; i++) {
-    const code = id.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (code !== 45) return false; // '-'
-    } else if (i === 14) {
-      if (code !== 55) return false; // version '7'
-    } else if (i === 19) {
-      if (code !== 56 && code !== 57 && code !== 97 && code !== 98) return false; // variant [89ab]
-    } else {
-      const digit = hexDigit(code);
-      if (digit < 0) return false;
-      if (i < 13) ms = ms * 16 + digit;
-    }
-  }
-  return ms === time;
 };
 
 const lessNumbers = (a: readonly number[], b: readonly number[]): boolean => {
@@ -608,7 +580,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       if (run.written) timeIndex.removeSync([topicIndex, partition, time, run.offset]);
       run.offset = offset;
       run.written = false;
-      runs[topicIndex]![partition] = run;
+      runs[topicIndex]![partition] = run; // a run read back from the log is not in `runs` yet
       return;
     }
     if (run && !run.written) putTimeKey([topicIndex, partition, run.time, run.offset]);

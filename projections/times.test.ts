@@ -6,8 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordBatch } from '../log/port.ts';
 import { randomUUID } from 'node:crypto';
-import { eventIdTime, newEventId, type EventEnvelope } from '../schemas/index.ts';
-import { carriesTime } from './store.ts';
+import { carriesTime, eventIdTime, newEventId, type EventEnvelope } from '../schemas/index.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { makeEvent, toBatches } from './testing.ts';
 import { tempProjections } from './temp-projections.ts';

@@ -50,3 +50,32 @@ const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 /** The time (ms) a UUIDv7 carries; undefined for any other id. */
 export const eventIdTime = (id: string): number | undefined =>
   V7.test(id) ? parseInt(id.slice(0, 8) + id.slice(9, 13), 16) : undefined;
+
+/** Hex digit values by character code (-1: not a lowercase hex digit). */
+const HEX_DIGITS = Int8Array.from({ length: 128 }, (_, code) => (code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : -1));
+const hexDigit = (code: number): number => (code < 128 ? HEX_DIGITS[code]! : -1);
+
+/**
+ * Whether `id` is a UUIDv7 stamped with `time`: `eventIdTime(id) === time`, checked
+ * character by character instead of with its pattern and substrings (the projection asks
+ * once per folded event whether the id needs an index entry).
+ */
+export const carriesTime = (id: string, time: number): boolean => {
+  if (id.length !== 36) return false;
+  let ms = 0;
+  for (let i = 0; i < 36; i++) {
+    const code = id.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (code !== 45) return false; // '-'
+    } else if (i === 14) {
+      if (code !== 55) return false; // version '7'
+    } else if (i === 19) {
+      if (code !== 56 && code !== 57 && code !== 97 && code !== 98) return false; // variant [89ab]
+    } else {
+      const digit = hexDigit(code);
+      if (digit < 0) return false;
+      if (i < 13) ms = ms * 16 + digit;
+    }
+  }
+  return ms === time;
+};

@@ -14,6 +14,6 @@ export {
   UnknownFingerprintError,
 } from './errors.ts';
 export { decodeEvent, encodeEvent, validateObjectShape } from './events.ts';
-export { eventIdTime, newEventId } from './event-id.ts';
+export { carriesTime, eventIdTime, newEventId } from './event-id.ts';
 export { CLUSTER_SCOPED, isKind, KINDS, objectKey, parseObjectKey } from './keys.ts';
 export { loadSchemaRegistry, type SchemaRegistry, type SchemaVersion } from './registry.ts';
