@@ -18,6 +18,10 @@
  * On the embedded log the run uses the default durability of `logplane up` (`flushed`);
  * the create phases are then measured once more on a log opened with `committed`, and
  * reported as such (not the target figure: it is not what `logplane up` runs by default).
+ *
+ * Last, the machine's own HTTP limit (`http-limit.ts`): the same creates-only load (same
+ * client process, clients, creates and bodies) against a bare `node:http` server in this
+ * process that only parses each body and answers 201 with a response of the apiserver's size.
  */
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
@@ -30,6 +34,7 @@ import { createProjection, type Projection } from '../../projections/index.ts';
 import type { ApiLatencies, ApiLoad, ClientRole } from '../api-clients.ts';
 import { benchKafkaCluster } from '../kafka-clusters.ts';
 import { startServerTrace, traceDir, writeApiTrace, type ProcessTrace } from '../api-trace.ts';
+import { startBareHttpServer } from '../http-limit.ts';
 import {
   atMost,
   createBenchClient,
@@ -242,6 +247,17 @@ const runAgainstServer = async (
   }
 };
 
+/** The creates-only load against the bare `node:http` server of `http-limit.ts`: what this machine's HTTP stack does at all. */
+const runAgainstBareServer = async (load: Omit<ApiLoad, 'url' | 'token' | 'namespace' | 'pacedNamespace'>): Promise<ApiLatencies> => {
+  const server = await startBareHttpServer();
+  try {
+    const fullLoad: ApiLoad = { url: server.url, token: TOKEN, namespace: NAMESPACE, pacedNamespace: PACED_NAMESPACE, ...load, createsOnly: true };
+    return (await forkClient({ role: 'load', load: fullLoad }).next('done')).latencies;
+  } finally {
+    await server.close();
+  }
+};
+
 const createFigures = (label: string, load: Pick<ApiLoad, 'pacedRate'>, latencies: ApiLatencies, steps: ServerSteps): Figure[] => {
   const window = latencies.createWindow;
   const append = inWindow(steps.append, window);
@@ -273,6 +289,9 @@ export const apiScenario = async (context: ScenarioContext): Promise<ScenarioRes
   const committed = embedded
     ? await withTempDir('api-committed', (dir) => runAgainstServer(context, dir, 'committed', { clients: CLIENTS, perClient, lists: 0, createsOnly: true, ...pacing }))
     : undefined;
+  // After the apiserver's phases, so that it does not warm up their process.
+  const bare = await runAgainstBareServer({ clients: CLIENTS, perClient, lists: 0, ...pacing });
+  const limit = 'machine limit: bare node:http create-shaped request';
   const { latencies, delivery, missing } = main;
   const { get: getLatencies, list: listLatencies } = latencies;
   const label = embedded ? ' (durability flushed, default)' : '';
@@ -281,6 +300,9 @@ export const apiScenario = async (context: ScenarioContext): Promise<ScenarioRes
   );
   const figures: Figure[] = [
     ...mainCreates,
+    plain(`${limit} p50 (${CLIENTS} clients)`, round(quantile(bare.create, 0.5), 2), 'ms'),
+    plain(`${limit} p99 (${CLIENTS} clients)`, round(quantile(bare.create, 0.99), 2), 'ms'),
+    plain(`${limit} throughput (${CLIENTS} clients)`, round(bare.create.length / bare.createSeconds), 'req/s'),
     ...(committed ? createFigures(' (durability committed)', pacing, committed.latencies, committed.steps) : []),
     plain('get p50', round(quantile(getLatencies, 0.5), 2), 'ms'),
     plain('get p99', round(quantile(getLatencies, 0.99), 2), 'ms'),
@@ -298,6 +320,7 @@ export const apiScenario = async (context: ScenarioContext): Promise<ScenarioRes
     notes: [
       'apiserver + its projection over the log in this process, no controllers or agents; the 16 clients (node:http, keep-alive) run in a second process and the watch in a third (delivery measured on the shared system clock); HTTP on loopback, no TLS.',
       `Each client sends its next request when the last one answered, so with 16 clients a create waits for the creates ahead of it: p50 ≈ 16 / throughput. The paced rows spread the same 16 clients' creates over a fixed schedule (${PACED_RATE} req/s in all, each client still one request at a time): the latency of a create when the apiserver is not saturated. "In the apiserver" splits a concurrent create: the append (until the log acknowledged it) and the wait for this apiserver's projection to apply it; the rest is HTTP, admission, the response and waiting for the event loop.`,
+      `"Machine limit": the same ${CLIENTS} clients (same process, keep-alive agent, creates per client and Pod bodies, each client one request at a time) against a bare node:http server in this process that reads each body, JSON.parses it and answers 201 with the object echoed back with what the apiserver adds (≈ 470 bytes, as its response). It does no authentication, validation, log append or fold: the floor for any Node HTTP server answering these clients on this machine, measured in the same run after the apiserver's phases.`,
       ...(embedded
         ? [
             'Embedded log as `logplane up` opens it by default (durability flushed: an append resolves after the LMDB commit is flushed to disk). The "durability committed" rows repeat the create phases on a log opened with durability committed (`logplane up --durability committed`), which is not the default; gets, lists and watch are measured on the flushed log only.',
