@@ -25,6 +25,7 @@ import { createKafkaLog } from '../log/kafka/index.ts';
 import { kafkaBrokers } from '../test/kafka-env.ts';
 import { benchKafkaCluster, deleteKafkaClusters } from './kafka-clusters.ts';
 import { stopRunningClusters } from './cluster.ts';
+import { describeSweep, sweepLeftovers } from './leftovers.ts';
 import { apiScenario } from './scenarios/api.ts';
 import { failoverScenario } from './scenarios/failover.ts';
 import { podStartupScenario } from './scenarios/pod-startup.ts';
@@ -284,6 +285,10 @@ const main = async (): Promise<void> => {
     else printTables(saved.results);
     return;
   }
+
+  // What a killed run left (its pods still running, its directory): gone before anything is measured.
+  const swept = describeSweep(await sweepLeftovers());
+  if (swept !== null) process.stderr.write(`${swept}\n`);
 
   const startedAt = new Date();
   const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino, type Logger } from 'pino';
+import { BENCH_DIR_PREFIX, writeOwner } from './leftovers.ts';
 
 /** Which log a scenario runs on. */
 export type LogKind = 'embedded' | 'kafka';
@@ -97,10 +98,15 @@ export const plain = (name: string, value: number, unit: string, anchor?: string
   ...(anchor ? { anchor } : {}),
 });
 
-/** Runs `body` with a fresh temporary directory, removed afterwards. */
+/**
+ * Runs `body` with a fresh temporary directory, removed afterwards. The directory names this
+ * process as its owner, so that the next run removes it (and stops the pods recorded in it)
+ * if this process dies first (leftovers.ts).
+ */
 export const withTempDir = async <T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> => {
-  const dir = await mkdtemp(join(tmpdir(), `logplane-bench-${prefix}-`));
+  const dir = await mkdtemp(join(tmpdir(), `${BENCH_DIR_PREFIX}${prefix}-`));
   try {
+    writeOwner(dir);
     return await body(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
