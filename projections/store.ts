@@ -28,9 +28,10 @@
  *   lists every event; `positionAtTime` needs only the last event of the latest run;
  * - `changes`: [topic, partition, offset] → {key, type} (the watch feed, and what the
  *   snapshots are rolled forward with);
- * - `snapshots`: every `SNAPSHOT_INTERVAL` offsets of each topic partition, the offset of the
+ * - `snapshots`: per topic partition, now and then (see `snapshotInterval`), the offset of the
  *   latest change of every object on it, so "the whole cluster at P" reads one snapshot, the
  *   changes since, and one `log` entry per object, instead of seeking every object's history.
+ *   A snapshot keyed at offset o holds the state before o.
  * `history`, `events` and `times` are read-only views over this layout in the shape of the
  * version 1 databases, so readers of those keep working.
  */
@@ -43,10 +44,22 @@ import type { DesiredRecord, FoldState, StatusRecord, ChangeType, Verdict } from
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from './positions.ts';
 import type { NodeUsage } from './resources.ts';
 
-/** The layout this code writes; a directory with another one is rebuilt from the log. */
-export const LAYOUT_VERSION = 5;
-/** Offsets between two snapshots of one topic partition. */
+/**
+ * The layout this code writes; a directory with another one is rebuilt from the log.
+ * 6: snapshots are placed by `snapshotInterval` (5: every 4,096 offsets).
+ */
+export const LAYOUT_VERSION = 6;
+/** The fewest offsets between two snapshots of one topic partition. */
 export const SNAPSHOT_INTERVAL = 4_096;
+/**
+ * Offsets from a topic partition's last snapshot until the next is due, when `objects`
+ * objects live on it: `SNAPSHOT_INTERVAL`, or half the objects when that is more. A snapshot
+ * writes every object's key, so it costs at most two keys per folded event however large
+ * the cluster (at a fixed interval, a cluster ten times larger pays ten times more per
+ * event), and a view of the past rolls at most objects / 2 changes forward, in proportion
+ * to the objects it reads anyway. Where snapshots fall is a function of the log alone.
+ */
+export const snapshotInterval = (objects: number): number => Math.max(SNAPSHOT_INTERVAL, Math.ceil(objects / 2));
 /** Object heads the fold keeps in memory. */
 const HEADS_CACHED = 50_000;
 /** Current desired and status records kept in memory (each map dropped whole past this size). */
@@ -605,13 +618,27 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     dirtyHeads = new Map();
   };
 
+  /** Per topic index and partition, the offset of its latest snapshot (0: none; loaded on first use). */
+  let lastSnapshots: (number | undefined)[][] = [[], []];
+  const lastSnapshotOf = (topicIndex: number, partition: number): number => {
+    let found = lastSnapshots[topicIndex]![partition];
+    if (found === undefined) {
+      found = 0;
+      for (const key of snapshots.getKeys({ start: [topicIndex, partition, Number.MAX_SAFE_INTEGER], end: [topicIndex, partition, -1], reverse: true, limit: 1 })) found = key[2];
+      lastSnapshots[topicIndex]![partition] = found;
+    }
+    return found;
+  };
   const snapshotBefore: ProjectionStore['snapshotBefore'] = (topic, partition, offset, cursor) => {
-    const boundary = offset - (offset % SNAPSHOT_INTERVAL);
-    if (boundary === 0 || boundary < cursor) return;
-    // No record lies in [cursor, offset): the state before `offset` is the state at `boundary`.
+    if (offset < cursor) return;
     const topicIndex = topic === 'desired' ? 0 : 1;
+    const last = lastSnapshotOf(topicIndex, partition);
+    if (offset - last < SNAPSHOT_INTERVAL) return;
+    // No record lies in [cursor, offset): the stream (the state before `cursor`) is the state before `offset`.
     const { offsets, keys } = trackedChanges(topicIndex, partition, cursor);
-    snapshots.putSync([topicIndex, partition, boundary], { keys, offsets: keys.map((k) => offsets.get(k)!) });
+    if (offset - last < snapshotInterval(offsets.size)) return;
+    snapshots.putSync([topicIndex, partition, offset], { keys, offsets: keys.map((k) => offsets.get(k)!) });
+    lastSnapshots[topicIndex]![partition] = offset;
   };
 
   const entryAt = (topic: number, partition: number, offset: number): LogEntry | undefined => log.get(positionKey(topic, partition, offset));
@@ -903,6 +930,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       indexed = new Map();
       tracked[0] = [];
       tracked[1] = [];
+      lastSnapshots = [[], []];
       runs = [[], []];
     },
     stateHash,
