@@ -11,7 +11,7 @@ import type { EventEnvelope, KubeObject, Pod } from '../schemas/index.ts';
 import { objectHistory } from './history.ts';
 import type { PositionVector } from './positions.ts';
 import { createProjection, type Projection } from './projection.ts';
-import { SNAPSHOT_INTERVAL, snapshotInterval } from './store.ts';
+import { SNAPSHOT_INTERVAL, decodeSnapshot, encodeSnapshot, snapshotInterval } from './store.ts';
 import { makeEvent, toBatches } from './testing.ts';
 import { objectAt } from './view.ts';
 import { tempProjections } from './temp-projections.ts';
@@ -107,6 +107,26 @@ describe('time travel with snapshots', () => {
     }
     expect(replayed.cursor()).toEqual(live.cursor());
     expect(replayed.stateHash()).toBe(live.stateHash());
+  });
+});
+
+describe('the snapshot record format', () => {
+  const roundTrip = (keys: string[], offsets: number[]) => {
+    const bytes = encodeSnapshot({ keys, offsets });
+    const decoded = decodeSnapshot(bytes);
+    expect(decoded.keys).toEqual(keys);
+    expect(Array.from(decoded.offsets)).toEqual(offsets);
+    return bytes;
+  };
+  it('round-trips keys and offsets, in binary unless a key holds a NUL, and reads only the record of a longer buffer', () => {
+    const bytes = roundTrip(['Pod/default/a', 'Pod/default/ü-2', 'Service/default/web'], [0, 2 ** 40, 17]);
+    expect(bytes[0]).toBe(1);
+    expect(roundTrip([], [])[0]).toBe(1);
+    expect(roundTrip(['Pod/default/a\0b', 'Pod/default/c'], [3, 4])[0]).toBe(0);
+    // lmdb-js hands a range's value over in a reused buffer, with the record's size.
+    const padded = Buffer.concat([bytes, Buffer.from('\0left over from a longer record')]);
+    expect(decodeSnapshot(padded, bytes.length).keys).toEqual(['Pod/default/a', 'Pod/default/ü-2', 'Service/default/web']);
+    expect(() => decodeSnapshot(Buffer.of(9))).toThrow(/unknown format 9/);
   });
 });
 
