@@ -24,3 +24,11 @@ export class ProjectionTimeoutError extends ProjectionError {
     super(message, true, context);
   }
 }
+
+/** A record of the projection's store cannot be read: the directory is damaged (remove it to refold it from the log). */
+export class DamagedStoreError extends ProjectionError {
+  override readonly name = 'DamagedStoreError';
+  constructor(message: string, context: ProjectionErrorContext = {}) {
+    super(message, false, context);
+  }
+}

@@ -41,6 +41,7 @@ import { open, type Database, type Key, type RangeOptions, type RootDatabase } f
 import { Packr } from 'msgpackr';
 import { partitionOfKey } from '../log/partitioner.ts';
 import { carriesTime, eventIdTime, type Actor, type KubeObject } from '../schemas/index.ts';
+import { DamagedStoreError } from './errors.ts';
 import type { DesiredRecord, FoldState, StatusRecord, ChangeType, Verdict } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, zeroVector } from './positions.ts';
 import type { NodeUsage } from './resources.ts';
@@ -198,12 +199,12 @@ export const encodeSnapshot = (snapshot: Snapshot): Buffer => {
 export const decodeSnapshot = (bytes: Uint8Array, size?: unknown): Snapshot => {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, typeof size === 'number' ? size : bytes.byteLength);
   if (buffer[0] === 0) return JSON.parse(buffer.toString('utf8', 1)) as Snapshot;
-  if (buffer[0] !== 1) throw new Error(`snapshot record of unknown format ${String(buffer[0])}: the projection directory is damaged; remove it to refold it from the log`);
+  if (buffer[0] !== 1) throw new DamagedStoreError(`snapshot record of unknown format ${String(buffer[0])}: the projection directory is damaged; remove it to refold it from the log`, { format: buffer[0] });
   const count = buffer.readUInt32LE(1);
   const offsets = new Float64Array(count);
   new Uint8Array(offsets.buffer).set(buffer.subarray(5, 5 + count * 8));
   const keys = count === 0 ? [] : buffer.toString('utf8', 5 + count * 8).split('\0');
-  if (keys.length !== count) throw new Error(`snapshot record holds ${keys.length} keys for ${count} offsets: the projection directory is damaged; remove it to refold it from the log`);
+  if (keys.length !== count) throw new DamagedStoreError(`snapshot record holds ${keys.length} keys for ${count} offsets: the projection directory is damaged; remove it to refold it from the log`, { keys: keys.length, offsets: count });
   return { keys, offsets };
 };
 

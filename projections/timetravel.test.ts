@@ -8,6 +8,7 @@ import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import type { RecordBatch } from '../log/port.ts';
 import type { EventEnvelope, KubeObject, Pod } from '../schemas/index.ts';
+import { DamagedStoreError } from './errors.ts';
 import { objectHistory } from './history.ts';
 import type { PositionVector } from './positions.ts';
 import { createProjection, type Projection } from './projection.ts';
@@ -126,6 +127,7 @@ describe('the snapshot record format', () => {
     // lmdb-js hands a range's value over in a reused buffer, with the record's size.
     const padded = Buffer.concat([bytes, Buffer.from('\0left over from a longer record')]);
     expect(decodeSnapshot(padded, bytes.length).keys).toEqual(['Pod/default/a', 'Pod/default/ü-2', 'Service/default/web']);
+    expect(() => decodeSnapshot(Buffer.of(9))).toThrow(DamagedStoreError);
     expect(() => decodeSnapshot(Buffer.of(9))).toThrow(/unknown format 9/);
   });
 });
