@@ -21,7 +21,7 @@ import {
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
-import { applyPatch, mergePatch, patchTypeOf } from '../patch.ts';
+import { applyPatch, mergePatch, patchTypeOf } from '../patch/index.ts';
 import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus, parseFieldValidation } from '../validation/admit.ts';
 import { currentObject } from './write.ts';

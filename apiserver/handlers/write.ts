@@ -22,7 +22,7 @@ import {
 } from '../context.ts';
 import { ApiError, apiErrors, verdictError } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
-import { applyPatch, patchTypeOf } from '../patch.ts';
+import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { parseSelection } from '../selection.ts';
 import { successStatus } from '../status.ts';

@@ -1,0 +1,154 @@
+/**
+ * Strategic merge patch (`application/strategic-merge-patch+json`) for the built-in kinds:
+ * lists merged by their keys (containers by `name`, container ports by `containerPort`,
+ * service ports by `port`, env by `name`, …), and the `$patch`, `$setElementOrder/<list>`,
+ * `$deleteFromPrimitiveList/<list>` and `$retainKeys` directives that `kubectl apply` emits.
+ */
+import { assertNever, type Kind } from '../../schemas/index.ts';
+import { apiErrors } from '../errors.ts';
+import { isObject, type Json, type JsonObject } from './json.ts';
+
+/** How a list field merges: by a key field, as a set of primitives, or replaced whole. */
+type ListStrategy = { type: 'mergeByKey'; key: string } | { type: 'mergePrimitives' } | { type: 'replace' };
+
+/**
+ * The patch strategies of the lists logplane stores, from the Kubernetes API types'
+ * `patchStrategy`/`patchMergeKey` tags. `path` is the list's field path without indexes.
+ */
+const listStrategy = (kind: Kind, path: readonly string[]): ListStrategy => {
+  const field = path[path.length - 1];
+  switch (field) {
+    case 'containers':
+    case 'initContainers':
+    case 'env':
+    case 'volumes':
+    case 'imagePullSecrets':
+      return { type: 'mergeByKey', key: 'name' };
+    case 'volumeMounts':
+      return { type: 'mergeByKey', key: 'mountPath' };
+    case 'ports':
+      if (kind === 'Service' && path.length === 2 && path[0] === 'spec') return { type: 'mergeByKey', key: 'port' };
+      if (path.includes('subsets')) return { type: 'replace' };
+      return { type: 'mergeByKey', key: 'containerPort' };
+    case 'conditions':
+      return { type: 'mergeByKey', key: 'type' };
+    case 'ownerReferences':
+      return { type: 'mergeByKey', key: 'uid' };
+    case 'finalizers':
+      return path.length === 2 && path[0] === 'metadata' ? { type: 'mergePrimitives' } : { type: 'replace' };
+    case 'addresses':
+      return kind === 'Node' ? { type: 'mergeByKey', key: 'type' } : { type: 'replace' };
+    default:
+      return { type: 'replace' };
+  }
+};
+
+const DIRECTIVE = '$patch';
+const SET_ORDER = '$setElementOrder/';
+const DELETE_PRIMITIVES = '$deleteFromPrimitiveList/';
+const RETAIN_KEYS = '$retainKeys';
+
+const badPatch = (message: string) => apiErrors.badRequest(`invalid strategic merge patch: ${message}`);
+
+const orderBy = (list: Json[], order: Json[], key: string | undefined): Json[] => {
+  const identity = (item: Json): string => JSON.stringify(key !== undefined && isObject(item) ? item[key] : item);
+  const positions = new Map(order.map((item, index) => [identity(item), index]));
+  const ordered = list.filter((item) => positions.has(identity(item))).sort((a, b) => positions.get(identity(a))! - positions.get(identity(b))!);
+  const rest = list.filter((item) => !positions.has(identity(item)));
+  return [...ordered, ...rest];
+};
+
+const mergeList = (kind: Kind, path: readonly string[], original: Json, patch: Json[]): Json[] => {
+  const strategy = listStrategy(kind, path);
+  const current = Array.isArray(original) ? original : [];
+  switch (strategy.type) {
+    case 'replace':
+      return patch.filter((item) => !(isObject(item) && item[DIRECTIVE] === 'delete')).map((item) => strip(item));
+    case 'mergePrimitives': {
+      const merged = [...current];
+      for (const item of patch) if (!merged.some((existing) => JSON.stringify(existing) === JSON.stringify(item))) merged.push(item);
+      return merged;
+    }
+    case 'mergeByKey': {
+      if (patch.some((item) => isObject(item) && item[DIRECTIVE] === 'replace')) {
+        return patch.filter((item) => !(isObject(item) && item[DIRECTIVE] === 'replace')).map((item) => strip(item));
+      }
+      const merged = [...current];
+      for (const item of patch) {
+        if (!isObject(item)) throw badPatch(`${path.join('.')}: list items must be objects`);
+        const keyValue = item[strategy.key];
+        if (keyValue === undefined) throw badPatch(`${path.join('.')}: map: ${JSON.stringify(item)} does not contain declared merge key: ${strategy.key}`);
+        const index = merged.findIndex((existing) => isObject(existing) && existing[strategy.key] === keyValue);
+        if (item[DIRECTIVE] === 'delete') {
+          if (index >= 0) merged.splice(index, 1);
+        } else if (index >= 0) {
+          merged[index] = strategicMerge(kind, path, merged[index], item);
+        } else {
+          merged.push(strategicMerge(kind, path, {}, item));
+        }
+      }
+      return merged;
+    }
+    default:
+      return assertNever(strategy, 'strategy');
+  }
+};
+
+/** Removes directive keys from a value that is used as-is. */
+const strip = (value: Json): Json => {
+  if (Array.isArray(value)) return value.map(strip);
+  if (!isObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$')).map(([k, v]) => [k, strip(v)]));
+};
+
+/**
+ * Applies a strategic merge patch to `original` (an object of `kind`); `path` is where
+ * in the object the two values sit (empty for the whole object).
+ */
+export const strategicMerge = (kind: Kind, path: readonly string[], original: Json, patch: Json): Json => {
+  if (!isObject(patch)) return structuredClone(patch);
+  const directive = patch[DIRECTIVE];
+  if (directive === 'delete') return undefined;
+  if (directive === 'replace') return strip(patch);
+  if (directive !== undefined) throw badPatch(`unknown $patch directive ${JSON.stringify(directive)}`);
+  const out: JsonObject = isObject(original) ? { ...original } : {};
+  const orders: [string, Json[]][] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (key.startsWith(SET_ORDER)) {
+      if (Array.isArray(value)) orders.push([key.slice(SET_ORDER.length), value]);
+      continue;
+    }
+    if (key.startsWith(DELETE_PRIMITIVES)) {
+      const field = key.slice(DELETE_PRIMITIVES.length);
+      if (Array.isArray(out[field]) && Array.isArray(value)) {
+        const remove = new Set(value.map((v) => JSON.stringify(v)));
+        out[field] = (out[field] as Json[]).filter((v) => !remove.has(JSON.stringify(v)));
+      }
+      continue;
+    }
+    if (key === RETAIN_KEYS) continue;
+    const childPath = [...path, key];
+    if (value === null) {
+      delete out[key];
+    } else if (Array.isArray(value)) {
+      out[key] = mergeList(kind, childPath, out[key], value);
+    } else if (isObject(value)) {
+      const merged = strategicMerge(kind, childPath, out[key], value);
+      if (merged === undefined) delete out[key];
+      else out[key] = merged;
+    } else {
+      out[key] = value;
+    }
+  }
+  for (const [field, order] of orders) {
+    if (!Array.isArray(out[field])) continue;
+    const strategy = listStrategy(kind, [...path, field]);
+    out[field] = orderBy(out[field] as Json[], order, strategy.type === 'mergeByKey' ? strategy.key : undefined);
+  }
+  const retain = patch[RETAIN_KEYS];
+  if (Array.isArray(retain)) {
+    const keep = new Set(retain.map(String));
+    for (const key of Object.keys(out)) if (!keep.has(key)) delete out[key];
+  }
+  return out;
+};
