@@ -7,4 +7,12 @@ export { DEFAULT_NAMESPACES } from './namespaces.ts';
 export { RESOURCES, type ResourceInfo } from './resources.ts';
 export { createApiServer, type ApiExtension, type ApiServer, type ApiServerOptions } from './server.ts';
 export type { Status, StatusCause } from './status.ts';
-export { generateSelfSignedCertificate, type SelfSignedOptions, type TlsMaterial } from './tls.ts';
+export {
+  generateCertificateAuthority,
+  generateSelfSignedCertificate,
+  issueCertificate,
+  type CertificateUsage,
+  type IssueOptions,
+  type SelfSignedOptions,
+  type TlsMaterial,
+} from './tls.ts';
