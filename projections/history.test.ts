@@ -44,7 +44,7 @@ describe('history queries', () => {
     }, alice);
     for (const b of toBatches('desired', [deletion], 1, [4])) projection.applyBatch(b);
 
-    const history = objectHistory(projection.store, 'Pod/default/web');
+    const history = objectHistory(projection.store, 1, 'Pod/default/web');
     expect(history.map((v) => [v.eventType, v.actor.name, v.verdict.type, v.change])).toEqual([
       ['ObjectCreated', 'alice', 'accepted', 'ADDED'],
       ['ObjectCreated', 'bob', 'rejected', null],

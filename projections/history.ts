@@ -6,9 +6,42 @@
 import type { EventLog } from '../log/port.ts';
 import { decodeEvent, type Actor, type BindingRationale, type Kind, type KubeObject } from '../schemas/index.ts';
 import type { ChangeType, Verdict } from './fold.ts';
-import { FOLDED_TOPICS, type FoldedTopic, type PositionVector } from './positions.ts';
+import { FOLDED_TOPICS, formatVector, type FoldedTopic, type PositionVector } from './positions.ts';
 import type { EventRecord, HistoryEntry, ProjectionStore } from './store.ts';
-import { materialize, objectAt } from './view.ts';
+import { materialize, objectAt, positionAtTime } from './view.ts';
+
+/** Where one event lies in the log, and when it was stamped. */
+export interface EventAddress {
+  readonly topic: FoldedTopic;
+  readonly partition: number;
+  readonly offset: number;
+  readonly time: number;
+}
+
+/**
+ * The position just after `event`, as the list resourceVersion every history reply prints:
+ * on the event's own topic partition, the event and every one before it (offset + 1, the
+ * way an object's resourceVersion counts); on every other topic partition, the events
+ * stamped no later than it, observed events stamped at the same millisecond as a desired
+ * one counting as after it (the order `objectHistory` lists them in). So the object an
+ * event created exists at the event's position, and the cluster there is the cluster as it
+ * was right after the event. Read from the time index: a function of the folded log.
+ */
+export const eventPosition = (store: ProjectionStore, partitions: number, event: EventAddress): PositionVector => {
+  const sameTime = positionAtTime(store, event.time, partitions);
+  const observed = event.topic === 'desired' ? positionAtTime(store, event.time - 1, partitions).observed : sameTime.observed;
+  const position = { desired: [...sameTime.desired], observed: [...observed] };
+  position[event.topic][event.partition] = event.offset + 1;
+  return position;
+};
+
+/** An event as the history replies carry it: with its position (`eventPosition`). */
+export type PositionedEvent = EventRecord & { readonly position: string };
+
+const positioned = (store: ProjectionStore, partitions: number, event: EventRecord): PositionedEvent => ({
+  ...event,
+  position: formatVector(eventPosition(store, partitions, event)),
+});
 
 /** One field that differs between two versions. */
 export type FieldChange =
@@ -34,6 +67,7 @@ export const diffObjects = (before: unknown, after: unknown, path = ''): FieldCh
 
 /** One version of an object in its history. */
 export interface VersionView {
+  /** The list resourceVersion just after the event (`eventPosition`): the object is at this version there. */
   readonly position: string;
   readonly topic: FoldedTopic;
   readonly partition: number;
@@ -57,7 +91,7 @@ const withoutVersion = (o: KubeObject | null): unknown => {
 };
 
 /** Every event that touched `key` (accepted or rejected), oldest first, each with the diff it made. */
-export const objectHistory = (store: ProjectionStore, key: string): VersionView[] => {
+export const objectHistory = (store: ProjectionStore, partitions: number, key: string): VersionView[] => {
   // Each topic's entries come in log order (the range is keyed by offset); event times come from
   // the writers' clocks, so they only interleave the two topics and never reorder one of them.
   const desiredEntries: HistoryEntry[] = [];
@@ -94,7 +128,7 @@ export const objectHistory = (store: ProjectionStore, key: string): VersionView[
     const diff = entry.change === null ? [] : diffObjects(withoutVersion(previous), withoutVersion(current));
     if (entry.change !== null) previous = current;
     return {
-      position: `${entry.topic}/${entry.partition}/${entry.offset}`,
+      position: formatVector(eventPosition(store, partitions, entry)),
       topic: entry.topic,
       partition: entry.partition,
       offset: entry.offset,
@@ -112,7 +146,7 @@ export const objectHistory = (store: ProjectionStore, key: string): VersionView[
 
 /** One link of a causation chain. */
 export interface CauseLink {
-  readonly event: EventRecord;
+  readonly event: PositionedEvent;
   /** The scheduler's reasons, for a binding. */
   readonly rationale?: BindingRationale;
   /** A one-line account of what happened ("bound to node-2 by controller scheduler"). */
@@ -159,7 +193,7 @@ const summarize = (event: EventRecord, rationale: BindingRationale | undefined):
  * status report, its binding, its creation), each followed back through `causationId` to
  * the request that started it. Returns chains, newest first.
  */
-export const why = async (store: ProjectionStore, log: EventLog, key: string): Promise<CauseLink[][]> => {
+export const why = async (store: ProjectionStore, log: EventLog, partitions: number, key: string): Promise<CauseLink[][]> => {
   const entries = [...store.history.getRange({ start: [key, 0, 0], end: [key, FOLDED_TOPICS.length, 0] })].map((e) => e.value);
   const starts = new Map<string, HistoryEntry>();
   for (const entry of entries) {
@@ -178,7 +212,7 @@ export const why = async (store: ProjectionStore, log: EventLog, key: string): P
         const event = store.events.get(id);
         if (!event) break;
         const rationale = await readRationale(log, event);
-        chain.push({ event, ...(rationale ? { rationale } : {}), summary: summarize(event, rationale) });
+        chain.push({ event: positioned(store, partitions, event), ...(rationale ? { rationale } : {}), summary: summarize(event, rationale) });
         if (!created && event.actor.type === 'controller' && event.eventType === 'ObjectCreated') created = event;
         id = event.causationId;
       }
@@ -214,8 +248,14 @@ const ownerCause = (store: ProjectionStore, event: EventRecord): HistoryEntry | 
 
 export interface AuditQuery {
   readonly user?: string;
+  /** Events stamped at or after this time (epoch ms). */
   readonly since?: number;
+  /** Events stamped at or before this time (epoch ms). */
   readonly until?: number;
+  /** Events that are not in this position (appended after it). */
+  readonly after?: PositionVector;
+  /** Events that are in this position. */
+  readonly upTo?: PositionVector;
   readonly kind?: Kind;
   /** Most recent first, at most this many (default 1,000). */
   readonly limit?: number;
@@ -223,8 +263,8 @@ export interface AuditQuery {
   readonly allActors?: boolean;
 }
 
-/** Who changed what, when: events in time order (newest first) matching the query. */
-export const audit = (store: ProjectionStore, partitions: number, query: AuditQuery): EventRecord[] => {
+/** Who changed what, when: events in time order (newest first) matching the query, each with its position. */
+export const audit = (store: ProjectionStore, partitions: number, query: AuditQuery): PositionedEvent[] => {
   const since = query.since ?? 0;
   const until = query.until ?? Number.MAX_SAFE_INTEGER;
   const limit = query.limit ?? 1000;
@@ -237,12 +277,15 @@ export const audit = (store: ProjectionStore, partitions: number, query: AuditQu
         if (!query.allActors && event.actor.type !== 'user') continue;
         if (query.user && event.actor.name !== query.user) continue;
         if (query.kind && !event.key.startsWith(`${query.kind}/`)) continue;
+        const topicName = FOLDED_TOPICS[topic]!;
+        if (query.after && event.offset < (query.after[topicName][partition] ?? 0)) continue;
+        if (query.upTo && event.offset >= (query.upTo[topicName][partition] ?? 0)) continue;
         found.push(event);
       }
     }
   }
   found.sort((a, b) => b.time - a.time || b.offset - a.offset);
-  return found.slice(0, limit);
+  return found.slice(0, limit).map((event) => positioned(store, partitions, event));
 };
 
 /** What differs between two moments. */

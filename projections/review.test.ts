@@ -132,7 +132,7 @@ describe('history review: order of versions', () => {
     // The second writer stamped its event earlier (it decided first, or its clock is behind) but appended later.
     apply('desired', first, { ...second, time: first.time - 500 });
     expect(projection.view().get('Service/default/web')?.metadata.labels).toEqual({ v: '2' });
-    const versions = objectHistory(projection.store, 'Service/default/web');
+    const versions = objectHistory(projection.store, projection.partitions, 'Service/default/web');
     expect(versions.map((v) => v.offset)).toEqual([1, 2, 3]);
     expect(versions.at(-1)?.object?.metadata.labels).toEqual({ v: '2' });
   });

@@ -95,7 +95,7 @@ describe('time travel with snapshots', () => {
       expect(listed).toEqual(oneByOne);
     }
     // A deleted pod's whole history is still there, in order, with its deletion.
-    const versions = objectHistory(live.store, podKey(7));
+    const versions = objectHistory(live.store, PARTITIONS, podKey(7));
     expect(versions.filter((v) => v.eventType === 'ObjectDeleted')).toHaveLength(ROUNDS / 10);
     expect(versions.filter((v) => v.eventType === 'PodStatusChanged')).toHaveLength(ROUNDS);
 

@@ -54,7 +54,7 @@ describe('why', () => {
         controller('replicaset'),
         unrelated!.appended.event.id,
       );
-      const [chain] = await why(projection.store, log, 'Pod/default/web-1-a');
+      const [chain] = await why(projection.store, log, projection.partitions, 'Pod/default/web-1-a');
       expect(chain?.map((link) => `${link.event.eventType} ${link.event.key} by ${link.event.actor.name}`)).toEqual([
         'ObjectCreated Pod/default/web-1-a by replicaset',
         'ObjectCreated Namespace//other by admin',

@@ -8,18 +8,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { EventLog } from '../../log/port.ts';
-import {
-  audit,
-  diffPositions,
-  formatVector,
-  objectHistory,
-  parseVector,
-  createReplayer,
-  why,
-  type PositionVector,
-  type Projection,
-} from '../../projections/index.ts';
+import { audit, diffPositions, formatVector, MOMENT_FORMS, objectHistory, createReplayer, why, type AuditQuery, type PositionVector, type Projection } from '../../projections/index.ts';
 import { isKind, type EventBody, type Kind } from '../../schemas/index.ts';
+import { DEFAULT_WAIT_MS, HistoryRequestError, resolveBound, resolveMoment, type MomentContext } from './moments.ts';
 
 /** Re-runs a controller's decision on the view at a position (wired by the CLI, which knows the controllers). */
 export type DebugReconcile = (
@@ -32,20 +23,12 @@ export interface HistoryApiOptions {
   readonly log: EventLog;
   readonly projection: Projection;
   readonly debugReconcile?: DebugReconcile;
+  /** How long a position the log has but the projection has not folded yet is waited for (default 10 s). */
+  readonly waitMs?: number;
 }
 
 /** Handles `/logplane/v1/*`; returns false for any other path. The caller has authenticated the request. */
 export type HistoryApi = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
-
-class BadRequest extends Error {
-  constructor(
-    message: string,
-    readonly code = 400,
-    readonly reason = 'BadRequest',
-  ) {
-    super(message);
-  }
-}
 
 const sendJson = (res: ServerResponse, code: number, body: unknown): void => {
   const text = JSON.stringify(body);
@@ -56,27 +39,10 @@ const sendJson = (res: ServerResponse, code: number, body: unknown): void => {
 const sendStatus = (res: ServerResponse, code: number, reason: string, message: string): void =>
   sendJson(res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
 
-const RELATIVE = /^-(\d+)(ms|s|m|h|d)$/;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** A moment as the user wrote it: a position vector, epoch ms, RFC3339, or relative ("-5m"). */
-export const resolveMoment = (text: string, projection: Projection, now = Date.now()): PositionVector => {
-  const partitions = projection.partitions;
-  if (/^\d+(\.\d+)+$/.test(text)) return parseVector(text, partitions);
-  const relative = RELATIVE.exec(text);
-  if (relative) return projection.positionAtTime(now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS]);
-  if (/^\d+$/.test(text)) return projection.positionAtTime(Number(text));
-  const parsed = Date.parse(text);
-  if (Number.isNaN(parsed)) {
-    throw new BadRequest(`"${text}" is neither a position (like 42.17), a time (RFC3339 or epoch ms) nor a relative time (like -5m)`);
-  }
-  return projection.positionAtTime(parsed);
-};
-
 const keyFrom = (segments: readonly string[]): string => {
   const [kind, namespace, name] = segments;
   if (!kind || !namespace || !name || !isKind(kind)) {
-    throw new BadRequest('expected /{kind}/{namespace or _}/{name} with a kind such as Pod, Deployment, Node');
+    throw new HistoryRequestError('expected /{kind}/{namespace or _}/{name} with a kind such as Pod, Deployment, Node');
   }
   return `${kind}/${namespace === '_' ? '' : namespace}/${name}`;
 };
@@ -85,23 +51,38 @@ const keyFrom = (segments: readonly string[]): string => {
 export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
   const { projection, log } = options;
   const store = projection.store;
+  const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+  if (!Number.isInteger(waitMs) || waitMs < 0) throw new Error(`waitMs must be a non-negative integer, got ${waitMs}`);
 
   const routes = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const segments = url.pathname.split('/').filter(Boolean).slice(2).map(decodeURIComponent);
     const [route, ...rest] = segments;
     const query = url.searchParams;
+    const context: MomentContext = { projection, log, now: Date.now(), waitMs };
+    const parameter = (name: string): string | undefined => {
+      const value = query.get(name);
+      return value === null || value === '' ? undefined : value;
+    };
+    /** The moment in query parameter `name`, resolved; `undefined` when absent. */
+    const optionalMoment = async (name: string): Promise<PositionVector | undefined> => {
+      const value = parameter(name);
+      return value === undefined ? undefined : resolveMoment(name, value, context);
+    };
+    const requiredMoment = async (name: string): Promise<PositionVector> => {
+      const value = parameter(name);
+      if (value === undefined) throw new HistoryRequestError(`query parameter "${name}" is required: ${MOMENT_FORMS}`);
+      return resolveMoment(name, value, context);
+    };
     switch (route) {
       case 'position':
         return sendJson(res, 200, { resourceVersion: formatVector(projection.cursor()), time: Date.now() });
       case 'history':
-        return sendJson(res, 200, { versions: objectHistory(store, keyFrom(rest)) });
+        return sendJson(res, 200, { versions: objectHistory(store, projection.partitions, keyFrom(rest)) });
       case 'at': {
-        const at = query.get('at');
-        if (!at) throw new BadRequest('query parameter "at" is required (a time or a position)');
-        const position = resolveMoment(at, projection);
+        const position = await requiredMoment('at');
         const view = projection.viewAt(position);
         const kind = query.get('kind');
-        if (kind !== null && !isKind(kind)) throw new BadRequest(`unknown kind "${kind}"`);
+        if (kind !== null && !isKind(kind)) throw new HistoryRequestError(`unknown kind "${kind}"`);
         const namespace = query.get('namespace') ?? undefined;
         const name = query.get('name');
         const kinds: Kind[] = kind ? [kind] : ['Namespace', 'Node', 'Deployment', 'ReplicaSet', 'Pod', 'Service', 'Endpoints'];
@@ -110,11 +91,8 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         return sendJson(res, 200, { position: formatVector(position), objects });
       }
       case 'diff': {
-        const from = query.get('from');
-        const to = query.get('to');
-        if (!from) throw new BadRequest('query parameter "from" is required');
-        const fromPosition = resolveMoment(from, projection);
-        const toPosition = to ? resolveMoment(to, projection) : projection.cursor();
+        const fromPosition = await requiredMoment('from');
+        const toPosition = (await optionalMoment('to')) ?? projection.cursor();
         return sendJson(res, 200, {
           from: formatVector(fromPosition),
           to: formatVector(toPosition),
@@ -122,41 +100,41 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         });
       }
       case 'why':
-        return sendJson(res, 200, { chains: await why(store, log, keyFrom(rest)) });
+        return sendJson(res, 200, { chains: await why(store, log, projection.partitions, keyFrom(rest)) });
       case 'audit': {
         const kind = query.get('kind');
-        if (kind !== null && !isKind(kind)) throw new BadRequest(`unknown kind "${kind}"`);
-        const time = (name: string): number | undefined => {
-          const value = query.get(name);
-          if (value === null) return undefined;
-          const relative = RELATIVE.exec(value);
-          if (relative) return Date.now() - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
-          const parsed = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-          if (Number.isNaN(parsed)) throw new BadRequest(`"${name}" must be a time (RFC3339, epoch ms or like -1h), got "${value}"`);
-          return parsed;
-        };
-        const since = time('since');
-        const until = time('until');
+        if (kind !== null && !isKind(kind)) throw new HistoryRequestError(`unknown kind "${kind}"`);
+        const bounds: { since?: number; until?: number; after?: PositionVector; upTo?: PositionVector } = {};
+        for (const [name, timeBound, positionBound] of [['since', 'since', 'after'], ['until', 'until', 'upTo']] as const) {
+          const value = parameter(name);
+          if (value === undefined) continue;
+          // A time bounds the events' stamps; a position bounds their offsets (exactly what it holds).
+          const bound = await resolveBound(name, value, context);
+          if (bound.type === 'time') bounds[timeBound] = bound.ms;
+          else bounds[positionBound] = bound.position;
+        }
         const user = query.get('user');
-        const limit = query.get('limit');
-        return sendJson(res, 200, {
-          events: audit(store, projection.partitions, {
-            ...(user ? { user } : {}),
-            ...(since !== undefined ? { since } : {}),
-            ...(until !== undefined ? { until } : {}),
-            ...(kind ? { kind } : {}),
-            ...(limit ? { limit: Number(limit) } : {}),
-            allActors: query.get('all') === 'true',
-          }),
-        });
+        const limitText = query.get('limit');
+        const limit = limitText === null ? undefined : Number(limitText);
+        if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+          throw new HistoryRequestError(`limit: Invalid value: ${JSON.stringify(limitText)}: must be a positive integer`);
+        }
+        const auditQuery: AuditQuery = {
+          ...(user ? { user } : {}),
+          ...bounds,
+          ...(kind ? { kind } : {}),
+          ...(limit !== undefined ? { limit } : {}),
+          allActors: query.get('all') === 'true',
+        };
+        return sendJson(res, 200, { events: audit(store, projection.partitions, auditQuery) });
       }
       case 'replay': {
-        if (req.method !== 'POST') throw new BadRequest('replay is POST', 405, 'MethodNotAllowed');
+        if (req.method !== 'POST') throw new HistoryRequestError('replay is POST', 405, 'MethodNotAllowed');
         const toText = query.get('to');
-        const to = toText ? resolveMoment(toText, projection) : projection.cursor();
+        const to = (await optionalMoment('to')) ?? projection.cursor();
         const into = query.get('into');
         if (into !== null && (!isAbsolute(into) || (existsSync(into) && readdirSync(into).length > 0))) {
-          throw new BadRequest(`"into" must be an absolute path to a new or empty directory, got "${into}"`);
+          throw new HistoryRequestError(`"into" must be an absolute path to a new or empty directory, got "${into}"`);
         }
         const dir = into ?? mkdtempSync(join(tmpdir(), 'logplane-replay-'));
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -205,18 +183,17 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         return;
       }
       case 'debug': {
-        if (rest[0] !== 'reconcile') throw new BadRequest('unknown debug route', 404, 'NotFound');
-        if (!options.debugReconcile) throw new BadRequest('this server was started without controllers to debug', 501, 'NotImplemented');
+        if (rest[0] !== 'reconcile') throw new HistoryRequestError('unknown debug route', 404, 'NotFound');
+        if (!options.debugReconcile) throw new HistoryRequestError('this server was started without controllers to debug', 501, 'NotImplemented');
         const controller = query.get('controller');
         const key = query.get('key');
-        const at = query.get('at');
-        if (!controller || !key || !at) throw new BadRequest('query parameters "controller", "key" and "at" are required');
-        const position = resolveMoment(at, projection);
+        if (!controller || !key) throw new HistoryRequestError('query parameters "controller", "key" and "at" are required');
+        const position = await requiredMoment('at');
         const result = await options.debugReconcile(controller, key, position);
         return sendJson(res, 200, { controller, key, at: formatVector(position), ...result });
       }
       default:
-        throw new BadRequest(`no such logplane API: ${url.pathname}`, 404, 'NotFound');
+        throw new HistoryRequestError(`no such logplane API: ${url.pathname}`, 404, 'NotFound');
     }
   };
 
@@ -227,7 +204,7 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
     } catch (error) {
       if (res.headersSent) {
         res.end(`${JSON.stringify({ type: 'error', message: String(error) })}\n`);
-      } else if (error instanceof BadRequest) {
+      } else if (error instanceof HistoryRequestError) {
         sendStatus(res, error.code, error.reason, error.message);
       } else {
         sendStatus(res, 500, 'InternalError', error instanceof Error ? error.message : String(error));

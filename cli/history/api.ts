@@ -1,12 +1,11 @@
 /**
  * The `/logplane/v1` history API as the CLI calls it: reply types and one function per
- * endpoint. Moments are sent as epoch milliseconds (times) or resourceVersion vectors
- * (positions), see {@link momentQueryValue}.
+ * endpoint. Moments are sent as the user typed them (checked by `momentArgument`); every
+ * position in a reply is a list resourceVersion (`42.17`).
  */
 import type { FieldChange, Verdict, VersionView as Version } from '../../projections/index.ts';
 import type { Actor, BindingRationale, EventBody, KubeObject } from '../../schemas/index.ts';
 import type { Client, Query } from '../client.ts';
-import { momentQueryValue, type Moment } from './time.ts';
 
 /** The history API's wire types are the projection's own (apiserver/history serves them as JSON). */
 export type { FieldChange, Verdict, Version };
@@ -36,6 +35,8 @@ export interface DiffReply {
 /** An event as the history indexes record it. */
 export interface EventRecord {
   readonly id: string;
+  /** The list resourceVersion just after the event: the cluster as it was right after it (what `get --at` takes). */
+  readonly position: string;
   readonly topic?: string;
   readonly partition?: number;
   readonly offset?: number;
@@ -101,12 +102,11 @@ const keyPath = (key: string): string => {
 export const historyApi = (client: Client) => ({
   position: (): Promise<PositionReply> => client.get(`${BASE}/position`),
   history: (key: string): Promise<HistoryReply> => client.get(`${BASE}/history/${keyPath(key)}`),
-  at: (moment: Moment, filter: { kind?: string; namespace?: string; name?: string } = {}): Promise<AtReply> =>
-    client.get(`${BASE}/at`, { at: momentQueryValue(moment), ...filter }),
-  diff: (from: Moment, to: Moment): Promise<DiffReply> =>
-    client.get(`${BASE}/diff`, { from: momentQueryValue(from), to: momentQueryValue(to) }),
+  at: (moment: string, filter: { kind?: string; namespace?: string; name?: string } = {}): Promise<AtReply> =>
+    client.get(`${BASE}/at`, { at: moment, ...filter }),
+  diff: (from: string, to: string): Promise<DiffReply> => client.get(`${BASE}/diff`, { from, to }),
   why: (key: string): Promise<WhyReply> => client.get(`${BASE}/why/${keyPath(key)}`),
-  audit: (query: { user?: string; since?: number; until?: number; kind?: string; limit?: number; all?: boolean }): Promise<AuditReply> =>
+  audit: (query: { user?: string; since?: string; until?: string; kind?: string; limit?: number; all?: boolean }): Promise<AuditReply> =>
     client.get(`${BASE}/audit`, query as Query),
   replay: (query: { to?: string; into?: string }): AsyncGenerator<ReplayLine> =>
     client.ndjson<ReplayLine>('POST', `${BASE}/replay`, { query }),

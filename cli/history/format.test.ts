@@ -44,7 +44,7 @@ describe('formatDiffLines', () => {
 });
 
 const version = (overrides: Partial<Version>): Version => ({
-  position: 'desired/0/1',
+  position: '2.0',
   topic: 'desired',
   partition: 0,
   offset: 1,
@@ -64,31 +64,31 @@ describe('formatHistory', () => {
     const text = formatHistory([
       version({ diff: [{ type: 'changed', path: '.', from: null, to: { spec: { replicas: 2 } } }] }),
       version({
-        position: 'desired/0/5',
+        position: '6.1',
         time: T0 + 60_000,
         eventType: 'ObjectUpdated',
         change: 'MODIFIED',
         diff: [{ type: 'changed', path: 'spec.replicas', from: 2, to: 3 }],
       }),
       version({
-        position: 'desired/0/6',
+        position: '7.1',
         time: T0 + 61_000,
         eventType: 'ObjectUpdated',
         change: null,
         verdict: { type: 'rejected', reason: 'Conflict', message: 'the object has been modified' },
       }),
-      version({ position: 'desired/0/9', time: T0 + 120_000, eventType: 'ObjectDeleted', change: 'DELETED', diff: [{ type: 'changed', path: '.', from: {}, to: null }] }),
+      version({ position: '10.3', time: T0 + 120_000, eventType: 'ObjectDeleted', change: 'DELETED', diff: [{ type: 'changed', path: '.', from: {}, to: null }] }),
     ]);
     expect(text).toBe(
       [
-        'POSITION      TIME                   ACTOR        EVENT           VERDICT',
-        'desired/0/1   2024-05-01T12:00:00Z   user:admin   ObjectCreated   accepted',
+        'POSITION   TIME                   ACTOR        EVENT           VERDICT',
+        '2.0        2024-05-01T12:00:00Z   user:admin   ObjectCreated   accepted',
         '    + spec.replicas: 2',
-        'desired/0/5   2024-05-01T12:01:00Z   user:admin   ObjectUpdated   accepted',
+        '6.1        2024-05-01T12:01:00Z   user:admin   ObjectUpdated   accepted',
         '    ~ spec.replicas: 2 → 3',
-        'desired/0/6   2024-05-01T12:01:01Z   user:admin   ObjectUpdated   rejected (Conflict)',
+        '7.1        2024-05-01T12:01:01Z   user:admin   ObjectUpdated   rejected (Conflict)',
         '    ! the object has been modified',
-        'desired/0/9   2024-05-01T12:02:00Z   user:admin   ObjectDeleted   accepted',
+        '10.3       2024-05-01T12:02:00Z   user:admin   ObjectDeleted   accepted',
         '    - (object deleted)',
         '',
       ].join('\n'),
@@ -106,6 +106,7 @@ const event = (id: string, key: string, eventType: string, actor: EventRecord['a
   topic: 'desired',
   partition: 0,
   offset: Number(id.slice(1)),
+  position: `${Number(id.slice(1)) + 1}.0`,
   verdict: { type: 'accepted' },
 });
 
@@ -138,12 +139,12 @@ describe('formatWhy', () => {
     expect(formatWhy('Pod default/web-7d9-abc12 Running', { key: 'Pod/default/web-7d9-abc12' }, chains)).toBe(
       [
         'Pod default/web-7d9-abc12 Running',
-        '  ← status reported by node "node-2"  [2024-05-01T12:00:00Z desired/0/5]',
-        '    ← bound to node "node-2" by controller "scheduler" (score 87, 1 node filtered: node-3: Insufficient cpu)  [2024-05-01T12:00:00Z desired/0/4, decided at 3.0]',
+        '  ← status reported by node "node-2"  [2024-05-01T12:00:00Z 6.0]',
+        '    ← bound to node "node-2" by controller "scheduler" (score 87, 1 node filtered: node-3: Insufficient cpu)  [2024-05-01T12:00:00Z 5.0, decided at 3.0]',
         '        scores: node-2=87, node-1=60',
-        '      ← created by controller "replicaset"  [2024-05-01T12:00:00Z desired/0/3]',
-        '        ← ReplicaSet default/web-7d9 created by controller "deployment"  [2024-05-01T12:00:00Z desired/0/2]',
-        '          ← Deployment default/web applied by user "admin"  [2024-05-01T12:00:00Z desired/0/1]',
+        '      ← created by controller "replicaset"  [2024-05-01T12:00:00Z 4.0]',
+        '        ← ReplicaSet default/web-7d9 created by controller "deployment"  [2024-05-01T12:00:00Z 3.0]',
+        '          ← Deployment default/web applied by user "admin"  [2024-05-01T12:00:00Z 2.0]',
         '',
       ].join('\n'),
     );
@@ -176,9 +177,9 @@ describe('other outputs', () => {
       formatAudit({ events: [event('e1', 'Deployment/default/web', 'ObjectCreated', { type: 'user', name: 'admin' }, null), event('e2', 'Node//node-1', 'ObjectDeleted', { type: 'user', name: 'ops' }, null)] }),
     ).toBe(
       [
-        'TIME                   ACTOR        EVENT           OBJECT                   VERDICT',
-        '2024-05-01T12:00:00Z   user:admin   ObjectCreated   Deployment/default/web   accepted',
-        '2024-05-01T12:00:00Z   user:ops     ObjectDeleted   Node/node-1              accepted',
+        'POSITION   TIME                   ACTOR        EVENT           OBJECT                   VERDICT',
+        '2.0        2024-05-01T12:00:00Z   user:admin   ObjectCreated   Deployment/default/web   accepted',
+        '3.0        2024-05-01T12:00:00Z   user:ops     ObjectDeleted   Node/node-1              accepted',
         '',
       ].join('\n'),
     );

@@ -72,7 +72,11 @@ export const formatKey = (key: string): string => {
 
 const verdictCell = (verdict: Version['verdict']): string => (verdict.type === 'accepted' ? 'accepted' : `rejected (${verdict.reason})`);
 
-/** The `history` table: one row per event, each followed by its diff (and the rejection message). */
+/**
+ * The `history` table: one row per event, each followed by its diff (and the rejection
+ * message). POSITION is the list resourceVersion just after the event: `get --at` it
+ * shows the object at that version.
+ */
 export const formatHistory = (versions: readonly Version[]): string => {
   const header = ['POSITION', 'TIME', 'ACTOR', 'EVENT', 'VERDICT'];
   const rows = versions.map((v) => [v.position, formatTime(v.time), formatActor(v.actor), v.eventType, verdictCell(v.verdict)]);
@@ -168,10 +172,10 @@ export const distinctChains = (chains: readonly (readonly CauseLink[])[]): (read
   });
 };
 
+/** `  [time position, decided at position]`: both positions are list resourceVersions, pasteable into `get --at` and `debug reconcile --at`. */
 const whereWhen = (event: EventRecord): string => {
-  const position = event.topic !== undefined && event.partition !== undefined && event.offset !== undefined ? ` ${event.topic}/${event.partition}/${event.offset}` : '';
   const decided = event.decidedAt ? `, decided at ${event.decidedAt}` : '';
-  return `  [${formatTime(event.time)}${position}${decided}]`;
+  return `  [${formatTime(event.time)} ${event.position}${decided}]`;
 };
 
 /**
@@ -220,11 +224,11 @@ export const objectState = (object: KubeObject | undefined): string => {
   }
 };
 
-/** The `audit` table, newest first as the server sends it. */
+/** The `audit` table, newest first as the server sends it, each event with its position (as in `history`). */
 export const formatAudit = (reply: AuditReply): string =>
   renderTable([
-    ['TIME', 'ACTOR', 'EVENT', 'OBJECT', 'VERDICT'],
-    ...reply.events.map((e) => [formatTime(e.time), formatActor(e.actor), e.eventType, formatKey(e.key).replace(' ', '/'), verdictCell(e.verdict)]),
+    ['POSITION', 'TIME', 'ACTOR', 'EVENT', 'OBJECT', 'VERDICT'],
+    ...reply.events.map((e) => [e.position, formatTime(e.time), formatActor(e.actor), e.eventType, formatKey(e.key).replace(' ', '/'), verdictCell(e.verdict)]),
   ]);
 
 const objectTitle = (object: KubeObject): string =>

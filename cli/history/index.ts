@@ -12,7 +12,7 @@ import { action, connect, optionsOf, out, parseCount, ReportedError, withConnect
 import { historyKey, objectPath, parseObjectReference, resolveResourceType } from '../verbs/kinds.ts';
 import { historyApi, type ReplayLine } from './api.ts';
 import { formatAudit, formatClusterDiff, formatHistory, formatKey, formatReconcile, formatReplayResult, formatWhy, objectState, replayMatches } from './format.ts';
-import { momentQueryValue, parseMoment, parseTime } from './time.ts';
+import { momentArgument } from './time.ts';
 
 const withOutputOption = (command: Command): Command => command.option('-o, --output <format>', 'json: print the raw reply');
 
@@ -63,15 +63,14 @@ export const registerHistoryVerbs = (program: Command): void => {
   );
 
   const diff = verb(program, 'diff', 'What was created, changed and deleted between two moments')
-    .requiredOption('--from <moment>', 'start: time (RFC 3339, epoch ms, -5m) or position (42.17)')
-    .option('--to <moment>', 'end: time or position', 'now');
+    .requiredOption('--from <moment>', 'start: position (a resourceVersion such as 42.17), time (RFC 3339, epoch ms) or relative time (-5m, 5m ago)')
+    .option('--to <moment>', 'end: position or time', 'now');
   finish(diff, false).action(
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const options = optionsOf<{ from: string; to: string }>(cmd);
-      const now = Date.now();
-      const from = parseMoment(options.from, now);
-      const to = parseMoment(options.to, now);
+      const from = momentArgument('--from', options.from).text;
+      const to = momentArgument('--to', options.to).text;
       const session = connect(cmd);
       const reply = await historyApi(session.client).diff(from, to);
       if (json) return printJson(reply);
@@ -103,8 +102,8 @@ export const registerHistoryVerbs = (program: Command): void => {
 
   const audit = verb(program, 'audit', 'Who changed what, when (newest first)')
     .option('--user <name>', 'only this user\'s requests')
-    .option('--since <time>', 'from this time (RFC 3339, epoch ms, -1h)')
-    .option('--until <time>', 'up to this time')
+    .option('--since <moment>', 'from this time (RFC 3339, epoch ms, -1h, 1h ago), or only events after this position (42.17)')
+    .option('--until <moment>', 'up to this time, or only events in this position')
     .option('--kind <kind>', 'only objects of this kind (pod, deploy, …)')
     .option('--all', 'include controllers and nodes, not only users')
     .option('--limit <count>', 'at most this many events', parseCount('--limit'));
@@ -112,11 +111,10 @@ export const registerHistoryVerbs = (program: Command): void => {
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const options = optionsOf<{ user?: string; since?: string; until?: string; kind?: string; all?: boolean; limit?: number }>(cmd);
-      const now = Date.now();
       const query = {
         ...(options.user ? { user: options.user } : {}),
-        ...(options.since ? { since: parseTime(options.since, now) } : {}),
-        ...(options.until ? { until: parseTime(options.until, now) } : {}),
+        ...(options.since ? { since: momentArgument('--since', options.since).text } : {}),
+        ...(options.until ? { until: momentArgument('--until', options.until).text } : {}),
         ...(options.kind ? { kind: resolveResourceType(options.kind).kind } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.all ? { all: true } : {}),
@@ -139,7 +137,7 @@ export const registerHistoryVerbs = (program: Command): void => {
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const options = optionsOf<{ to?: string; into?: string }>(cmd);
-      const to = options.to !== undefined ? momentQueryValue(parseMoment(options.to)) : undefined;
+      const to = options.to !== undefined ? momentArgument('--to', options.to).text : undefined;
       const session = connect(cmd);
       const bar = new cliProgress.SingleBar(
         { format: 'replaying [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | {eta_formatted} left', stream: process.stderr, hideCursor: true },
@@ -178,16 +176,16 @@ export const registerHistoryVerbs = (program: Command): void => {
   const reconcile = verb(debug, 'reconcile', 'Re-run a controller\'s decision on the view at a past position and compare with what it appended then')
     .argument('<controller>', 'controller name, e.g. scheduler')
     .argument('<resource...>', 'KIND/NAME or KIND NAME')
-    .requiredOption('--at <position>', 'the position whose view the decision sees');
+    .requiredOption('--at <moment>', 'the position whose view the decision sees (the "decided at" of why), or a time');
   finish(reconcile).action(
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const [controller, args] = cmd.processedArgs as [string, string[]];
       const { type, name } = parseObjectReference(args, 'KIND/NAME or KIND NAME');
       const options = optionsOf<{ at: string }>(cmd);
-      const at = parseMoment(options.at);
+      const at = momentArgument('--at', options.at).text;
       const session = connect(cmd);
-      const reply = await historyApi(session.client).reconcile({ controller, key: historyKey(type, session.namespace, name), at: momentQueryValue(at) });
+      const reply = await historyApi(session.client).reconcile({ controller, key: historyKey(type, session.namespace, name), at });
       if (json) printJson(reply);
       else out(formatReconcile(reply));
       if (!reply.identical) throw new ReportedError(1);

@@ -9,7 +9,7 @@ import { assertNever } from '../../schemas/assert-never.ts';
 import type { KubeObject } from '../../schemas/index.ts';
 import { ApiError, type Client } from '../client.ts';
 import { historyApi } from '../history/api.ts';
-import { parseMoment, type Moment } from '../history/time.ts';
+import { momentArgument, type MomentArgument } from '../history/time.ts';
 import { asList, columnWidths, renderRow, renderTable, tableHeaders, tableRow, toJson, toYaml, type TableOptions } from '../printers.ts';
 import { action, connect, optionsOf, out, printError, ReportedError, sleep, withConnectionOptions, withNamespaceOption, type Session } from './common.ts';
 import {
@@ -128,7 +128,7 @@ const fetchAt = async (
   session: Session,
   request: GetRequest,
   options: GetOptions,
-  moment: Moment,
+  at: MomentArgument,
   failures: { count: number },
 ): Promise<Fetched & { position: string }> => {
   const api = historyApi(session.client);
@@ -137,7 +137,7 @@ const fetchAt = async (
   const filter = { kind: type.kind, ...(namespace !== undefined ? { namespace } : {}) };
   const requirements = options.selector ? parseLabelSelector(options.selector) : [];
   if (!request.names) {
-    const reply = await api.at(moment, filter);
+    const reply = await api.at(at.text, filter);
     const objects = reply.objects
       .filter((o) => o.kind === type.kind && selectorMatches(requirements, o.metadata.labels))
       .map((o) => withTypeMeta(type, o));
@@ -146,7 +146,7 @@ const fetchAt = async (
   const objects: KubeObject[] = [];
   let position = '';
   for (const name of request.names) {
-    const reply = await api.at(moment, { ...filter, name });
+    const reply = await api.at(at.text, { ...filter, name });
     position = reply.position;
     const found = reply.objects.find((o) => o.kind === type.kind && o.metadata.name === name);
     if (found) objects.push(withTypeMeta(type, found));
@@ -267,7 +267,7 @@ export const registerGet = (program: Command): void => {
     .option('-l, --selector <selector>', 'label selector, e.g. app=web,tier!=db')
     .option('--field-selector <selector>', 'field selector, e.g. spec.nodeName=node-1')
     .option('-A, --all-namespaces', 'list across all namespaces')
-    .option('--at <moment>', 'show the objects as they were at a time (RFC 3339, epoch ms, -5m) or position (42.17)');
+    .option('--at <moment>', 'show the objects as they were at a position (a resourceVersion such as 42.17, as history and why print it) or time (RFC 3339, epoch ms, -5m, 5m ago)');
   withNamespaceOption(command);
   withConnectionOptions(command);
   command.action(
@@ -279,19 +279,19 @@ export const registerGet = (program: Command): void => {
       if (options.watch && options.at) throw new Error('--watch cannot be combined with --at: the past does not change');
       if (options.watch && requests.length > 1) throw new Error('you may only watch one resource type at a time');
       if (options.at && options.fieldSelector) throw new Error('--field-selector cannot be combined with --at');
-      const moment = options.at ? parseMoment(options.at) : undefined;
+      const at = options.at ? momentArgument('--at', options.at) : undefined;
       const session = connect(cmd);
       const failures = { count: 0 };
       const fetched: Fetched[] = [];
       let position: string | undefined;
       for (const request of requests) {
-        if (moment) {
-          const result = await fetchAt(session, request, options, moment, failures);
+        if (at) {
+          const result = await fetchAt(session, request, options, at, failures);
           position = result.position;
           fetched.push(result);
         } else fetched.push(await fetchLive(session, request, options, failures));
       }
-      const now = moment?.type === 'time' ? moment.ms : Date.now();
+      const now = at?.moment.type === 'time' ? at.moment.ms : Date.now();
       const single = requests.length === 1 && requests[0]!.names?.length === 1;
       const total = fetched.reduce((n, f) => n + f.objects.length, 0);
       if (total > 0 || format === 'yaml' || format === 'json') {
