@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # System packages the test suite needs beyond Node and Java: nftables and iproute2 for the
-# network-namespace forwarding test (run as root), curl for reaching pods through it.
+# network-namespace forwarding test (run as root), curl for reaching pods through it;
+# containerd, runc, the CNI plugins and busybox-static for the CRI runtime's tests (a real
+# containerd started by the test, images built locally from busybox).
 # Installs them with apt-get when they are missing and we are root; otherwise says what to do.
 set -euo pipefail
 missing=()
 command -v nft >/dev/null 2>&1 || missing+=(nftables)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+command -v runc >/dev/null 2>&1 || missing+=(runc)
+[ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+[ -x /bin/busybox ] || missing+=(busybox-static)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-  echo "note: ${missing[*]} not installed; the nftables network-namespace test only runs as root anyway" >&2
+  echo "note: ${missing[*]} not installed; the nftables and CRI tests only run as root anyway" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "error: install ${missing[*]} with your package manager (the root-only nftables test needs them)" >&2
+  echo "error: install ${missing[*]} with your package manager (the root-only nftables and CRI tests need them)" >&2
   exit 1
 fi
-echo "installing ${missing[*]} for the nftables forwarding test ..." >&2
+echo "installing ${missing[*]} for the nftables and CRI tests ..." >&2
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
