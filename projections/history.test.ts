@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Actor, EventEnvelope, KubeObject, Pod } from '../schemas/index.ts';
-import { audit, diffObjects, diffPositions, objectHistory } from './history.ts';
+import { audit, diffObjects, diffPositions, eventPosition, objectHistory } from './history.ts';
+import { formatVector, parseVector } from './positions.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { makeEvent, toBatches } from './testing.ts';
+import { objectAt } from './view.ts';
 import { tempProjections } from './temp-projections.ts';
 
 const temp = tempProjections('logplane-history-');
@@ -62,5 +64,39 @@ describe('history queries', () => {
     expect(grown.created.map((o) => o.metadata.name)).toEqual(['web']);
     const gone = diffPositions(projection.store, middle, projection.cursor());
     expect(gone.deleted.map((o) => o.metadata.name)).toEqual(['web']);
+  });
+
+  it('prints the position of an event as the list resourceVersion just after it: the object it made exists there, and not before', () => {
+    const projection = createProjection({ dir: temp.dir() });
+    temp.track(projection);
+    const T0 = Date.parse('2024-05-01T12:00:00Z');
+    const at = (event: EventEnvelope, time: number): EventEnvelope => ({ ...event, time });
+    const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } };
+    const status = { type: 'PodStatusChanged', namespace: 'default', name: 'web', uid: null, status: { phase: 'Running' } } as const;
+    const desired = [
+      at(makeEvent('Namespace//default', { type: 'ObjectCreated', object: ns }), T0),
+      at(makeEvent('Pod/default/web', { type: 'ObjectCreated', object: pod('echo:1') }), T0 + 1000),
+      at(makeEvent('Pod/default/web', { type: 'ObjectUpdated', object: pod('echo:2'), expectedResourceVersion: null, subresource: null }), T0 + 2000),
+    ];
+    // The status report is stamped in the same millisecond as the update: history lists it after the update.
+    const observed = [at(makeEvent('Pod/default/web', status), T0 + 2000)];
+    for (const b of [...toBatches('desired', desired), ...toBatches('observed', observed)]) projection.applyBatch(b);
+
+    const versions = objectHistory(projection.store, 1, 'Pod/default/web');
+    expect(versions.map((v) => [v.eventType, v.position])).toEqual([
+      ['ObjectCreated', '2.0'],
+      ['ObjectUpdated', '3.0'],
+      ['PodStatusChanged', '3.1'],
+    ]);
+    for (const version of versions) {
+      const there = objectAt(projection.store, 'Pod/default/web', parseVector(version.position, 1));
+      expect(there?.spec, `the pod at ${version.position} is the version history shows`).toEqual(version.object?.spec);
+      expect(there?.status ?? null).toEqual(version.object?.status ?? null);
+    }
+    // One offset earlier on its own partition, the created object does not exist yet.
+    expect(objectAt(projection.store, 'Pod/default/web', parseVector('1.0', 1))).toBeUndefined();
+    expect(formatVector(eventPosition(projection.store, 1, { topic: 'desired', partition: 0, offset: 0, time: T0 }))).toBe('1.0');
+    expect(audit(projection.store, 1, { allActors: true }).map((e) => e.position)).toEqual(['3.1', '3.0', '2.0', '1.0']);
+    expect(audit(projection.store, 1, { after: parseVector('2.0', 1), upTo: parseVector('3.0', 1) }).map((e) => e.eventType)).toEqual(['ObjectUpdated']);
   });
 });

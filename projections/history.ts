@@ -6,7 +6,7 @@
 import type { EventLog } from '../log/port.ts';
 import { decodeEvent, type Actor, type BindingRationale, type Kind, type KubeObject } from '../schemas/index.ts';
 import type { ChangeType, Verdict } from './fold.ts';
-import { FOLDED_TOPICS, formatVector, type FoldedTopic, type PositionVector } from './positions.ts';
+import { FOLDED_TOPICS, formatVector, topicIndex, type FoldedTopic, type PositionVector } from './positions.ts';
 import type { EventRecord, HistoryEntry, ProjectionStore } from './store.ts';
 import { materialize, objectAt, positionAtTime } from './view.ts';
 
@@ -284,7 +284,8 @@ export const audit = (store: ProjectionStore, partitions: number, query: AuditQu
       }
     }
   }
-  found.sort((a, b) => b.time - a.time || b.offset - a.offset);
+  // Newest first, in the order positions count them: an observed event stamped in the same millisecond as a desired one is after it.
+  found.sort((a, b) => b.time - a.time || topicIndex(b.topic) - topicIndex(a.topic) || b.offset - a.offset);
   return found.slice(0, limit).map((event) => positioned(store, partitions, event));
 };
 

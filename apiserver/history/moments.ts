@@ -64,18 +64,18 @@ const logEnd = async (log: EventLog): Promise<PositionVector> => {
 };
 
 /** Waits until the projection has folded `position`: 400 when the log does not reach it yet, 504 when folding it takes too long. */
-const folded = async (parameter: string, input: string, position: PositionVector, context: MomentContext): Promise<void> => {
+const folded = async (parameter: string, input: string, position: PositionVector, what: string, context: MomentContext): Promise<void> => {
   const { projection } = context;
   if (vectorCovers(projection.cursor(), position)) return;
   const end = await logEnd(context.log);
   if (!vectorCovers(end, position)) {
-    throw invalid(parameter, input, `position ${formatVector(position)} is in the future: the log ends at ${formatVector(end)}`);
+    throw invalid(parameter, input, `${what} is in the future: the log ends at ${formatVector(end)}`);
   }
   try {
     await projection.waitFor(position, context.waitMs);
   } catch {
     throw new HistoryRequestError(
-      `${parameter}: position ${formatVector(position)} is not folded yet (current: ${formatVector(projection.cursor())})`,
+      `${parameter}: ${what} is not folded yet (current position: ${formatVector(projection.cursor())})`,
       504,
       'Timeout',
     );
@@ -103,7 +103,7 @@ export const resolveBound = async (parameter: string, input: string, context: Mo
         if (error instanceof InvalidMomentError) throw invalid(parameter, input, error.message);
         throw error;
       }
-      await folded(parameter, input, position, context);
+      await folded(parameter, input, position, `position ${formatVector(position)}`, context);
       return { type: 'position', position };
     }
     case 'event': {
@@ -113,7 +113,7 @@ export const resolveBound = async (parameter: string, input: string, context: Mo
       }
       const zero = zeroVector(partitions);
       const through = { ...zero, [topic]: zero[topic].map((_, p) => (p === partition ? offset + 1 : 0)) };
-      await folded(parameter, input, through, context);
+      await folded(parameter, input, through, `event ${topic}/${partition}/${offset}`, context);
       const entry = projection.store.entryAt(FOLDED_TOPICS.indexOf(topic), partition, offset);
       if (!entry) throw invalid(parameter, input, `the projection holds no event at ${topic}/${partition}/${offset} (it could not be decoded)`);
       return { type: 'position', position: eventPosition(projection.store, partitions, { topic, partition, offset, time: entry.time }) };
