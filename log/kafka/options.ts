@@ -31,7 +31,7 @@ export interface KafkaLogOptions {
   readonly partitions?: number;
   /** Retention per topic; defaults to `DEFAULT_RETENTION` (history forever, heartbeats 1 h). */
   readonly retention?: Partial<Record<Topic, TopicRetention>>;
-  /** Replication factor for topics this log creates; default: the broker's `default.replication.factor`. */
+  /** Replication factor for topics this log creates; default 3 on a cluster of 3 or more brokers, else every broker (see `topics.ts`). */
   readonly replicationFactor?: number;
   readonly clientId?: string;
   readonly ssl?: ConnectionOptions | boolean;

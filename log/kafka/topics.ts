@@ -30,13 +30,30 @@ export const topicConfigEntries = (retention: TopicRetention): IResourceConfigEn
   }
 };
 
-/** The `createTopics` entries for a layout. */
-export const topicConfigs = (layout: LogLayout, replicationFactor: number | undefined): ITopicConfig[] =>
+/**
+ * Replicas per partition when the log's options leave it open: 3 on a cluster of 3 or more
+ * brokers, else every broker (1 on a single broker).
+ */
+export const replicationFactorFor = (brokers: number): number => Math.max(1, Math.min(3, brokers));
+
+/**
+ * `min.insync.replicas` for a replication factor: a majority of the replicas, but at most
+ * all of them but one, so an acknowledged (acks=all) append is on at least two brokers
+ * with 3 replicas and appends go on with one broker down (1 → 1, 2 → 1, 3 → 2, 5 → 3).
+ */
+export const minInsyncReplicasFor = (replicationFactor: number): number =>
+  Math.max(1, Math.min(Math.floor(replicationFactor / 2) + 1, replicationFactor - 1));
+
+/** The `createTopics` entries for a layout, each with `replicationFactor` replicas and its `min.insync.replicas`. */
+export const topicConfigs = (layout: LogLayout, replicationFactor: number): ITopicConfig[] =>
   TOPICS.map((topic: Topic) => ({
     topic: topicName(layout.cluster, topic),
     numPartitions: layout.partitions,
-    ...(replicationFactor === undefined ? {} : { replicationFactor }),
-    configEntries: topicConfigEntries(layout.retention[topic]),
+    replicationFactor,
+    configEntries: [
+      ...topicConfigEntries(layout.retention[topic]),
+      { name: 'min.insync.replicas', value: String(minInsyncReplicasFor(replicationFactor)) },
+    ],
   }));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -44,20 +61,24 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /**
  * Creates the cluster's topics that do not exist yet (waiting for their leaders), then
  * checks that every topic has `layout.partitions` partitions, each with a leader.
+ * New topics get `replicationFactor` replicas, or when that is undefined
+ * {@link replicationFactorFor} the brokers the cluster lists, and the matching
+ * `min.insync.replicas` (3 brokers: 3 replicas, 2 in sync for an acknowledged append).
  * Safe to run concurrently from several processes. Throws `LogUsageError` when a topic
  * exists with another partition count (offsets and key placement would not match).
  */
 export const ensureTopics = async (admin: Admin, layout: LogLayout, replicationFactor: number | undefined): Promise<void> => {
-  const wanted = topicConfigs(layout, replicationFactor);
   const existing = new Set(await admin.listTopics());
-  const missing = wanted.filter(({ topic }) => !existing.has(topic));
-  if (missing.length > 0) {
+  const missingNames = TOPICS.map((topic) => topicName(layout.cluster, topic)).filter((topic) => !existing.has(topic));
+  if (missingNames.length > 0) {
+    const replicas = replicationFactor ?? replicationFactorFor((await admin.describeCluster()).brokers.length);
+    const missing = topicConfigs(layout, replicas).filter(({ topic }) => missingNames.includes(topic));
     // Returns false (without waiting for leaders) when another process created them first;
     // the leader check below covers that case.
     await admin.createTopics({ topics: missing, waitForLeaders: true, timeout: 30_000 });
   }
 
-  const names = wanted.map(({ topic }) => topic);
+  const names = TOPICS.map((topic) => topicName(layout.cluster, topic));
   for (let attempt = 0; ; attempt++) {
     const { topics } = await admin.fetchTopicMetadata({ topics: names });
     for (const { name, partitions } of topics) {

@@ -16,6 +16,7 @@ export type LocalKafkaErrorCode =
   | 'PORT_IN_USE'
   | 'BROKER_EXITED'
   | 'BROKER_NOT_READY'
+  | 'CLUSTER_MISMATCH'
   | 'NO_BROKER';
 
 /** Base error of the launcher: a code, whether a retry may help, and context fields. */

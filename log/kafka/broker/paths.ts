@@ -2,7 +2,7 @@
  * Where the local broker keeps its jars, data and state.
  */
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The Kafka version pinned in `pom.xml` (a test keeps the two in sync). */
@@ -20,8 +20,14 @@ export const LOCAL_DIR: string = join(REPO_ROOT, '.kafka-local');
 /** `.kafka-local/state.json`: bootstrap address and pid of the running local broker. */
 export const STATE_FILE: string = join(LOCAL_DIR, 'state.json');
 
-/** Default data dir of the local broker. */
-export const DEFAULT_DATA_DIR: string = join(LOCAL_DIR, 'data');
+/**
+ * Default data dir of a local cluster of `brokers` brokers, beside its state file (in
+ * `.kafka-local/` by default): `data` for one broker, `data-<n>` for n (a data dir
+ * formatted for one cluster size cannot serve another).
+ */
+export function defaultDataDir(brokers: number, stateFile: string = STATE_FILE): string {
+  return join(dirname(stateFile), brokers === 1 ? 'data' : `data-${brokers}`);
+}
 
 /**
  * The jar cache for one Kafka version:

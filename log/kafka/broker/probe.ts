@@ -1,16 +1,23 @@
 /**
- * Client-side readiness: a broker is up when kafkajs can describe the cluster and list
- * topics through it.
+ * Client-side readiness: a cluster is up when kafkajs can describe it and list topics
+ * through it (and, for a cluster of several brokers, sees all of them registered).
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { sleep } from './process-util.ts';
 
+/** What a cluster must show to count as answering. */
+export interface AnswerExpectations {
+  /** The KRaft cluster id: another broker on the same port does not count. */
+  readonly expectedClusterId?: string;
+  /** At least this many brokers in the cluster's metadata (live, unfenced brokers). */
+  readonly expectedBrokers?: number;
+}
+
 /**
- * Asks the broker once; true if it answered describeCluster and listTopics (and, when
- * `expectedClusterId` is given, belongs to that cluster: another broker on the same port
- * does not count).
+ * Asks the cluster once; true if it answered describeCluster and listTopics and meets
+ * `expect` (cluster id, broker count).
  */
-export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_000, expectedClusterId?: string): Promise<boolean> {
+export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_000, expect: AnswerExpectations = {}): Promise<boolean> {
   const kafka = new Kafka({
     clientId: 'logplane-broker-probe',
     brokers: [...brokers],
@@ -25,8 +32,8 @@ export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_00
     const attempt = (async () => {
       await admin.connect();
       const cluster = await admin.describeCluster();
-      if (cluster.brokers.length === 0) return false;
-      if (expectedClusterId !== undefined && cluster.clusterId !== expectedClusterId) return false;
+      if (cluster.brokers.length === 0 || cluster.brokers.length < (expect.expectedBrokers ?? 1)) return false;
+      if (expect.expectedClusterId !== undefined && cluster.clusterId !== expect.expectedClusterId) return false;
       await admin.listTopics();
       return true;
     })();
@@ -44,13 +51,13 @@ export async function brokerAnswers(brokers: readonly string[], timeoutMs = 5_00
  */
 export async function waitUntilAnswers(
   brokers: readonly string[],
-  options: { timeoutMs: number; intervalMs?: number; shouldAbort?: () => boolean; expectedClusterId?: string },
+  options: AnswerExpectations & { timeoutMs: number; intervalMs?: number; shouldAbort?: () => boolean },
 ): Promise<boolean> {
   const deadline = Date.now() + options.timeoutMs;
   while (Date.now() < deadline) {
     if (options.shouldAbort?.()) return false;
     const attemptMs = Math.max(1_000, Math.min(5_000, deadline - Date.now()));
-    if (await brokerAnswers(brokers, attemptMs, options.expectedClusterId)) return true;
+    if (await brokerAnswers(brokers, attemptMs, options)) return true;
     if (options.shouldAbort?.()) return false;
     await sleep(options.intervalMs ?? 250);
   }
