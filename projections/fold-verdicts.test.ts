@@ -1014,3 +1014,159 @@ describe.each(LOG_ADAPTERS.flatMap((adapter) => [1, 3].map((partitions) => [adap
     });
   },
 );
+
+/** Concurrent writers racing for one thing; exactly one contender of each round may win. */
+interface Race {
+  readonly name: string;
+  readonly settings?: FoldSettings;
+  readonly rounds: number;
+  /** The state the round meets (written by the first writer). */
+  readonly given: (cluster: Cluster, round: number) => Promise<unknown>;
+  /** The round's contenders; contender i is appended by writer i % 2, all at once. */
+  readonly contenders: (cluster: Cluster, round: number) => EventBody[];
+  /** A loser's verdict, knowing the winner. */
+  readonly lost: (loser: Judged, winner: Judged, cluster: Cluster) => Verdict;
+  /** What the winner left, and that the losers left nothing. */
+  readonly won: (cluster: Cluster, winner: Judged, round: number) => void;
+}
+
+const bodyOf = <T extends EventBody['type']>(judged: Judged, type: T): Extract<EventBody, { type: T }> => {
+  expect(judged.event.body.type).toBe(type);
+  return judged.event.body as Extract<EventBody, { type: T }>;
+};
+const createdKey = (judged: Judged): string => judged.event.key;
+
+const RACES: readonly Race[] = [
+  {
+    name: 'Services asking for one ClusterIP',
+    rounds: 3,
+    given: (c, round) => (round === 0 ? given(c, namespace()) : Promise.resolve()),
+    contenders: (_, round) => ['a', 'b'].map((w) => created(service(`ip-${round}-${w}`, { clusterIP: `127.96.1.${round + 1}` }))),
+    lost: (_, winner) => rejected('Invalid', `spec.clusterIP: Invalid value: "127.96.1.${(bodyOf(winner, 'ObjectCreated').object as Service).spec.clusterIP?.split('.')[3]}": provided IP is already allocated`),
+    won: (c, winner, round) => {
+      expect(c.contents().allocations[`ip/127.96.1.${round + 1}`]).toBe(createdKey(winner));
+      expect(Object.keys(c.contents().desired).filter((key) => key.startsWith(serviceKey(`ip-${round}-`)))).toEqual([createdKey(winner)]);
+    },
+  },
+  {
+    name: 'Services for the last ClusterIP of the service CIDR',
+    settings: { ...DEFAULT_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
+    rounds: 1,
+    given: (c) => given(c, namespace(), service('first')),
+    contenders: () => ['a', 'b', 'c'].map((w) => created(service(`last-${w}`))),
+    lost: () => rejected('Invalid', 'spec.clusterIP: no free address left in 10.0.0.0/30'),
+    won: (c, winner) => {
+      expect(objectOf<Service>(c, createdKey(winner))?.spec.clusterIP).toBe('10.0.0.2');
+      expect(Object.values(c.contents().allocations).sort()).toEqual([serviceKey('first'), createdKey(winner)].sort());
+    },
+  },
+  {
+    name: 'Services asking for one NodePort',
+    rounds: 3,
+    given: (c, round) => (round === 0 ? given(c, namespace()) : Promise.resolve()),
+    contenders: (_, round) => ['a', 'b'].map((w) => created(nodePortService(`np-${round}-${w}`, [30100 + round]))),
+    lost: (_, winner) => {
+      const nodePort = (bodyOf(winner, 'ObjectCreated').object as Service).spec.ports?.[0]?.nodePort;
+      return rejected('Invalid', `spec.ports.nodePort: Invalid value: ${nodePort}: provided port is already allocated`);
+    },
+    won: (c, winner, round) => {
+      const allocations = c.contents().allocations;
+      expect(allocations[`nodeport/${30100 + round}`]).toBe(createdKey(winner));
+      // The loser's ClusterIP was never claimed: one address per accepted Service.
+      expect(Object.keys(allocations).filter((resource) => resource.startsWith('ip/'))).toHaveLength(round + 1);
+    },
+  },
+  {
+    name: 'schedulers binding one pod to different nodes',
+    rounds: 3,
+    given: (c, round) => given(c, ...(round === 0 ? [namespace(), node('n1', { cpu: '8' }), node('n2', { cpu: '8' })] : []), pod(`p-${round}`)),
+    contenders: (_, round) => ['n1', 'n2'].map((nodeName) => bound(`p-${round}`, nodeName)),
+    lost: (loser, winner) =>
+      rejected('Conflict', `pod ${bodyOf(loser, 'PodBound').name} is already assigned to node "${bodyOf(winner, 'PodBound').node}"`),
+    won: (c, winner, round) => {
+      expect(objectOf<Pod>(c, podKey(`p-${round}`))?.spec?.nodeName).toBe(bodyOf(winner, 'PodBound').node);
+      const usage = c.contents().usage;
+      expect((usage['n1']?.pods ?? 0) + (usage['n2']?.pods ?? 0)).toBe(round + 1);
+    },
+  },
+  {
+    name: 'pods binding to the last room on a node',
+    rounds: 3,
+    given: (c, round) =>
+      given(c, ...(round === 0 ? [namespace()] : []), node(`cap-${round}`), pod(`q-${round}-a`, { cpu: '600m' }), pod(`q-${round}-b`, { cpu: '600m' })),
+    contenders: (_, round) => ['a', 'b'].map((w) => bound(`q-${round}-${w}`, `cap-${round}`)),
+    lost: (loser) => rejected('Unschedulable', `node "${bodyOf(loser, 'PodBound').node}" cannot admit pod ${bodyOf(loser, 'PodBound').name}: Insufficient cpu`),
+    won: (c, winner, round) => {
+      expect(c.contents().usage[`cap-${round}`]).toEqual({ cpuMilli: 600, memoryBytes: 64 * 2 ** 20, pods: 1 });
+      const bound = ['a', 'b'].filter((w) => objectOf<Pod>(c, podKey(`q-${round}-${w}`))?.spec?.nodeName);
+      expect(bound.map((w) => `q-${round}-${w}`)).toEqual([bodyOf(winner, 'PodBound').name]);
+    },
+  },
+  {
+    name: 'updates from one resourceVersion',
+    rounds: 3,
+    given: (c, round) => (round === 0 ? given(c, namespace(), pod('u')) : Promise.resolve()),
+    contenders: (c) => {
+      const expected = `${versionOf(c, podKey('u'))}.0`;
+      return ['a', 'b'].map((w) => updated(relabel(copyOf(c, podKey('u')), { writer: w }), expected));
+    },
+    lost: (loser, _, c) =>
+      rejected('Conflict', staleMessage(inNamespace('Pod', 'u'), bodyOf(loser, 'ObjectUpdated').expectedResourceVersion!, versionOf(c, podKey('u')))),
+    won: (c, winner) => expect(objectOf(c, podKey('u'))?.metadata.labels).toEqual(bodyOf(winner, 'ObjectUpdated').object.metadata.labels),
+  },
+];
+
+/**
+ * Two writers, each with its own projection (two apiservers, two schedulers): on Kafka each
+ * has its own client of the cluster's topics; an embedded log has one owner process, in
+ * which both write at once.
+ */
+const openWriters = async (adapter: LogAdapter, partitions: number, settings?: FoldSettings) => {
+  const first = await openTestLog(adapter, { dir: tempDir(), partitions });
+  opened.push(first);
+  const second = adapter === 'kafka' ? await openTestLog(adapter, { dir: tempDir(), partitions, cluster: first.layout.cluster }) : first;
+  if (second !== first) opened.push(second);
+  return [first, second].map((log) => {
+    const projection = createProjection({ dir: tempDir(), log, ...(settings ? { settings } : {}) });
+    opened.push(projection);
+    return { log, projection, cluster: logCluster(log, projection) };
+  });
+};
+
+describe.each(LOG_ADAPTERS.flatMap((adapter) => [1, 3].map((partitions) => [adapter, partitions] as const)))(
+  'concurrent writers on the %s log with %i partition(s)',
+  (adapter, partitions) => {
+    it.each(RACES)('$name: the first in log order wins, every projection agrees, a replay gives the same hash', async (race) => {
+      const writers = await openWriters(adapter, partitions, race.settings);
+      const [first] = writers;
+      const caughtUp = async () => {
+        const end = await endOf(first!.log);
+        await Promise.all(writers.map((w) => w.projection.waitFor(end)));
+      };
+      for (let round = 0; round < race.rounds; round++) {
+        await race.given(first!.cluster, round);
+        await caughtUp();
+        const events = race.contenders(first!.cluster, round).map((body) => makeEvent(keyOfBody(body), body));
+        const positions = await Promise.all(events.map((event, i) => appendEvent(writers[i % writers.length]!.log, 'desired', event)));
+        const verdicts = await Promise.all(
+          writers.map((w) => Promise.all(events.map((event, i) => judgedBy(w.projection, 'desired', positions[i]!, event)))),
+        );
+        for (const seen of verdicts.slice(1)) expect(seen.map((j) => j.verdict)).toEqual(verdicts[0]!.map((j) => j.verdict));
+        const judged = verdicts[0]!;
+        const winners = judged.filter((j) => j.verdict.type === 'accepted');
+        expect(winners, JSON.stringify(judged.map((j) => j.verdict))).toHaveLength(1);
+        const winner = winners[0]!;
+        // All contenders lie in one partition; the fold judges them in its order.
+        expect(new Set(positions.map((p) => p.partition)).size).toBe(1);
+        expect(positions[judged.indexOf(winner)]!.offset).toBe(Math.min(...positions.map((p) => p.offset)));
+        for (const loser of judged) if (loser !== winner) expect(loser.verdict).toEqual(race.lost(loser, winner, first!.cluster));
+        for (const w of writers) race.won(w.cluster, winner, round);
+      }
+      await caughtUp();
+      const hashes = writers.map((w) => w.projection.stateHash());
+      expect(new Set(hashes).size).toBe(1);
+      const replayed = await replayLog({ log: first!.log, dir: tempDir(), ...(race.settings ? { settings: race.settings } : {}) });
+      expect(replayed.stateHash).toBe(hashes[0]);
+    });
+  },
+);
