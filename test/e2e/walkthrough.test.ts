@@ -143,7 +143,7 @@ describe('the README walkthrough on `logplane up`', { timeout: 180_000 }, () => 
   it('shows the history of the Deployment with both templates', async () => {
     const text = ok(await cli('history', 'deploy/echo'));
     expect(text).toMatch(/^POSITION\s+TIME\s+ACTOR\s+EVENT\s+VERDICT$/m);
-    expect(text).toMatch(/^desired\/0\/\d+\s+\S+\s+user:admin\s+ObjectCreated\s+accepted$/m);
+    expect(text).toMatch(/^\d+\.\d+\s+\S+\s+user:admin\s+ObjectCreated\s+accepted$/m);
     expect(text).toContain('+ spec.template.spec.containers[0].image: logplane/echo:1');
     expect(text).toContain('~ spec.replicas: 3 → 4');
     expect(text).toContain('~ spec.template.spec.containers[0].image: logplane/echo:1 → logplane/echo:2');
@@ -195,7 +195,7 @@ describe('the README walkthrough on `logplane up`', { timeout: 180_000 }, () => 
 
   it("audits admin's changes", async () => {
     const text = ok(await cli('audit', '--user', 'admin'));
-    expect(text).toMatch(/^TIME\s+ACTOR\s+EVENT\s+OBJECT\s+VERDICT$/m);
+    expect(text).toMatch(/^POSITION\s+TIME\s+ACTOR\s+EVENT\s+OBJECT\s+VERDICT$/m);
     expect(text).toMatch(/user:admin\s+ObjectCreated\s+Deployment\/default\/echo\s+accepted/);
     expect(text).toMatch(/user:admin\s+ObjectCreated\s+Service\/default\/echo\s+accepted/);
     const { events } = okJson<AuditReply>(await cli('audit', '--user', 'admin', '-o', 'json'));
