@@ -89,9 +89,10 @@ describe('history queries', () => {
       ['PodStatusChanged', '3.1'],
     ]);
     for (const version of versions) {
-      const there = objectAt(projection.store, 'Pod/default/web', parseVector(version.position, 1));
-      expect(there?.spec, `the pod at ${version.position} is the version history shows`).toEqual(version.object?.spec);
-      expect(there?.status ?? null).toEqual(version.object?.status ?? null);
+      const there = objectAt(projection.store, 'Pod/default/web', parseVector(version.position, 1)) as Pod | undefined;
+      const shown = version.object as Pod | null;
+      expect(there?.spec, `the pod at ${version.position} is the version history shows`).toEqual(shown?.spec);
+      expect(there?.status ?? null).toEqual(shown?.status ?? null);
     }
     // One offset earlier on its own partition, the created object does not exist yet.
     expect(objectAt(projection.store, 'Pod/default/web', parseVector('1.0', 1))).toBeUndefined();
