@@ -377,6 +377,24 @@ const REJECTIONS: readonly VerdictCase[] = [
     verdict: rejected('Invalid', 'spec.clusterIP: Invalid value: "127.96.0.7": provided IP is already allocated'),
     change: null,
   },
+  ...(
+    [
+      ['outside the service CIDR', '10.1.2.3'],
+      ['the network address of the service CIDR', '127.96.0.0'],
+      ['the broadcast address of the service CIDR', '127.96.255.255'],
+    ] as const
+  ).map(
+    ([what, ip]): VerdictCase => ({
+      name: `a Service asking for a ClusterIP ${what}`,
+      given: (c) => given(c, namespace()),
+      when: () => ['desired', created(service('web', { clusterIP: ip }))],
+      verdict: rejected(
+        'Invalid',
+        `spec.clusterIP: Invalid value: "${ip}": the provided IP (${ip}) is not in the valid range. The range of valid IPs is 127.96.0.0/16`,
+      ),
+      change: null,
+    }),
+  ),
   {
     name: 'a Service when no ClusterIP is left in the service CIDR',
     settings: { ...DEFAULT_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
@@ -389,14 +407,14 @@ const REJECTIONS: readonly VerdictCase[] = [
     name: 'a Service asking for a NodePort another Service holds',
     given: (c) => given(c, namespace(), created(nodePortService('web', [30007]))),
     when: () => ['desired', created(nodePortService('other', [30007]))],
-    verdict: rejected('Invalid', 'spec.ports.nodePort: Invalid value: 30007: provided port is already allocated'),
+    verdict: rejected('Invalid', 'spec.ports[0].nodePort: Invalid value: 30007: provided port is already allocated'),
     change: null,
   },
   {
     name: 'a Service asking for one NodePort twice',
     given: (c) => given(c, namespace()),
     when: () => ['desired', created(nodePortService('web', [30007, 30007]))],
-    verdict: rejected('Invalid', 'spec.ports.nodePort: Invalid value: 30007: provided port is already allocated'),
+    verdict: rejected('Invalid', 'spec.ports[1].nodePort: Invalid value: 30007: provided port is already allocated'),
     change: null,
   },
   {
@@ -457,7 +475,7 @@ const REJECTIONS: readonly VerdictCase[] = [
       const current = copyOf<Service>(c, serviceKey('other'));
       return ['desired', updated({ ...current, spec: { ...current.spec, type: 'NodePort', ports: [{ port: 80, protocol: 'TCP', nodePort: 30007 }] } })];
     },
-    verdict: rejected('Invalid', 'spec.ports.nodePort: Invalid value: 30007: provided port is already allocated'),
+    verdict: rejected('Invalid', 'spec.ports[0].nodePort: Invalid value: 30007: provided port is already allocated'),
     change: null,
   },
   {
@@ -655,6 +673,15 @@ const ACCEPTANCES: readonly VerdictCase[] = [
       expect(objectOf<Service>(c, serviceKey('web'))?.spec.clusterIPs).toEqual(['127.96.0.42']);
       expect(c.contents().allocations).toEqual({ 'ip/127.96.0.42': serviceKey('web') });
     },
+  },
+  {
+    name: 'a Service gets the last address of the service CIDR when it asks for it',
+    settings: { ...DEFAULT_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
+    given: (c) => given(c, namespace()),
+    when: () => ['desired', created(service('web', { clusterIP: '10.0.0.2' }))],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => expect(c.contents().allocations).toEqual({ 'ip/10.0.0.2': serviceKey('web') }),
   },
   {
     name: 'a headless Service gets no ClusterIP',
@@ -1042,7 +1069,10 @@ const RACES: readonly Race[] = [
     rounds: 3,
     given: (c, round) => (round === 0 ? given(c, namespace()) : Promise.resolve()),
     contenders: (_, round) => ['a', 'b'].map((w) => created(service(`ip-${round}-${w}`, { clusterIP: `127.96.1.${round + 1}` }))),
-    lost: (_, winner) => rejected('Invalid', `spec.clusterIP: Invalid value: "127.96.1.${(bodyOf(winner, 'ObjectCreated').object as Service).spec.clusterIP?.split('.')[3]}": provided IP is already allocated`),
+    lost: (loser) => {
+      const ip = (bodyOf(loser, 'ObjectCreated').object as Service).spec.clusterIP;
+      return rejected('Invalid', `spec.clusterIP: Invalid value: "${ip}": provided IP is already allocated`);
+    },
     won: (c, winner, round) => {
       expect(c.contents().allocations[`ip/127.96.1.${round + 1}`]).toBe(createdKey(winner));
       expect(Object.keys(c.contents().desired).filter((key) => key.startsWith(serviceKey(`ip-${round}-`)))).toEqual([createdKey(winner)]);
@@ -1067,7 +1097,7 @@ const RACES: readonly Race[] = [
     contenders: (_, round) => ['a', 'b'].map((w) => created(nodePortService(`np-${round}-${w}`, [30100 + round]))),
     lost: (_, winner) => {
       const nodePort = (bodyOf(winner, 'ObjectCreated').object as Service).spec.ports?.[0]?.nodePort;
-      return rejected('Invalid', `spec.ports.nodePort: Invalid value: ${nodePort}: provided port is already allocated`);
+      return rejected('Invalid', `spec.ports[0].nodePort: Invalid value: ${nodePort}: provided port is already allocated`);
     },
     won: (c, winner, round) => {
       const allocations = c.contents().allocations;

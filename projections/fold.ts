@@ -478,16 +478,24 @@ const allocateServiceAddresses = (
   const spec = (service.spec ??= {});
   let clusterIP: string | undefined;
   if (spec.clusterIP !== 'None') {
+    const [base, bitsText] = settings.serviceCIDR.split('/');
+    const size = 2 ** (32 - Number(bitsText));
+    const start = ipv4ToNumber(base ?? '127.96.0.0');
     if (spec.clusterIP) {
+      // As kube's allocator: only an address of the range, not its network or broadcast address.
+      const requested = ipv4ToNumber(spec.clusterIP);
+      if (!(requested > start && requested < start + size - 1)) {
+        return reject(
+          'Invalid',
+          `spec.clusterIP: Invalid value: "${spec.clusterIP}": the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${settings.serviceCIDR}`,
+        );
+      }
       const owner = state.getAllocation(`ip/${spec.clusterIP}`);
       if (owner) {
         return reject('Invalid', `spec.clusterIP: Invalid value: "${spec.clusterIP}": provided IP is already allocated`);
       }
       clusterIP = spec.clusterIP;
     } else {
-      const [base, bitsText] = settings.serviceCIDR.split('/');
-      const size = 2 ** (32 - Number(bitsText));
-      const start = ipv4ToNumber(base ?? '127.96.0.0');
       for (let i = 1; i < size - 1 && !clusterIP; i++) {
         const candidate = numberToIpv4(start + i);
         if (!state.getAllocation(`ip/${candidate}`)) clusterIP = candidate;
@@ -526,7 +534,7 @@ const planNodePorts = (
   if (spec.type !== 'NodePort' && spec.type !== 'LoadBalancer') return [];
   const ports = spec.ports ?? [];
   const chosen = new Set<number>();
-  for (const port of ports) {
+  for (const [index, port] of ports.entries()) {
     if (!port.nodePort) {
       const kept = previousPorts.find(
         (p) => p.nodePort && p.port === port.port && (p.protocol ?? 'TCP') === (port.protocol ?? 'TCP') && !chosen.has(p.nodePort),
@@ -536,7 +544,7 @@ const planNodePorts = (
     if (!port.nodePort) continue;
     const owner = state.getAllocation(`nodeport/${port.nodePort}`);
     if ((owner && owner !== key) || chosen.has(port.nodePort)) {
-      return reject('Invalid', `spec.ports.nodePort: Invalid value: ${port.nodePort}: provided port is already allocated`);
+      return reject('Invalid', `spec.ports[${index}].nodePort: Invalid value: ${port.nodePort}: provided port is already allocated`);
     }
     chosen.add(port.nodePort);
   }
