@@ -1,9 +1,10 @@
 /**
  * The kubelet part of the node agent: runs the pods bound to one node and reports their
- * status. `createPodRuntime({ kind: 'process' | 'sim', … })` is the entry point; the
+ * status. `createPodRuntime({ kind: 'process' | 'sim' | 'cri', … })` is the entry point; the
  * agent loop drives it with `sync(pods)` and reports `statuses$` to the log.
  */
 import { assertNever } from '../../schemas/index.ts';
+import { createCriRuntime } from './cri/runtime.ts';
 import { createProcessRuntime } from './process-runtime.ts';
 import { type PodRuntime, type PodRuntimeOptions, resolveRuntimeOptions } from './runtime.ts';
 import { createSimRuntime } from './sim-runtime.ts';
@@ -28,6 +29,8 @@ export function createPodRuntime(opts: PodRuntimeOptions): PodRuntime {
       return createProcessRuntime(options);
     case 'sim':
       return createSimRuntime(options);
+    case 'cri':
+      return createCriRuntime(options);
     default:
       return assertNever(options.kind, 'runtime kind');
   }

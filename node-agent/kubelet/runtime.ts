@@ -9,10 +9,11 @@ import { type CrashLoopPolicy, DEFAULT_CRASH_LOOP } from './lifecycle.ts';
 import type { LogOptions } from './logs.ts';
 import { DEFAULT_POD_CIDR, type PodCidr, parsePodCidr } from './pod-cidr.ts';
 import type { PodStatusUpdate } from './pod-driver.ts';
+import type { CriRuntimeOptions } from './cri/runtime.ts';
 import type { Pod } from '../../schemas/index.ts';
 
-/** The runtimes: real OS processes, or simulated pods (KWOK-like) for scale tests. */
-export const RUNTIME_KINDS = ['process', 'sim'] as const;
+/** The runtimes: real OS processes, simulated pods (KWOK-like) for scale tests, or a CRI runtime (containerd). */
+export const RUNTIME_KINDS = ['process', 'sim', 'cri'] as const;
 export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
 
 /** A failure the sim runtime can be told to simulate. `container` defaults to the pod's first. */
@@ -27,8 +28,10 @@ export interface PodRuntimeOptions {
   readonly kind: RuntimeKind;
   /** This node's name; pods bound to another node are ignored. */
   readonly node: string;
-  /** Where the process runtime keeps pod records, logs and working directories. */
+  /** Where the process runtime keeps pod records, logs and working directories (the cri runtime: its pods' log files). */
   readonly dataDir: string;
+  /** The cri runtime: its CRI endpoint and settings. */
+  readonly cri?: CriRuntimeOptions;
   /** Pod addresses (process runtime: loopback); default 127.100.0.0/16. Give each node its own. */
   readonly podCIDR?: string;
   /** The node's address, reported as `hostIP`; default 127.0.0.1. */
@@ -86,6 +89,7 @@ export interface ResolvedRuntimeOptions {
   readonly kind: RuntimeKind;
   readonly node: string;
   readonly dataDir: string;
+  readonly cri: CriRuntimeOptions | undefined;
   readonly podCidr: PodCidr;
   readonly hostIP: string;
   readonly crashLoop: CrashLoopPolicy;
@@ -100,9 +104,13 @@ const isNonNegative = (n: number) => Number.isFinite(n) && n >= 0;
 
 /** Applies defaults and rejects invalid options with a {@link KubeletConfigError}. */
 export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeOptions {
-  if (!(RUNTIME_KINDS as readonly string[]).includes(opts.kind)) throw new KubeletConfigError(`unknown runtime kind "${opts.kind}" (process or sim)`, { kind: opts.kind });
+  if (!(RUNTIME_KINDS as readonly string[]).includes(opts.kind)) throw new KubeletConfigError(`unknown runtime kind "${opts.kind}" (process, sim or cri)`, { kind: opts.kind });
   if (opts.node === '') throw new KubeletConfigError('node name is empty');
   if (opts.kind === 'process' && opts.dataDir === '') throw new KubeletConfigError('the process runtime needs a dataDir');
+  if (opts.kind === 'cri' && (opts.cri === undefined || opts.cri.endpoint === '' || !opts.dataDir.startsWith('/'))) {
+    throw new KubeletConfigError('the cri runtime needs cri.endpoint and an absolute dataDir', { endpoint: opts.cri?.endpoint, dataDir: opts.dataDir });
+  }
+  if (opts.cri?.pollMs !== undefined && !(opts.cri.pollMs > 0)) throw new KubeletConfigError('cri.pollMs must be > 0', { pollMs: opts.cri.pollMs });
   const crashLoop: CrashLoopPolicy = {
     initialMs: opts.crashLoop?.initialMs ?? DEFAULT_CRASH_LOOP.initialMs,
     maxMs: opts.crashLoop?.maxMs ?? DEFAULT_CRASH_LOOP.maxMs,
@@ -121,6 +129,7 @@ export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeO
     kind: opts.kind,
     node: opts.node,
     dataDir: opts.dataDir,
+    cri: opts.cri,
     podCidr: parsePodCidr(opts.podCIDR ?? DEFAULT_POD_CIDR),
     hostIP: opts.hostIP ?? '127.0.0.1',
     crashLoop,

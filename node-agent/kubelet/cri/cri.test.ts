@@ -5,19 +5,16 @@
  * from busybox-static and imported with ctr (no registry is reachable). Needs root, as CI
  * runs it. No mocks.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../testing.ts';
 import { type PodSandboxConfig, createCriClient } from './client.ts';
-import { type Containerd, startContainerd } from './containerd.ts';
+import type { Containerd } from './containerd.ts';
 import { CriError } from './errors.ts';
-import { buildBusyboxImage } from './local-image.ts';
-import { runTool } from './tools.ts';
+import { BUSYBOX_IMAGE as BUSYBOX, type TestContainerd, startTestContainerd } from './testing.ts';
 
-const BUSYBOX = 'docker.io/local/busybox:1';
-const PAUSE = 'docker.io/local/pause:1';
 const MiB = 1024 * 1024;
 
 /** The error a promise rejects with (fails the test if it resolves). */
@@ -31,57 +28,24 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('CRI client on a real containerd', () => {
-  const suffix = randomBytes(4).toString('hex');
-  const netns = `lpcri-${suffix}`;
-  const bridgeName = `lpcri${suffix}`;
-  const subnetOctet = 100 + (randomBytes(1)[0]! % 150);
-  const podSubnet = `10.244.${subnetOctet}.0/24`;
-  const cgroupParent = `/logplane-cri-${suffix}`;
-  const dir = mkdtempSync('/tmp/lpcri-');
   const figures: Record<string, number> = {};
-  const cleanups: (() => Promise<unknown> | unknown)[] = [];
+  let harness: TestContainerd;
   let containerd: Containerd;
-
-  const inNetns = (command: string, ...args: string[]) => runTool('ip', ['netns', 'exec', netns, command, ...args]);
+  let dir: string;
+  let bridgeName: string;
+  let subnetOctet: number;
+  let cgroupParent: string;
 
   beforeAll(async () => {
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 3 }));
-    cleanups.push(() => {
-      for (const controller of readdirSync('/sys/fs/cgroup')) {
-        const path = join('/sys/fs/cgroup', controller, cgroupParent);
-        if (existsSync(path)) rmdirSync(path);
-      }
-    });
-    await runTool('ip', ['netns', 'add', netns]);
-    cleanups.push(() => runTool('ip', ['netns', 'delete', netns]));
-    await inNetns('ip', 'link', 'set', 'lo', 'up');
-
-    const [busyboxTar, pauseTar] = await Promise.all([
-      buildBusyboxImage({ dir, repoTag: 'local/busybox:1', cmd: ['sh'], files: { '/www/index.html': 'busybox says hi\n' } }),
-      // Killed with SIGKILL by StopPodSandbox, as the real pause is.
-      buildBusyboxImage({ dir, repoTag: 'local/pause:1', entrypoint: ['/bin/sleep', '2147483647'] }),
-    ]);
-    let started = performance.now();
-    containerd = await startContainerd({ dir, sandboxImage: PAUSE, podSubnet, bridgeName, netns });
-    figures['containerd start → CRI answers (ms)'] = performance.now() - started;
-    cleanups.push(() => containerd.close());
-    started = performance.now();
-    await containerd.importImage(busyboxTar);
-    await containerd.importImage(pauseTar);
-    figures['import of both images (ms)'] = performance.now() - started;
+    harness = await startTestContainerd();
+    ({ containerd, dir, bridgeName, subnetOctet, cgroupParent } = harness);
+    figures['containerd start → CRI answers (ms)'] = harness.figures.startMs;
+    figures['import of both images (ms)'] = harness.figures.importMs;
   });
 
   afterAll(async () => {
-    const failures: unknown[] = [];
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        failures.push(err);
-      }
-    }
     console.info('CRI figures:', Object.fromEntries(Object.entries(figures).map(([name, ms]) => [name, Math.round(ms)])));
-    if (failures.length > 0) throw new AggregateError(failures, 'CRI test cleanup failed');
+    await harness?.close();
   });
 
   it('reports containerd and the v1 API, and finds imported images', async () => {
@@ -183,7 +147,7 @@ describe('CRI client on a real containerd', () => {
     expect(log).toMatch(/^\S+ stderr F to-stderr$/m);
 
     // The pod answers on its CNI address, reached from containerd's network namespace.
-    const page = await eventually(() => inNetns('busybox', 'wget', '-q', '-O', '-', `http://${sandbox.ip}:8080/`));
+    const page = await eventually(() => harness.inNetns('busybox', 'wget', '-q', '-O', '-', `http://${sandbox.ip}:8080/`));
     expect(page).toBe('busybox says hi\n');
 
     const exec = await cri.execSync(containerId, ['sh', '-c', 'echo "$POD_NAME in $(hostname)"; exit 3'], 10);
@@ -209,10 +173,14 @@ describe('CRI client on a real containerd', () => {
     // A second container that ignores SIGTERM: stopContainer kills it (SIGKILL, 137) after the grace period.
     const sleeperId = await cri.createContainer(
       sandboxId,
-      { metadata: { name: 'sleeper', attempt: 0 }, image: { image: BUSYBOX }, command: ['sh', '-c', 'trap "" TERM; sleep 3600'], logPath: 'sleeper/0.log' },
+      { metadata: { name: 'sleeper', attempt: 0 }, image: { image: BUSYBOX }, command: ['sh', '-c', 'trap "" TERM; echo trapped; exec sleep 3600'], logPath: 'sleeper/0.log' },
       sandboxConfig,
     );
     await cri.startContainer(sleeperId);
+    // Stop only once the shell ignores SIGTERM (StartContainer returns before it ran a line).
+    await eventually(async () => {
+      if (!/ stdout F trapped$/m.test(readFileSync(join(logDirectory, 'sleeper/0.log'), 'utf8'))) throw new Error('not trapped yet');
+    });
     started = performance.now();
     await cri.stopContainer(sleeperId, 1);
     figures['stopContainer, 1 s grace, SIGTERM ignored (ms)'] = performance.now() - started;

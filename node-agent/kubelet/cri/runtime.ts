@@ -1,0 +1,400 @@
+/**
+ * The `cri` pod runtime: the same lifecycle driver as the process and sim runtimes, with
+ * a CRI runtime (containerd) performing the effects, as kubelet's kuberuntime does.
+ *
+ * - A pod is handed to the driver once its sandbox is ready, so the driver admits it with
+ *   the address CNI gave the sandbox. Until then it has no status; a failed RunPodSandbox
+ *   is retried with backoff.
+ * - `start`: the image is checked (pulled per `imagePullPolicy`), then CreateContainer and
+ *   StartContainer; the container ID is `containerd://<id>`.
+ * - `signal`: SIGTERM is StopContainer with the time left of the grace period, SIGKILL
+ *   StopContainer with 0. Exits are found by polling ListContainers (containerd 1.6 has no
+ *   GetContainerEvents) and reported with the runtime's exit code and reason (OOMKilled).
+ * - `release`: StopPodSandbox and RemovePodSandbox (containers, network, cgroups go).
+ * - Logs: the CRI log files (`<dataDir>/cri-logs/<ns>_<name>_<uid>/<container>/<n>.log`),
+ *   their `<time> <stream> <P|F> ` prefixes removed, partial lines joined.
+ *
+ * Not yet: probes (ExecSync), adoption after an agent restart (pods are not persisted:
+ * `close()` without `stopPods` leaves containers an agent restart does not find),
+ * image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
+ */
+import { join } from 'node:path';
+import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
+import type { ContainerExit, PodRun } from '../lifecycle.ts';
+import { type LogOptions, logInstances, readLogFile } from '../logs.ts';
+import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver, podUid } from '../pod-driver.ts';
+import type { PodRuntime, ResolvedRuntimeOptions } from '../runtime.ts';
+import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
+import { assertNever } from '../../../schemas/index.ts';
+import type { Container, Pod } from '../../../schemas/index.ts';
+import { type ContainerConfig, type CriClient, type PodSandboxConfig, createCriClient } from './client.ts';
+import { CriError } from './errors.ts';
+import { linuxResources } from './resources.ts';
+
+/** Options of the CRI runtime (`cri` of the pod runtime options). */
+export interface CriRuntimeOptions {
+  /** The CRI socket, `unix:///run/containerd/containerd.sock` or a path. */
+  readonly endpoint: string;
+  /** cgroup under which each pod gets `pod<uid>` (cgroupfs driver); default: the runtime's choice. */
+  readonly cgroupParent?: string;
+  /** How often container exits are looked for; default 500 ms. */
+  readonly pollMs?: number;
+}
+
+/** Where a pod's sandbox is. */
+type SandboxState =
+  | { readonly type: 'creating' }
+  | { readonly type: 'ready'; readonly id: string; readonly ip: string; readonly config: PodSandboxConfig }
+  | { readonly type: 'failed'; readonly retryAt: number; readonly delayMs: number };
+
+/** One container instance created through CRI. */
+interface Instance {
+  readonly uid: string;
+  readonly container: string;
+  readonly restartCount: number;
+  readonly id: string;
+  /** Resolves when the instance's exit has been reported (ends a followed log). */
+  readonly ended: Promise<void>;
+  readonly end: () => void;
+}
+
+const SANDBOX_RETRY_INITIAL_MS = 1_000;
+const SANDBOX_RETRY_MAX_MS = 60_000;
+
+/** Kubelet's log directory name of a pod. */
+const podLogDirName = (namespace: string, name: string, uid: string) => `${namespace}_${name}_${uid}`;
+const instanceKey = (uid: string, container: string, restartCount: number) => `${uid}/${container}/${restartCount}`;
+
+/** Only `value` env entries (valueFrom needs the API objects the agent does not give the runtime yet). */
+function envs(container: Container): { key: string; value: string }[] {
+  return (container.env ?? []).filter((env) => env.value !== undefined).map((env) => ({ key: env.name, value: env.value ?? '' }));
+}
+
+/** Text of CRI log lines (`<RFC3339Nano> <stdout|stderr> <P|F> <text>`), prefixes removed; partial (P) lines joined with the next. */
+export async function* criLogText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+  let pending = '';
+  for await (const chunk of chunks) {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    let out = '';
+    for (const line of lines) {
+      const match = /^\S+ (?:stdout|stderr) ([PF]) (.*)$/.exec(line);
+      if (match === null) continue;
+      out += match[1] === 'F' ? `${match[2]}\n` : match[2];
+    }
+    if (out !== '') yield out;
+  }
+}
+
+/** Creates the CRI runtime; see the module comment. */
+export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQueue = sharedTimerQueue()): PodRuntime {
+  const { node, logger, now, hostIP, dataDir } = options;
+  const criOptions = options.cri;
+  if (criOptions === undefined) throw new KubeletConfigError('the cri runtime needs cri.endpoint');
+  const cri: CriClient = createCriClient({ endpoint: criOptions.endpoint });
+  const pollMs = criOptions.pollMs ?? 500;
+  const cgroupParent = criOptions.cgroupParent;
+  const logRoot = join(dataDir, 'cri-logs');
+  const sandboxes = new Map<string, SandboxState>();
+  /** Instances by {@link instanceKey}; the exited ones stay until the pod is released (logs --previous). */
+  const instances = new Map<string, Instance>();
+  /** Instances whose exit is not yet reported. */
+  const live = new Set<Instance>();
+  let desiredPods: readonly Pod[] = [];
+  let closing = false;
+  /** Sandbox removals under way (close waits for them). */
+  const removals = new Set<Promise<void>>();
+  let dispatch: Dispatch = () => {};
+
+  const podName = (run: { namespace: string; name: string }) => `${run.namespace}/${run.name}`;
+
+  function sandboxConfig(pod: Pod, uid: string): PodSandboxConfig {
+    const namespace = pod.metadata.namespace ?? 'default';
+    return {
+      metadata: { name: pod.metadata.name, namespace, uid, attempt: 0 },
+      hostname: pod.metadata.name,
+      logDirectory: join(logRoot, podLogDirName(namespace, pod.metadata.name, uid)),
+      labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node },
+      linux: {
+        ...(cgroupParent === undefined ? {} : { cgroupParent: join(cgroupParent, `pod${uid}`) }),
+        securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } },
+      },
+    };
+  }
+
+  async function createSandbox(pod: Pod, uid: string): Promise<void> {
+    const config = sandboxConfig(pod, uid);
+    const previous = sandboxes.get(uid);
+    sandboxes.set(uid, { type: 'creating' });
+    try {
+      const id = await cri.runPodSandbox(config);
+      const status = await cri.podSandboxStatus(id);
+      sandboxes.set(uid, { type: 'ready', id, ip: status.ip ?? '', config });
+      logger.info({ pod: podName(config.metadata), uid, sandbox: id, podIP: status.ip }, 'pod sandbox ready');
+    } catch (err) {
+      const delayMs = previous?.type === 'failed' ? Math.min(previous.delayMs * 2, SANDBOX_RETRY_MAX_MS) : SANDBOX_RETRY_INITIAL_MS;
+      sandboxes.set(uid, { type: 'failed', retryAt: now() + delayMs, delayMs });
+      logger.warn({ err, pod: podName(config.metadata), uid, retryInMs: delayMs }, 'cannot run the pod sandbox');
+      timers.schedule(delayMs, resync);
+      return;
+    }
+    resync();
+  }
+
+  function removeSandbox(uid: string, id: string): void {
+    sandboxes.delete(uid);
+    const removal = (async () => {
+      await cri.stopPodSandbox(id);
+      await cri.removePodSandbox(id);
+    })().catch((err: unknown) => logger.error({ err, uid, sandbox: id }, 'cannot remove the pod sandbox'));
+    removals.add(removal);
+    void removal.then(() => removals.delete(removal));
+  }
+
+  const admitted = new Set<string>();
+  const isTerminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
+  function sync(pods: readonly Pod[]): void {
+    if (closing) throw new KubeletClosedError();
+    desiredPods = pods;
+    const handed: Pod[] = [];
+    const wanted = new Set<string>();
+    for (const pod of pods) {
+      if (pod.spec.nodeName != null && pod.spec.nodeName !== node) continue;
+      const uid = podUid(pod);
+      wanted.add(uid);
+      if (admitted.has(uid)) {
+        handed.push(pod);
+        continue;
+      }
+      if (pod.metadata.deletionTimestamp != null || isTerminal(pod)) continue;
+      const sandbox = sandboxes.get(uid);
+      if (sandbox === undefined || (sandbox.type === 'failed' && now() >= sandbox.retryAt)) void createSandbox(pod, uid);
+      else if (sandbox.type === 'ready') handed.push(pod);
+    }
+    // Sandboxes of pods that went away before the driver had them.
+    for (const [uid, sandbox] of sandboxes) if (!wanted.has(uid) && !admitted.has(uid) && sandbox.type === 'ready') removeSandbox(uid, sandbox.id);
+    driver.sync(handed);
+  }
+
+  function resync(): void {
+    if (!closing) sync(desiredPods);
+  }
+
+  function reportExit(instance: Instance, exit: Omit<ContainerExit, 'containerID' | 'startedAt'>): void {
+    if (!live.delete(instance)) return;
+    dispatch(instance.uid, {
+      type: 'exited',
+      container: instance.container,
+      restartCount: instance.restartCount,
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      reason: exit.reason,
+      ...(exit.message === null ? {} : { message: exit.message }),
+      at: exit.finishedAt,
+    });
+    instance.end();
+  }
+
+  async function checkInstance(instance: Instance): Promise<void> {
+    try {
+      const status = await cri.containerStatus(instance.id);
+      const state = status.state;
+      switch (state.type) {
+        case 'exited':
+          reportExit(instance, { exitCode: state.exitCode, signal: null, reason: state.reason || (state.exitCode === 0 ? 'Completed' : 'Error'), message: state.message || null, finishedAt: state.finishedAt });
+          break;
+        case 'created':
+        case 'running':
+          break;
+        case 'unknown':
+          reportExit(instance, { exitCode: 137, signal: null, reason: 'ContainerStatusUnknown', message: state.message || 'the runtime does not know the container state', finishedAt: now() });
+          break;
+        default:
+          assertNever(state, 'container state');
+      }
+    } catch (err) {
+      if (err instanceof CriError && err.code === 'NOT_FOUND') {
+        reportExit(instance, { exitCode: 137, signal: null, reason: 'ContainerStatusUnknown', message: 'the container could not be located', finishedAt: now() });
+      } else {
+        logger.warn({ err, container: instance.id }, 'cannot read the container status');
+      }
+    }
+  }
+
+  let polling = false;
+  async function poll(): Promise<void> {
+    if (polling || live.size === 0) return;
+    polling = true;
+    try {
+      const exited = new Set((await cri.listContainers({ state: 'exited' })).map((c) => c.id));
+      await Promise.all([...live].filter((instance) => exited.has(instance.id)).map(checkInstance));
+    } catch (err) {
+      logger.warn({ err }, 'cannot list containers');
+    } finally {
+      polling = false;
+    }
+  }
+  const poller = setInterval(() => void poll(), pollMs);
+  poller.unref();
+
+  async function ensureImage(container: Container): Promise<void> {
+    const image = container.image ?? '';
+    const policy = container.imagePullPolicy ?? (image.endsWith(':latest') || !/:[^/]+$/.test(image) ? 'Always' : 'IfNotPresent');
+    const present = policy === 'Always' ? undefined : await cri.imageStatus(image);
+    if (present !== undefined) return;
+    if (policy === 'Never') throw new KubeletError(`image "${image}" is not present with pull policy Never`, false, { reason: 'ErrImageNeverPull', image });
+    try {
+      await cri.pullImage(image);
+    } catch (err) {
+      throw new KubeletError(`failed to pull image "${image}": ${(err as Error).message}`, true, { reason: 'ErrImagePull', image }, { cause: err });
+    }
+  }
+
+  async function start(pod: Pod, { run, container, restartCount }: ContainerRef): Promise<void> {
+    const sandbox = sandboxes.get(run.uid);
+    const spec = pod.spec.containers.find((c) => c.name === container);
+    if (sandbox?.type !== 'ready' || spec === undefined) {
+      dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `no sandbox or container spec for ${container}`, at: now() });
+      return;
+    }
+    try {
+      await ensureImage(spec);
+    } catch (err) {
+      const reason = err instanceof KubeletError && typeof err.context['reason'] === 'string' ? err.context['reason'] : 'ErrImagePull';
+      dispatch(run.uid, { type: 'refused', container, reason, message: (err as Error).message, at: now() });
+      return;
+    }
+    const config: ContainerConfig = {
+      metadata: { name: container, attempt: restartCount },
+      image: { image: spec.image ?? '' },
+      ...(spec.command === undefined ? {} : { command: spec.command }),
+      ...(spec.args === undefined ? {} : { args: spec.args }),
+      ...(spec.workingDir === undefined ? {} : { workingDir: spec.workingDir }),
+      envs: envs(spec),
+      logPath: join(container, `${restartCount}.log`),
+      labels: { 'io.kubernetes.container.name': container, 'io.kubernetes.pod.uid': run.uid },
+      linux: { resources: linuxResources(spec.resources), securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } },
+    };
+    try {
+      const id = await cri.createContainer(sandbox.id, config, sandbox.config);
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      const instance: Instance = { uid: run.uid, container, restartCount, id, ended, end };
+      instances.set(instanceKey(run.uid, container, restartCount), instance);
+      // kubelet keeps the previous instance (for logs --previous) and removes older ones.
+      const older = instances.get(instanceKey(run.uid, container, restartCount - 2));
+      if (older !== undefined) {
+        instances.delete(instanceKey(run.uid, container, restartCount - 2));
+        void cri.removeContainer(older.id).catch((err: unknown) => logger.warn({ err, container: older.id }, 'cannot remove an old container instance'));
+      }
+      await cri.startContainer(id);
+      live.add(instance);
+      dispatch(run.uid, { type: 'started', container, restartCount, containerID: `containerd://${id}`, at: now() });
+    } catch (err) {
+      dispatch(run.uid, { type: 'startFailed', container, restartCount, message: (err as Error).message, at: now() });
+    }
+  }
+
+  function signal(ref: ContainerRef, signalName: 'SIGTERM' | 'SIGKILL'): void {
+    const instance = instances.get(instanceKey(ref.run.uid, ref.container, ref.restartCount));
+    if (instance === undefined || !live.has(instance)) return;
+    let timeoutSeconds: number;
+    switch (signalName) {
+      case 'SIGTERM': {
+        const deadline = ref.run.termination?.deadline ?? now() + ref.run.graceMs;
+        timeoutSeconds = Math.max(1, Math.ceil((deadline - now()) / 1000));
+        break;
+      }
+      case 'SIGKILL':
+        timeoutSeconds = 0;
+        break;
+      default:
+        return assertNever(signalName, 'signal');
+    }
+    void cri
+      .stopContainer(instance.id, timeoutSeconds)
+      .then(() => checkInstance(instance))
+      .catch((err: unknown) => logger.warn({ err, container: instance.id, signal: signalName }, 'cannot stop the container'));
+  }
+
+  function release(run: PodRun): void {
+    admitted.delete(run.uid);
+    for (const [key, instance] of instances) {
+      if (instance.uid !== run.uid) continue;
+      instances.delete(key);
+      live.delete(instance);
+      instance.end();
+    }
+    const sandbox = sandboxes.get(run.uid);
+    if (sandbox?.type === 'ready') removeSandbox(run.uid, sandbox.id);
+    else sandboxes.delete(run.uid);
+  }
+
+  const createExecutor = (driverDispatch: Dispatch): RuntimeExecutor => {
+    dispatch = driverDispatch;
+    return {
+      runsProbes: false,
+      admit(_pod, uid) {
+        const sandbox = sandboxes.get(uid);
+        if (sandbox?.type !== 'ready') throw new KubeletError('the pod sandbox is not ready', true, { uid });
+        admitted.add(uid);
+        return { podIP: sandbox.ip, hostIP };
+      },
+      restore: () => [],
+      resume() {},
+      start(pod, ref) {
+        void start(pod, ref);
+      },
+      signal,
+      startProbes() {},
+      stopProbes() {},
+      persist() {},
+      release,
+      close() {
+        clearInterval(poller);
+      },
+    };
+  };
+
+  const driver: PodDriver = createPodDriver({ node, logger, now, crashLoop: options.crashLoop, timers, executor: createExecutor });
+
+  function logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string> {
+    const run = driver.find(namespace, name);
+    if (run === undefined) throw new KubeletNotFoundError(`pods "${name}" not found`, { namespace, name });
+    if (!run.containers.some((c) => c.name === container)) throw new KubeletNotFoundError(`container ${container} is not valid for pod ${name}`, { namespace, name, container });
+    const dir = join(logRoot, podLogDirName(namespace, name, run.uid));
+    const withLogs = logInstances(dir, container);
+    const wanted = opts.previous === true ? withLogs.at(-2) : withLogs.at(-1);
+    if (wanted === undefined) {
+      throw new KubeletNotFoundError(
+        opts.previous === true ? `previous terminated container "${container}" in pod "${name}" not found` : `container "${container}" in pod "${name}" has no logs yet`,
+        { namespace, name, container },
+      );
+    }
+    const instance = instances.get(instanceKey(run.uid, container, wanted));
+    const following = opts.follow === true && opts.previous !== true && instance !== undefined && live.has(instance);
+    return criLogText(
+      readLogFile(join(dir, container, `${wanted}.log`), {
+        ...(opts.tailLines === undefined ? {} : { tailLines: opts.tailLines }),
+        ...(following ? { ended: instance.ended } : {}),
+        ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+      }),
+    );
+  }
+
+  return {
+    kind: 'cri',
+    sync,
+    statuses$: driver.statuses$,
+    logs,
+    async close(opts) {
+      closing = true;
+      await driver.close(opts);
+      clearInterval(poller);
+      while (removals.size > 0) await Promise.all([...removals]);
+      cri.close();
+    },
+  };
+}
