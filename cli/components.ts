@@ -9,6 +9,7 @@ import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, DEFAULT_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
+import { agentServingCredentials, kubeletClientCredentials } from './pki.ts';
 import { adminCredentials, openLog, remotePodLogs, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
@@ -36,10 +37,16 @@ const openShared = async (
   return { log, projection };
 };
 
-/** `logplane apiserver`: serves the Kubernetes API (and the history API) from its own projection. */
+/**
+ * `logplane apiserver`: serves the Kubernetes API (and the history API) from its own
+ * projection; reads pod logs from the agents with its `kubelet-client` certificate of the
+ * cluster CA in `pkiDir` (both made there on first use).
+ */
 export const runApiserver = async (options: {
   target: LogTarget;
   dataDir: string;
+  /** The cluster's PKI directory, shared with the agents (see `cli/pki.ts`). */
+  pkiDir: string;
   port: number;
   host: string;
   tls: boolean;
@@ -55,7 +62,7 @@ export const runApiserver = async (options: {
     port: options.port,
     host: options.host,
     logger: options.logger,
-    podLogs: remotePodLogs(projection),
+    podLogs: remotePodLogs(projection, kubeletClientCredentials(options.pkiDir)),
     ...(tls ? { tls } : {}),
   });
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
@@ -102,10 +109,15 @@ export const runControllers = async (options: {
   };
 };
 
-/** `logplane agent --node NAME`: runs the node's pods and (optionally) this machine's service proxy. */
+/**
+ * `logplane agent --node NAME`: runs the node's pods and (optionally) this machine's service
+ * proxy, and serves their logs over HTTPS to the apiserver's `kubelet-client` identity only.
+ */
 export const runAgent = async (options: {
   target: LogTarget;
   dataDir: string;
+  /** The cluster's PKI directory: `ca.crt`, and `ca.key` or this agent's certificate (see `cli/pki.ts`). */
+  pkiDir: string;
   nodes: readonly string[];
   runtime: RuntimeKind;
   proxy: 'userspace' | 'nftables' | 'none';
@@ -114,6 +126,7 @@ export const runAgent = async (options: {
   heartbeatMs?: number;
   logger: Logger;
 }): Promise<Component & { agent: NodeAgent }> => {
+  const tls = agentServingCredentials(options.pkiDir, options.nodes, ['127.0.0.1', 'localhost']);
   const { log, projection } = await openShared(options.target, options.dataDir, `agent-${options.nodes.join('-')}`, options.logger);
   const agent = await startNodeAgent({
     log,
@@ -123,7 +136,7 @@ export const runAgent = async (options: {
     runtime: options.runtime,
     dataDir: join(resolve(options.dataDir), 'nodes'),
     podCIDR: () => options.podCIDR,
-    serveLogs: { host: '127.0.0.1' },
+    serveLogs: { host: '127.0.0.1', tls },
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
   });
   const proxy = options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger });

@@ -92,6 +92,10 @@ const runUntilSignal = async (component: Component, logger: Logger): Promise<voi
 };
 
 /** A stable, distinct pod CIDR for a node name (distributed agents cannot count each other). */
+/** Where apiservers and agents started from one directory find the cluster CA unless told otherwise. */
+const DEFAULT_PKI_DIR = '.logplane/pki';
+const PKI_HELP = 'the cluster PKI directory shared by the apiserver and the agents (cluster CA, the apiserver\'s kubelet-client and the agents\' serving certificates)';
+
 const podCidrFor = (node: string): string => {
   const digest = createHash('sha256').update(node).digest();
   return `127.${101 + (digest[0]! % 50)}.${digest[1]!}.0/24`;
@@ -165,10 +169,19 @@ export const buildProgram = (): Command => {
       .option('--data <dir>', 'data directory (projection, tokens, certificate, kubeconfig)', '.logplane')
       .option('--port <port>', 'port', integer('--port'), 6443)
       .option('--host <host>', 'address', '127.0.0.1')
-      .option('--no-tls', 'serve plain HTTP'),
-  ).action(async (flags: LogFlags & { data: string; port: number; host: string; tls: boolean }) => {
+      .option('--no-tls', 'serve plain HTTP')
+      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
+  ).action(async (flags: LogFlags & { data: string; port: number; host: string; tls: boolean; pki: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
-    const component = await runApiserver({ target: logTarget(flags, flags.data), dataDir: flags.data, port: flags.port, host: flags.host, tls: flags.tls, logger });
+    const component = await runApiserver({
+      target: logTarget(flags, flags.data),
+      dataDir: flags.data,
+      pkiDir: flags.pki,
+      port: flags.port,
+      host: flags.host,
+      tls: flags.tls,
+      logger,
+    });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);
   });
@@ -207,12 +220,14 @@ export const buildProgram = (): Command => {
       .addOption(new Option('--runtime <runtime>', 'pod runtime').choices(['process', 'sim']).default('process'))
       .addOption(new Option('--proxy <mode>', 'service forwarding (one per machine)').choices(['userspace', 'nftables', 'none']).default('userspace'))
       .option('--heartbeat <ms>', 'heartbeat period', integer('--heartbeat'))
-      .option('--pod-cidr <cidr>', 'this node\'s pod addresses (default: a /24 in 127.101-150/16 derived from the node name)'),
-  ).action(async (flags: LogFlags & { node: string; data: string; runtime: 'process' | 'sim'; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string }) => {
+      .option('--pod-cidr <cidr>', 'this node\'s pod addresses (default: a /24 in 127.101-150/16 derived from the node name)')
+      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
+  ).action(async (flags: LogFlags & { node: string; data: string; runtime: 'process' | 'sim'; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const component = await runAgent({
       target: logTarget(flags, flags.data),
       dataDir: flags.data,
+      pkiDir: flags.pki,
       nodes: [flags.node],
       runtime: flags.runtime,
       proxy: flags.proxy,

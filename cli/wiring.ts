@@ -5,9 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
+import { checkServerIdentity } from 'node:tls';
 import type { Logger } from 'pino';
 import {
+  ApiError,
+  apiErrors,
   createApiServer,
   formatTokenFile,
   generateSelfSignedCertificate,
@@ -18,6 +23,7 @@ import {
   type TokenFile,
 } from '../apiserver/index.ts';
 import { createHistoryApi } from '../apiserver/history/routes.ts';
+import { failureStatus } from '../apiserver/status.ts';
 import { createEmbeddedLog } from '../log/embedded/index.ts';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import type { EventLog } from '../log/port.ts';
@@ -25,6 +31,7 @@ import type { Projection } from '../projections/index.ts';
 import type { Node } from '../schemas/index.ts';
 import { createDebugReconcile } from '../reconcilers/debug.ts';
 import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
+import type { ClusterCredentials } from './pki.ts';
 
 /** When an embedded-log append is acknowledged: after the disk flush, or after the commit. */
 export type Durability = 'flushed' | 'committed';
@@ -140,16 +147,38 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
   return server;
 };
 
+/** Reads at most 4 KiB of an agent's error reply, for the message. */
+const errorText = async (reply: IncomingMessage): Promise<string> => {
+  let text = '';
+  for await (const chunk of reply) {
+    text += String(chunk);
+    if (text.length >= 4096) break;
+  }
+  reply.destroy();
+  return text.slice(0, 4096).trim();
+};
+
+/** An agent's refusal as the Status the apiserver answers: its 400 and 404 pass through, anything else is the server's fault. */
+const agentError = (nodeName: string, status: number, message: string): ApiError => {
+  const text = `node ${nodeName}: ${message}`;
+  if (status === 400) return apiErrors.badRequest(text);
+  if (status === 404) return new ApiError(failureStatus('NotFound', text));
+  return apiErrors.internal(`${text} (the agent answered ${status})`);
+};
+
 /**
- * Pod logs from the agent that runs the pod, over its log endpoint (the port its Node
- * publishes in `status.daemonEndpoints.kubeletEndpoint`), for apiservers in distributed mode.
+ * Pod logs from the agent that runs the pod, over its HTTPS log endpoint (the port its
+ * Node publishes in `status.daemonEndpoints.kubeletEndpoint`), for apiservers in
+ * distributed mode. The agent must present a serving certificate of the cluster CA
+ * (`credentials.ca`) naming the pod's node; the apiserver presents its `kubelet-client`
+ * certificate. Any other endpoint is refused before a byte of the request is sent.
  */
-export const remotePodLogs = (projection: Projection): PodLogsHook => async (request) => {
+export const remotePodLogs = (projection: Projection, credentials: ClusterCredentials): PodLogsHook => async (request) => {
   const nodeName = request.pod.spec.nodeName ?? '';
   const node = projection.view().get(`Node//${nodeName}`) as Node | undefined;
   const port = node?.status?.daemonEndpoints?.kubeletEndpoint?.Port;
   const address = node?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
-  if (!port) throw new Error(`node ${nodeName} publishes no log endpoint (is its agent running?)`);
+  if (!port) throw apiErrors.serviceUnavailable(`node ${nodeName} publishes no log endpoint (is its agent running?)`);
   const path = [nodeName, request.pod.metadata.namespace ?? 'default', request.pod.metadata.name, request.container ?? '']
     .map(encodeURIComponent)
     .join('/');
@@ -157,8 +186,38 @@ export const remotePodLogs = (projection: Projection): PodLogsHook => async (req
     follow: String(request.follow),
     previous: String(request.previous),
     ...(request.tailLines !== undefined ? { tailLines: String(request.tailLines) } : {}),
+    ...(request.limitBytes !== undefined ? { limitBytes: String(request.limitBytes) } : {}),
   });
-  const response = await fetch(`http://${address}:${port}/containerLogs/${path}?${query}`, { signal: request.signal });
-  if (!response.ok || !response.body) throw new Error(`node ${nodeName}: ${(await response.text()).trim()}`);
-  return response.body as unknown as AsyncIterable<Uint8Array>;
+  const reply = await new Promise<IncomingMessage>((resolve, reject) => {
+    const outgoing = httpsRequest(
+      {
+        host: address,
+        port,
+        path: `/containerLogs/${path}?${query}`,
+        method: 'GET',
+        ca: credentials.ca,
+        cert: credentials.cert,
+        key: credentials.key,
+        agent: false,
+        signal: request.signal,
+        // The address must be in the certificate, and the certificate must be the node's own.
+        checkServerIdentity: (host, cert) =>
+          checkServerIdentity(host, cert) ??
+          ((cert.subjectaltname ?? '').split(', ').includes(`DNS:${nodeName}`)
+            ? undefined
+            : new Error(`the certificate at ${host}:${port} is not node ${nodeName}'s (${cert.subject?.CN ?? 'no CN'})`)),
+      },
+      resolve,
+    );
+    outgoing.on('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET'
+          ? apiErrors.serviceUnavailable(`node ${nodeName}: log endpoint ${address}:${port} unreachable: ${error.message}`)
+          : apiErrors.internal(`node ${nodeName}: log endpoint ${address}:${port}: ${error.message} (do the apiserver and the agent share one --pki?)`, error),
+      ),
+    );
+    outgoing.end();
+  });
+  if (reply.statusCode !== 200) throw agentError(nodeName, reply.statusCode ?? 500, await errorText(reply));
+  return reply;
 };

@@ -10,7 +10,7 @@ import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
 import { createPodRuntime, type PodRuntime, type RuntimeKind } from './kubelet/index.ts';
-import { startLogServer } from './log-server.ts';
+import { startLogServer, type LogServerTls } from './log-server.ts';
 
 export interface NodeResources {
   readonly cpu: string;
@@ -36,8 +36,17 @@ export interface NodeAgentOptions {
   readonly crashLoop?: { readonly initialMs: number; readonly maxMs: number };
   readonly simStartDelayMs?: number;
   readonly probeSecondMs?: number;
-  /** Serve container logs over HTTP for apiservers in other processes (distributed mode). */
-  readonly serveLogs?: { readonly host: string; readonly port?: number };
+  /**
+   * Serve container logs over HTTPS for apiservers in other processes (distributed mode),
+   * to clients whose certificate `tls.clientCA` signed and whose name is in `allowedClients`
+   * (default: the apiserver's `kubelet-client`).
+   */
+  readonly serveLogs?: {
+    readonly host: string;
+    readonly port?: number;
+    readonly tls: LogServerTls;
+    readonly allowedClients?: readonly string[];
+  };
 }
 
 export interface NodeAgent {

@@ -2,61 +2,264 @@
  * The agent's log endpoint (the kubelet's `/containerLogs`): in distributed mode the
  * apiserver serves `pods/NAME/log` by streaming from the agent that runs the pod. The port
  * is published in the Node's `status.daemonEndpoints.kubeletEndpoint.Port`.
+ *
+ * It serves HTTPS only and, like kubelet with `--client-ca-file`, asks every client for a
+ * certificate: the TLS handshake fails without one signed by the cluster CA, and a request
+ * whose certificate names another identity than the apiserver's (`kubelet-client`) gets 403.
+ * Every malformed request gets a 4xx with a plain-text reason; nothing a client sends can
+ * throw out of the handler.
  */
-import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
-import type { PodRuntime } from './kubelet/index.ts';
+import { LogServerConfigError } from './errors.ts';
+import { KubeletNotFoundError, type PodRuntime } from './kubelet/index.ts';
+
+/** The common name of the client certificate the apiserver presents to agents (kube's kubelet client identity). */
+export const KUBELET_CLIENT_NAME = 'kubelet-client';
+
+/**
+ * The largest `tailLines` accepted. The tail is found by scanning the file backwards, so a
+ * larger count only means "the whole file"; a count past this is a client's mistake.
+ */
+export const MAX_TAIL_LINES = 10_000_000;
+
+/** The largest `limitBytes` accepted (1 GiB; a log file is never near that). */
+export const MAX_LIMIT_BYTES = 1024 ** 3;
+
+/** PEM material of the endpoint: its serving certificate and key, and the CA its clients' certificates must chain to. */
+export interface LogServerTls {
+  readonly cert: string;
+  readonly key: string;
+  readonly clientCA: string;
+}
+
+export interface LogServerOptions {
+  runtimeOf: (node: string) => PodRuntime | undefined;
+  tls: LogServerTls;
+  /** Common names of the client certificates that may read logs (default: {@link KUBELET_CLIENT_NAME}). */
+  allowedClients?: readonly string[];
+  host?: string;
+  port?: number;
+  logger: Logger;
+}
 
 export interface LogServer {
   readonly port: number;
   close(): Promise<void>;
 }
 
-/** Serves `GET /containerLogs/{node}/{namespace}/{pod}/{container}?follow&previous&tailLines` on `host`. */
-export const startLogServer = async (options: {
-  runtimeOf: (node: string) => PodRuntime | undefined;
-  host?: string;
-  port?: number;
-  logger: Logger;
-}): Promise<LogServer> => {
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://agent.invalid');
-    const [route, node, namespace, pod, container] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-    const runtime = node ? options.runtimeOf(node) : undefined;
-    if (req.method !== 'GET' || route !== 'containerLogs' || !runtime || !namespace || !pod || !container) {
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end(`no such log: ${url.pathname} (expected /containerLogs/NODE/NAMESPACE/POD/CONTAINER on a node of this agent)\n`);
+/** One request to the endpoint as parsed: what to stream, or the 4xx that answers it. */
+export type LogRequest =
+  | {
+      readonly type: 'logs';
+      readonly node: string;
+      readonly namespace: string;
+      readonly pod: string;
+      readonly container: string;
+      readonly follow: boolean;
+      readonly previous: boolean;
+      readonly tailLines?: number;
+      readonly limitBytes?: number;
+    }
+  | { readonly type: 'rejected'; readonly status: 400 | 404 | 405; readonly message: string };
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const isLabel = (value: string) => value.length <= 63 && DNS1123_LABEL.test(value);
+const isSubdomain = (value: string) => value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
+
+/** strconv.ParseBool's spellings, as kubelet reads `follow` and `previous`. */
+const BOOLEANS: Readonly<Record<string, boolean>> = {
+  '1': true, t: true, T: true, true: true, TRUE: true, True: true,
+  '0': false, f: false, F: false, false: false, FALSE: false, False: false,
+};
+
+const reject = (status: 400 | 404 | 405, message: string): LogRequest => ({ type: 'rejected', status, message });
+
+const decodeSegment = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+};
+
+type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+
+const booleanParam = (query: URLSearchParams, name: string): Parsed<boolean> => {
+  const text = query.get(name);
+  if (text === null || text === '') return { ok: true, value: false };
+  const value = BOOLEANS[text];
+  return value === undefined ? { ok: false, message: `${name}: invalid value "${text}": must be true or false` } : { ok: true, value };
+};
+
+const countParam = (query: URLSearchParams, name: string, min: number, max: number): Parsed<number | undefined> => {
+  const text = query.get(name);
+  if (text === null || text === '') return { ok: true, value: undefined };
+  const value = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    return { ok: false, message: `${name}: invalid value "${text.slice(0, 64)}": must be an integer from ${min} to ${max}` };
+  }
+  return { ok: true, value };
+};
+
+/**
+ * Parses `GET /containerLogs/{node}/{namespace}/{pod}/{container}?follow&previous&tailLines&limitBytes`.
+ * Pure; never throws: a bad %-escape or query value is 400, another method 405, another path 404.
+ */
+export const parseLogRequest = (method: string | undefined, rawUrl: string | undefined): LogRequest => {
+  const url = rawUrl ?? '/';
+  const queryStart = url.indexOf('?');
+  const path = queryStart === -1 ? url : url.slice(0, queryStart);
+  const segments = path.split('/').map(decodeSegment);
+  if (segments.some((segment) => segment === undefined)) return reject(400, `malformed %-escape in the path ${path.slice(0, 200)}`);
+  const [root, route, node, namespace, pod, container, ...rest] = segments as string[];
+  if (root !== '' || route !== 'containerLogs' || rest.length > 0 || container === undefined) {
+    return reject(404, `no such path: ${path.slice(0, 200)} (expected /containerLogs/NODE/NAMESPACE/POD/CONTAINER)`);
+  }
+  if (method !== 'GET') return reject(405, `method ${method ?? ''} is not allowed: the log endpoint answers GET only`);
+  if (!isSubdomain(node!)) return reject(400, `invalid node name "${node!.slice(0, 253)}"`);
+  if (!isLabel(namespace!)) return reject(400, `invalid namespace "${namespace!.slice(0, 253)}"`);
+  if (!isSubdomain(pod!)) return reject(400, `invalid pod name "${pod!.slice(0, 253)}"`);
+  if (!isLabel(container)) return reject(400, `invalid container name "${container.slice(0, 253)}"`);
+  const query = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
+  const follow = booleanParam(query, 'follow');
+  const previous = booleanParam(query, 'previous');
+  const tailLines = countParam(query, 'tailLines', 0, MAX_TAIL_LINES);
+  const limitBytes = countParam(query, 'limitBytes', 1, MAX_LIMIT_BYTES);
+  if (!follow.ok) return reject(400, follow.message);
+  if (!previous.ok) return reject(400, previous.message);
+  if (!tailLines.ok) return reject(400, tailLines.message);
+  if (!limitBytes.ok) return reject(400, limitBytes.message);
+  return {
+    type: 'logs',
+    node: node!,
+    namespace: namespace!,
+    pod: pod!,
+    container,
+    follow: follow.value,
+    previous: previous.value,
+    ...(tailLines.value !== undefined ? { tailLines: tailLines.value } : {}),
+    ...(limitBytes.value !== undefined ? { limitBytes: limitBytes.value } : {}),
+  };
+};
+
+const answer = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void => {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
+  res.end(`${message}\n`);
+};
+
+/** The common name of the verified client certificate of `req`, if the handshake verified one. */
+const clientName = (req: IncomingMessage): string | undefined => {
+  const socket = req.socket as TLSSocket;
+  if (!socket.authorized) return undefined;
+  const name = socket.getPeerCertificate().subject?.CN;
+  return typeof name === 'string' ? name : undefined;
+};
+
+/** Writes `text` (cut at `budget.left` bytes when a limit is set) and waits while the client is slow to read. */
+const writeBounded = async (res: ServerResponse, text: string, budget: { left: number }, signal: AbortSignal): Promise<boolean> => {
+  let chunk = Buffer.from(text, 'utf8');
+  if (chunk.length >= budget.left) chunk = chunk.subarray(0, budget.left);
+  budget.left -= chunk.length;
+  if (!res.write(chunk)) await once(res, 'drain', { signal });
+  return budget.left > 0;
+};
+
+/** The client went away mid-stream (the write's wait for `drain` was aborted): nothing to answer. */
+const abortedByClient = (error: unknown): boolean => error instanceof Error && error.name === 'AbortError';
+
+/** Starts the HTTPS log endpoint on `host` (default 127.0.0.1). Options are checked before anything listens. */
+export const startLogServer = async (options: LogServerOptions): Promise<LogServer> => {
+  const allowedClients = new Set(options.allowedClients ?? [KUBELET_CLIENT_NAME]);
+  if (allowedClients.size === 0) throw new LogServerConfigError('the log endpoint needs at least one allowed client identity');
+  for (const field of ['cert', 'key', 'clientCA'] as const) {
+    if (!options.tls[field]?.includes('-----BEGIN')) throw new LogServerConfigError(`the log endpoint's tls.${field} is not PEM`, { field });
+  }
+  const { logger } = options;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const client = clientName(req);
+    if (client === undefined || !allowedClients.has(client)) {
+      answer(res, 403, `forbidden: client ${client ?? '(unverified)'} may not read logs on this node`);
+      return;
+    }
+    const request = parseLogRequest(req.method, req.url);
+    switch (request.type) {
+      case 'rejected':
+        answer(res, request.status, request.message, request.status === 405 ? { allow: 'GET' } : {});
+        return;
+      case 'logs':
+        break;
+      default:
+        return request satisfies never;
+    }
+    const runtime = options.runtimeOf(request.node);
+    if (!runtime) {
+      answer(res, 404, `node ${request.node} is not run by this agent`);
       return;
     }
     const abort = new AbortController();
     res.on('close', () => abort.abort());
-    const tail = url.searchParams.get('tailLines');
-    void (async () => {
-      try {
-        const lines = runtime.logs(namespace, pod, container, {
-          follow: url.searchParams.get('follow') === 'true',
-          previous: url.searchParams.get('previous') === 'true',
-          ...(tail !== null ? { tailLines: Number(tail) } : {}),
+    let lines: AsyncIterator<string>;
+    let next: IteratorResult<string>;
+    try {
+      lines = runtime
+        .logs(request.namespace, request.pod, request.container, {
+          follow: request.follow,
+          previous: request.previous,
+          ...(request.tailLines !== undefined ? { tailLines: request.tailLines } : {}),
           signal: abort.signal,
-        })[Symbol.asyncIterator]();
-        // The first chunk decides the status: a missing pod or container fails before any output.
-        let next = await lines.next();
-        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-        for (; !next.done; next = await lines.next()) res.write(next.value);
-        res.end();
-      } catch (error) {
-        if (!res.headersSent) res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end(`${error instanceof Error ? error.message : String(error)}\n`);
+        })
+        [Symbol.asyncIterator]();
+      // The first chunk decides the status: a missing pod or container fails before any output.
+      next = await lines.next();
+    } catch (error) {
+      if (error instanceof KubeletNotFoundError) answer(res, 404, error.message);
+      else throw error;
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    const budget = { left: request.limitBytes ?? Number.POSITIVE_INFINITY };
+    try {
+      for (; !next.done && !abort.signal.aborted; next = await lines.next()) {
+        if (!(await writeBounded(res, next.value, budget, abort.signal))) break;
       }
-    })();
-  });
+    } finally {
+      await lines.return?.();
+      res.end();
+    }
+  };
+
+  const server: Server = createServer(
+    {
+      cert: options.tls.cert,
+      key: options.tls.key,
+      ca: options.tls.clientCA,
+      requestCert: true,
+      rejectUnauthorized: true,
+      minVersion: 'TLSv1.2',
+    },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        if (abortedByClient(error)) return;
+        logger.warn({ error: String(error), url: req.url?.slice(0, 200) }, 'log request failed');
+        if (!res.headersSent) answer(res, 500, `reading the log failed: ${error instanceof Error ? error.message : String(error)}`);
+        else res.destroy();
+      });
+    },
+  );
+  server.on('tlsClientError', (error) => logger.debug({ error: error.message }, 'log endpoint refused a TLS client'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  options.logger.info({ port }, 'agent log endpoint listening');
+  logger.info({ port }, 'agent log endpoint listening (HTTPS, client certificates of the cluster CA)');
   return {
     port,
     close: () =>

@@ -64,12 +64,14 @@ describe('the walkthrough in distributed mode (apiserver, controllers, two agent
 
   beforeAll(async () => {
     const kafka = ['--kafka', kafkaBrokers().join(','), '--cluster', cluster];
+    // The cluster CA the apiserver and the agents share (their log endpoints are HTTPS).
+    const pki = ['--pki', join(root, 'pki')];
     const port = await freePort();
     daemons = {
-      apiserver: startLogplane('apiserver', ['apiserver', ...kafka, '--data', dirs.apiserver, '--port', String(port)]),
+      apiserver: startLogplane('apiserver', ['apiserver', ...kafka, ...pki, '--data', dirs.apiserver, '--port', String(port)]),
       controllers: startLogplane('controllers', ['controllers', ...kafka, '--data', dirs.controllers]),
-      node1: startLogplane('agent node-1', ['agent', '--node', 'node-1', '--proxy', 'userspace', ...kafka, '--data', dirs.node1], { dataDir: dirs.node1 }),
-      node2: startLogplane('agent node-2', ['agent', '--node', 'node-2', '--proxy', 'none', ...kafka, '--data', dirs.node2], { dataDir: dirs.node2 }),
+      node1: startLogplane('agent node-1', ['agent', '--node', 'node-1', '--proxy', 'userspace', ...kafka, ...pki, '--data', dirs.node1], { dataDir: dirs.node1 }),
+      node2: startLogplane('agent node-2', ['agent', '--node', 'node-2', '--proxy', 'none', ...kafka, ...pki, '--data', dirs.node2], { dataDir: dirs.node2 }),
     };
     const [, path] = await daemons.apiserver.waitForOutput(/\(kubeconfig (\S+)\)/, 90_000);
     await daemons.controllers.waitForOutput(/^controllers scheduler, /m, 90_000);
