@@ -9,7 +9,7 @@ import { assertNever } from '../../schemas/assert-never.ts';
 import type { KubeObject } from '../../schemas/index.ts';
 import { ApiError, type Client } from '../client.ts';
 import { historyApi } from '../history/api.ts';
-import { momentArgument, type MomentArgument } from '../history/time.ts';
+import { momentArgument } from '../history/time.ts';
 import { asList, columnWidths, renderRow, renderTable, tableHeaders, tableRow, toJson, toYaml, type TableOptions } from '../printers.ts';
 import { action, connect, optionsOf, out, printError, ReportedError, sleep, withConnectionOptions, withNamespaceOption, type Session } from './common.ts';
 import {
@@ -124,11 +124,16 @@ const fetchLive = async (session: Session, request: GetRequest, options: GetOpti
   return { type, objects };
 };
 
+/**
+ * The objects of one request at moment `at` (as the user typed it, or the position an
+ * earlier request of the same command resolved it to, so that a relative time names one
+ * moment for all of them).
+ */
 const fetchAt = async (
   session: Session,
   request: GetRequest,
   options: GetOptions,
-  at: MomentArgument,
+  at: string,
   failures: { count: number },
 ): Promise<Fetched & { position: string }> => {
   const api = historyApi(session.client);
@@ -137,7 +142,7 @@ const fetchAt = async (
   const filter = { kind: type.kind, ...(namespace !== undefined ? { namespace } : {}) };
   const requirements = options.selector ? parseLabelSelector(options.selector) : [];
   if (!request.names) {
-    const reply = await api.at(at.text, filter);
+    const reply = await api.at(at, filter);
     const objects = reply.objects
       .filter((o) => o.kind === type.kind && selectorMatches(requirements, o.metadata.labels))
       .map((o) => withTypeMeta(type, o));
@@ -146,7 +151,7 @@ const fetchAt = async (
   const objects: KubeObject[] = [];
   let position = '';
   for (const name of request.names) {
-    const reply = await api.at(at.text, { ...filter, name });
+    const reply = await api.at(position || at, { ...filter, name });
     position = reply.position;
     const found = reply.objects.find((o) => o.kind === type.kind && o.metadata.name === name);
     if (found) objects.push(withTypeMeta(type, found));
@@ -286,7 +291,7 @@ export const registerGet = (program: Command): void => {
       let position: string | undefined;
       for (const request of requests) {
         if (at) {
-          const result = await fetchAt(session, request, options, at, failures);
+          const result = await fetchAt(session, request, options, position ?? at.text, failures);
           position = result.position;
           fetched.push(result);
         } else fetched.push(await fetchLive(session, request, options, failures));
