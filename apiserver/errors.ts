@@ -66,6 +66,8 @@ export const apiErrors = {
   notAcceptable: (accept: string): ApiError =>
     new ApiError(failureStatus('NotAcceptable', `only the following media types are accepted: application/json, application/yaml (asked for ${accept})`)),
   unsupportedMediaType: (message: string): ApiError => new ApiError(failureStatus('UnsupportedMediaType', message)),
+  /** 413 with kube's wording for a limit other than the body size (e.g. JSON patch operations). */
+  entityTooLarge: (message: string): ApiError => new ApiError(failureStatus('RequestEntityTooLarge', message)),
   tooLarge: (limit: number): ApiError =>
     new ApiError(failureStatus('RequestEntityTooLarge', `the request body is larger than ${limit} bytes`)),
   /** 410 Expired: a watch or list position that is no longer retained. */

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { apiErrors } from './errors.ts';
+import { assertPlainData } from './plain-data.ts';
 import { decodeKubernetesProtobuf, PROTOBUF_MAGIC, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import type { Status } from './status.ts';
 
@@ -60,20 +61,43 @@ export const readBody = (req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
 /** The media type of a Content-Type header, lowercased, without parameters. */
 export const mediaTypeOf = (header: string | undefined): string => (header ?? '').split(';')[0]!.trim().toLowerCase();
 
+/** The media types whose bodies are JSON text (the patch types among them). */
+const JSON_MEDIA_TYPES: ReadonlySet<string> = new Set([
+  'application/json',
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+json',
+]);
+const YAML_MEDIA_TYPES: ReadonlySet<string> = new Set(['application/yaml', 'application/apply-patch+yaml']);
+
 /**
  * Parses a request body as JSON, YAML (by Content-Type) or Kubernetes protobuf (what
- * kubectl's typed clients send); 400 when it is none of them.
+ * kubectl's typed clients send); 400 when it is none of them, 415 for a media type that is
+ * none of them (a body without a Content-Type is read as JSON). The parsed value passes
+ * {@link assertPlainData} before anything else sees it.
  */
 export const parseBody = (body: Buffer, contentType: string | undefined): unknown => {
   const type = mediaTypeOf(contentType);
+  const parsed = parseByType(body, type);
+  assertPlainData(parsed);
+  return parsed;
+};
+
+const parseByType = (body: Buffer, type: string): unknown => {
   if (type === PROTOBUF_MEDIA_TYPE || body.subarray(0, 4).equals(PROTOBUF_MAGIC)) return decodeKubernetesProtobuf(body);
+  const yaml = YAML_MEDIA_TYPES.has(type);
+  if (!yaml && type !== '' && !JSON_MEDIA_TYPES.has(type)) {
+    throw apiErrors.unsupportedMediaType(
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, ${PROTOBUF_MEDIA_TYPE}`,
+    );
+  }
   const text = body.toString('utf8');
   if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
   try {
-    if (type === 'application/yaml' || type === 'application/apply-patch+yaml') return parseYaml(text);
-    return JSON.parse(text);
+    return yaml ? parseYaml(text) : JSON.parse(text);
   } catch (error) {
-    throw apiErrors.badRequest(`the request body is not valid ${type.endsWith('yaml') ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
+    throw apiErrors.badRequest(`the request body is not valid ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
   }
 };
 

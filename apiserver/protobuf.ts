@@ -359,7 +359,14 @@ const decodeMessage = (buf: Buffer, name: string): Record<string, unknown> => {
         else item.reader.skip(item.wireType);
       }
       const target = (out[spec.name] ??= {}) as Record<string, unknown>;
-      target[String(entry['key'] ?? '')] = entry['value'] ?? (spec.type === 'string' ? '' : undefined);
+      // An own property whatever the key, so a key such as `__proto__` is data that the
+      // body check after decoding rejects, never a prototype.
+      Object.defineProperty(target, String(entry['key'] ?? ''), {
+        value: entry['value'] ?? (spec.type === 'string' ? '' : undefined),
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
       continue;
     }
     const scalarNumeric = spec.type === 'int32' || spec.type === 'int64' || spec.type === 'bool';

@@ -20,7 +20,7 @@ import {
   type RequestContext,
   type ServerContext,
 } from '../context.ts';
-import { ApiError, apiErrors, verdictError } from '../errors.ts';
+import { ApiError, apiErrors, fieldErrors, verdictError } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
@@ -182,7 +182,13 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
   const dryRun = isDryRun(ctx.query);
   for (let attempt = 1; ; attempt++) {
     const current = await currentObject(server, ctx);
-    const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown } };
+    const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown; uid?: unknown } } | null;
+    // metadata.uid is immutable (kube's ValidateObjectMetaUpdate): a patch that changes or
+    // removes it is invalid, not a Conflict to retry.
+    const patchedUid = patched?.metadata?.uid;
+    if (patchedUid !== current.metadata.uid) {
+      throw apiErrors.invalid(resource, name, [fieldErrors.invalid('metadata.uid', patchedUid ?? '', 'field is immutable')]);
+    }
     const patchedVersion = patched?.metadata?.resourceVersion;
     const pinned = typeof patchedVersion === 'string' && patchedVersion !== current.metadata.resourceVersion ? patchedVersion : undefined;
     const { object, warnings } = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });

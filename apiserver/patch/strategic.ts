@@ -6,7 +6,7 @@
  */
 import { assertNever, type Kind } from '../../schemas/index.ts';
 import { apiErrors } from '../errors.ts';
-import { isObject, type Json, type JsonObject } from './json.ts';
+import { isObject, own, setMember, type Json, type JsonObject } from './json.ts';
 
 /** How a list field merges: by a key field, as a set of primitives, or replaced whole. */
 type ListStrategy = { type: 'mergeByKey'; key: string } | { type: 'mergePrimitives' } | { type: 'replace' };
@@ -120,9 +120,10 @@ export const strategicMerge = (kind: Kind, path: readonly string[], original: Js
     }
     if (key.startsWith(DELETE_PRIMITIVES)) {
       const field = key.slice(DELETE_PRIMITIVES.length);
-      if (Array.isArray(out[field]) && Array.isArray(value)) {
+      const list = own(out, field);
+      if (Array.isArray(list) && Array.isArray(value)) {
         const remove = new Set(value.map((v) => JSON.stringify(v)));
-        out[field] = (out[field] as Json[]).filter((v) => !remove.has(JSON.stringify(v)));
+        setMember(out, field, list.filter((v) => !remove.has(JSON.stringify(v))));
       }
       continue;
     }
@@ -131,19 +132,20 @@ export const strategicMerge = (kind: Kind, path: readonly string[], original: Js
     if (value === null) {
       delete out[key];
     } else if (Array.isArray(value)) {
-      out[key] = mergeList(kind, childPath, out[key], value);
+      setMember(out, key, mergeList(kind, childPath, own(out, key), value));
     } else if (isObject(value)) {
-      const merged = strategicMerge(kind, childPath, out[key], value);
+      const merged = strategicMerge(kind, childPath, own(out, key), value);
       if (merged === undefined) delete out[key];
-      else out[key] = merged;
+      else setMember(out, key, merged);
     } else {
-      out[key] = value;
+      setMember(out, key, value);
     }
   }
   for (const [field, order] of orders) {
-    if (!Array.isArray(out[field])) continue;
+    const list = own(out, field);
+    if (!Array.isArray(list)) continue;
     const strategy = listStrategy(kind, [...path, field]);
-    out[field] = orderBy(out[field] as Json[], order, strategy.type === 'mergeByKey' ? strategy.key : undefined);
+    setMember(out, field, orderBy(list, order, strategy.type === 'mergeByKey' ? strategy.key : undefined));
   }
   const retain = patch[RETAIN_KEYS];
   if (Array.isArray(retain)) {
