@@ -38,7 +38,7 @@ describe('cri pod runtime on a real containerd', () => {
     await harness?.close();
   });
 
-  it('runs a pod: Running with a CNI address, env, logs, memory limit, HTTP; a failing pod ends Failed with its exit code; removal cleans up', async () => {
+  it('runs a pod: Running with a CNI address, env, logs, memory limit, HTTP; a failing pod ends Failed with its exit code, a memory hog OOMKilled; removal cleans up', async () => {
     const web = makePod('web', [
       {
         name: 'app',
@@ -50,11 +50,14 @@ describe('cri pod runtime on a real containerd', () => {
       },
     ], { terminationGracePeriodSeconds: 1 });
     const failing = makePod('failing', [{ name: 'job', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'echo done; exit 3'] }], { restartPolicy: 'Never' });
+    // Holds 64 MiB in a shell variable under a 16 MiB limit: the kernel's OOM killer ends it.
+    const hog = makePod('hog', [{ name: 'hog', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'x=$(head -c 67108864 /dev/zero | tr "\\0" a); echo survived'], resources: { limits: { memory: '16Mi' } } }], { restartPolicy: 'Never' });
 
     const started = performance.now();
     const running = waitForStatus(runtime, web, (u) => u.status.phase === 'Running' && condition(u, 'Ready') === 'True');
     const failed = waitForStatus(runtime, failing, (u) => u.status.phase === 'Failed');
-    runtime.sync([web, failing]);
+    const oomKilled = waitForStatus(runtime, hog, (u) => u.status.phase === 'Failed');
+    runtime.sync([web, failing, hog]);
     const webStatus = await running;
     const syncToRunningMs = performance.now() - started;
 
@@ -79,8 +82,9 @@ describe('cri pod runtime on a real containerd', () => {
     const failedStatus = await failed;
     expect(containerStatus(failedStatus).state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(await collect(runtime.logs('default', 'failing', 'job', {}))).toBe('done\n');
+    expect(containerStatus(await oomKilled).state?.terminated).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
 
-    // Both pods leave the desired set: containers stopped (httpd ignores SIGTERM as pid 1: killed after the 1 s grace), sandboxes removed.
+    // The pods leave the desired set: containers stopped (httpd ignores SIGTERM as pid 1: killed after the 1 s grace), sandboxes removed.
     const stopped = performance.now();
     runtime.sync([]);
     await eventually(async () => {
