@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { murmur2, partitionFor } from './partitioner.ts';
+import { murmur2, partitionFor, partitionKeyOf, partitionOfKey } from './partitioner.ts';
 
 describe('partitioner', () => {
   // Vectors from Kafka's UtilsTest.testMurmur2.
@@ -48,5 +48,41 @@ describe('partitioner', () => {
     for (let i = 0; i < 100; i++) seen.add(partitionFor(`Pod/default/p${i}`, 3));
     expect([...seen].sort()).toEqual([0, 1, 2]);
     expect(partitionFor('Node//n1', 3)).toBe(partitionFor('Node//n1', 3));
+  });
+});
+
+describe('partition keys', () => {
+  // The partition keys that keys of every kind served before the kind registry mapped to
+  // (the rule was: Pod/ and Node/ -> "scheduling", Service/ -> "services", else the key):
+  // an old log must replay onto the same partitions.
+  it.each([
+    ['Pod/default/web-1', 'scheduling'],
+    ['Node//node-1', 'scheduling'],
+    ['Service/default/echo', 'services'],
+    ['Namespace//default', 'Namespace//default'],
+    ['Endpoints/default/echo', 'Endpoints/default/echo'],
+    ['ReplicaSet/default/echo-5d8f', 'ReplicaSet/default/echo-5d8f'],
+    ['Deployment/default/echo', 'Deployment/default/echo'],
+  ])('%s keeps the partition key %s', (key, expected) => {
+    expect(partitionKeyOf(key)).toBe(expected);
+    expect(partitionOfKey(key, 3)).toBe(partitionFor(expected, 3));
+  });
+
+  it.each([
+    // judged with pods: quota charges and evictions
+    ['ResourceQuota/default/compute', 'scheduling'],
+    ['PodDisruptionBudget.policy/default/web', 'scheduling'],
+    // a volume bound to at most one claim
+    ['PersistentVolume//pv-1', 'storage'],
+    ['PersistentVolumeClaim/default/data', 'storage'],
+    // everything else spreads by its own key, grouped or not, custom resources too
+    ['ConfigMap/default/settings', 'ConfigMap/default/settings'],
+    ['Event.events.k8s.io/default/e1', 'Event.events.k8s.io/default/e1'],
+    ['Job.batch/default/pi', 'Job.batch/default/pi'],
+    ['CronTab.stable.example.com/default/ct', 'CronTab.stable.example.com/default/ct'],
+    // a kind named like a shared one in another group is not in that domain
+    ['Pod.example.com/default/p', 'Pod.example.com/default/p'],
+  ])('%s has the partition key %s', (key, expected) => {
+    expect(partitionKeyOf(key)).toBe(expected);
   });
 });

@@ -3,6 +3,9 @@
  * whether the log is Kafka or embedded. Uses Kafka's own murmur2 (as the Java client's
  * default partitioner does) so records keyed here agree with Java producers too.
  */
+import { assertNever } from '../schemas/assert-never.ts';
+import { partitionDomainOf } from '../schemas/kinds/domains.ts';
+import { kindRefOfKey } from '../schemas/kinds/refs.ts';
 
 /**
  * Where `murmur2` writes a key's UTF-8 bytes when they surely fit (at most 3 bytes per
@@ -58,17 +61,20 @@ export const partitionFor = (key: string, partitions: number): number =>
   partitions === 1 ? 0 : (murmur2(key) & 0x7fffffff) % partitions;
 
 /**
- * The partition key of an object key ("Kind/namespace/name"). Pods and Nodes share one
- * key, the scheduling domain: node capacity and "bound at most once" are invariants over
- * all pods and nodes together, and the fold can judge them deterministically only when
- * every event they depend on lies in one partition (DESIGN invariant 2). Every other
- * kind spreads by its own key, except Services, which share one key because ClusterIPs
- * and NodePorts are allocated uniquely across all of them.
+ * The partition key of an object key (`<kindRef>/namespace/name`): the shared key of its
+ * kind's partition domain (Pods and Nodes share "scheduling", Services "services", …; the
+ * table and why are in `schemas/kinds/domains.ts`), else the object key itself.
  */
 export const partitionKeyOf = (objectKey: string): string => {
-  if (objectKey.startsWith('Pod/') || objectKey.startsWith('Node/')) return 'scheduling';
-  if (objectKey.startsWith('Service/')) return 'services';
-  return objectKey;
+  const domain = partitionDomainOf(kindRefOfKey(objectKey));
+  switch (domain.type) {
+    case 'shared':
+      return domain.key;
+    case 'object':
+      return objectKey;
+    default:
+      return assertNever(domain, 'partition domain');
+  }
 };
 
 /** The partition holding every event of the object `objectKey`. */
