@@ -222,7 +222,7 @@ export const KIND_DESCRIPTORS: readonly KindDescriptor[] = [
         verbs: ['get', 'patch', 'update'],
       },
     ],
-    selectableFields: ['status.phase'],
+    selectableFields: ['status.phase', 'name'],
     printerColumns: [
       {
         name: 'Name',
@@ -355,7 +355,7 @@ export const KIND_DESCRIPTORS: readonly KindDescriptor[] = [
         verbs: ['get', 'patch', 'update'],
       },
     ],
-    selectableFields: [],
+    selectableFields: ['name'],
     printerColumns: [
       {
         name: 'Name',
@@ -433,7 +433,7 @@ export const KIND_DESCRIPTORS: readonly KindDescriptor[] = [
         verbs: ['get', 'patch', 'update'],
       },
     ],
-    selectableFields: [],
+    selectableFields: ['name'],
     printerColumns: [
       {
         name: 'Name',

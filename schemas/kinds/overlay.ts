@@ -110,7 +110,8 @@ export const KIND_OVERLAY = {
   '/Namespace': {
     shortNames: ['ns'],
     nameFormat: 'label',
-    selectableFields: ['status.phase'],
+    // "name": kube's legacy alias of metadata.name ("a bug … kept for backward compatibility").
+    selectableFields: ['status.phase', 'name'],
     printerColumns: [NAME, col('Status', 'string', 'The status of the namespace'), AGE],
   },
   '/Node': {
@@ -214,6 +215,8 @@ export const KIND_OVERLAY = {
   '/ResourceQuota': {
     shortNames: ['quota'],
     nameFormat: 'subdomain',
+    // Copies of printers.go in the index disagree (Name, Request, Limit, Age in one);
+    // this is the order `kubectl get quota` shows.
     printerColumns: [
       NAME,
       AGE,
@@ -228,6 +231,7 @@ export const KIND_OVERLAY = {
   '/PersistentVolume': {
     shortNames: ['pv'],
     nameFormat: 'subdomain',
+    selectableFields: ['name'],
     printerColumns: [
       NAME,
       col('Capacity', 'string', doc(core('PersistentVolumeSpec'), 'capacity')),
@@ -245,6 +249,7 @@ export const KIND_OVERLAY = {
   '/PersistentVolumeClaim': {
     shortNames: ['pvc'],
     nameFormat: 'subdomain',
+    selectableFields: ['name'],
     printerColumns: [
       NAME,
       col('Status', 'string', doc(core('PersistentVolumeClaimStatus'), 'phase')),
