@@ -7,9 +7,22 @@
  * partition, in the order given, into one record batch, and Kafka appends a batch
  * atomically at consecutive offsets starting at the `baseOffset` of that partition's
  * response. So the i-th record we placed for partition p in a request lands at
- * `baseOffset(p) + i`. One request is in flight at a time, so appends reach the log in
- * the order `append` was called (per partition), and an append's records stay in input
- * order even when it spans several requests.
+ * `baseOffset(p) + i`. One request is in flight at a time (the next waits for every
+ * partition's answer), so appends reach the log in the order `append` was called (per
+ * partition), and an append's records stay in input order even when it spans several
+ * requests.
+ *
+ * A request is handed to kafkajs as one `sendBatch` per partition, run concurrently (so
+ * partitions led by different brokers still go out in parallel). With all partitions in one
+ * call, a 3-broker cluster wrote a batch twice and the call succeeded: right after topic
+ * creation, one partition's 6 records of a 30-record append sat at offsets 0-5 and again
+ * at 6-11. kafkajs 2.2.4 (sendMessages.js) sends a call's partitions to each leader in a
+ * request of its own and, on a retry, re-sends to every broker it holds no answer from,
+ * keyed by broker object; the sequence numbers of a broker that answered stay advanced, so
+ * when its broker object was replaced meanwhile, its batch goes out again as new records.
+ * A call for one partition has one leader: a retry re-sends the same batch with the same
+ * sequence numbers, which Kafka dedupes. `assignPositions` refuses an answer that names a
+ * partition twice.
  */
 import type { Message, Producer, RecordMetadata, TopicMessages } from 'kafkajs';
 import { LogError, LogUsageError } from '../errors.ts';
@@ -158,14 +171,20 @@ export const planRequest = (queue: readonly PendingAppend[], limits: RequestLimi
 /**
  * Writes each placed record's position from the per-partition `baseOffset`s of the Produce
  * response: the i-th record placed for a partition gets `baseOffset + i`. Throws if the
- * response lacks a partition the request wrote to.
+ * response lacks a partition the request wrote to, or names one twice.
  */
 export const assignPositions = (plan: RequestPlan, response: readonly RecordMetadata[]): void => {
   const baseOffsets = new Map<string, number>();
   for (const meta of response) {
     const base = meta.baseOffset ?? meta.offset;
     if (base === undefined) continue;
-    baseOffsets.set(placementKey(meta.topicName, meta.partition), Number(base));
+    const key = placementKey(meta.topicName, meta.partition);
+    if (baseOffsets.has(key)) {
+      throw new LogError(`Kafka's produce response has ${key.replace('\u0000', '/')} twice: its records were written twice`, false, {
+        partition: key,
+      });
+    }
+    baseOffsets.set(key, Number(base));
   }
   for (const [key, placed] of plan.placements) {
     const base = baseOffsets.get(key);
@@ -177,6 +196,19 @@ export const assignPositions = (plan: RequestPlan, response: readonly RecordMeta
     });
   }
 };
+
+/** Splits a request's messages into one `topicMessages` per topic partition, each in batch order. */
+export const byPartition = (topicMessages: readonly TopicMessages[]): TopicMessages[][] =>
+  topicMessages.flatMap(({ topic, messages }) => {
+    const partitions = new Map<number, Message[]>();
+    for (const message of messages) {
+      const partition = message.partition ?? 0;
+      const list = partitions.get(partition);
+      if (list) list.push(message);
+      else partitions.set(partition, [message]);
+    }
+    return [...partitions.values()].map((partitionMessages) => [{ topic, messages: partitionMessages }]);
+  });
 
 interface QueuedAppend extends PendingAppend {
   resolve(positions: Position[]): void;
@@ -215,8 +247,12 @@ export const createAppender = (deps: AppenderDeps): Appender => {
       const plan = planRequest(queue, deps.limits);
       try {
         const producer = await deps.producer();
-        const response = await producer.sendBatch({ topicMessages: plan.topicMessages, acks: -1 });
-        assignPositions(plan, response);
+        const sends = await Promise.allSettled(
+          byPartition(plan.topicMessages).map((topicMessages) => producer.sendBatch({ topicMessages, acks: -1 })),
+        );
+        const failed = sends.find((send): send is PromiseRejectedResult => send.status === 'rejected');
+        if (failed) throw failed.reason;
+        assignPositions(plan, sends.flatMap((send) => (send.status === 'fulfilled' ? send.value : [])));
       } catch (error) {
         deps.discardProducer();
         for (const { append } of plan.slices) {

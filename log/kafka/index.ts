@@ -37,6 +37,8 @@ import { type Reader, type ReaderSink, startReader } from './reader.ts';
 import { ensureTopics } from './topics.ts';
 // kafkajs 2.2.4 keeps a 1 ms timer running on every connection; see request-queue-fix.ts.
 import './request-queue-fix.ts';
+// kafkajs 2.2.4 fails all-topics metadata requests for any leaderless partition; see metadata-fix.ts.
+import './metadata-fix.ts';
 
 export type { KafkaGroupOptions, KafkaLogLevel, KafkaLogOptions } from './options.ts';
 

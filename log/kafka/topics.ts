@@ -5,6 +5,7 @@
 import type { Admin, IResourceConfigEntry, ITopicConfig } from 'kafkajs';
 import { LogUnavailableError, LogUsageError } from '../errors.ts';
 import { type LogLayout, TOPICS, type Topic, type TopicRetention, topicName } from '../port.ts';
+import { isLeadershipError } from './kafka-errors.ts';
 
 const ONE_HOUR_MS = 60 * 60 * 1000;
 
@@ -58,6 +59,9 @@ export const topicConfigs = (layout: LogLayout, replicationFactor: number): ITop
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** How long new topics may take to show a leader for every partition on the broker asked. */
+const LEADER_WAIT_MS = 30_000;
+
 /**
  * Creates the cluster's topics that do not exist yet (waiting for their leaders), then
  * checks that every topic has `layout.partitions` partitions, each with a leader.
@@ -73,15 +77,22 @@ export const ensureTopics = async (admin: Admin, layout: LogLayout, replicationF
   if (missingNames.length > 0) {
     const replicas = replicationFactor ?? replicationFactorFor((await admin.describeCluster()).brokers.length);
     const missing = topicConfigs(layout, replicas).filter(({ topic }) => missingNames.includes(topic));
-    // Returns false (without waiting for leaders) when another process created them first;
-    // the leader check below covers that case.
-    await admin.createTopics({ topics: missing, waitForLeaders: true, timeout: 30_000 });
+    // Returns false when another process created them first. kafkajs' own wait for leaders
+    // gives up on the first "unknown topic" from a broker that has not caught up with the
+    // controller yet (usual on a cluster of several brokers): the wait below retries that.
+    await admin.createTopics({ topics: missing, waitForLeaders: false, timeout: 30_000 });
   }
 
   const names = TOPICS.map((topic) => topicName(layout.cluster, topic));
+  const deadline = Date.now() + LEADER_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
-    const { topics } = await admin.fetchTopicMetadata({ topics: names });
-    for (const { name, partitions } of topics) {
+    let topics: Awaited<ReturnType<Admin['fetchTopicMetadata']>>['topics'] | undefined;
+    try {
+      ({ topics } = await admin.fetchTopicMetadata({ topics: names }));
+    } catch (error) {
+      if (!isLeadershipError(error) || Date.now() > deadline) throw error;
+    }
+    for (const { name, partitions } of topics ?? []) {
       if (partitions.length !== layout.partitions) {
         throw new LogUsageError(
           `topic ${name} exists with ${partitions.length} partition(s) but this log is configured for ${layout.partitions}; ` +
@@ -90,11 +101,13 @@ export const ensureTopics = async (admin: Admin, layout: LogLayout, replicationF
         );
       }
     }
-    const leaderless = topics.some(({ partitions }) => partitions.some((p) => p.leader < 0));
+    const leaderless = topics === undefined || topics.some(({ partitions }) => partitions.some((p) => p.leader < 0));
     if (!leaderless) return;
-    if (attempt >= 50) {
-      throw new LogUnavailableError(`topics ${names.join(', ')} still have partitions without a leader after 5 s`, { cluster: layout.cluster });
+    if (Date.now() > deadline) {
+      throw new LogUnavailableError(`topics ${names.join(', ')} still have partitions without a leader after ${LEADER_WAIT_MS / 1000} s`, {
+        cluster: layout.cluster,
+      });
     }
-    await sleep(100);
+    await sleep(Math.min(100 * 2 ** attempt, 1_000));
   }
 };

@@ -3,9 +3,14 @@ import { readFileSync } from 'node:fs';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
 import { kafkaBrokers, parseBrokerList } from '../../../test/kafka-env.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { minInsyncReplicasFor, replicationFactorFor } from '../topics.ts';
 import { newClusterId, renderServerProperties } from './config.ts';
 import { parseJavaMajor } from './java.ts';
-import { KAFKA_VERSION, POM_PATH } from './paths.ts';
+import { KAFKA_VERSION, POM_PATH, defaultDataDir } from './paths.ts';
+import { readState } from './state.ts';
 
 describe('local kafka broker: the broker the suite uses really answers', () => {
   it('is announced to the workers through KAFKA_BROKERS and provide()', () => {
@@ -82,6 +87,51 @@ describe('local kafka broker: configuration', () => {
       'offsets.topic.num.partitions=1',
       'log.dirs=/d',
     ]) expect(props.split('\n')).toContain(line);
+  });
+
+  it('renders node 2 of a 3-voter quorum: replication factor 3 and 2 in sync for internal topics', () => {
+    const voters = [1, 2, 3].map((nodeId) => ({ nodeId, controllerPort: 2000 + nodeId }));
+    const props = renderServerProperties({ port: 1112, controllerPort: 2002, logDirs: '/d/node-2/kraft', minSessionTimeoutMs: 1000, nodeId: 2, voters }).split('\n');
+    for (const line of [
+      'node.id=2',
+      'controller.quorum.voters=1@127.0.0.1:2001,2@127.0.0.1:2002,3@127.0.0.1:2003',
+      'listeners=PLAINTEXT://127.0.0.1:1112,CONTROLLER://127.0.0.1:2002',
+      'default.replication.factor=3',
+      'min.insync.replicas=2',
+      'offsets.topic.replication.factor=3',
+      'transaction.state.log.min.isr=2',
+      'unclean.leader.election.enable=false',
+      'broker.session.timeout.ms=6000',
+    ]) expect(props).toContain(line);
+    const single = renderServerProperties({ port: 1, controllerPort: 2, logDirs: '/d', minSessionTimeoutMs: 1000 }).split('\n');
+    expect(single).toContain('offsets.topic.replication.factor=1');
+    expect(single.some((line) => line.startsWith('broker.session.timeout.ms'))).toBe(false);
+  });
+
+  it.each([
+    [1, 1, 1],
+    [2, 2, 1],
+    [3, 3, 2],
+    [5, 3, 2],
+  ])('gives a cluster of %i broker(s) topics of %i replicas with %i in sync', (brokers, replicas, inSync) => {
+    expect(replicationFactorFor(brokers)).toBe(replicas);
+    expect(minInsyncReplicasFor(replicas)).toBe(inSync);
+  });
+
+  it('keeps the data dir of each cluster size beside the state file', () => {
+    expect(defaultDataDir(1, '/x/state.json')).toBe('/x/data');
+    expect(defaultDataDir(3, '/x/state.json')).toBe('/x/data-3');
+  });
+
+  it('reads a state file written before clusters had several brokers as a cluster of one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logplane-state-'));
+    try {
+      const file = join(dir, 'state.json');
+      writeFileSync(file, JSON.stringify({ brokers: '127.0.0.1:9', pid: 42, port: 9, controllerPort: 10, clusterId: 'c', dataDir: '/d', logFile: '/d/broker.log' }));
+      expect(readState(file)?.nodes).toEqual([{ nodeId: 1, pid: 42, port: 9, controllerPort: 10, dataDir: '/d', logFile: '/d/broker.log' }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('makes 22-character base64url cluster ids', () => {

@@ -227,8 +227,10 @@ export async function startLocalBroker(options: StartOptions = {}): Promise<Loca
   // Already formatted log dirs keep their cluster id and topics (-g ignores them, but the
   // id passed must still match the one in meta.properties).
   const clusterId = specs.map((spec) => readClusterId(join(spec.dir, 'kraft'))).find((id) => id !== undefined) ?? newClusterId();
+  // `--cluster-id=<id>` in one argument: a base64url id may begin with '-', which the
+  // tool's parser would read as an option after a separate `-t`.
   const formats = await Promise.all(specs.map((spec) =>
-    run(java, [...spec.logProps, '-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', spec.propsFile, '-g'])));
+    run(java, [...spec.logProps, '-cp', classpath, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', spec.propsFile, '-g'])));
   formats.forEach((format, i) => {
     if (format.code !== 0) {
       throw new LocalKafkaError('FORMAT_FAILED',
