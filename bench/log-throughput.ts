@@ -1,14 +1,22 @@
 /**
  * Append and consume rates of the EventLog adapters.
  *
- *   npx tsx bench/log-throughput.ts [--adapter kafka|embedded|both] [--events 100000]
- *                                   [--batch 10000] [--size 200] [--partitions 1]
+ *   npm run bench:log [-- --adapter embedded,kafka,etcd|both|all] [--events 100000]
+ *                        [--batch 10000] [--size 200] [--partitions 1]
  *
  * For each adapter, on a fresh cluster: appends `events` records of `size` bytes in
  * sequential batches of `batch`, then consumes them all through one `subscribe` from 0
  * (time includes the reader's start-up), then 2,000 single-record appends with 50 in
  * flight (how concurrent small appends share requests). Kafka comes from KAFKA_BROKERS or
  * `.kafka-local/state.json` (`npm run kafka:start`).
+ *
+ * `etcd` (in `all`, the default) is the store under Kubernetes, measured the same way in
+ * the same run: a fresh single-member etcd started here (`etcd.ts`; `npm run bench:log`
+ * installs Debian's etcd-server first, see `setup.sh`), each batch one transaction of
+ * `batch` puts (of distinct keys: etcd refuses a key twice in one transaction), the
+ * consumption one watch from the first revision, the single-record
+ * appends single puts with 50 in flight. Printed in the same table, with each log's
+ * figure as a multiple of etcd's.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +28,7 @@ import { createEmbeddedLog } from '../log/embedded/index.ts';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import type { EventLog, NewRecord } from '../log/port.ts';
 import { kafkaBrokers } from '../test/kafka-env.ts';
+import { etcdClient, startLocalEtcd } from './etcd.ts';
 
 interface BenchConfig {
   readonly events: number;
@@ -128,9 +137,73 @@ const benchEmbedded = async (config: BenchConfig): Promise<BenchResult> => {
   }
 };
 
+/** The same three measurements on a fresh etcd, with puts and a watch in place of appends and a subscription. */
+const benchEtcd = async (config: BenchConfig): Promise<BenchResult> => {
+  const etcd = await startLocalEtcd();
+  const client = etcdClient(etcd.endpoint);
+  try {
+    const batches = makeBatches(config);
+    const appendStart = performance.now();
+    let firstRevision = 0;
+    let sequence = 0;
+    for (const batch of batches) {
+      // etcd refuses a transaction that puts one key twice, and the batches repeat their
+      // 1,000 keys: each record gets a key of its own, as each event is a record of its own.
+      const revision = await client.putAll(batch.map(({ key, value }) => ({ key: `/desired/${key}/${sequence++}`, value })));
+      firstRevision ||= revision;
+    }
+    const appendMs = performance.now() - appendStart;
+
+    const consumeStart = performance.now();
+    let firstBatchMs = 0;
+    let seen = 0;
+    let done!: () => void;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    const watch = await client.watch('/desired/', firstRevision, (count) => {
+      if (seen === 0) firstBatchMs = performance.now() - consumeStart;
+      seen += count;
+      if (seen >= config.events) done();
+    });
+    await all;
+    const consumeMs = performance.now() - consumeStart;
+    await watch.close();
+
+    const small = 2_000;
+    const inFlight = 50;
+    let next = 0;
+    let latencyTotal = 0;
+    const smallStart = performance.now();
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < small) {
+          const i = next++;
+          const sent = performance.now();
+          await client.put(`/observed/Node/node-${i % 10}`, Buffer.alloc(config.size, i % 256));
+          latencyTotal += performance.now() - sent;
+        }
+      }),
+    );
+    const smallMs = performance.now() - smallStart;
+    return {
+      adapter: `etcd ${etcd.version}`,
+      appendPerSec: perSecond(config.events, appendMs),
+      consumePerSec: perSecond(config.events, consumeMs),
+      firstBatchMs: Math.round(firstBatchMs),
+      smallAppendsPerSec: perSecond(small, smallMs),
+      smallAppendMeanMs: Math.round((latencyTotal / small) * 10) / 10,
+    };
+  } finally {
+    client.close();
+    await etcd.stop();
+  }
+};
+
+const ADAPTERS = ['embedded', 'kafka', 'etcd'] as const;
+type Adapter = (typeof ADAPTERS)[number];
+
 const { values } = parseArgs({
   options: {
-    adapter: { type: 'string', default: 'both' },
+    adapter: { type: 'string', default: 'all' },
     events: { type: 'string', default: '100000' },
     batch: { type: 'string', default: '10000' },
     size: { type: 'string', default: '200' },
@@ -146,23 +219,41 @@ const config: BenchConfig = {
 for (const [name, value] of Object.entries(config)) {
   if (!Number.isInteger(value) || value < (name === 'size' ? 4 : 1)) throw new Error(`--${name} must be a positive integer (size ≥ 4)`);
 }
-const adapters = values.adapter === 'both' ? ['embedded', 'kafka'] : [values.adapter];
-if (!adapters.every((adapter) => adapter === 'kafka' || adapter === 'embedded')) {
-  throw new Error(`--adapter must be kafka, embedded or both, got ${values.adapter}`);
+const adapterList = values.adapter === 'all' ? [...ADAPTERS] : values.adapter === 'both' ? ['embedded', 'kafka'] : values.adapter.split(',');
+if (!adapterList.every((adapter): adapter is Adapter => (ADAPTERS as readonly string[]).includes(adapter))) {
+  throw new Error(`--adapter must be all, both, or a comma-separated list of ${ADAPTERS.join(', ')}; got ${values.adapter}`);
 }
+const adapters: readonly Adapter[] = adapterList;
 
 console.log(
   `${config.events} events of ${config.size} B, appended in batches of ${config.batch}, ${config.partitions} partition(s)`,
 );
+const run = (adapter: Adapter): Promise<BenchResult> => {
+  switch (adapter) {
+    case 'embedded':
+      return benchEmbedded(config);
+    case 'kafka':
+      return benchKafka(config);
+    case 'etcd':
+      return benchEtcd(config);
+  }
+};
 const results: BenchResult[] = [];
-for (const adapter of adapters) results.push(adapter === 'kafka' ? await benchKafka(config) : await benchEmbedded(config));
+for (const adapter of adapters) results.push(await run(adapter));
+const etcd = results.find((r) => r.adapter.startsWith('etcd'));
+/** `value` and, beside an etcd row in the same run, its multiple of etcd's figure. */
+const withRatio = (value: number, etcdValue: number | undefined, isEtcd: boolean): string =>
+  etcdValue === undefined || isEtcd || etcdValue === 0 ? String(value) : `${value} (${(value / etcdValue).toFixed(2)}x etcd)`;
 console.table(
-  results.map((r) => ({
-    adapter: r.adapter,
-    'append events/s': r.appendPerSec,
-    'consume events/s': r.consumePerSec,
-    'first batch ms': r.firstBatchMs,
-    '1-record appends/s (50 in flight)': r.smallAppendsPerSec,
-    'mean append latency ms': r.smallAppendMeanMs,
-  })),
+  results.map((r) => {
+    const isEtcd = r === etcd;
+    return {
+      adapter: r.adapter,
+      'append events/s': withRatio(r.appendPerSec, etcd?.appendPerSec, isEtcd),
+      'consume events/s': withRatio(r.consumePerSec, etcd?.consumePerSec, isEtcd),
+      'first batch ms': r.firstBatchMs,
+      '1-record appends/s (50 in flight)': withRatio(r.smallAppendsPerSec, etcd?.smallAppendsPerSec, isEtcd),
+      'mean append latency ms': withRatio(r.smallAppendMeanMs, etcd?.smallAppendMeanMs, isEtcd),
+    };
+  }),
 );
