@@ -173,3 +173,18 @@ export const verdictError = (
       return assertNever(reason);
   }
 };
+
+/**
+ * The apiserver was started with a configuration that contradicts the one recorded in the
+ * cluster's log (e.g. another service CIDR). Not retriable: the same start fails again.
+ */
+export class ConfigurationMismatchError extends Error {
+  override readonly name = 'ConfigurationMismatchError';
+  readonly retriable = false;
+  constructor(
+    message: string,
+    readonly context: Readonly<Record<string, unknown>>,
+  ) {
+    super(message);
+  }
+}

@@ -11,7 +11,7 @@ import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { LogError } from '../log/errors.ts';
 import type { EventLog } from '../log/port.ts';
-import type { Projection } from '../projections/index.ts';
+import type { FoldSettings, Projection } from '../projections/index.ts';
 import { assertNever } from '../schemas/index.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticate, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
@@ -23,6 +23,7 @@ import { createObject, deleteCollection, deleteObject, patchObject, updateObject
 import { sendJson, sendStatus, warningHeader } from './http.ts';
 import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
+import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
 import { ensureDefaultNamespaces } from './namespaces.ts';
 import { openapiDocument, openapiIndex } from './openapi.ts';
 import { findResource } from './resources.ts';
@@ -71,6 +72,11 @@ export interface ApiServer {
   readonly metrics: Registry;
   /** Creates default, kube-system, kube-public and kube-node-lease if missing. */
   ensureDefaultNamespaces(): Promise<void>;
+  /**
+   * Appends the cluster configuration to a log that holds none (`requested`, else the
+   * defaults); throws ConfigurationMismatchError when `requested` contradicts the log's.
+   */
+  ensureClusterConfiguration(requested?: RequestedConfiguration): Promise<FoldSettings>;
   /** Ends open watches and closes the listener and every connection. */
   close(): Promise<void>;
 }
@@ -313,6 +319,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     port,
     metrics: metrics.registry,
     ensureDefaultNamespaces: () => ensureDefaultNamespaces(server, logger),
+    ensureClusterConfiguration: (requested = {}) => ensureClusterConfiguration(server, requested, logger),
     close: async () => {
       closing.abort();
       await new Promise<void>((resolve) => {

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
-import { createProjection, DEFAULT_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
+import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { agentServingCredentials, kubeletClientCredentials } from './pki.ts';
 import { adminCredentials, openLog, remotePodLogs, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
@@ -31,7 +31,6 @@ const openShared = async (
     dir: join(resolve(dataDir), `projection-${name}`),
     log,
     logger: logger.child({ component: 'projection' }),
-    settings: { ...DEFAULT_FOLD_SETTINGS, ...(target.serviceCIDR ? { serviceCIDR: target.serviceCIDR } : {}) },
   });
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
   return { log, projection };
@@ -51,6 +50,8 @@ export const runApiserver = async (options: {
   host: string;
   tls: boolean;
   logger: Logger;
+  /** `--service-cidr`: recorded in a new cluster's log, checked against an existing one's. */
+  serviceCIDR?: string;
 }): Promise<Component & { url: string; kubeconfig: string }> => {
   const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger);
   const { token, tokens } = adminCredentials(options.dataDir);
@@ -64,6 +65,7 @@ export const runApiserver = async (options: {
     logger: options.logger,
     podLogs: remotePodLogs(projection, kubeletClientCredentials(options.pkiDir)),
     ...(tls ? { tls } : {}),
+    ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
   });
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: server.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });

@@ -41,9 +41,8 @@ const durabilityOption = (): Option =>
     .default('flushed');
 
 const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
-  const common = flags.serviceCidr ? { serviceCIDR: flags.serviceCidr } : {};
   if (!flags.kafka) {
-    return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions, durability: flags.durability, ...common };
+    return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions, durability: flags.durability };
   }
   const sasl =
     flags.kafkaSaslMechanism && flags.kafkaUsername
@@ -56,7 +55,6 @@ const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
     partitions: flags.partitions,
     ...(flags.kafkaSsl ? { ssl: true } : {}),
     ...(sasl ? { sasl } : {}),
-    ...common,
   };
 };
 
@@ -64,7 +62,6 @@ const withLogOptions = (command: Command): Command =>
   command
     .option('--kafka <brokers>', 'Kafka bootstrap servers host:port[,host:port] (default: the embedded log in --data)')
     .option('--cluster <name>', 'cluster name (topic prefix)', 'logplane')
-    .option('--service-cidr <cidr>', 'ClusterIP range; every component of a cluster must use the same (default 127.96.0.0/16)')
     .option('--partitions <n>', 'partitions per topic when the topics are created', integer('--partitions'), 1)
     .option('--kafka-ssl', 'connect to Kafka over TLS')
     .addOption(new Option('--kafka-sasl-mechanism <m>', 'SASL mechanism').choices(['plain', 'scram-sha-256', 'scram-sha-512']))
@@ -121,12 +118,12 @@ export const buildProgram = (): Command => {
     .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
     .option('--toleration <seconds>', 'default toleration of an unreachable node before eviction', integer('--toleration'))
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
-    .option('--service-cidr <cidr>', 'ClusterIP range (keep it for the life of the data directory)', '127.96.0.0/16')
+    .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
     .addOption(durabilityOption())
     .action(async (flags: {
       data: string; nodes: number; runtime: 'process' | 'sim'; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
-      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr: string; podCidr: string; durability: Durability;
+      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
       const cluster = await startCluster({
@@ -138,7 +135,7 @@ export const buildProgram = (): Command => {
         proxy: flags.proxy,
         tls: flags.tls,
         logger,
-        serviceCIDR: flags.serviceCidr,
+        ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
         podCIDR: flags.podCidr,
         durability: flags.durability,
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
@@ -170,8 +167,9 @@ export const buildProgram = (): Command => {
       .option('--port <port>', 'port', integer('--port'), 6443)
       .option('--host <host>', 'address', '127.0.0.1')
       .option('--no-tls', 'serve plain HTTP')
+      .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  ).action(async (flags: LogFlags & { data: string; port: number; host: string; tls: boolean; pki: string }) => {
+  ).action(async (flags: LogFlags & { data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const component = await runApiserver({
       target: logTarget(flags, flags.data),
@@ -181,6 +179,7 @@ export const buildProgram = (): Command => {
       host: flags.host,
       tls: flags.tls,
       logger,
+      ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
     });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);

@@ -11,7 +11,7 @@ import type { EventLog } from '../log/port.ts';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
-import { createProjection, DEFAULT_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
+import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
 import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget } from './wiring.ts';
 
@@ -80,7 +80,6 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     dir: join(dataDir, 'projection'),
     log,
     logger: logger.child({ component: 'projection' }),
-    settings: { ...DEFAULT_FOLD_SETTINGS, ...(options.serviceCIDR ? { serviceCIDR: options.serviceCIDR } : {}) },
   });
   // Catch up with what the log already holds before anyone decides anything.
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
@@ -96,6 +95,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     host: options.host,
     logger,
     ...(tls ? { tls } : {}),
+    ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     podLogs: async (request) => {
       const node = request.pod.spec.nodeName;
       const runtime = node ? agent?.runtimeOf(node) : undefined;

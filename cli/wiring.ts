@@ -55,10 +55,7 @@ export type LogTarget = (
       readonly ssl?: boolean;
       readonly sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
     }
-) & {
-  /** The service CIDR every folding component of the cluster must share (ClusterIPs are allocated by the fold). */
-  readonly serviceCIDR?: string;
-};
+);
 
 /** Opens the log of `target`. */
 export const openLog = async (target: LogTarget, logger: Logger): Promise<EventLog> => {
@@ -123,6 +120,11 @@ export interface ServeOptions {
   readonly tls?: TlsMaterial;
   readonly logger: Logger;
   readonly podLogs?: PodLogsHook;
+  /**
+   * The service CIDR asked for (`--service-cidr`): recorded in the log when the cluster is
+   * new; on a configured cluster it must match the log's, or the start fails.
+   */
+  readonly serviceCIDR?: string;
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
@@ -143,6 +145,12 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
   });
+  try {
+    await server.ensureClusterConfiguration(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {});
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
   await server.ensureDefaultNamespaces();
   return server;
 };

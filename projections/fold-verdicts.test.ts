@@ -29,7 +29,7 @@ import {
   type Pod,
   type Service,
 } from '../schemas/index.ts';
-import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type DesiredRecord, type FoldSettings, type StatusRecord, type Verdict } from './fold.ts';
+import { CONFIGURATION_ALLOCATION, foldEvent, LEGACY_FOLD_SETTINGS, type ChangeType, type DesiredRecord, type FoldSettings, type StatusRecord, type Verdict } from './fold.ts';
 import type { FoldedTopic } from './positions.ts';
 import { createProjection, type Projection } from './projection.ts';
 import { replayLog } from './replay.ts';
@@ -54,7 +54,7 @@ interface Cluster {
 }
 
 /** The fold alone, over a state in memory, with offsets counted per topic partition. */
-const memoryCluster = (settings: FoldSettings = DEFAULT_FOLD_SETTINGS, partitions = 1): Cluster => {
+const memoryCluster = (partitions = 1): Cluster => {
   const state = memoryFoldState(partitions);
   const next = new Map<string, number>();
   return {
@@ -63,7 +63,7 @@ const memoryCluster = (settings: FoldSettings = DEFAULT_FOLD_SETTINGS, partition
       const stream = `${topic}/${partitionOfKey(key, partitions)}`;
       const offset = next.get(stream) ?? 0;
       next.set(stream, offset + 1);
-      const outcome = foldEvent(state, event, topic, offset, settings);
+      const outcome = foldEvent(state, event, topic, offset);
       return { verdict: outcome.verdict, change: outcome.change?.type ?? null, event };
     },
     desired: (key) => state.getDesired(key),
@@ -100,6 +100,16 @@ const logCluster = (log: EventLog, projection: Projection): Cluster => ({
   status: (key) => projection.store.statusOf(key),
   contents: () => projectionContents(projection.store),
 });
+
+/**
+ * Records `settings` in the cluster's log, as an apiserver does when a cluster starts: the
+ * fold reads the service CIDR and NodePort range from the log, never from a flag.
+ */
+const configure = async (cluster: Cluster, settings: FoldSettings | undefined): Promise<void> => {
+  if (!settings) return;
+  const body: EventBody = { type: 'ClusterConfigured', serviceCIDR: settings.serviceCIDR, nodePortLow: settings.nodePortRange[0], nodePortHigh: settings.nodePortRange[1] };
+  expect((await cluster.write('desired', body)).verdict).toEqual({ type: 'accepted' });
+};
 
 /**
  * The namespace of the cases: one whose events share a partition with every Pod, Node and
@@ -250,6 +260,7 @@ interface VerdictCase {
 
 /** Runs `c` on `cluster`: checks the verdict, the change, and that a rejection (or a no-op) left the state alone. */
 const runCase = async (c: VerdictCase, cluster: Cluster): Promise<Judged> => {
+  await configure(cluster, c.settings);
   await c.given?.(cluster);
   const verdict = typeof c.verdict === 'function' ? c.verdict(cluster) : c.verdict;
   const [topic, body, key] = c.when(cluster);
@@ -399,7 +410,7 @@ const REJECTIONS: readonly VerdictCase[] = [
   ),
   {
     name: 'a Service when no ClusterIP is left in the service CIDR',
-    settings: { ...DEFAULT_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
+    settings: { ...LEGACY_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
     given: (c) => given(c, namespace(), created(service('one')), created(service('two'))),
     when: () => ['desired', created(service('three'))],
     verdict: rejected('Invalid', 'spec.clusterIP: no free address left in 10.0.0.0/30'),
@@ -421,7 +432,7 @@ const REJECTIONS: readonly VerdictCase[] = [
   },
   {
     name: 'a NodePort Service when no NodePort is left',
-    settings: { ...DEFAULT_FOLD_SETTINGS, nodePortRange: [30000, 30001] },
+    settings: { ...LEGACY_FOLD_SETTINGS, nodePortRange: [30000, 30001] },
     given: (c) => given(c, namespace(), created(service('web', { type: 'NodePort', ports: [{ port: 80, protocol: 'TCP' }, { port: 81, protocol: 'TCP' }] }))),
     when: () => ['desired', created(service('other', { type: 'LoadBalancer' }))],
     verdict: rejected('Invalid', 'spec.ports.nodePort: no free node port left'),
@@ -482,7 +493,7 @@ const REJECTIONS: readonly VerdictCase[] = [
   },
   {
     name: 'a Service update to NodePort when no NodePort is left',
-    settings: { ...DEFAULT_FOLD_SETTINGS, nodePortRange: [30000, 30000] },
+    settings: { ...LEGACY_FOLD_SETTINGS, nodePortRange: [30000, 30000] },
     given: (c) => given(c, namespace(), created(service('web', { type: 'NodePort' })), created(service('other'))),
     when: (c) => {
       const current = copyOf<Service>(c, serviceKey('other'));
@@ -678,12 +689,12 @@ const ACCEPTANCES: readonly VerdictCase[] = [
   },
   {
     name: 'a Service gets the last address of the service CIDR when it asks for it',
-    settings: { ...DEFAULT_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
+    settings: { ...LEGACY_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
     given: (c) => given(c, namespace()),
     when: () => ['desired', created(service('web', { clusterIP: '10.0.0.2' }))],
     verdict: accepted,
     change: 'ADDED',
-    then: (c) => expect(c.contents().allocations).toEqual({ 'ip/10.0.0.2': serviceKey('web') }),
+    then: (c) => expect(c.contents().allocations).toEqual({ [CONFIGURATION_ALLOCATION]: expect.any(String), 'ip/10.0.0.2': serviceKey('web') }),
   },
   {
     name: 'a headless Service gets no ClusterIP',
@@ -984,7 +995,7 @@ describe('the fold alone', () => {
   });
 
   it.each(VERDICTS)('$name', async (c) => {
-    await runCase(c, memoryCluster(c.settings));
+    await runCase(c, memoryCluster());
   });
 
   it('a Service create rejected for its NodePort leaves its ClusterIP to the next create', async () => {
@@ -996,7 +1007,8 @@ describe('the fold alone', () => {
   });
 
   it('a Service create rejected when no NodePort is left leaves the ClusterIP it asked for to the next create', async () => {
-    const c = memoryCluster({ ...DEFAULT_FOLD_SETTINGS, nodePortRange: [30000, 30000] });
+    const c = memoryCluster();
+    await configure(c, { ...LEGACY_FOLD_SETTINGS, nodePortRange: [30000, 30000] });
     await given(c, namespace(), service('web', { type: 'NodePort' }));
     expect((await c.write('desired', created(service('clash', { type: 'NodePort', clusterIP: '127.96.0.9' })))).verdict.type).toBe('rejected');
     await given(c, service('next', { clusterIP: '127.96.0.9' }));
@@ -1012,12 +1024,12 @@ describe('the fold alone', () => {
   });
 
   it('with 3 partitions, a create is not judged by a namespace in another partition (it may judge only by its own)', async () => {
-    const c = memoryCluster(DEFAULT_FOLD_SETTINGS, 3);
+    const c = memoryCluster(3);
     const elsewhere = ['default', 'other', 'more'].find((name) => partitionOfKey(`Namespace//${name}`, 3) !== partitionOfKey(`Pod/${name}/a`, 3));
     if (elsewhere === undefined) throw new Error('every candidate namespace shares the pods’ partition');
     const judged = await c.write('desired', created({ ...pod('a'), metadata: { name: 'a', namespace: elsewhere } }));
     expect(judged.verdict).toEqual(accepted);
-    await expect(memoryCluster(DEFAULT_FOLD_SETTINGS, 1).write('desired', created({ ...pod('a'), metadata: { name: 'a', namespace: elsewhere } }))).resolves.toMatchObject({
+    await expect(memoryCluster(1).write('desired', created({ ...pod('a'), metadata: { name: 'a', namespace: elsewhere } }))).resolves.toMatchObject({
       verdict: rejected('NotFound', `namespace "${elsewhere}" not found`),
     });
   });
@@ -1031,10 +1043,10 @@ describe('the fold alone', () => {
 });
 
 /** A log of `adapter` and a projection following it, for one test. */
-const openCluster = async (adapter: LogAdapter, partitions: number, settings?: FoldSettings) => {
+const openCluster = async (adapter: LogAdapter, partitions: number) => {
   const log = await openTestLog(adapter, { dir: tempDir(), partitions });
   opened.push(log);
-  const projection = createProjection({ dir: tempDir(), log, ...(settings ? { settings } : {}) });
+  const projection = createProjection({ dir: tempDir(), log });
   opened.push(projection);
   return { log, projection, cluster: logCluster(log, projection) };
 };
@@ -1063,11 +1075,11 @@ describe.each(LOG_ADAPTERS.flatMap((adapter) => [1, 3].map((partitions) => [adap
   (adapter, partitions) => {
     if (adapter === 'kafka') beforeAll(kafkaReady, 120_000);
     it.each(VERDICTS)('$name; a replay from offset 0 gives the live state hash', async (c) => {
-      const { log, projection, cluster } = await openCluster(adapter, partitions, c.settings);
+      const { log, projection, cluster } = await openCluster(adapter, partitions);
       await runCase(c, cluster);
       const end = await endOf(log);
       await projection.waitFor(end);
-      const replayed = await replayLog({ log, dir: tempDir(), ...(c.settings ? { settings: c.settings } : {}) });
+      const replayed = await replayLog({ log, dir: tempDir() });
       expect(replayed.position).toEqual(end);
       expect(replayed.stateHash).toBe(projection.stateHash());
     });
@@ -1112,14 +1124,15 @@ const RACES: readonly Race[] = [
   },
   {
     name: 'Services for the last ClusterIP of the service CIDR',
-    settings: { ...DEFAULT_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
+    settings: { ...LEGACY_FOLD_SETTINGS, serviceCIDR: '10.0.0.0/30' },
     rounds: 1,
     given: (c) => given(c, namespace(), service('first')),
     contenders: () => ['a', 'b', 'c'].map((w) => created(service(`last-${w}`))),
     lost: () => rejected('Invalid', 'spec.clusterIP: no free address left in 10.0.0.0/30'),
     won: (c, winner) => {
       expect(objectOf<Service>(c, createdKey(winner))?.spec.clusterIP).toBe('10.0.0.2');
-      expect(Object.values(c.contents().allocations).sort()).toEqual([serviceKey('first'), createdKey(winner)].sort());
+      const addresses = Object.entries(c.contents().allocations).filter(([resource]) => resource.startsWith('ip/'));
+      expect(addresses.map(([, owner]) => owner).sort()).toEqual([serviceKey('first'), createdKey(winner)].sort());
     },
   },
   {
@@ -1183,13 +1196,13 @@ const RACES: readonly Race[] = [
  * has its own client of the cluster's topics; an embedded log has one owner process, in
  * which both write at once.
  */
-const openWriters = async (adapter: LogAdapter, partitions: number, settings?: FoldSettings) => {
+const openWriters = async (adapter: LogAdapter, partitions: number) => {
   const first = await openTestLog(adapter, { dir: tempDir(), partitions });
   opened.push(first);
   const second = adapter === 'kafka' ? await openTestLog(adapter, { dir: tempDir(), partitions, cluster: first.layout.cluster }) : first;
   if (second !== first) opened.push(second);
   return [first, second].map((log) => {
-    const projection = createProjection({ dir: tempDir(), log, ...(settings ? { settings } : {}) });
+    const projection = createProjection({ dir: tempDir(), log });
     opened.push(projection);
     return { log, projection, cluster: logCluster(log, projection) };
   });
@@ -1200,8 +1213,9 @@ describe.each(LOG_ADAPTERS.flatMap((adapter) => [1, 3].map((partitions) => [adap
   (adapter, partitions) => {
     if (adapter === 'kafka') beforeAll(kafkaReady, 120_000);
     it.each(RACES)('$name: the first in log order wins, every projection agrees, a replay gives the same hash', async (race) => {
-      const writers = await openWriters(adapter, partitions, race.settings);
+      const writers = await openWriters(adapter, partitions);
       const [first] = writers;
+      await configure(first!.cluster, race.settings);
       const caughtUp = async () => {
         const end = await endOf(first!.log);
         await Promise.all(writers.map((w) => w.projection.waitFor(end)));
@@ -1228,7 +1242,7 @@ describe.each(LOG_ADAPTERS.flatMap((adapter) => [1, 3].map((partitions) => [adap
       await caughtUp();
       const hashes = writers.map((w) => w.projection.stateHash());
       expect(new Set(hashes).size).toBe(1);
-      const replayed = await replayLog({ log: first!.log, dir: tempDir(), ...(race.settings ? { settings: race.settings } : {}) });
+      const replayed = await replayLog({ log: first!.log, dir: tempDir() });
       expect(replayed.stateHash).toBe(hashes[0]);
     });
   },

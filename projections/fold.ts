@@ -10,6 +10,7 @@
  * status part, so the result does not depend on how the two topics interleave.
  */
 import { assertNever, type EventEnvelope, type KubeObject, type Pod } from '../schemas/index.ts';
+import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
 import type { FoldedTopic } from './positions.ts';
 import { podUsage, usageFits, addUsage, subtractUsage, type NodeUsage, nodeAllocatable } from './resources.ts';
 
@@ -74,16 +75,34 @@ export interface FoldOutcome {
   readonly change?: { readonly type: ChangeType; readonly key: string };
 }
 
-/** Settings every replica of a projection must share (part of the cluster's identity). */
+/**
+ * The configuration the fold's verdicts on Services depend on. It is a fact in the log,
+ * the `ClusterConfigured` event (DESIGN invariant 7), never a flag: the fold reads it from
+ * its own state, so a replay anywhere, with any flags, reaches the same verdicts.
+ */
 export interface FoldSettings {
   /** Service CIDR, e.g. "127.96.0.0/16"; ClusterIPs are allocated from it in log order. */
   readonly serviceCIDR: string;
   readonly nodePortRange: readonly [number, number];
 }
 
-export const DEFAULT_FOLD_SETTINGS: FoldSettings = {
+/**
+ * What a log that holds no `ClusterConfigured` event is folded with: the values every
+ * release before configuration events used by default. Constants of the code, not flags,
+ * so the fold stays a function of the log.
+ */
+export const LEGACY_FOLD_SETTINGS: FoldSettings = {
   serviceCIDR: '127.96.0.0/16',
   nodePortRange: [30000, 32767],
+};
+
+/** Where the fold keeps the services configuration, beside the addresses it allocates. */
+export const CONFIGURATION_ALLOCATION = 'config/services';
+
+/** The services configuration a fold state holds (the legacy values when none was appended). */
+export const foldSettingsOf = (getAllocation: (resource: string) => string | undefined): FoldSettings => {
+  const stored = getAllocation(CONFIGURATION_ALLOCATION);
+  return stored === undefined ? LEGACY_FOLD_SETTINGS : (JSON.parse(stored) as FoldSettings);
 };
 
 const accepted: Verdict = { type: 'accepted' };
@@ -114,17 +133,11 @@ const versionMismatch = (expected: string | null, current: DesiredRecord): strin
  * decodes each event for the fold and does not use its body afterwards), so it is not
  * copied first (a copy per created or updated object was 3 % of a replay's CPU).
  */
-export const foldEvent = (
-  state: FoldState,
-  event: EventEnvelope,
-  topic: FoldedTopic,
-  offset: number,
-  settings: FoldSettings = DEFAULT_FOLD_SETTINGS,
-): FoldOutcome => {
+export const foldEvent = (state: FoldState, event: EventEnvelope, topic: FoldedTopic, offset: number): FoldOutcome => {
   const version = offset + 1;
   switch (topic) {
     case 'desired':
-      return foldDesired(state, event, version, settings);
+      return foldDesired(state, event, version);
     case 'observed':
       return foldObserved(state, event, version);
     default:
@@ -132,22 +145,19 @@ export const foldEvent = (
   }
 };
 
-const foldDesired = (
-  state: FoldState,
-  event: EventEnvelope,
-  version: number,
-  settings: FoldSettings,
-): FoldOutcome => {
+const foldDesired = (state: FoldState, event: EventEnvelope, version: number): FoldOutcome => {
   const body = event.body;
   switch (body.type) {
     case 'ObjectCreated':
-      return create(state, event, body.object, version, settings);
+      return create(state, event, body.object, version);
     case 'ObjectUpdated':
-      return update(state, event.key, body.object, body.expectedResourceVersion, body.subresource, version, settings);
+      return update(state, event.key, body.object, body.expectedResourceVersion, body.subresource, version);
     case 'ObjectDeleted':
       return remove(state, event, version);
     case 'PodBound':
       return bind(state, event.key, body.node, body.expectedPodVersion, version);
+    case 'ClusterConfigured':
+      return configure(state, event.key, body);
     case 'PodStatusChanged':
     case 'NodeStatusChanged':
     case 'NodeHeartbeat':
@@ -189,6 +199,7 @@ const foldObserved = (state: FoldState, event: EventEnvelope, version: number): 
     case 'ObjectDeleted':
     case 'PodBound':
     case 'NodeHeartbeat':
+    case 'ClusterConfigured':
       return reject('Invalid', `${body.type} belongs on the desired topic, not observed`);
     default:
       return assertNever(body);
@@ -200,7 +211,6 @@ const create = (
   event: EventEnvelope,
   input: KubeObject,
   version: number,
-  settings: FoldSettings,
 ): FoldOutcome => {
   const key = event.key;
   if (state.getDesired(key)) {
@@ -222,7 +232,7 @@ const create = (
   delete object.metadata.deletionTimestamp;
 
   if (object.kind === 'Service') {
-    const allocated = allocateServiceAddresses(state, key, object, settings);
+    const allocated = allocateServiceAddresses(state, key, object, foldSettingsOf(state.getAllocation));
     if (allocated) return allocated;
   }
   if (object.kind === 'Pod' && object.spec?.nodeName) {
@@ -240,7 +250,6 @@ const update = (
   expectedResourceVersion: string | null,
   subresource: 'status' | 'scale' | null,
   version: number,
-  settings: FoldSettings,
 ): FoldOutcome => {
   const current = state.getDesired(key);
   if (!current) return reject('NotFound', `${describeKey(key)} not found`);
@@ -286,7 +295,7 @@ const update = (
     next.spec = { ...next.spec, clusterIP: previous.spec.clusterIP, clusterIPs: previous.spec.clusterIPs };
     // NodePorts are allocations like the ClusterIP: kept, claimed or released here, never just written.
     const previousPorts = previous.spec.ports ?? [];
-    const nodePorts = planNodePorts(state, key, previousPorts, next, settings);
+    const nodePorts = planNodePorts(state, key, previousPorts, next, foldSettingsOf(state.getAllocation));
     if (!Array.isArray(nodePorts)) return nodePorts;
     for (const port of next.spec.ports ?? []) if (!nodePorts.includes(port.nodePort ?? 0)) delete port.nodePort;
     for (const port of previousPorts) {
@@ -467,6 +476,45 @@ const ipv4ToNumber = (ip: string): number =>
   ip.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
 const numberToIpv4 = (n: number): string =>
   [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
+
+const IPV4_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+
+/** Why `cidr` cannot be a service CIDR (an IPv4 network of /8 to /30), or undefined. */
+const cidrProblem = (cidr: string): string | undefined => {
+  const match = IPV4_CIDR.exec(cidr);
+  if (!match || match.slice(1, 5).some((octet) => Number(octet) > 255)) return 'not an IPv4 CIDR such as 10.96.0.0/12';
+  const bits = Number(match[5]);
+  if (bits < 8 || bits > 30) return 'the prefix length must be between /8 and /30';
+  if (ipv4ToNumber(`${match[1]}.${match[2]}.${match[3]}.${match[4]}`) % 2 ** (32 - bits) !== 0) return 'the address has bits set beyond the prefix length';
+  return undefined;
+};
+
+/**
+ * `ClusterConfigured`: the services configuration, set once. The same configuration again
+ * is accepted and changes nothing (several apiservers starting on an empty log each append
+ * one); a different one is rejected, as a service CIDR of a cluster does not change.
+ */
+const configure = (state: FoldState, key: string, body: Extract<EventEnvelope['body'], { type: 'ClusterConfigured' }>): FoldOutcome => {
+  if (key !== CLUSTER_CONFIGURATION_KEY) return reject('Invalid', `ClusterConfigured belongs to the key ${CLUSTER_CONFIGURATION_KEY}, not ${key}`);
+  const problem = cidrProblem(body.serviceCIDR);
+  if (problem) return reject('Invalid', `serviceCIDR: Invalid value: "${body.serviceCIDR}": ${problem}`);
+  const { nodePortLow: low, nodePortHigh: high } = body;
+  if (!(Number.isInteger(low) && Number.isInteger(high) && low >= 1 && low <= high && high <= 65535)) {
+    return reject('Invalid', `nodePortRange: Invalid value: "${low}-${high}": must be a range of ports within 1-65535`);
+  }
+  const next: FoldSettings = { serviceCIDR: body.serviceCIDR, nodePortRange: [low, high] };
+  const stored = state.getAllocation(CONFIGURATION_ALLOCATION);
+  if (stored !== undefined) {
+    const current = JSON.parse(stored) as FoldSettings;
+    if (sameJson(current, next)) return { verdict: accepted };
+    return reject(
+      'Conflict',
+      `the cluster is configured with service CIDR ${current.serviceCIDR} and NodePorts ${current.nodePortRange.join('-')}; they cannot change to ${next.serviceCIDR} and ${next.nodePortRange.join('-')}`,
+    );
+  }
+  state.putAllocation(CONFIGURATION_ALLOCATION, JSON.stringify(next));
+  return { verdict: accepted };
+};
 
 /** Allocates the ClusterIP (and NodePorts) of a new Service in log order; undefined when all went well. */
 const allocateServiceAddresses = (

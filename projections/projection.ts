@@ -7,7 +7,7 @@ import pino, { type Logger } from 'pino';
 import type { EventLog, LogRecord, RecordBatch } from '../log/port.ts';
 import { decodeEvent, type KubeObject } from '../schemas/index.ts';
 import { ProjectionError, ProjectionTimeoutError } from './errors.ts';
-import { DEFAULT_FOLD_SETTINGS, foldEvent, type ChangeType, type DesiredRecord, type FoldSettings, type FoldState, type StatusRecord } from './fold.ts';
+import { foldEvent, type ChangeType, type DesiredRecord, type FoldState, type StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, type FoldedTopic, type PositionVector, vectorCovers } from './positions.ts';
 import { LAYOUT_VERSION, MAX_PARTITIONS, openProjectionStore, topicNumber, type EventRecord, type ProjectionStore } from './store.ts';
 import { historicalView, liveView, positionAtTime, type ObjectCache, type View } from './view.ts';
@@ -36,7 +36,6 @@ export interface ProjectionOptions {
   readonly log?: EventLog;
   /** Partition count when there is no log to take it from (default 1). */
   readonly partitions?: number;
-  readonly settings?: FoldSettings;
   readonly logger?: Logger;
 }
 
@@ -66,7 +65,6 @@ export interface Projection {
 /** Opens the projection in `dir` and, when given a log, starts folding it in from the stored cursor. */
 export const createProjection = (options: ProjectionOptions): Projection => {
   const { log, dir } = options;
-  const settings = options.settings ?? DEFAULT_FOLD_SETTINGS;
   const logger = options.logger ?? pino({ level: 'warn' }).child({ component: 'projection' });
   const partitions = log?.layout.partitions ?? options.partitions ?? 1;
   if (partitions > MAX_PARTITIONS) throw new ProjectionError(`a projection folds at most ${MAX_PARTITIONS} partitions, not ${partitions}`, false, { partitions });
@@ -135,7 +133,7 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     const mayDelete = topic === 'desired' && (event.body.type === 'ObjectDeleted' || event.body.type === 'ObjectUpdated');
     const before = feed && mayDelete ? current.get(event.key) : undefined;
     written = {};
-    const outcome = foldEvent(state, event, topic, record.offset, settings);
+    const outcome = foldEvent(state, event, topic, record.offset);
     const change = outcome.change;
     const desiredNow = topic === 'desired' && change && change.type !== 'DELETED' ? written.desired : undefined;
     const statusNow = topic === 'observed' && change ? written.status : undefined;

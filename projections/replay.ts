@@ -7,7 +7,6 @@
 import type { EventLog, LogRecord } from '../log/port.ts';
 import { FOLDED_TOPICS, type PositionVector } from './positions.ts';
 import { createProjection } from './projection.ts';
-import type { FoldSettings } from './fold.ts';
 
 export interface ReplayProgress {
   readonly applied: number;
@@ -28,7 +27,6 @@ export interface ReplayOptions {
   readonly dir: string;
   /** Stop here (default: the end offsets when the replay starts). */
   readonly to?: PositionVector;
-  readonly settings?: FoldSettings;
   /** Records per read (default 10,000). */
   readonly chunk?: number;
   /**
@@ -55,7 +53,7 @@ export const createReplayer = (options: Omit<ReplayOptions, 'to'>): Replayer => 
   const partitions = log.layout.partitions;
   const chunk = options.chunk ?? 10_000;
   const perTransaction = Math.max(chunk, options.perTransaction ?? 100_000);
-  const projection = createProjection({ dir: options.dir, partitions, ...(options.settings ? { settings: options.settings } : {}) });
+  const projection = createProjection({ dir: options.dir, partitions });
   let applied = 0;
   return {
     advanceTo: async (to) => {

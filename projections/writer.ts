@@ -6,6 +6,7 @@
  */
 import { partitionKeyOf } from '../log/partitioner.ts';
 import type { EventLog, Topic } from '../log/port.ts';
+import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
 import { assertNever, encodeEvent, newEventId, objectKey, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
 import type { Projection } from './projection.ts';
 import type { EventRecord } from './store.ts';
@@ -25,6 +26,8 @@ export const keyOfBody = (body: EventBody): string => {
       return `Node//${body.name}`;
     case 'NodeHeartbeat':
       return `Node//${body.node}`;
+    case 'ClusterConfigured':
+      return CLUSTER_CONFIGURATION_KEY;
     default:
       return assertNever(body);
   }
@@ -38,6 +41,7 @@ export const topicOfBody = (body: EventBody): Topic => {
     case 'ObjectCreated':
     case 'ObjectDeleted':
     case 'PodBound':
+    case 'ClusterConfigured':
       return 'desired';
     case 'PodStatusChanged':
     case 'NodeStatusChanged':

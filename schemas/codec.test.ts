@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { bodies, envelope, objects, pod, podStatus } from './fixtures/samples.ts';
 import { v1ObjectCreatedPod } from './fixtures/v1-object-created-pod.ts';
 import { v2PodBound } from './fixtures/v2-pod-bound.ts';
+import { v3DecidedAt } from './fixtures/v3-decided-at.ts';
 import {
   createEventCodec,
   decodeEvent,
@@ -111,6 +112,14 @@ describe('round trip', () => {
     const decoded = decodeEvent(encodeEvent(undecided));
     expect(decoded).toStrictEqual(undecided);
     expect('decidedAt' in decoded).toBe(false);
+  });
+
+  it('decodes the committed v3 fixture (v3-decided-at.bin, with decidedAt) with the current reader', () => {
+    const buf = readFileSync(new URL('./fixtures/v3-decided-at.bin', import.meta.url));
+    const writer = registry.versions.find((version) => version.name === 'v3');
+    expect(writer).not.toBe(registry.current);
+    expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
+    expect(decodeEvent(buf)).toStrictEqual(v3DecidedAt);
   });
 
   it('decodes a null decidedAt as absent (optional fields are never null when decoded)', () => {

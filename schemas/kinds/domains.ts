@@ -11,6 +11,9 @@
  *   the create, as kube-apiserver's quota admission charges before storage (a charge whose
  *   create then fails is released by the quota controller's recount, as in kube).
  * - `services`: Services (ClusterIPs and NodePorts are unique across all of them).
+ *   The services fold's configuration (service CIDR, NodePort range) is the
+ *   `ClusterConfigured` event keyed {@link CLUSTER_CONFIGURATION_KEY}, in this domain, so
+ *   every Service event is ordered after it.
  * - `storage`: PersistentVolumes and PersistentVolumeClaims (a volume is bound to at most
  *   one claim, a claim to one volume).
  *
@@ -27,6 +30,9 @@ export const SCHEDULING_DOMAIN = shared('scheduling');
 export const SERVICES_DOMAIN = shared('services');
 export const STORAGE_DOMAIN = shared('storage');
 
+/** The key of the `ClusterConfigured` event: the configuration the services fold reads. */
+export const CLUSTER_CONFIGURATION_KEY = 'ClusterConfiguration.logplane.io//services';
+
 /** The kinds (by kind ref) that share a domain; every kind not here is `{ type: 'object' }`. */
 export const SHARED_DOMAINS: ReadonlyMap<string, PartitionDomain> = new Map([
   ['Pod', SCHEDULING_DOMAIN],
@@ -34,6 +40,7 @@ export const SHARED_DOMAINS: ReadonlyMap<string, PartitionDomain> = new Map([
   ['ResourceQuota', SCHEDULING_DOMAIN],
   ['PodDisruptionBudget.policy', SCHEDULING_DOMAIN],
   ['Service', SERVICES_DOMAIN],
+  ['ClusterConfiguration.logplane.io', SERVICES_DOMAIN],
   ['PersistentVolume', STORAGE_DOMAIN],
   ['PersistentVolumeClaim', STORAGE_DOMAIN],
 ]);

@@ -37,8 +37,8 @@ describe('pod logs across components (embedded log)', () => {
   let token = '';
 
   beforeAll(async () => {
-    const target: LogTarget = { type: 'embedded', dir: join(dir, 'log'), cluster: 'logs', partitions: 1, serviceCIDR: '127.95.0.0/16' };
-    const api = await runApiserver({ target, dataDir: join(dir, 'api'), pkiDir, port: 0, host: '127.0.0.1', tls: false, logger });
+    const target: LogTarget = { type: 'embedded', dir: join(dir, 'log'), cluster: 'logs', partitions: 1 };
+    const api = await runApiserver({ target, dataDir: join(dir, 'api'), pkiDir, port: 0, host: '127.0.0.1', tls: false, logger, serviceCIDR: '127.95.0.0/16' });
     components.push(api);
     url = api.url;
     token = adminCredentials(join(dir, 'api')).token;
