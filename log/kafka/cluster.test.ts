@@ -178,6 +178,15 @@ describe('kafka on 3 brokers: chaos', () => {
         return now.every((p) => p.leader >= 0 && p.leader !== leader && !p.isr.includes(leader)) ? now : undefined;
       }, 60_000);
       const movedAt = Date.now();
+      // A component starting now (a new client: topic check, new idempotent producer) works
+      // while the bystander has no leader.
+      const late = await open(name, partitions, { logLevel: 'nothing' });
+      try {
+        const [lateAt] = await late.append('desired', [{ key: 'Pod/chaos/late', value: Buffer.from('late') }]);
+        expect((await late.read('desired', lateAt!.partition, lateAt!.offset, lateAt!.offset + 1)).map((r) => r.value.toString())).toEqual(['late']);
+      } finally {
+        await late.close();
+      }
       const ackedAfterMove = () => attempts.filter((a) => a.acked !== undefined && a.startedAt >= movedAt);
       await waitFor(progress('200 appends acknowledged after leadership moved'), async () => (ackedAfterMove().length >= 200 ? true : undefined), 90_000);
       writing = false;
