@@ -20,7 +20,7 @@ import { ApiError, apiErrors } from './errors.ts';
 import { getObject, listObjects } from './handlers/read.ts';
 import { bindPod, getScale, patchScale, patchStatus, podLog, updateScale, updateStatus } from './handlers/subresources.ts';
 import { createObject, deleteCollection, deleteObject, patchObject, updateObject } from './handlers/write.ts';
-import { sendJson, sendStatus, warningHeader } from './http.ts';
+import { sendJson, warningHeader } from './http.ts';
 import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
@@ -29,6 +29,7 @@ import { openapiDocument, openapiIndex } from './openapi.ts';
 import { findResource } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
 import { isWatchRequest, watchObjects } from './watch.ts';
+import { createInflightLimiter, PRIVILEGED_GROUP, requestKind, servingLimits, tooManyRequests, type ServingLimits } from './limits.ts';
 import type { TlsMaterial } from './tls.ts';
 import { createWriter } from './writer.ts';
 
@@ -56,6 +57,8 @@ export interface ApiServerOptions {
   readonly tls?: TlsMaterial;
   /** Extra authenticated APIs (the logplane history API), tried in order before the Kubernetes routes. */
   readonly extensions?: readonly ApiExtension[];
+  /** Request timeouts, the connection cap and the in-flight limits (kube's defaults for what is left out). */
+  readonly limits?: Partial<ServingLimits>;
 }
 
 /**
@@ -159,6 +162,12 @@ const toApiError = (error: unknown): ApiError => {
   return apiErrors.internal(error instanceof Error ? error.message : String(error), error);
 };
 
+/** Whether a request streams for as long as it lasts (a watch, a pod log), as kube's long-running check says. */
+const isLongRunning = (method: string, routed: Route, query: URLSearchParams): boolean =>
+  (method === 'GET' || method === 'HEAD') &&
+  routed.type === 'resource' &&
+  (routed.watchPrefix || isWatchRequest(query) || routed.target.subresource === 'log');
+
 const sendReply = (res: ServerResponse, reply: Reply): void => {
   if (reply.type === 'streamed') return;
   const headers: Record<string, string[]> = reply.warnings ? { Warning: reply.warnings.map(warningHeader) } : {};
@@ -168,6 +177,8 @@ const sendReply = (res: ServerResponse, reply: Reply): void => {
 /** Creates and starts an apiserver; resolves once it listens. */
 export const createApiServer = async (options: ApiServerOptions): Promise<ApiServer> => {
   const { log, projection, tokens } = options;
+  const limits = servingLimits(options.limits);
+  const inflight = createInflightLimiter(limits);
   const logger = options.logger ?? pino({ level: 'info' }).child({ component: 'apiserver' });
   const metrics: ApiMetrics = createApiMetrics(log, projection);
   const closing = new AbortController();
@@ -226,6 +237,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     const routed = route(url.pathname);
     const labels = { verb: method.toLowerCase(), resource: '', subresource: '', code: '' };
     let user: UserInfo | undefined;
+    let release: (() => void) | undefined;
     try {
       if (routed.type === 'health') {
         res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -233,6 +245,11 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         return;
       }
       if (!ANONYMOUS_PATHS.has(url.pathname)) user = authenticate(tokens, req);
+      // As kube's max-in-flight filter: after authentication, system:masters exempt.
+      if (!user?.groups.includes(PRIVILEGED_GROUP)) {
+        release = inflight.acquire(requestKind(method, isLongRunning(method, routed, url.searchParams)));
+        if (!release) throw tooManyRequests();
+      }
       for (const extension of options.extensions ?? []) {
         if (await extension(req, res, url)) return;
       }
@@ -278,9 +295,11 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     } catch (error) {
       const apiError = toApiError(error);
       if (!(error instanceof ApiError)) logger.error({ err: error, method, path: url.pathname }, 'request failed');
+      const retryAfter = apiError.status.details?.retryAfterSeconds;
       if (res.headersSent) res.end();
-      else sendStatus(res, apiError.status);
+      else sendJson(res, apiError.status.code, apiError.status, retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {});
     } finally {
+      release?.();
       labels.code = String(res.statusCode);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.requests.inc(labels);
@@ -296,9 +315,30 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     void handle(req, res);
   };
-  const http = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createServer(listener);
-  http.keepAliveTimeout = 65_000;
-  http.requestTimeout = 0;
+  // Node's request timeout covers receiving the request only (the parser stops the clock once
+  // the body has ended), so watches and followed logs stream on; checked every second.
+  const httpOptions = {
+    keepAliveTimeout: 65_000,
+    headersTimeout: limits.requestHeaderTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(1, Math.min(1000, limits.requestHeaderTimeoutMs || 1000, limits.requestTimeoutMs || 1000)),
+  };
+  const http = options.tls
+    ? createHttpsServer({ ...httpOptions, cert: options.tls.cert, key: options.tls.key }, listener)
+    : createServer(httpOptions, listener);
+  if (limits.maxConnections > 0) http.maxConnections = limits.maxConnections;
+  let dropped = 0;
+  let dropLogged = 0;
+  http.on('drop', (peer?: { remoteAddress?: string; remotePort?: number }) => {
+    dropped++;
+    const now = Date.now();
+    if (now - dropLogged < 1000) return;
+    dropLogged = now;
+    logger.warn(
+      { maxConnections: limits.maxConnections, dropped, remoteAddress: peer?.remoteAddress, remotePort: peer?.remotePort },
+      `connection refused: ${limits.maxConnections} connections are open (--max-connections); ${dropped} refused so far`,
+    );
+  });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

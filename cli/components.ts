@@ -10,7 +10,7 @@ import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { agentServingCredentials, kubeletClientCredentials } from './pki.ts';
-import { adminCredentials, openLog, remotePodLogs, serveApi, tlsMaterial, type LogTarget } from './wiring.ts';
+import { adminCredentials, openLog, remotePodLogs, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
 
@@ -52,6 +52,8 @@ export const runApiserver = async (options: {
   logger: Logger;
   /** `--service-cidr`: recorded in a new cluster's log, checked against an existing one's. */
   serviceCIDR?: string;
+  /** The apiserver's request timeouts, connection cap and in-flight limits. */
+  limits?: ServeOptions['limits'];
 }): Promise<Component & { url: string; kubeconfig: string }> => {
   const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger);
   const { token, tokens } = adminCredentials(options.dataDir);
@@ -66,6 +68,7 @@ export const runApiserver = async (options: {
     podLogs: remotePodLogs(projection, kubeletClientCredentials(options.pkiDir)),
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
   });
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: server.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });

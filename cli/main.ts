@@ -18,6 +18,21 @@ const integer = (name: string) => (value: string): number => {
   return parsed;
 };
 
+/**
+ * A duration as kube's flags take it (Go's `time.ParseDuration`: `1m0s`, `30s`, `1.5h`,
+ * `500ms`), or a plain number of seconds; in milliseconds.
+ */
+export const parseDuration = (name: string) => (value: string): number => {
+  const units: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/g)];
+  if (text === '' || parts.map((p) => p[0]).join('') !== text) {
+    throw new InvalidArgumentError(`${name} must be a duration such as 1m0s, 30s or 500ms, got "${value}"`);
+  }
+  return Math.round(parts.reduce((ms, [, amount, unit]) => ms + Number(amount) * units[unit!]!, 0));
+};
+
 const makeLogger = (level: string): Logger =>
   pino({ level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: false }));
 
@@ -69,6 +84,28 @@ const withLogOptions = (command: Command): Command =>
     .option('--kafka-password <password>', 'SASL password (or LOGPLANE_KAFKA_PASSWORD)')
     .addOption(durabilityOption());
 
+interface LimitFlags {
+  requestTimeout: number;
+  maxConnections: number;
+  maxRequestsInflight: number;
+  maxMutatingRequestsInflight: number;
+}
+
+/** The apiserver's serving limits, named as kube-apiserver's flags (`--max-connections` is logplane's). */
+const withLimitOptions = (command: Command): Command =>
+  command
+    .option('--request-timeout <duration>', 'how long a client may take to send a whole request, headers and body (watches and log follows then stream on); 0 disables', parseDuration('--request-timeout'), 60_000)
+    .option('--max-connections <n>', 'open connections at most; more are closed at once and logged (0: no limit)', integer('--max-connections'), 10_000)
+    .option('--max-requests-inflight <n>', 'read-only requests in flight at most, watches and logs excluded; more get 429 (0: no limit)', integer('--max-requests-inflight'), 400)
+    .option('--max-mutating-requests-inflight <n>', 'mutating requests in flight at most; more get 429 (0: no limit)', integer('--max-mutating-requests-inflight'), 200);
+
+const limitsOf = (flags: LimitFlags) => ({
+  requestTimeoutMs: flags.requestTimeout,
+  maxConnections: flags.maxConnections,
+  maxRequestsInflight: flags.maxRequestsInflight,
+  maxMutatingRequestsInflight: flags.maxMutatingRequestsInflight,
+});
+
 /** Keeps a component running until SIGINT/SIGTERM, then stops it cleanly. */
 const runUntilSignal = async (component: Component, logger: Logger): Promise<void> => {
   await new Promise<void>((resolve) => {
@@ -105,7 +142,7 @@ export const buildProgram = (): Command => {
     .version('0.1.0')
     .option('--log-level <level>', 'structured log level on stderr (trace, debug, info, warn, error)', 'warn');
 
-  program
+  withLimitOptions(program
     .command('up')
     .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy')
     .option('--data <dir>', 'data directory (log, projection, kubeconfig, pod logs)', '.logplane')
@@ -120,8 +157,8 @@ export const buildProgram = (): Command => {
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
     .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
-    .addOption(durabilityOption())
-    .action(async (flags: {
+    .addOption(durabilityOption()))
+    .action(async (flags: LimitFlags & {
       data: string; nodes: number; runtime: 'process' | 'sim'; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
       tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
     }) => {
@@ -138,6 +175,7 @@ export const buildProgram = (): Command => {
         ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
         podCIDR: flags.podCidr,
         durability: flags.durability,
+        limits: limitsOf(flags),
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
@@ -159,7 +197,7 @@ export const buildProgram = (): Command => {
       await runUntilSignal({ description: 'the cluster', stop: () => cluster.stop() }, logger);
     });
 
-  withLogOptions(
+  withLimitOptions(withLogOptions(
     program
       .command('apiserver')
       .description('run an apiserver (distributed mode); several may run against the same log')
@@ -169,7 +207,7 @@ export const buildProgram = (): Command => {
       .option('--no-tls', 'serve plain HTTP')
       .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  ).action(async (flags: LogFlags & { data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
+  )).action(async (flags: LogFlags & LimitFlags & { data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const component = await runApiserver({
       target: logTarget(flags, flags.data),
@@ -179,6 +217,7 @@ export const buildProgram = (): Command => {
       host: flags.host,
       tls: flags.tls,
       logger,
+      limits: limitsOf(flags),
       ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
     });
     process.stdout.write(`${component.description}\n`);

@@ -13,7 +13,7 @@ import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
-import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget } from './wiring.ts';
+import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
 
 export interface UpOptions {
   readonly dataDir: string;
@@ -40,6 +40,8 @@ export interface UpOptions {
   readonly serviceCIDR?: string;
   /** Pod addresses: node i gets the i-th /24 of this /16 (default 127.100.0.0/16). */
   readonly podCIDR?: string;
+  /** The apiserver's request timeouts, connection cap and in-flight limits. */
+  readonly limits?: ServeOptions['limits'];
 }
 
 export interface RunningCluster {
@@ -96,6 +98,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     logger,
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
     podLogs: async (request) => {
       const node = request.pod.spec.nodeName;
       const runtime = node ? agent?.runtimeOf(node) : undefined;

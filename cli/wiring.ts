@@ -23,6 +23,7 @@ import {
   type TokenFile,
 } from '../apiserver/index.ts';
 import { createHistoryApi } from '../apiserver/history/routes.ts';
+import type { ServingLimits } from '../apiserver/limits.ts';
 import { failureStatus } from '../apiserver/status.ts';
 import { createEmbeddedLog } from '../log/embedded/index.ts';
 import { createKafkaLog } from '../log/kafka/index.ts';
@@ -125,6 +126,8 @@ export interface ServeOptions {
    * new; on a configured cluster it must match the log's, or the start fails.
    */
   readonly serviceCIDR?: string;
+  /** `--request-timeout`, `--max-connections`, `--max-requests-inflight`, `--max-mutating-requests-inflight`. */
+  readonly limits?: Partial<ServingLimits>;
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
@@ -142,6 +145,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     host: options.host,
     logger: options.logger.child({ component: 'apiserver' }),
     extensions: [historyApi],
+    ...(options.limits ? { limits: options.limits } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
   });
