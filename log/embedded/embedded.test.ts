@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { describeEventLogContract } from '../contract.ts';
 import { LogUnavailableError, LogUsageError } from '../errors.ts';
 import type { Assignment, EventLog, LogRecord, NewRecord, RecordBatch } from '../port.ts';
+import { acquireEnvironment } from './environment.ts';
 import { standbyAssignment } from './groups.ts';
 import { createEmbeddedLog, type EmbeddedEventLog, type EmbeddedLogOptions } from './index.ts';
 
@@ -266,12 +267,98 @@ describe('embedded log', () => {
     await expect(firstValueFrom(log.subscribe('desired'))).rejects.toBeInstanceOf(LogUsageError);
   });
 
-  it('resolves appends after the commit only, when asked for committed durability', async () => {
-    const log = await open({ dir: freshDir(), durability: 'committed' });
-    expect(await log.append('desired', records(2))).toEqual([
-      { partition: 0, offset: 0 },
-      { partition: 0, offset: 1 },
-    ]);
+  describe('durability', () => {
+    /**
+     * Holds back what the writer of `dir`'s environment awaits: the commit of a transaction
+     * (its `batch` promise) and the flush to disk (`root.flushed`), each until released.
+     */
+    const holdWrites = async (dir: string) => {
+      const env = await acquireEnvironment(dir);
+      const root = env.root as unknown as { batch: (...args: unknown[]) => Promise<unknown>; flushed: PromiseLike<unknown> };
+      const gate = () => {
+        let release!: () => void;
+        let reached!: () => void;
+        return { held: new Promise<void>((resolve) => (release = resolve)), release: () => release(), reachedAt: new Promise<void>((resolve) => (reached = resolve)), reached: () => reached() };
+      };
+      const commit = gate();
+      const flush = gate();
+      const batch = root.batch;
+      const flushed = root.flushed;
+      root.batch = (...args: unknown[]) => {
+        const committing = batch.apply(root, args);
+        commit.reached();
+        return commit.held.then(() => committing);
+      };
+      root.flushed = {
+        then: (onDone, onFailed) => {
+          flush.reached();
+          return flush.held.then(() => flushed).then(onDone, onFailed);
+        },
+      };
+      return {
+        commit,
+        flush,
+        restore: async () => {
+          commit.release();
+          flush.release();
+          delete (root as { batch?: unknown }).batch;
+          delete (root as { flushed?: unknown }).flushed;
+          await env.release();
+        },
+      };
+    };
+    /** Lets every callback already queued run (the writer's continuations of a released gate). */
+    const settle = async () => {
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const tracked = <T>(promise: Promise<T>) => {
+      const state = { settled: false, promise };
+      void promise.then(() => (state.settled = true), () => (state.settled = true));
+      return state;
+    };
+
+    it('resolves appends after the commit only, when asked for committed durability', async () => {
+      const dir = freshDir();
+      const log = await open({ dir, durability: 'committed' });
+      const writes = await holdWrites(dir);
+      try {
+        const append = tracked(log.append('desired', records(2)));
+        await writes.commit.reachedAt;
+        await settle();
+        expect(append.settled, 'resolved before its transaction committed').toBe(false);
+        writes.commit.release();
+        // The flush stays held: a committed append must not wait for it.
+        const outcome = await Promise.race([append.promise, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000))]);
+        expect(outcome).toEqual([
+          { partition: 0, offset: 0 },
+          { partition: 0, offset: 1 },
+        ]);
+        expect((await log.read('desired', 0, 0)).map((record) => record.value.toString())).toEqual(['v0', 'v1']);
+      } finally {
+        await writes.restore();
+      }
+    });
+
+    it('resolves appends only after the flush by default', async () => {
+      const dir = freshDir();
+      const log = await open({ dir });
+      const writes = await holdWrites(dir);
+      try {
+        const append = tracked(log.append('desired', records(2)));
+        await writes.commit.reachedAt;
+        writes.commit.release();
+        await Promise.race([writes.flush.reachedAt, append.promise]);
+        await settle();
+        expect(append.settled, 'resolved before its transaction was flushed').toBe(false);
+        writes.flush.release();
+        expect(await append.promise).toEqual([
+          { partition: 0, offset: 0 },
+          { partition: 0, offset: 1 },
+        ]);
+      } finally {
+        await writes.restore();
+      }
+    });
   });
 });
 
