@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { KIND_DESCRIPTORS } from '../kinds/generated.ts';
-import { viewOf } from '../schema-view.ts';
 import { compileDraftConverters, loadDraftVersion, readAttributes } from './draft-convert.ts';
 import { DRAFT_DIR, DRAFT_README, generateDraft, withCompatibilitySection } from './draft.ts';
 import { avroFieldName, avroNameOf, generateObjectSchemas, JSON_VALUE } from './generate.ts';
@@ -43,7 +42,7 @@ describe('the generated draft', () => {
     const standalone = avro.Type.forSchema((type as avro.Type).schema() as avro.Schema);
     expect(standalone.name).toBe(avroNameOf(kind.definition));
     expect(draft.kinds.get(standalone.name as string)).toEqual(expect.objectContaining({ kind: kind.kind, group: kind.group }));
-    const fields = (viewOf(type as avro.Type) as { fields: { name: string }[] }).fields.map((field) => field.name);
+    const fields = (type as avro.types.RecordType).fields.map((field) => field.name);
     const properties = Object.keys(document.definitions[kind.definition]?.properties ?? {}).filter((name) => name !== 'kind');
     expect(fields).toEqual(properties);
   });
