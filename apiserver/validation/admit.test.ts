@@ -120,7 +120,9 @@ describe('admitUpdate', () => {
     const running = create('Pod', pod({ containers: [container] })).object;
     const image = structuredClone(running) as typeof running & { spec: { containers: { image: string }[]; restartPolicy: string } };
     image.spec.containers[0]!.image = 'nginx:1.28';
-    expect(admitUpdate({ resource: resourceOfKind('Pod'), body: image, fieldValidation: 'Strict', namespace: 'default', name: 'p', current: running }).object).toBeDefined();
+    const admitted = admitUpdate({ resource: resourceOfKind('Pod'), body: structuredClone(image), fieldValidation: 'Strict', namespace: 'default', name: 'p', current: running });
+    expect(admitted).toEqual({ object: image, warnings: [] });
+    expect((admitted.object as typeof image).spec.containers[0]!.image).toBe('nginx:1.28');
     const policy = structuredClone(running) as typeof image;
     policy.spec.restartPolicy = 'Never';
     const status = failure(() => admitUpdate({ resource: resourceOfKind('Pod'), body: policy, fieldValidation: 'Strict', namespace: 'default', name: 'p', current: running }));
