@@ -1,19 +1,25 @@
 /**
  * The resources logplane serves, with everything discovery, routing, validation and the
  * error messages need to know about each (plural, kind, group, scope, short names,
- * subresources). One table, read everywhere.
+ * subresources). Derived from the kind registry (`schemas/kinds/`) for every kind the
+ * current event schema stores; nothing here lists kinds.
  */
-import type { Kind } from '../schemas/index.ts';
+import { KINDS, type Kind } from '../schemas/index.ts';
+import { kindByRef, REGISTERED_KINDS, type RegisteredKind } from '../schemas/kinds/registry.ts';
 
 /** An API group/version; the core group is `''`. */
 export interface GroupVersion {
-  readonly group: '' | 'apps';
-  readonly version: 'v1';
+  readonly group: string;
+  readonly version: string;
 }
+
+/** The subresources the apiserver has handlers for; a kind serves those of them its descriptor has. */
+export const HANDLED_SUBRESOURCES = ['status', 'scale', 'binding', 'log'] as const;
+export type HandledSubresource = (typeof HANDLED_SUBRESOURCES)[number];
 
 /** A subresource of a resource, e.g. `scale` of `deployments`. */
 export interface SubresourceInfo {
-  readonly name: 'status' | 'scale' | 'binding' | 'log';
+  readonly name: HandledSubresource;
   /** The kind the subresource reads and writes (Scale is autoscaling/v1). */
   readonly kind: string;
   readonly group?: string;
@@ -31,61 +37,53 @@ export interface ResourceInfo extends GroupVersion {
   readonly shortNames: readonly string[];
   readonly categories: readonly string[];
   readonly subresources: readonly SubresourceInfo[];
-  /** Names must be DNS-1123 labels (services, namespaces) or subdomains (the rest). */
-  readonly nameFormat: 'label' | 'subdomain';
+  /** How names are validated: DNS-1123 labels (services, namespaces), subdomains (most), path segments. */
+  readonly nameFormat: RegisteredKind['nameFormat'];
   /** Fields a fieldSelector may name for this resource. */
   readonly selectableFields: readonly string[];
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
 
-const STATUS: SubresourceInfo = { name: 'status', kind: '', verbs: ['get', 'patch', 'update'] };
-const SCALE: SubresourceInfo = { name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] };
 const BASE_FIELDS = ['metadata.name', 'metadata.namespace'] as const;
 
-/** The served resources, in discovery order. */
-export const RESOURCES: readonly ResourceInfo[] = [
-  {
-    group: '', version: 'v1', plural: 'namespaces', singular: 'namespace', kind: 'Namespace', namespaced: false,
-    shortNames: ['ns'], categories: [], subresources: [STATUS], nameFormat: 'label',
-    selectableFields: [...BASE_FIELDS, 'status.phase'],
-  },
-  {
-    group: '', version: 'v1', plural: 'nodes', singular: 'node', kind: 'Node', namespaced: false,
-    shortNames: ['no'], categories: [], subresources: [STATUS], nameFormat: 'subdomain',
-    selectableFields: [...BASE_FIELDS, 'spec.unschedulable'],
-  },
-  {
-    group: '', version: 'v1', plural: 'pods', singular: 'pod', kind: 'Pod', namespaced: true,
-    shortNames: ['po'], categories: ['all'], nameFormat: 'subdomain',
-    subresources: [
-      STATUS,
-      { name: 'binding', kind: 'Binding', verbs: ['create'] },
-      { name: 'log', kind: 'Pod', verbs: ['get'] },
-    ],
-    selectableFields: [...BASE_FIELDS, 'spec.nodeName', 'status.phase', 'spec.restartPolicy', 'spec.schedulerName', 'status.podIP'],
-  },
-  {
-    group: '', version: 'v1', plural: 'services', singular: 'service', kind: 'Service', namespaced: true,
-    shortNames: ['svc'], categories: ['all'], subresources: [STATUS], nameFormat: 'label',
-    selectableFields: [...BASE_FIELDS, 'spec.clusterIP', 'spec.type'],
-  },
-  {
-    group: '', version: 'v1', plural: 'endpoints', singular: 'endpoints', kind: 'Endpoints', namespaced: true,
-    shortNames: ['ep'], categories: [], subresources: [], nameFormat: 'subdomain',
-    selectableFields: [...BASE_FIELDS],
-  },
-  {
-    group: 'apps', version: 'v1', plural: 'deployments', singular: 'deployment', kind: 'Deployment', namespaced: true,
-    shortNames: ['deploy'], categories: ['all'], subresources: [STATUS, SCALE], nameFormat: 'subdomain',
-    selectableFields: [...BASE_FIELDS],
-  },
-  {
-    group: 'apps', version: 'v1', plural: 'replicasets', singular: 'replicaset', kind: 'ReplicaSet', namespaced: true,
-    shortNames: ['rs'], categories: ['all'], subresources: [STATUS, SCALE], nameFormat: 'subdomain',
-    selectableFields: [...BASE_FIELDS, 'status.replicas'],
-  },
-];
+const isHandled = (name: string): name is HandledSubresource => (HANDLED_SUBRESOURCES as readonly string[]).includes(name);
+
+/** The resource of a registered kind, with the subresources the apiserver handles. */
+const resourceOf = (kind: Kind): ResourceInfo => {
+  const registered = kindByRef(kind);
+  if (!registered) throw new Error(`the current event schema stores ${kind}, which the kind registry does not have`);
+  const [version = 'v1'] = registered.versions;
+  return {
+    group: registered.group,
+    version,
+    plural: registered.plural,
+    singular: registered.singular,
+    kind,
+    namespaced: registered.scope === 'Namespaced',
+    shortNames: registered.shortNames,
+    categories: registered.categories,
+    nameFormat: registered.nameFormat,
+    selectableFields: [...BASE_FIELDS, ...registered.selectableFields],
+    subresources: registered.subresources
+      .filter((sub) => isHandled(sub.name))
+      .map((sub) => ({
+        name: sub.name as HandledSubresource,
+        // The log subresource answers text; its Table and discovery kind is the Pod itself, as kube shows it.
+        kind: sub.kind === '' && sub.name === 'log' ? kind : sub.kind,
+        ...(sub.group !== undefined ? { group: sub.group } : {}),
+        ...(sub.version !== undefined ? { version: sub.version } : {}),
+        verbs: sub.verbs,
+      })),
+  };
+};
+
+const DISCOVERY_ORDER: ReadonlyMap<string, number> = new Map(REGISTERED_KINDS.map((kind, index) => [kind.ref, index]));
+
+/** The served resources, in the registry's (kube's discovery) order. */
+export const RESOURCES: readonly ResourceInfo[] = KINDS.map(resourceOf).sort(
+  (a, b) => DISCOVERY_ORDER.get(a.kind)! - DISCOVERY_ORDER.get(b.kind)!,
+);
 
 /** `v1` or `apps/v1`. */
 export const apiVersionOf = (gv: GroupVersion): string => (gv.group === '' ? gv.version : `${gv.group}/${gv.version}`);
@@ -101,11 +99,11 @@ export const resourceOfKind = (kind: Kind): ResourceInfo => {
   return found;
 };
 
-/** Served group/versions, core first. */
-export const GROUP_VERSIONS: readonly GroupVersion[] = [
-  { group: '', version: 'v1' },
-  { group: 'apps', version: 'v1' },
-];
+/** Served group/versions, core first, in the registry's order. */
+export const GROUP_VERSIONS: readonly GroupVersion[] = RESOURCES.reduce<GroupVersion[]>((served, resource) => {
+  if (!served.some((gv) => gv.group === resource.group && gv.version === resource.version)) served.push({ group: resource.group, version: resource.version });
+  return served;
+}, []).sort((a, b) => (a.group === '' ? -1 : b.group === '' ? 1 : 0));
 
 /** `deployments.apps` or `pods`: how kube names a resource in error messages. */
 export const qualifiedResource = (r: ResourceInfo): string => (r.group === '' ? r.plural : `${r.plural}.${r.group}`);

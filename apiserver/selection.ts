@@ -23,15 +23,25 @@ export interface Selection {
   matches(object: KubeObject): boolean;
 }
 
+/** Field selector names kube keeps for old clients, and the field each reads (Namespace, PV, PVC `name`). */
+const FIELD_ALIASES: ReadonlyMap<string, string> = new Map([['name', 'metadata.name']]);
+
+/** Boolean fields kube's GetAttrs formats with FormatBool, so an unset one selects as "false". */
+const FALSE_WHEN_UNSET: ReadonlySet<string> = new Set(['spec.unschedulable', 'spec.hostNetwork']);
+
 /** The value of a dotted field path of an object, as a field selector compares it. */
-const fieldValue = (object: KubeObject, field: string): string | undefined => {
+const fieldValue = (object: KubeObject, selected: string): string | undefined => {
+  const field = FIELD_ALIASES.get(selected) ?? selected;
   let node: unknown = object;
   for (const part of field.split('.')) {
-    if (typeof node !== 'object' || node === null) return undefined;
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, part)) {
+      node = undefined;
+      break;
+    }
     node = (node as Record<string, unknown>)[part];
   }
   if (node === undefined || node === null) {
-    if (field === 'spec.unschedulable') return 'false';
+    if (FALSE_WHEN_UNSET.has(field)) return 'false';
     return undefined;
   }
   return typeof node === 'object' ? JSON.stringify(node) : String(node);

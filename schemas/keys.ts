@@ -1,11 +1,12 @@
 import { InvalidObjectKeyError } from './errors.ts';
 import { KIND_VALUES, type Kind } from './generated/types.ts';
+import { kindByRef } from './kinds/registry.ts';
 
 /** Every kind logplane stores, in schema order. */
 export const KINDS: readonly Kind[] = KIND_VALUES;
 
-/** The kinds whose objects have no namespace; their keys read `Kind//name`. */
-export const CLUSTER_SCOPED: ReadonlySet<Kind> = new Set<Kind>(['Namespace', 'Node']);
+/** The kinds whose objects have no namespace (from the kind registry); their keys read `Kind//name`. */
+export const CLUSTER_SCOPED: ReadonlySet<Kind> = new Set<Kind>(KINDS.filter((kind) => kindByRef(kind)?.scope === 'Cluster'));
 
 const KIND_SET: ReadonlySet<string> = new Set(KINDS);
 

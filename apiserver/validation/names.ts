@@ -91,3 +91,14 @@ export const ipProblem = (ip: string): string | undefined => {
   if (ip.includes(':') && /^[0-9a-fA-F:.]+$/.test(ip)) return undefined;
   return 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 };
+
+/**
+ * kube's ValidatePathSegmentName (RBAC roles and bindings, …): any name that can be one
+ * segment of a URL path.
+ */
+export const pathSegmentProblem = (value: string): string | undefined => {
+  if (value === '.' || value === '..') return `may not be '${value}'`;
+  if (value.includes('/')) return "may not contain '/'";
+  if (value.includes('%')) return "may not contain '%'";
+  return undefined;
+};

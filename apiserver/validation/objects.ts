@@ -32,6 +32,7 @@ import {
   envVarNameProblem,
   ipProblem,
   labelValueProblem,
+  pathSegmentProblem,
   portNameProblem,
   qualifiedNameProblem,
 } from './names.ts';
@@ -62,10 +63,21 @@ const checkLabels = (causes: Causes, field: string, labels: Readonly<Record<stri
   }
 };
 
-/** The name rule of a resource: namespaces are DNS-1123 labels, services DNS-1035 labels, the rest subdomains. */
+/** The name rule of a resource, from its kind's descriptor. */
 const nameProblem = (resource: ResourceInfo, name: string): string | undefined => {
-  if (resource.kind === 'Service') return dns1035LabelProblem(name);
-  return resource.nameFormat === 'label' ? dns1123LabelProblem(name) : dns1123SubdomainProblem(name);
+  const format = resource.nameFormat;
+  switch (format) {
+    case 'label':
+      return dns1123LabelProblem(name);
+    case 'dns1035Label':
+      return dns1035LabelProblem(name);
+    case 'subdomain':
+      return dns1123SubdomainProblem(name);
+    case 'pathSegment':
+      return pathSegmentProblem(name);
+    default:
+      return assertNever(format, 'name format');
+  }
 };
 
 /** Validates `metadata` of an object of `resource`. */

@@ -117,7 +117,7 @@ describe('kind descriptors', () => {
   it.each([
     ['', 'Namespace', 'Cluster', 'label', ['ns']],
     ['', 'Node', 'Cluster', 'subdomain', ['no']],
-    ['', 'Service', 'Namespaced', 'label', ['svc']],
+    ['', 'Service', 'Namespaced', 'dns1035Label', ['svc']],
     ['', 'Secret', 'Namespaced', 'subdomain', []],
     ['rbac.authorization.k8s.io', 'Role', 'Namespaced', 'pathSegment', []],
     ['rbac.authorization.k8s.io', 'ClusterRole', 'Cluster', 'pathSegment', []],

@@ -10,10 +10,11 @@
 export type Scope = 'Namespaced' | 'Cluster';
 
 /**
- * How kube-apiserver validates the names of a kind: a DNS-1123 label (Namespace, Service),
- * a DNS-1123 subdomain (most kinds), or any path segment (RBAC roles and bindings, …).
+ * How kube-apiserver validates the names of a kind: a DNS-1123 label (Namespace), a
+ * DNS-1035 label, which starts with a letter (Service), a DNS-1123 subdomain (most kinds),
+ * or any path segment (RBAC roles and bindings, …).
  */
-export type NameFormat = 'label' | 'subdomain' | 'pathSegment';
+export type NameFormat = 'label' | 'dns1035Label' | 'subdomain' | 'pathSegment';
 
 /** A subresource a kind serves, e.g. `status` or `scale` (whose kind is autoscaling/v1 Scale). */
 export interface SubresourceDescriptor {

@@ -913,7 +913,7 @@ export const KIND_DESCRIPTORS: readonly KindDescriptor[] = [
     shortNames: ['svc'],
     categories: ['all'],
     scope: 'Namespaced',
-    nameFormat: 'label',
+    nameFormat: 'dns1035Label',
     verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
     subresources: [
       {
@@ -929,7 +929,7 @@ export const KIND_DESCRIPTORS: readonly KindDescriptor[] = [
         verbs: ['get', 'patch', 'update'],
       },
     ],
-    selectableFields: [],
+    selectableFields: ['spec.clusterIP', 'spec.type'],
     printerColumns: [
       {
         name: 'Name',

@@ -165,7 +165,9 @@ export const KIND_OVERLAY = {
     shortNames: ['svc'],
     categories: ['all'],
     // kube: ValidateServiceName = NameIsDNS1035Label (a label that starts with a letter).
-    nameFormat: 'label',
+    nameFormat: 'dns1035Label',
+    // pkg/registry/core/service/strategy.go ServiceSelectableFields (since 1.30, for kube-proxy).
+    selectableFields: ['spec.clusterIP', 'spec.type'],
     printerColumns: [
       NAME,
       col('Type', 'string', doc(core('ServiceSpec'), 'type')),
