@@ -232,7 +232,18 @@ const kafkaLog = (config: ResolvedKafkaLogOptions): KafkaEventLog => {
       clearTimeout(timer);
     }
     try {
-      await ensureTopics(admin, layout, config.replicationFactor);
+      // A throwaway admin per broker, for ensureTopics to ask each broker itself.
+      const adminOf = (address: string) =>
+        new Kafka({
+          clientId: `${config.clientId}-topic-check`,
+          brokers: [address],
+          ...(config.ssl === undefined ? {} : { ssl: config.ssl }),
+          ...(config.sasl === undefined ? {} : { sasl: config.sasl }),
+          connectionTimeout: config.connectionTimeoutMs,
+          retry: { retries: 0 },
+          logLevel: kafkajsLevel('nothing'),
+        }).admin({ retry: { retries: 0 } });
+      await ensureTopics(admin, layout, config.replicationFactor, adminOf);
     } catch (error) {
       throw toError('creating topics')(error);
     }

@@ -62,16 +62,61 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** How long new topics may take to show a leader for every partition on the broker asked. */
 const LEADER_WAIT_MS = 30_000;
 
+/** A throwaway admin whose only bootstrap broker is `address` (with the log's TLS and SASL settings). */
+export type BrokerAdmin = (address: string) => Admin;
+
+/**
+ * Waits until every broker of the cluster answers for each of `topics` itself. Each broker
+ * learns of a new topic from the metadata log on its own, and one that has not yet answers
+ * "unknown topic" to a client that asks it: kafkajs asks one broker for the metadata of a
+ * consumer's topics when it subscribes, and fails the subscription with that (seen on a
+ * loaded 3-broker cluster, a consumer group joined right after the log was opened). A fresh
+ * client's first metadata request goes to its only bootstrap broker, so one client per
+ * broker and topic asks exactly that broker.
+ */
+const untilEveryBrokerKnows = async (admin: Admin, adminOf: BrokerAdmin, topics: readonly string[], deadline: number): Promise<void> => {
+  const { brokers } = await admin.describeCluster();
+  if (brokers.length < 2) return;
+  await Promise.all(
+    brokers.flatMap(({ host, port }) =>
+      topics.map(async (topic) => {
+        const probe = adminOf(`${host}:${port}`);
+        try {
+          await probe.connect();
+          for (let attempt = 0; ; attempt++) {
+            try {
+              await probe.fetchTopicOffsets(topic);
+              return;
+            } catch (error) {
+              if (!isLeadershipError(error) || Date.now() > deadline) throw error;
+              await sleep(Math.min(50 * 2 ** attempt, 1_000));
+            }
+          }
+        } finally {
+          await probe.disconnect().catch(() => undefined);
+        }
+      }),
+    ),
+  );
+};
+
 /**
  * Creates the cluster's topics that do not exist yet (waiting for their leaders), then
  * checks that every topic has `layout.partitions` partitions, each with a leader.
  * New topics get `replicationFactor` replicas, or when that is undefined
  * {@link replicationFactorFor} the brokers the cluster lists, and the matching
  * `min.insync.replicas` (3 brokers: 3 replicas, 2 in sync for an acknowledged append).
+ * With `adminOf`, topics it created are then waited for on every broker (see
+ * {@link untilEveryBrokerKnows}).
  * Safe to run concurrently from several processes. Throws `LogUsageError` when a topic
  * exists with another partition count (offsets and key placement would not match).
  */
-export const ensureTopics = async (admin: Admin, layout: LogLayout, replicationFactor: number | undefined): Promise<void> => {
+export const ensureTopics = async (
+  admin: Admin,
+  layout: LogLayout,
+  replicationFactor: number | undefined,
+  adminOf?: BrokerAdmin,
+): Promise<void> => {
   const existing = new Set(await admin.listTopics());
   const missingNames = TOPICS.map((topic) => topicName(layout.cluster, topic)).filter((topic) => !existing.has(topic));
   if (missingNames.length > 0) {
@@ -102,7 +147,10 @@ export const ensureTopics = async (admin: Admin, layout: LogLayout, replicationF
       }
     }
     const leaderless = topics === undefined || topics.some(({ partitions }) => partitions.some((p) => p.leader < 0));
-    if (!leaderless) return;
+    if (!leaderless) {
+      if (missingNames.length > 0 && adminOf) await untilEveryBrokerKnows(admin, adminOf, missingNames, deadline);
+      return;
+    }
     if (Date.now() > deadline) {
       throw new LogUnavailableError(`topics ${names.join(', ')} still have partitions without a leader after ${LEADER_WAIT_MS / 1000} s`, {
         cluster: layout.cluster,
