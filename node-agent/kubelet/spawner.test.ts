@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSpawner } from './spawner.ts';
 
 const dirs: string[] = [];
+const range = (length: number): number[] => Array.from({ length }, (_, i) => i);
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -63,27 +64,56 @@ describe('the container spawner', () => {
     expect(helpers().filter((pid) => !before.has(pid))).toEqual(started);
   });
 
-  it('does not crash when its agent is gone while it starts containers (a report to a closed channel)', async () => {
+  it('does not crash when its agent is gone while it starts containers, and kills those it could not report', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'logplane-spawner-'));
     dirs.push(dir);
     const marker = `orphan-${process.pid}-${Date.now()}`;
-    const fixture = spawn(process.execPath, ['--import', 'tsx', new URL('./fixtures/orphan-spawns.ts', import.meta.url).pathname, marker, '20', dir], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    // The helper inherits the fixture's stderr: this ends when both are gone.
-    let stderr = '';
-    fixture.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    await new Promise((resolve) => fixture.stderr?.on('close', resolve));
-    // Before, the first report after the agent had gone threw EPIPE as an unhandled 'error' event.
-    expect(stderr).toBe('');
-    // Containers whose report could not be written were killed; those reported into the
-    // channel just before the agent went are not known to be lost (and are cleaned up here).
-    for (const pid of readdirSync('/proc')) {
-      try {
-        if (/^\d+$/.test(pid) && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`LOGPLANE_TEST_MARKER=${marker}`)) process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // gone, or not ours to read
+    const count = 40;
+    /** Container index → pid of the live (not zombie) containers of this test. */
+    const alive = (): Map<number, number> => {
+      const found = new Map<number, number>();
+      for (const pid of readdirSync('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        try {
+          const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+          const index = env.find((entry) => entry.startsWith('LOGPLANE_TEST_INDEX='));
+          if (env.includes(`LOGPLANE_TEST_MARKER=${marker}`) && index !== undefined) found.set(Number(index.split('=')[1]), Number(pid));
+        } catch {
+          // gone, or not ours to read
+        }
       }
+      return found;
+    };
+    try {
+      const fixture = spawn(process.execPath, ['--import', 'tsx', new URL('./fixtures/orphan-spawns.ts', import.meta.url).pathname, marker, String(count), dir], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      const exited = new Promise<number | null>((resolve) => fixture.on('exit', (code) => resolve(code)));
+      // The helper inherits the fixture's stderr: this ends when both are gone.
+      let stderr = '';
+      fixture.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      await new Promise((resolve) => fixture.stderr?.on('close', resolve));
+      expect(await exited).toBe(0);
+      // Before, the first report after the agent had gone threw EPIPE as an unhandled 'error' event.
+      expect(stderr).toBe('');
+
+      // The helper creates a container's log file right before it starts it, one at a time in order.
+      const started = range(count).filter((i) => existsSync(join(dir, `${i}.log`)));
+      expect(started).toEqual(range(started.length));
+      // Reports are written in start order: the first k went into the channel before the agent
+      // went (not known to be lost, so left running); every later one could not be written, and
+      // that container was killed. SIGKILL takes a moment to land: wait for the survivors to settle.
+      const deadline = Date.now() + 10_000;
+      let survivors = [...alive().keys()].sort((a, b) => a - b);
+      while (survivors.join() !== range(survivors.length).join() && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        survivors = [...alive().keys()].sort((a, b) => a - b);
+      }
+      expect(survivors, 'the survivors are the containers reported before the agent went').toEqual(range(survivors.length));
+      // The agent left at once, while the helper was still forking: some started containers went unreported.
+      expect(survivors.length, `${started.length} started, ${survivors.length} alive: unreported containers were not killed`).toBeLessThan(started.length);
+    } finally {
+      for (const pid of alive().values()) process.kill(pid, 'SIGKILL');
     }
   });
 
