@@ -58,6 +58,19 @@ export interface ServerContext {
   readonly podLogs: PodLogsHook | undefined;
   /** Ends every open watch (server shutdown). */
   readonly closing: AbortSignal;
+  readonly slowWatches: SlowWatchPolicy;
+}
+
+/** How a watch whose client does not read is bounded, and where that is counted. */
+export interface SlowWatchPolicy {
+  /** Bytes a watch may hold unsent; an event that would exceed it ends the watch with an ERROR event. */
+  readonly maxBufferedBytes: number;
+  /** How long an ended watch may take to hand its last bytes to the client before its connection is destroyed. */
+  readonly drainGraceMs: number;
+  /** Called when a watch is ended for its slow client (kube's `apiserver_terminated_watchers_total`). */
+  terminated(resource: string): void;
+  /** Called with a watch's unsent bytes after each write (the high-water mark metric). */
+  buffered(bytes: number): void;
 }
 
 /** One authenticated request addressed to a resource. */

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { LogError } from '../log/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import type { FoldSettings, Projection } from '../projections/index.ts';
@@ -47,6 +47,10 @@ export interface ApiServerOptions {
   readonly bookmarkIntervalMs?: number;
   /** Upper bound (and default) of a watch's duration (default 30 min). */
   readonly maxWatchSeconds?: number;
+  /** Bytes a watch may hold unsent before it is ended as too slow (default 1 MiB). */
+  readonly watchBufferBytes?: number;
+  /** How long an ended watch may take to hand its last bytes to the client before the connection is destroyed (default 5 s). */
+  readonly watchDrainGraceMs?: number;
   /** How long reads wait for the projection to catch up with the log (default 10 s). */
   readonly readTimeoutMs?: number;
   /** How long writes wait for the projection to apply their event (default 30 s). */
@@ -182,6 +186,23 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const logger = options.logger ?? pino({ level: 'info' }).child({ component: 'apiserver' });
   const metrics: ApiMetrics = createApiMetrics(log, projection);
   const closing = new AbortController();
+  const terminatedWatchers = new Counter({
+    name: 'apiserver_terminated_watchers_total',
+    help: 'Counter of watchers closed due to unresponsiveness, by resource.',
+    labelNames: ['resource'] as const,
+    registers: [metrics.registry],
+  });
+  const watchBufferPeak = new Gauge({
+    name: 'logplane_watch_buffer_peak_bytes',
+    help: 'The most bytes any one watch has held unsent since the apiserver started (bounded by the watch buffer).',
+    registers: [metrics.registry],
+  });
+  let bufferPeak = 0;
+  const maxBufferedBytes = options.watchBufferBytes ?? 1024 * 1024;
+  const drainGraceMs = options.watchDrainGraceMs ?? 5000;
+  for (const [name, value] of [['watchBufferBytes', maxBufferedBytes], ['watchDrainGraceMs', drainGraceMs]] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
+  }
   const server: ServerContext = {
     log,
     projection,
@@ -195,6 +216,16 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     readTimeoutMs: options.readTimeoutMs ?? 10_000,
     podLogs: options.podLogs,
     closing: closing.signal,
+    slowWatches: {
+      maxBufferedBytes,
+      drainGraceMs,
+      terminated: (resource) => terminatedWatchers.inc({ resource }),
+      buffered: (bytes) => {
+        if (bytes <= bufferPeak) return;
+        bufferPeak = bytes;
+        watchBufferPeak.set(bytes);
+      },
+    },
   };
   let serverAddress = '';
 

@@ -13,6 +13,13 @@
  *
  * Label and field selectors filter events; an object that stops matching is sent as
  * DELETED and one that starts matching as ADDED, as kube-apiserver does.
+ *
+ * A client that does not read cannot make the server hold more than
+ * `slowWatches.maxBufferedBytes` for it (beyond the initial events, which are the current
+ * state and are sent whole): the event that would exceed it is not written; the watch ends
+ * with an ERROR event (410 Expired: re-list), as kube's watch cache closes an unresponsive
+ * watcher. Any ended watch whose last bytes are not taken within `drainGraceMs` has its
+ * connection destroyed, so nothing stays pinned.
  */
 import type { Subscription } from 'rxjs';
 import {
@@ -34,9 +41,6 @@ import { apiVersionOf, type ResourceInfo } from './resources.ts';
 import { parseSelection, pinnedName, type Selection } from './selection.ts';
 import { failureStatus } from './status.ts';
 import { parseIncludeObject, partialMetadata, toTable } from './tables.ts';
-
-/** A watch whose client leaves this much unsent is ended with an Expired ERROR event. */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
 
@@ -212,8 +216,14 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
   // The events of one projection batch are emitted synchronously: they are corked and leave
   // in one write on the next tick (before the writes' own HTTP responses, which wait for
   // promise callbacks), instead of one chunk and one syscall per event.
+  const { slowWatches } = server;
   let corked = false;
-  const send = (event: WatchEvent): void => {
+  // The initial events are written in one synchronous step: while they drain, the bound is
+  // what they left unsent; once the buffer is below the bound, the bound.
+  let bound = slowWatches.maxBufferedBytes;
+  let tooSlow = false;
+  let initialPhase = true;
+  const write = (event: WatchEvent): void => {
     server.metrics.watchEvents.inc({ resource: resource.plural, type: event.type });
     if (!corked) {
       corked = true;
@@ -224,6 +234,28 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
       });
     }
     res.write(`${JSON.stringify(event)}\n`);
+  };
+  const send = (event: WatchEvent): void => {
+    if (tooSlow || res.writableEnded) return;
+    const text = `${JSON.stringify(event)}\n`;
+    const buffered = res.writableLength;
+    if (buffered < slowWatches.maxBufferedBytes) bound = slowWatches.maxBufferedBytes;
+    if (!initialPhase && buffered + Buffer.byteLength(text) > bound) {
+      tooSlow = true;
+      slowWatches.terminated(resource.plural);
+      ctx.logger.warn(
+        { resource: resource.plural, buffered, bound: slowWatches.maxBufferedBytes },
+        'watch ended: the client does not read its events (too many unsent bytes)',
+      );
+      write({
+        type: 'ERROR',
+        object: failureStatus('Expired', `the watch client is too slow: ${buffered} bytes are unsent and the next event would exceed the bound of ${slowWatches.maxBufferedBytes}; re-list and watch again`),
+      });
+      finish();
+      return;
+    }
+    write(event);
+    slowWatches.buffered(res.writableLength);
   };
   const sendChange = (change: Change): void => {
     if (!wanted(change.key, change.object)) return;
@@ -264,6 +296,8 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
   if (sendInitialEventsEnd) {
     send({ type: 'BOOKMARK', object: { ...typeMeta, metadata: { resourceVersion: formatVector(cursor), annotations: { 'k8s.io/initial-events-end': 'true' } } } });
   }
+  initialPhase = false;
+  bound = Math.max(slowWatches.maxBufferedBytes, res.writableLength);
 
   let finished = false;
   let subscription: Subscription | undefined;
@@ -285,6 +319,22 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
     server.closing.removeEventListener('abort', onClosing);
     server.metrics.openWatches.dec({ resource: resource.plural });
     if (!res.writableEnded) res.end();
+    // A client that does not take the last bytes does not keep the connection (and them).
+    if (!res.writableFinished) {
+      const socket = ctx.req.socket;
+      const grace = setTimeout(() => {
+        ctx.logger.warn({ resource: resource.plural, unsent: res.writableLength, graceMs: slowWatches.drainGraceMs }, 'watch connection destroyed: the client did not take the last bytes in time');
+        socket.destroy();
+      }, slowWatches.drainGraceMs);
+      grace.unref();
+      res.once('finish', () => {
+        clearTimeout(grace);
+        if (tooSlow) socket.destroy();
+      });
+      res.once('close', () => clearTimeout(grace));
+    } else if (tooSlow) {
+      ctx.req.socket.destroy();
+    }
     resolveDone();
   }
   server.closing.addEventListener('abort', onClosing);
@@ -292,11 +342,6 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
     next: (change) => {
       if (finished || change.offset < (cursor[change.topic][change.partition] ?? 0)) return;
       sendChange(change);
-      if (res.writableLength > MAX_BUFFERED_BYTES) {
-        // The client does not keep up: end the watch with Expired so it re-lists.
-        send({ type: 'ERROR', object: failureStatus('Expired', 'the watch client is too slow: too many buffered events; re-list and watch again') });
-        finish();
-      }
     },
     complete: () => finish(),
   });
