@@ -386,10 +386,13 @@ describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => 
       await waitUntilGone('sleeper-stubborn');
     });
 
-    it('removes a pod deleted before its node agent started it', async () => {
+    it('removes a pod deleted before its node agent started it, without ever starting its process', async () => {
       // Created bound and deleted in one append: the agent first sees the pod already terminating.
       const name = 'never-started';
       const uid = randomUUID();
+      // The container's first act would be to write this file (outside the pod's directories,
+      // which go with the pod), with SIGTERM ignored until it has.
+      const startedFile = join(harness.dir, `${name}-${uid}.started`);
       await appendAndWait(
         harness.cluster.log,
         harness.cluster.projection,
@@ -400,7 +403,12 @@ describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => 
               apiVersion: 'v1',
               kind: 'Pod',
               metadata: { name, namespace: 'default', uid, creationTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') },
-              spec: { nodeName: 'node-1', restartPolicy: 'Always', terminationGracePeriodSeconds: 30, containers: [{ name: 'sleep', image: 'logplane/sleeper' }] },
+              spec: {
+                nodeName: 'node-1',
+                restartPolicy: 'Always',
+                terminationGracePeriodSeconds: 30,
+                containers: [{ name: 'sleep', image: 'logplane/sleeper', command: ['/bin/sh', '-c', 'trap "" TERM; echo "$$" >>"$0"; trap - TERM; exec sleep 3600', startedFile] }],
+              },
             },
           },
           { type: 'ObjectDeleted', kind: 'Pod', namespace: 'default', name, expectedResourceVersion: null, uid, propagationPolicy: null, gracePeriodSeconds: 30 },
@@ -408,6 +416,16 @@ describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => 
         { actor: { type: 'user', name: 'admin' } },
       );
       await waitUntilGone(name);
+      expect(existsSync(startedFile), 'the container process ran').toBe(false);
+      // Nor did the agent ever report a container of it as created or running.
+      const containerStatuses = [];
+      for (const [partition] of (await harness.cluster.log.endOffsets('observed')).entries()) {
+        for (const record of await harness.cluster.log.read('observed', partition, 0)) {
+          const { body } = decodeEvent(record.value);
+          if (body.type === 'PodStatusChanged' && body.name === name) containerStatuses.push(...(body.status.containerStatuses ?? []));
+        }
+      }
+      expect(containerStatuses.filter((status) => status.containerID || status.state?.running || status.state?.terminated)).toEqual([]);
     });
   });
 
