@@ -3,10 +3,14 @@
  * past (any position vector), which reconcilers and the apiserver read through one
  * `View` interface, so a decision can be re-run on the state it saw.
  */
-import type { Kind, KubeObject, Pod } from '../schemas/index.ts';
+import { CLUSTER_SCOPED, KINDS, type Kind, type KubeObject, type Pod } from '../schemas/index.ts';
+
 import type { DesiredRecord, StatusRecord } from './fold.ts';
 import { FOLDED_TOPICS, formatObjectVersion, type PositionVector } from './positions.ts';
 import { changesAt, deepFreeze, lowerBound, type Heads, type LogEntry, type ProjectionStore } from './store.ts';
+
+/** The namespaced kinds the log stores (from the kind registry): the kinds whose objects have owners. */
+const NAMESPACED_KINDS: readonly Kind[] = KINDS.filter((kind) => !CLUSTER_SCOPED.has(kind));
 
 /** Objects as clients see them: desired part + status part, with resourceVersion. */
 export interface View {
@@ -265,13 +269,11 @@ export const historicalView = (store: ProjectionStore, position: PositionVector)
     keys,
     podsOnNode: (node) => pods().filter((p) => p.spec?.nodeName === node),
     ownedBy: (uid) =>
-      (['Pod', 'ReplicaSet', 'Endpoints', 'Deployment', 'Service'] as const)
-        .flatMap((kind) => list(kind))
+      NAMESPACED_KINDS.flatMap((kind) => list(kind))
         .filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid)),
     unscheduledPods: () => pods().filter((p) => !p.spec?.nodeName),
     byUid: (uid) =>
-      (['Pod', 'ReplicaSet', 'Deployment', 'Service', 'Endpoints', 'Node', 'Namespace'] as const)
-        .flatMap((kind) => list(kind))
+      KINDS.flatMap((kind) => list(kind))
         .find((o) => o.metadata.uid === uid),
   };
 };

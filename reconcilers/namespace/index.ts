@@ -4,11 +4,15 @@
  * empty, removes the finalizer so the fold completes the deletion, as kube's does.
  */
 import { NAMESPACE_FINALIZER, type AppliedChange, type View } from '../../projections/index.ts';
-import type { EventBody, Kind, KubeObject, Namespace } from '../../schemas/index.ts';
+import { CLUSTER_SCOPED, KINDS, type EventBody, type Kind, type KubeObject, type Namespace } from '../../schemas/index.ts';
 import type { Controller, Decision } from '../runtime.ts';
 
-/** Namespaced kinds, owners first so their dependents go with them. */
-const NAMESPACED_KINDS: readonly Kind[] = ['Deployment', 'ReplicaSet', 'Service', 'Endpoints', 'Pod'];
+/**
+ * Every namespaced kind the log stores (from the kind registry). As kube's namespace
+ * controller, content is deleted without an order between kinds: the fold refuses creates
+ * in a terminating namespace, so no controller can bring a deleted object back.
+ */
+const NAMESPACED_KINDS: readonly Kind[] = KINDS.filter((kind) => !CLUSTER_SCOPED.has(kind));
 
 const deletion = (object: KubeObject): EventBody => ({
   type: 'ObjectDeleted',
