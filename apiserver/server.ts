@@ -66,10 +66,11 @@ export interface ApiServerOptions {
 }
 
 /**
- * An extra API mounted on the apiserver. It sees requests after authentication and
- * resolves true when it answered the request, false to let the next handler try.
+ * An extra API mounted on the apiserver. It sees requests after authentication (with the
+ * user, undefined only on the anonymous health paths) and resolves true when it answered
+ * the request, false to let the next handler try.
  */
-export type ApiExtension = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+export type ApiExtension = (req: IncomingMessage, res: ServerResponse, url: URL, user: UserInfo | undefined) => Promise<boolean>;
 
 export interface ApiServer {
   /** `http://host:port`, or `https://` with `tls`. */
@@ -282,7 +283,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         if (!release) throw tooManyRequests();
       }
       for (const extension of options.extensions ?? []) {
-        if (await extension(req, res, url)) return;
+        if (await extension(req, res, url, user)) return;
       }
       if (routed.type !== 'resource' && routed.type !== 'bindings') {
         if (method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();

@@ -69,6 +69,7 @@ export const runApiserver = async (options: {
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    dataDir: options.dataDir,
   });
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: server.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });

@@ -99,6 +99,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    dataDir,
     podLogs: async (request) => {
       const node = request.pod.spec.nodeName;
       const runtime = node ? agent?.runtimeOf(node) : undefined;

@@ -126,6 +126,8 @@ export interface ServeOptions {
    * new; on a configured cluster it must match the log's, or the start fails.
    */
   readonly serviceCIDR?: string;
+  /** The data directory: `logplane replay --into` may write only below it. */
+  readonly dataDir?: string;
   /** `--request-timeout`, `--max-connections`, `--max-requests-inflight`, `--max-mutating-requests-inflight`. */
   readonly limits?: Partial<ServingLimits>;
 }
@@ -136,6 +138,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     log: options.log,
     projection: options.projection,
     debugReconcile: createDebugReconcile({ log: options.log, projection: options.projection, controllers: CONTROLLER_FACTORIES }),
+    ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
   });
   const server = await createApiServer({
     log: options.log,

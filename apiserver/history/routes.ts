@@ -3,10 +3,11 @@
  * a past moment, diffs between moments, causation chains, the audit trail, replay, and
  * re-running a reconciler decision. The CLI's history verbs are clients of this API.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { UserInfo } from '../auth.ts';
 import type { EventLog } from '../../log/port.ts';
 import { audit, diffPositions, formatVector, MOMENT_FORMS, objectHistory, createReplayer, why, type AuditQuery, type PositionVector, type Projection } from '../../projections/index.ts';
 import { isKind, type EventBody, type Kind } from '../../schemas/index.ts';
@@ -25,19 +26,77 @@ export interface HistoryApiOptions {
   readonly debugReconcile?: DebugReconcile;
   /** How long a position the log has but the projection has not folded yet is waited for (default 10 s). */
   readonly waitMs?: number;
+  /**
+   * The server's data directory: `replay?into=DIR` writes only below it (a relative DIR is
+   * taken from it). Without it, `into` is refused.
+   */
+  readonly dataDir?: string;
 }
 
 /** Handles `/logplane/v1/*`; returns false for any other path. The caller has authenticated the request. */
-export type HistoryApi = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+export type HistoryApi = (req: IncomingMessage, res: ServerResponse, url: URL, user: UserInfo | undefined) => Promise<boolean>;
 
-const sendJson = (res: ServerResponse, code: number, body: unknown): void => {
+/** The group whose members may replay (kube's `system:masters`, bound to cluster-admin). */
+const ADMIN_GROUP = 'system:masters';
+
+const sendJson = (res: ServerResponse, code: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void => {
   const text = JSON.stringify(body);
-  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 };
 
-const sendStatus = (res: ServerResponse, code: number, reason: string, message: string): void =>
-  sendJson(res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+const sendStatus = (res: ServerResponse, error: HistoryRequestError): void =>
+  sendJson(
+    res,
+    error.code,
+    {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: error.message,
+      reason: error.reason,
+      ...(error.code === 429 ? { details: { retryAfterSeconds: 1 } } : {}),
+      code: error.code,
+    },
+    error.code === 429 ? { 'retry-after': '1' } : {},
+  );
+
+/** The deepest existing ancestor of `path` (itself if it exists), with symlinks resolved. */
+const realAncestor = (path: string): string => {
+  let current = path;
+  while (!existsSync(current)) current = dirname(current);
+  return realpathSync(current);
+};
+
+/**
+ * Where `replay?into=` may write: a new or empty directory below `dataDir` (a relative path
+ * is taken from it); `..` segments, paths elsewhere and symlinks leading out are refused.
+ */
+export const replayTarget = (dataDir: string | undefined, into: string): string => {
+  if (dataDir === undefined) throw new HistoryRequestError('"into" is not available: this server has no data directory', 400);
+  if (into === '' || into.includes('\0') || into.split(/[\\/]/).includes('..')) {
+    throw new HistoryRequestError(`"into" must be a directory below the server's data directory, without "..", got ${JSON.stringify(into)}`);
+  }
+  const isBelow = (root: string, path: string): boolean => {
+    const rel = relative(root, path);
+    return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+  };
+  const root = realpathSync(resolve(dataDir));
+  const spelled = resolve(dataDir);
+  const given = isAbsolute(into) ? resolve(into) : resolve(root, into);
+  // An absolute path may name the data directory as the server was given it (not resolved).
+  const target = isBelow(spelled, given) ? join(root, relative(spelled, given)) : given;
+  const ancestor = realAncestor(target);
+  // Symlinks on the way must not lead out either.
+  if (!isBelow(root, target) || (ancestor !== root && !isBelow(root, ancestor))) {
+    throw new HistoryRequestError(`"into" must be a directory below the server's data directory (${root}), got ${JSON.stringify(into)}`);
+  }
+  if (existsSync(target) && readdirSync(target).length > 0) {
+    throw new HistoryRequestError(`"into" must be a new or empty directory, got ${JSON.stringify(into)}`);
+  }
+  return target;
+};
 
 const keyFrom = (segments: readonly string[]): string => {
   const [kind, namespace, name] = segments;
@@ -54,7 +113,58 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
   if (!Number.isInteger(waitMs) || waitMs < 0) throw new Error(`waitMs must be a non-negative integer, got ${waitMs}`);
 
-  const routes = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+  let replaying = false;
+
+  /** Rebuilds a projection from the log into `into` (a temporary directory when null), streaming progress. */
+  const replay = async (res: ServerResponse, toText: string | null, toMoment: PositionVector | undefined, into: string | null): Promise<void> => {
+    const to = toMoment ?? projection.cursor();
+    const dir = into ?? mkdtempSync(join(tmpdir(), 'logplane-replay-'));
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    let lastReport = 0;
+    const replayer = createReplayer({
+      log,
+      dir,
+      onProgress: (progress) => {
+        const now = performance.now();
+        if (now - lastReport < 100 && progress.applied < progress.total) return;
+        lastReport = now;
+        res.write(`${JSON.stringify({ type: 'progress', ...progress })}\n`);
+      },
+    });
+    try {
+      const started = performance.now();
+      const events = await replayer.advanceTo(to);
+      const seconds = (performance.now() - started) / 1000;
+      // Compare with the live projection at the same position: a live cluster may have
+      // moved on meanwhile, so catch the replay up (a few rounds) until both stand still.
+      let live: string | null = null;
+      if (!toText) {
+        for (let round = 0; round < 5 && live === null; round++) {
+          await projection.waitFor(replayer.cursor());
+          const current = projection.cursor();
+          if (formatVector(current) === formatVector(replayer.cursor())) live = projection.stateHash();
+          else await replayer.advanceTo(current);
+        }
+      }
+      const position = replayer.cursor();
+      res.end(
+        `${JSON.stringify({
+          type: 'result',
+          events,
+          seconds,
+          eventsPerSecond: events / Math.max(seconds, 1e-9),
+          stateHash: replayer.stateHash(),
+          position: formatVector(position),
+          liveStateHash: live,
+        })}\n`,
+      );
+    } finally {
+      await replayer.close();
+      if (into === null) rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  const routes = async (req: IncomingMessage, res: ServerResponse, url: URL, user: UserInfo | undefined): Promise<void> => {
     const segments = url.pathname.split('/').filter(Boolean).slice(2).map(decodeURIComponent);
     const [route, ...rest] = segments;
     const query = url.searchParams;
@@ -130,55 +240,18 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
       }
       case 'replay': {
         if (req.method !== 'POST') throw new HistoryRequestError('replay is POST', 405, 'MethodNotAllowed');
-        const toText = query.get('to');
-        const to = (await optionalMoment('to')) ?? projection.cursor();
-        const into = query.get('into');
-        if (into !== null && (!isAbsolute(into) || (existsSync(into) && readdirSync(into).length > 0))) {
-          throw new HistoryRequestError(`"into" must be an absolute path to a new or empty directory, got "${into}"`);
+        if (!user?.groups.includes(ADMIN_GROUP)) {
+          throw new HistoryRequestError(`forbidden: User "${user?.name ?? 'system:anonymous'}" cannot post path "${url.pathname}": replay is for members of ${ADMIN_GROUP}`, 403, 'Forbidden');
         }
-        const dir = into ?? mkdtempSync(join(tmpdir(), 'logplane-replay-'));
-        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-        let lastReport = 0;
-        const replayer = createReplayer({
-          log,
-          dir,
-          onProgress: (progress) => {
-            const now = performance.now();
-            if (now - lastReport < 100 && progress.applied < progress.total) return;
-            lastReport = now;
-            res.write(`${JSON.stringify({ type: 'progress', ...progress })}\n`);
-          },
-        });
+        const toText = query.get('to');
+        const intoText = query.get('into');
+        const into = intoText === null ? null : replayTarget(options.dataDir, intoText);
+        if (replaying) throw new HistoryRequestError('a replay is already running on this server; try again when it has finished', 429, 'TooManyRequests');
+        replaying = true;
         try {
-          const started = performance.now();
-          const events = await replayer.advanceTo(to);
-          const seconds = (performance.now() - started) / 1000;
-          // Compare with the live projection at the same position: a live cluster may have
-          // moved on meanwhile, so catch the replay up (a few rounds) until both stand still.
-          let live: string | null = null;
-          if (!toText) {
-            for (let round = 0; round < 5 && live === null; round++) {
-              await projection.waitFor(replayer.cursor());
-              const current = projection.cursor();
-              if (formatVector(current) === formatVector(replayer.cursor())) live = projection.stateHash();
-              else await replayer.advanceTo(current);
-            }
-          }
-          const position = replayer.cursor();
-          res.end(
-            `${JSON.stringify({
-              type: 'result',
-              events,
-              seconds,
-              eventsPerSecond: events / Math.max(seconds, 1e-9),
-              stateHash: replayer.stateHash(),
-              position: formatVector(position),
-              liveStateHash: live,
-            })}\n`,
-          );
+          await replay(res, toText, await optionalMoment('to'), into);
         } finally {
-          await replayer.close();
-          if (into === null) rmSync(dir, { recursive: true, force: true });
+          replaying = false;
         }
         return;
       }
@@ -197,17 +270,17 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
     }
   };
 
-  return async (req, res, url) => {
+  return async (req, res, url, user) => {
     if (!url.pathname.startsWith('/logplane/v1/')) return false;
     try {
-      await routes(req, res, url);
+      await routes(req, res, url, user);
     } catch (error) {
       if (res.headersSent) {
         res.end(`${JSON.stringify({ type: 'error', message: String(error) })}\n`);
       } else if (error instanceof HistoryRequestError) {
-        sendStatus(res, error.code, error.reason, error.message);
+        sendStatus(res, error);
       } else {
-        sendStatus(res, 500, 'InternalError', error instanceof Error ? error.message : String(error));
+        sendStatus(res, new HistoryRequestError(error instanceof Error ? error.message : String(error), 500, 'InternalError'));
       }
     }
     return true;
