@@ -104,5 +104,19 @@ export const actorOf = (user: UserInfo): Actor => {
   return { type: 'user', name: user.name };
 };
 
+/** The group of the controllers' identities (`system:controller:<name>`). */
+export const CONTROLLERS_GROUP = 'system:controllers';
+
+/** The scheduler's identity, as kube-scheduler's. */
+export const SCHEDULER_USER = 'system:kube-scheduler';
+
+/**
+ * Whether a user speaks for a controller: a member of `system:controllers`, or the scheduler.
+ * Only they may say which event caused a write and which position their decision read
+ * (`X-Logplane-Causation-Id`, `-Correlation-Id`, `-Decided-At`).
+ */
+export const isControllerIdentity = (user: UserInfo): boolean =>
+  user.groups.includes(CONTROLLERS_GROUP) || user.name === SCHEDULER_USER;
+
 /** Paths anyone may read without a token. */
 export const ANONYMOUS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/livez']);

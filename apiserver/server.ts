@@ -13,7 +13,7 @@ import { LogError } from '../log/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import type { FoldSettings, Projection } from '../projections/index.ts';
 import { assertNever } from '../schemas/index.ts';
-import { actorOf, ANONYMOUS_PATHS, authenticate, type TokenFile, type UserInfo } from './auth.ts';
+import { actorOf, ANONYMOUS_PATHS, authenticate, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
 import { ApiError, apiErrors } from './errors.ts';
@@ -29,6 +29,7 @@ import { openapiDocument, openapiIndex } from './openapi.ts';
 import { findResource } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
 import { isWatchRequest, watchObjects } from './watch.ts';
+import { createHealth } from './health.ts';
 import { createInflightLimiter, PRIVILEGED_GROUP, requestKind, servingLimits, tooManyRequests, type ServingLimits } from './limits.ts';
 import type { TlsMaterial } from './tls.ts';
 import { createWriter } from './writer.ts';
@@ -61,6 +62,8 @@ export interface ApiServerOptions {
   readonly tls?: TlsMaterial;
   /** Extra authenticated APIs (the logplane history API), tried in order before the Kubernetes routes. */
   readonly extensions?: readonly ApiExtension[];
+  /** How long `/readyz` lets the log take to answer and the projection to catch up with it (default 5 s). */
+  readonly healthTimeoutMs?: number;
   /** Request timeouts, the connection cap and the in-flight limits (kube's defaults for what is left out). */
   readonly limits?: Partial<ServingLimits>;
 }
@@ -114,10 +117,45 @@ const verbOf = (method: string, target: ResourceTarget, query: URLSearchParams, 
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The causation headers only controllers may send, with their bounds. */
+const CAUSATION_HEADERS = ['x-logplane-causation-id', 'x-logplane-correlation-id', 'x-logplane-decided-at'] as const;
+/** A correlation id: printable ASCII, at most 253 bytes (a DNS name's length). */
+const CORRELATION_ID = /^[\x21-\x7e]{1,253}$/;
+/** A list resourceVersion: dot-separated offsets, at most 4096 bytes (hundreds of partitions). */
+const MAX_DECIDED_AT_BYTES = 4096;
+
 const headerValue = (req: IncomingMessage, name: string): string | null => {
   const value = req.headers[name];
   const text = Array.isArray(value) ? value[0] : value;
   return text === undefined || text === '' ? null : text;
+};
+
+/**
+ * The causation of a request's events, from `X-Logplane-Causation-Id`, `-Correlation-Id`
+ * and `-Decided-At`: accepted only from controller identities (400 from anyone else, so a
+ * user cannot forge what `audit` and `why` show) and only in their bounded forms.
+ */
+const causationHeaders = (req: IncomingMessage, user: UserInfo) => {
+  if (!isControllerIdentity(user)) {
+    const sent = CAUSATION_HEADERS.find((name) => req.headers[name] !== undefined);
+    if (sent !== undefined) {
+      throw apiErrors.badRequest(`${sent}: only controller identities (group ${CONTROLLERS_GROUP}, or ${SCHEDULER_USER}) may send this header; user "${user.name}" may not`);
+    }
+    return { causationId: null, correlationId: null, decidedAt: null };
+  }
+  const causationId = headerValue(req, 'x-logplane-causation-id');
+  if (causationId !== null && !UUID.test(causationId)) {
+    throw apiErrors.badRequest(`X-Logplane-Causation-Id must be the UUID of the causing event, got ${JSON.stringify(causationId.slice(0, 64))}`);
+  }
+  const correlationId = headerValue(req, 'x-logplane-correlation-id');
+  if (correlationId !== null && !CORRELATION_ID.test(correlationId)) {
+    throw apiErrors.badRequest('X-Logplane-Correlation-Id must be 1 to 253 printable ASCII characters');
+  }
+  const decidedAt = headerValue(req, 'x-logplane-decided-at');
+  if (decidedAt !== null && (decidedAt.length > MAX_DECIDED_AT_BYTES || !/^\d+(\.\d+)*$/.test(decidedAt))) {
+    throw apiErrors.badRequest(`X-Logplane-Decided-At must be a list resourceVersion (dot-separated offsets, at most ${MAX_DECIDED_AT_BYTES} bytes)`);
+  }
+  return { causationId, correlationId, decidedAt };
 };
 
 /** Runs the handler of a verb on a resource target. */
@@ -229,6 +267,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     },
   };
   let serverAddress = '';
+  const health = createHealth({ log, projection, closing: closing.signal, timeoutMs: options.healthTimeoutMs ?? 5000, logger });
 
   /** Non-resource routes: discovery, OpenAPI, version, metrics. */
   const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' }>, res: ServerResponse): Promise<void> => {
@@ -272,8 +311,8 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     let release: (() => void) | undefined;
     try {
       if (routed.type === 'health') {
-        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-        res.end('ok');
+        if (method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
+        await health(routed.check, url.pathname, url.searchParams, res);
         return;
       }
       if (!ANONYMOUS_PATHS.has(url.pathname)) user = authenticate(tokens, req);
@@ -291,15 +330,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         return;
       }
       if (!user) throw apiErrors.unauthorized();
-      const causationId = headerValue(req, 'x-logplane-causation-id');
-      if (causationId !== null && !UUID.test(causationId)) {
-        throw apiErrors.badRequest(`X-Logplane-Causation-Id must be the UUID of the causing event, got "${causationId}"`);
-      }
-      const decidedAt = headerValue(req, 'x-logplane-decided-at');
-      if (decidedAt !== null && !/^\d+(\.\d+)*$/.test(decidedAt)) {
-        throw apiErrors.badRequest(`X-Logplane-Decided-At must be a list resourceVersion (dot-separated offsets), got "${decidedAt}"`);
-      }
-      const identity = { actor: actorOf(user), causationId, correlationId: headerValue(req, 'x-logplane-correlation-id'), decidedAt };
+      const identity = { actor: actorOf(user), ...causationHeaders(req, user) };
       const target: ResourceTarget =
         routed.type === 'bindings'
           ? { resource: findResource('', 'v1', 'pods')!, namespace: routed.namespace, name: undefined, subresource: 'binding' }

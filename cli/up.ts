@@ -6,7 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
+import { apiErrors, writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
+import { KubeletNotFoundError } from '../node-agent/kubelet/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
@@ -105,12 +106,18 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
       const runtime = node ? agent?.runtimeOf(node) : undefined;
       if (!runtime) throw new Error(`pod ${request.pod.metadata.name} is not running on a node of this process`);
       const container = request.container ?? request.pod.spec.containers[0]?.name ?? '';
-      return runtime.logs(request.pod.metadata.namespace ?? 'default', request.pod.metadata.name, container, {
-        follow: request.follow,
-        previous: request.previous,
-        ...(request.tailLines !== undefined ? { tailLines: request.tailLines } : {}),
-        signal: request.signal,
-      });
+      try {
+        return runtime.logs(request.pod.metadata.namespace ?? 'default', request.pod.metadata.name, container, {
+          follow: request.follow,
+          previous: request.previous,
+          ...(request.tailLines !== undefined ? { tailLines: request.tailLines } : {}),
+          signal: request.signal,
+        });
+      } catch (error) {
+        // No such (previous) container log: the client's mistake, as kubelet answers it.
+        if (error instanceof KubeletNotFoundError) throw apiErrors.badRequest(error.message);
+        throw error;
+      }
     },
   });
   const kubeconfig = join(dataDir, 'kubeconfig');

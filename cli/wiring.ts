@@ -138,6 +138,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     log: options.log,
     projection: options.projection,
     debugReconcile: createDebugReconcile({ log: options.log, projection: options.projection, controllers: CONTROLLER_FACTORIES }),
+    debugControllers: Object.keys(CONTROLLER_FACTORIES),
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
   });
   const server = await createApiServer({

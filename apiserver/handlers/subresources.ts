@@ -79,6 +79,8 @@ export const patchStatus = async (server: ServerContext, ctx: RequestContext): P
 // ---------------------------------------------------------------------------------------
 // scale
 
+const MAX_INT32 = 2_147_483_647;
+
 type Scalable = Deployment | ReplicaSet;
 
 /** The autoscaling/v1 Scale of a Deployment or ReplicaSet. */
@@ -134,6 +136,8 @@ const submitScale = async (
   const replicas = (scale as { spec?: { replicas?: unknown } })?.spec?.replicas ?? 0;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be an integer');
   if (replicas < 0) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be greater than or equal to 0');
+  // spec.replicas is an int32 in kube's API (and in the schemas).
+  if (replicas > MAX_INT32) throw scaleInvalid(name, 'spec.replicas', replicas, `must be less than or equal to ${MAX_INT32}`);
   const object = structuredClone(current);
   object.spec.replicas = replicas;
   precheckVersion(resource, current, expectedResourceVersion);
@@ -272,13 +276,22 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
   if (!pod.spec.nodeName) {
     throw apiErrors.badRequest(`pod ${pod.metadata.name} is not scheduled yet: no logs`);
   }
+  const chosen = container === undefined || container === '' ? containerNames[0] : container;
+  const previous = query.get('previous') === 'true';
+  if (previous) {
+    // As kubelet answers: no earlier instance has ended yet, so there is no previous log.
+    const status = (pod.status?.containerStatuses ?? []).find((c) => c.name === chosen);
+    if (!status || ((status.restartCount ?? 0) === 0 && !status.lastState?.terminated)) {
+      throw apiErrors.badRequest(`previous terminated container "${chosen}" in pod "${pod.metadata.name}" not found`);
+    }
+  }
   const abort = new AbortController();
   ctx.res.on('close', () => abort.abort());
   const chunks = await server.podLogs({
     pod,
-    container: container === undefined || container === '' ? containerNames[0] : container,
+    container: chosen,
     follow: query.get('follow') === 'true',
-    previous: query.get('previous') === 'true',
+    previous,
     timestamps: query.get('timestamps') === 'true',
     tailLines: optionalInteger(query, 'tailLines'),
     sinceSeconds: optionalInteger(query, 'sinceSeconds'),

@@ -24,6 +24,8 @@ export interface HistoryApiOptions {
   readonly log: EventLog;
   readonly projection: Projection;
   readonly debugReconcile?: DebugReconcile;
+  /** The controllers `debugReconcile` knows; any other `controller=` is 400. */
+  readonly debugControllers?: readonly string[];
   /** How long a position the log has but the projection has not folded yet is waited for (default 10 s). */
   readonly waitMs?: number;
   /**
@@ -165,7 +167,13 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
   };
 
   const routes = async (req: IncomingMessage, res: ServerResponse, url: URL, user: UserInfo | undefined): Promise<void> => {
-    const segments = url.pathname.split('/').filter(Boolean).slice(2).map(decodeURIComponent);
+    const segments = url.pathname.split('/').filter(Boolean).slice(2).map((segment) => {
+      try {
+        return decodeURIComponent(segment);
+      } catch {
+        throw new HistoryRequestError(`the path segment ${JSON.stringify(segment)} is not valid percent-encoding`);
+      }
+    });
     const [route, ...rest] = segments;
     const query = url.searchParams;
     const context: MomentContext = { projection, log, now: Date.now(), waitMs };
@@ -261,6 +269,9 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         const controller = query.get('controller');
         const key = query.get('key');
         if (!controller || !key) throw new HistoryRequestError('query parameters "controller", "key" and "at" are required');
+        if (!(options.debugControllers ?? []).includes(controller)) {
+          throw new HistoryRequestError(`controller: Unsupported value: ${JSON.stringify(controller)}: supported values: ${(options.debugControllers ?? []).map((c) => JSON.stringify(c)).join(', ')}`);
+        }
         const position = await requiredMoment('at');
         const result = await options.debugReconcile(controller, key, position);
         return sendJson(res, 200, { controller, key, at: formatVector(position), ...result });
