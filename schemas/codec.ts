@@ -5,6 +5,7 @@ import { compileFastCheck } from './fast-check.ts';
 import type { EventEnvelope, KubeObject } from './generated/types.ts';
 import { isKind, KINDS } from './keys.ts';
 import { HEADER_LENGTH, type SchemaRegistry, type SchemaVersion } from './registry.ts';
+import { createResolver } from './resolver.ts';
 import { K8S_NAMESPACE } from './schema-view.ts';
 import { findProblem } from './validate.ts';
 
@@ -60,7 +61,7 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
   const resolvers = new Map<SchemaVersion, Resolver | undefined>(
     registry.versions.map((version) => [
       version,
-      version === reader ? undefined : reader.type.createResolver(version.type),
+      version === reader ? undefined : createResolver(reader.type, version.type),
     ]),
   );
   const fromAvro = compileFromAvro(reader.type);

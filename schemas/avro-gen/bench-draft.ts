@@ -13,7 +13,7 @@ import type { EventEnvelope, Pod } from '../generated/types.ts';
 import { HEADER_LENGTH, loadSchemaRegistry } from '../registry.ts';
 import { compileDraftConverters, loadDraftVersion } from './draft-convert.ts';
 import { DRAFT_DIR } from './draft.ts';
-import { createResolver } from './resolver.ts';
+import { createResolver } from '../resolver.ts';
 
 const count = Number(process.argv[2] ?? 10_000);
 const registry = loadSchemaRegistry();

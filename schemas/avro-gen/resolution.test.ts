@@ -16,7 +16,7 @@ import type { EventEnvelope } from '../generated/types.ts';
 import { HEADER_LENGTH, loadSchemaRegistry, type SchemaVersion } from '../registry.ts';
 import { compileDraftConverters, loadDraftVersion } from './draft-convert.ts';
 import { DRAFT_DIR } from './draft.ts';
-import { createResolver } from './resolver.ts';
+import { createResolver } from '../resolver.ts';
 
 const registry = loadSchemaRegistry();
 const current = registry.current;

@@ -6,8 +6,9 @@
  * in order, so resolving the `KubeObject` union of ObjectCreated leaves broken entries
  * (`ConfigMap:logplane.k8s.Node`, no read function); the `KubeObject` union of
  * ObjectUpdated then finds them, takes the first branch, and decoding throws
- * `typeResolver._read is not a function`. (The released codec has the same problem: an
- * ObjectUpdated of a Node written with v1 cannot be read with v4's reader.)
+ * `typeResolver._read is not a function`. The event codec (`codec.ts`) resolves every older
+ * version through this: with avsc's own call, an ObjectUpdated of a Deployment written with
+ * v1, v2 or v3 could not be read with the newest reader.
  *
  * Here the cache is a proxy that hands back a registered resolver only when the writer's
  * record name is the reader's name or one of its aliases, i.e. when avsc's own name check
