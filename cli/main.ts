@@ -3,6 +3,7 @@
  * (`apiserver`, `controllers`, `agent`), kubectl-like resource verbs and the history verbs.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino, { type Logger } from 'pino';
 import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controllers.ts';
@@ -45,8 +46,29 @@ interface LogFlags {
   kafkaSaslMechanism?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
   kafkaUsername?: string;
   kafkaPassword?: string;
+  kafkaPasswordFile?: string;
   durability: Durability;
 }
+
+/**
+ * The SASL password: from `--kafka-password-file` (its first line), else LOGPLANE_KAFKA_PASSWORD,
+ * else the deprecated `--kafka-password`, which every user of the machine can read in `ps` and
+ * `/proc/PID/cmdline` (it still works, with a warning on stderr).
+ */
+export const kafkaPassword = (
+  flags: Pick<LogFlags, 'kafkaPassword' | 'kafkaPasswordFile'>,
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (text: string) => void = (text) => process.stderr.write(text),
+): string => {
+  if (flags.kafkaPassword !== undefined) {
+    warn('warning: --kafka-password is visible to every user of this machine (ps, /proc/PID/cmdline); use LOGPLANE_KAFKA_PASSWORD or --kafka-password-file\n');
+  }
+  if (flags.kafkaPasswordFile !== undefined) {
+    if (flags.kafkaPassword !== undefined) throw new InvalidArgumentError('give --kafka-password-file or --kafka-password, not both');
+    return readFileSync(flags.kafkaPasswordFile, 'utf8').split(/\r?\n/)[0] ?? '';
+  }
+  return flags.kafkaPassword ?? env['LOGPLANE_KAFKA_PASSWORD'] ?? '';
+};
 
 /** `--durability` (or LOGPLANE_DURABILITY): when an append to the embedded log is acknowledged. */
 const durabilityOption = (): Option =>
@@ -55,13 +77,14 @@ const durabilityOption = (): Option =>
     .env('LOGPLANE_DURABILITY')
     .default('flushed');
 
-const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
+/** Where the log of a component command is: the embedded one in the data directory, or Kafka. */
+export const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
   if (!flags.kafka) {
     return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions, durability: flags.durability };
   }
   const sasl =
     flags.kafkaSaslMechanism && flags.kafkaUsername
-      ? { mechanism: flags.kafkaSaslMechanism, username: flags.kafkaUsername, password: flags.kafkaPassword ?? process.env.LOGPLANE_KAFKA_PASSWORD ?? '' }
+      ? { mechanism: flags.kafkaSaslMechanism, username: flags.kafkaUsername, password: kafkaPassword(flags) }
       : undefined;
   return {
     type: 'kafka',
@@ -81,7 +104,8 @@ const withLogOptions = (command: Command): Command =>
     .option('--kafka-ssl', 'connect to Kafka over TLS')
     .addOption(new Option('--kafka-sasl-mechanism <m>', 'SASL mechanism').choices(['plain', 'scram-sha-256', 'scram-sha-512']))
     .option('--kafka-username <user>', 'SASL user')
-    .option('--kafka-password <password>', 'SASL password (or LOGPLANE_KAFKA_PASSWORD)')
+    .option('--kafka-password-file <path>', 'file whose first line is the SASL password (or set LOGPLANE_KAFKA_PASSWORD)')
+    .option('--kafka-password <password>', 'deprecated: SASL password, visible in ps; use --kafka-password-file or LOGPLANE_KAFKA_PASSWORD')
     .addOption(durabilityOption());
 
 interface LimitFlags {

@@ -4,7 +4,7 @@
  * the apiserver with the history API and pod logs attached.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -58,11 +58,23 @@ export type LogTarget = (
     }
 );
 
+/** Makes `dir` (and its parents) and restricts it to its owner (0700), also when it existed. */
+export const privateDir = (dir: string): void => {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+};
+
+/** Writes `path` with mode 0600 when it is missing; restricts an existing one to 0600. */
+const privateFile = (path: string, text: () => string): void => {
+  if (!existsSync(path)) writeFileSync(path, text(), { mode: 0o600 });
+  chmodSync(path, 0o600);
+};
+
 /** Opens the log of `target`. */
 export const openLog = async (target: LogTarget, logger: Logger): Promise<EventLog> => {
   switch (target.type) {
     case 'embedded':
-      mkdirSync(target.dir, { recursive: true });
+      privateDir(target.dir);
       return createEmbeddedLog({
         dir: target.dir,
         cluster: target.cluster,
@@ -84,31 +96,31 @@ export const openLog = async (target: LogTarget, logger: Logger): Promise<EventL
   }
 };
 
-/** The admin credentials of a data directory, created on first use. */
+/** The admin credentials of a data directory, created on first use (the directory 0700, the token file 0600). */
 export const adminCredentials = (dataDir: string): { token: string; tokens: TokenFile; tokenFile: string } => {
-  mkdirSync(dataDir, { recursive: true });
+  privateDir(dataDir);
   const tokenFile = join(dataDir, 'tokens.csv');
-  if (!existsSync(tokenFile)) {
-    const token = randomBytes(24).toString('hex');
-    writeFileSync(tokenFile, formatTokenFile([{ token, user: { name: 'admin', uid: 'admin', groups: ['system:masters'] } }]), {
-      mode: 0o600,
-    });
-  }
+  privateFile(tokenFile, () =>
+    formatTokenFile([{ token: randomBytes(24).toString('hex'), user: { name: 'admin', uid: 'admin', groups: ['system:masters'] } }]),
+  );
   const tokens = parseTokenFile(readFileSync(tokenFile, 'utf8'));
   const admin = [...tokens.users.entries()].find(([, user]) => user.name === 'admin');
   if (!admin) throw new Error(`${tokenFile} has no "admin" user; delete the file to get a new admin token`);
   return { token: admin[0], tokens, tokenFile };
 };
 
-/** The apiserver's self-signed certificate in the data directory, created on first use. */
+/** The apiserver's self-signed certificate in the data directory, created on first use (key and certificate 0600). */
 export const tlsMaterial = (dataDir: string): TlsMaterial => {
   const certFile = join(dataDir, 'apiserver.crt');
   const keyFile = join(dataDir, 'apiserver.key');
+  privateDir(dataDir);
   if (!existsSync(certFile) || !existsSync(keyFile)) {
     const material = generateSelfSignedCertificate();
-    writeFileSync(certFile, material.cert);
+    writeFileSync(certFile, material.cert, { mode: 0o600 });
     writeFileSync(keyFile, material.key, { mode: 0o600 });
   }
+  chmodSync(certFile, 0o600);
+  chmodSync(keyFile, 0o600);
   return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
 };
 
