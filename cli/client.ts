@@ -111,7 +111,7 @@ export interface Client {
    * Watches `path` (`watch=true` is added) and yields its events. An `ERROR` event ends
    * the stream by throwing an {@link ApiError} with the Status it carries (e.g. 410 Expired).
    */
-  watch<T>(path: string, query?: Query, signal?: AbortSignal): AsyncGenerator<WatchEvent<T>>;
+  watch<T>(path: string, query?: Query, signal?: AbortSignal, accept?: string): AsyncGenerator<WatchEvent<T>>;
   /** Sends a request and yields every non-empty line of the reply, parsed as JSON. */
   ndjson<T>(method: string, path: string, options?: RequestOptions): AsyncGenerator<T>;
   /** Sends a request and yields the raw bytes of the reply as they arrive (logs). */
@@ -308,8 +308,8 @@ export const createClient = (options: ClientOptions): Client => {
     }
   }
 
-  async function* watch<T>(path: string, query: Query = {}, signal?: AbortSignal): AsyncGenerator<WatchEvent<T>> {
-    for await (const event of ndjson<WatchEvent<T>>('GET', path, { query: { ...query, watch: true }, signal })) {
+  async function* watch<T>(path: string, query: Query = {}, signal?: AbortSignal, accept?: string): AsyncGenerator<WatchEvent<T>> {
+    for await (const event of ndjson<WatchEvent<T>>('GET', path, { query: { ...query, watch: true }, signal, ...(accept ? { accept } : {}) })) {
       if (event.type === 'ERROR') {
         const status = event.object as unknown as KubeStatus;
         throw new ApiError(status, status.code ?? 500);
@@ -329,5 +329,172 @@ export const createClient = (options: ClientOptions): Client => {
     watch,
     ndjson,
     bytes,
+  };
+};
+
+// ---------------------------------------------------------------------------------------
+// Discovery: what the server serves, as kubectl's discovery client reads it.
+
+/** One resource the server serves, as discovery lists it (subresources folded into their resource). */
+export interface DiscoveredResource {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** The plural name used in URLs: `pods`. */
+  readonly plural: string;
+  /** `pod`; the lowercased kind when the server sends none, as client-go's RESTMapper does. */
+  readonly singular: string;
+  readonly namespaced: boolean;
+  readonly shortNames: readonly string[];
+  readonly categories: readonly string[];
+  readonly verbs: readonly string[];
+  /** `status`, `scale`, `log` … */
+  readonly subresources: readonly string[];
+}
+
+/** Fetches discovery once and keeps it: one per command run. */
+export interface Discovery {
+  /**
+   * Every served resource in discovery order: the core group first, then the groups in
+   * the order `/apis` lists them, each group's preferred version before its others, and
+   * each version's resources in the server's order. kubectl's RESTMapper gives earlier
+   * entries priority.
+   */
+  resources(): Promise<readonly DiscoveredResource[]>;
+}
+
+/** What kubectl sends to ask for aggregated discovery (and accept the legacy documents otherwise). */
+export const AGGREGATED_DISCOVERY_ACCEPT = [
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+  'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList',
+  'application/json',
+].join(',');
+
+interface AggregatedResource {
+  readonly resource: string;
+  readonly responseKind?: { readonly group?: string; readonly version?: string; readonly kind?: string };
+  readonly scope?: string;
+  readonly singularResource?: string;
+  readonly verbs?: readonly string[];
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+  readonly subresources?: readonly { readonly subresource: string }[];
+}
+
+interface AggregatedGroupList {
+  readonly kind: 'APIGroupDiscoveryList';
+  readonly items?: readonly {
+    readonly metadata?: { readonly name?: string };
+    readonly versions?: readonly { readonly version: string; readonly resources?: readonly AggregatedResource[] }[];
+  }[];
+}
+
+interface LegacyApiResource {
+  readonly name: string;
+  readonly singularName?: string;
+  readonly namespaced?: boolean;
+  readonly kind: string;
+  readonly verbs?: readonly string[];
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+}
+
+interface LegacyGroupList {
+  readonly kind: 'APIGroupList';
+  readonly groups?: readonly {
+    readonly name: string;
+    readonly versions?: readonly { readonly groupVersion: string; readonly version: string }[];
+    readonly preferredVersion?: { readonly version?: string };
+  }[];
+}
+
+const fromAggregated = (list: AggregatedGroupList): DiscoveredResource[] => {
+  const resources: DiscoveredResource[] = [];
+  for (const item of list.items ?? []) {
+    const group = item.metadata?.name ?? '';
+    // The versions of a group come in preference order.
+    for (const { version, resources: entries = [] } of item.versions ?? []) {
+      for (const entry of entries) {
+        const kind = entry.responseKind?.kind ?? '';
+        resources.push({
+          group,
+          version,
+          kind,
+          plural: entry.resource,
+          singular: entry.singularResource || kind.toLowerCase(),
+          namespaced: entry.scope === 'Namespaced',
+          shortNames: entry.shortNames ?? [],
+          categories: entry.categories ?? [],
+          verbs: entry.verbs ?? [],
+          subresources: (entry.subresources ?? []).map((s) => s.subresource),
+        });
+      }
+    }
+  }
+  return resources;
+};
+
+const fromLegacyList = (group: string, version: string, list: { readonly resources?: readonly LegacyApiResource[] }): DiscoveredResource[] => {
+  const entries = list.resources ?? [];
+  const subresources = new Map<string, string[]>();
+  for (const entry of entries) {
+    const slash = entry.name.indexOf('/');
+    if (slash < 0) continue;
+    const parent = entry.name.slice(0, slash);
+    subresources.set(parent, [...(subresources.get(parent) ?? []), entry.name.slice(slash + 1)]);
+  }
+  return entries
+    .filter((entry) => !entry.name.includes('/'))
+    .map((entry) => ({
+      group,
+      version,
+      kind: entry.kind,
+      plural: entry.name,
+      singular: entry.singularName || entry.kind.toLowerCase(),
+      namespaced: entry.namespaced === true,
+      shortNames: entry.shortNames ?? [],
+      categories: entry.categories ?? [],
+      verbs: entry.verbs ?? [],
+      subresources: subresources.get(entry.name) ?? [],
+    }));
+};
+
+const loadDiscovery = async (client: Client): Promise<DiscoveredResource[]> => {
+  const accept = AGGREGATED_DISCOVERY_ACCEPT;
+  const [core, named] = await Promise.all([
+    client.request<AggregatedGroupList | { kind?: string; versions?: readonly string[] }>('GET', '/api', { accept }),
+    client.request<AggregatedGroupList | LegacyGroupList>('GET', '/apis', { accept }),
+  ]);
+  const parts: Promise<DiscoveredResource[]>[] = [];
+  if (core?.kind === 'APIGroupDiscoveryList') parts.push(Promise.resolve(fromAggregated(core as AggregatedGroupList)));
+  else {
+    for (const version of (core as { versions?: readonly string[] } | undefined)?.versions ?? []) {
+      parts.push(client.get<{ resources?: LegacyApiResource[] }>(`/api/${version}`).then((list) => fromLegacyList('', version, list)));
+    }
+  }
+  if (named?.kind === 'APIGroupDiscoveryList') parts.push(Promise.resolve(fromAggregated(named)));
+  else {
+    for (const group of (named as LegacyGroupList | undefined)?.groups ?? []) {
+      const preferred = group.preferredVersion?.version;
+      const versions = [...(group.versions ?? [])].sort((a, b) => Number(b.version === preferred) - Number(a.version === preferred));
+      for (const { version } of versions) {
+        parts.push(client.get<{ resources?: LegacyApiResource[] }>(`/apis/${group.name}/${version}`).then((list) => fromLegacyList(group.name, version, list)));
+      }
+    }
+  }
+  return (await Promise.all(parts)).flat();
+};
+
+/** A discovery client over `client` that asks the server once (aggregated discovery if served, else `/api/v1`, `/apis/<g>/<v>`). */
+export const createDiscovery = (client: Client): Discovery => {
+  let loaded: Promise<DiscoveredResource[]> | undefined;
+  return {
+    resources: () => {
+      loaded ??= loadDiscovery(client).catch((error: unknown) => {
+        loaded = undefined;
+        throw error;
+      });
+      return loaded;
+    },
   };
 };

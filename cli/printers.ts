@@ -1,34 +1,13 @@
 /**
- * Client-side printing, kubectl style: the `get` tables of each kind (with `-o wide`
- * columns, `-A`'s NAMESPACE, `kind/name` prefixes for several kinds), ages like
- * `duration.HumanDuration`, tab-aligned columns like kubectl's tabwriter, YAML/JSON with
- * sorted keys, and error messages like `cmdutil.CheckErr`.
+ * Client-side printing, kubectl style: the server's `meta.k8s.io/v1 Table`s printed as
+ * kubectl's table printer prints them (priority-0 columns, all with `-o wide`, upper-cased
+ * headers, `-A`'s NAMESPACE, `--show-labels`, `--no-headers`, `kind/name` when several
+ * types are printed), columns aligned like kubectl's tabwriter, YAML/JSON with sorted
+ * keys, and error messages like `cmdutil.CheckErr`. Nothing here knows a kind: the cells
+ * (ages, statuses, `<none>`) are the server's.
  */
-import { formatEndpoints, humanDuration, nodeStatus, podStatus } from '../apiserver/tables.ts';
 import YAML from 'yaml';
-import type {
-  Deployment,
-  Endpoints,
-  KubeObject,
-  LabelSelector,
-  Node,
-  Pod,
-  ReplicaSet,
-  Service,
-} from '../schemas/index.ts';
-import { assertNever } from '../schemas/assert-never.ts';
 import { ApiError, ConnectionError } from './client.ts';
-
-/** Pod and node STATUS, endpoints and ages are computed as the apiserver's Tables compute them. */
-export { formatEndpoints, humanDuration, nodeStatus, podStatus };
-
-/** The AGE cell of a timestamp: its distance to `now`, or `<unknown>`. */
-export const age = (timestamp: string | undefined, now: number): string => {
-  if (!timestamp) return '<unknown>';
-  const time = Date.parse(timestamp);
-  return Number.isNaN(time) ? '<unknown>' : humanDuration(now - time);
-};
-
 /**
  * Column widths as kubectl's tabwriter computes them (minimum 6, padding 3); the last
  * column is not padded. Widths only grow from `initial` (a watch keeps its first table's).
@@ -54,208 +33,133 @@ export const renderTable = (rows: readonly (readonly string[])[]): string => {
   return rows.map((row) => `${renderRow(row, widths)}\n`).join('');
 };
 
-/** A table: uppercase headers and string cells. */
+/** A column of a server Table. */
+export interface TableColumnDefinition {
+  readonly name: string;
+  readonly type?: string;
+  readonly format?: string;
+  readonly description?: string;
+  readonly priority?: number;
+}
+
+/** What a row carries besides its cells (`includeObject`: PartialObjectMetadata by default). */
+export interface TableRowObject {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly resourceVersion?: string;
+  };
+}
+
+export interface TableRow {
+  readonly cells: readonly unknown[];
+  readonly object?: TableRowObject;
+}
+
+/** `meta.k8s.io/v1 Table`, as the server sends it for `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`. */
 export interface Table {
-  readonly headers: readonly string[];
-  readonly rows: readonly (readonly string[])[];
+  readonly kind: 'Table';
+  readonly apiVersion?: string;
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string };
+  readonly columnDefinitions?: readonly TableColumnDefinition[];
+  readonly rows?: readonly TableRow[];
 }
 
-export interface TableOptions {
-  /** `-o wide`: add the kind's extra columns. */
-  readonly wide?: boolean;
-  /** `-A`: add a NAMESPACE column (namespaced kinds only). */
-  readonly withNamespace?: boolean;
-  /** Print names as `kind/name` (several kinds in one `get`). */
-  readonly namePrefix?: string;
-  /** The moment ages are measured to (default: now). */
-  readonly now?: number;
-}
+/** The Accept header kubectl's `get` sends for server-side printing. */
+export const TABLE_ACCEPT = ['application/json;as=Table;v=v1;g=meta.k8s.io', 'application/json;as=Table;v=v1beta1;g=meta.k8s.io', 'application/json'].join(',');
 
-const orNone = (value: string | undefined): string => (value ? value : '<none>');
+export const isTable = (value: unknown): value is Table =>
+  value !== null && typeof value === 'object' && (value as { kind?: unknown }).kind === 'Table' && Array.isArray((value as { rows?: unknown }).rows ?? []);
 
-/** `a=b,c=d` for a map, sorted by key; `<none>` when empty. */
+/** `a=b,c=d` for a map, sorted by key; `<none>` when empty (apimachinery's `labels.FormatLabels`). */
 export const formatLabels = (labels: Readonly<Record<string, string>> | undefined): string => {
   const entries = Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return entries.length === 0 ? '<none>' : entries.map(([k, v]) => `${k}=${v}`).join(',');
 };
 
-/** A LabelSelector as a selector string (`app=web,tier in (a,b)`); `<none>` when it selects everything. */
-export const formatLabelSelector = (selector: LabelSelector | undefined): string => {
-  if (!selector) return '<none>';
-  const parts = Object.entries(selector.matchLabels ?? {})
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`);
-  for (const expression of selector.matchExpressions ?? []) {
-    const values = [...(expression.values ?? [])].sort().join(',');
-    switch (expression.operator) {
-      case 'In':
-        parts.push(`${expression.key} in (${values})`);
-        break;
-      case 'NotIn':
-        parts.push(`${expression.key} notin (${values})`);
-        break;
-      case 'Exists':
-        parts.push(expression.key);
-        break;
-      case 'DoesNotExist':
-        parts.push(`!${expression.key}`);
-        break;
-      default:
-        parts.push(`${expression.key} ${expression.operator} (${values})`);
-    }
+/** A cell as kubectl prints it: nothing for null, strings cut at the first line break (with `...`). */
+export const cellText = (cell: unknown): string => {
+  if (cell === null || cell === undefined) return '';
+  if (typeof cell === 'string') {
+    const cut = cell.search(/[\f\n\r]/);
+    return cut >= 0 ? `${cell.slice(0, cut)}...` : cell;
   }
-  return parts.length === 0 ? '<none>' : parts.join(',');
+  if (typeof cell === 'object') return JSON.stringify(cell);
+  return String(cell);
 };
 
-
-/** The roles from `node-role.kubernetes.io/ROLE` and `kubernetes.io/role` labels. */
-export const nodeRoles = (node: Node): string => {
-  const roles = new Set<string>();
-  for (const [key, value] of Object.entries(node.metadata.labels ?? {})) {
-    if (key.startsWith('node-role.kubernetes.io/')) {
-      const role = key.slice('node-role.kubernetes.io/'.length);
-      if (role) roles.add(role);
-    } else if (key === 'kubernetes.io/role' && value) roles.add(value);
-  }
-  return roles.size > 0 ? [...roles].sort().join(',') : '<none>';
-};
-
-/** `80/TCP,443:30443/TCP`. */
-export const formatServicePorts = (service: Service): string => {
-  const ports = (service.spec.ports ?? []).map((p) =>
-    p.nodePort ? `${p.port}:${p.nodePort}/${p.protocol ?? 'TCP'}` : `${p.port}/${p.protocol ?? 'TCP'}`,
-  );
-  return ports.length > 0 ? ports.join(',') : '<none>';
-};
-
-/** The EXTERNAL-IP cell: ingress addresses of a LoadBalancer (or `<pending>`), else `<none>`. */
-export const serviceExternalIp = (service: Service): string => {
-  if ((service.spec.type ?? 'ClusterIP') !== 'LoadBalancer') return '<none>';
-  const ingress = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname ?? '').filter((s) => s !== '');
-  return ingress.length > 0 ? ingress.join(',') : '<pending>';
-};
-
-const templateCells = (workload: Deployment | ReplicaSet): string[] => {
-  const containers = workload.spec.template?.spec.containers ?? [];
-  return [
-    containers.map((c) => c.name).join(','),
-    containers.map((c) => c.image ?? '').join(','),
-    formatLabelSelector(workload.spec.selector),
-  ];
-};
-
-interface KindColumns {
-  readonly headers: readonly string[];
-  readonly wideHeaders: readonly string[];
+export interface PrintOptions {
+  /** `-o wide`: every column, not only those of priority 0. */
+  readonly wide?: boolean;
+  /** `--no-headers`. */
+  readonly noHeaders?: boolean;
+  /** `-A`: a NAMESPACE column first, from each row's object. */
+  readonly withNamespace?: boolean;
+  /** `--show-labels`: a LABELS column last, from each row's object. */
+  readonly showLabels?: boolean;
+  /** Prefix the name column with `kind/` (`deployment.apps`), when several types are printed. */
+  readonly kind?: string;
 }
 
-const COLUMNS: Readonly<Record<KubeObject['kind'], KindColumns>> = {
-  Pod: { headers: ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE'], wideHeaders: ['IP', 'NODE', 'NOMINATED NODE', 'READINESS GATES'] },
-  Node: { headers: ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION'], wideHeaders: ['INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME'] },
-  Service: { headers: ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE'], wideHeaders: ['SELECTOR'] },
-  Endpoints: { headers: ['NAME', 'ENDPOINTS', 'AGE'], wideHeaders: [] },
-  Deployment: { headers: ['NAME', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'AGE'], wideHeaders: ['CONTAINERS', 'IMAGES', 'SELECTOR'] },
-  ReplicaSet: { headers: ['NAME', 'DESIRED', 'CURRENT', 'READY', 'AGE'], wideHeaders: ['CONTAINERS', 'IMAGES', 'SELECTOR'] },
-  Namespace: { headers: ['NAME', 'STATUS', 'AGE'], wideHeaders: [] },
-};
-
-/** The normal and the wide cells of one object's row (the name first). */
-const rowCells = (object: KubeObject, now: number): { cells: string[]; wide: string[] } => {
-  const created = object.metadata.creationTimestamp;
-  switch (object.kind) {
-    case 'Pod': {
-      const { ready, status, restarts } = podStatus(object, now);
-      const ip = object.status?.podIPs?.[0]?.ip ?? object.status?.podIP;
-      return {
-        cells: [object.metadata.name, ready, status, restarts, age(created, now)],
-        wide: [orNone(ip), orNone(object.spec.nodeName), orNone(object.status?.nominatedNodeName), '<none>'],
-      };
-    }
-    case 'Node': {
-      const address = (type: string): string => orNone(object.status?.addresses?.find((a) => a.type === type)?.address);
-      const info = object.status?.nodeInfo;
-      return {
-        cells: [object.metadata.name, nodeStatus(object), nodeRoles(object), age(created, now), info?.kubeletVersion ?? ''],
-        wide: [address('InternalIP'), address('ExternalIP'), info?.osImage || '<unknown>', info?.kernelVersion || '<unknown>', info?.containerRuntimeVersion || '<unknown>'],
-      };
-    }
-    case 'Service':
-      return {
-        cells: [
-          object.metadata.name,
-          object.spec.type ?? 'ClusterIP',
-          orNone(object.spec.clusterIP),
-          serviceExternalIp(object),
-          formatServicePorts(object),
-          age(created, now),
-        ],
-        wide: [formatLabels(object.spec.selector)],
-      };
-    case 'Endpoints':
-      return { cells: [object.metadata.name, formatEndpoints(object), age(created, now)], wide: [] };
-    case 'Deployment': {
-      const status = object.status ?? {};
-      return {
-        cells: [
-          object.metadata.name,
-          `${status.readyReplicas ?? 0}/${object.spec.replicas ?? 1}`,
-          String(status.updatedReplicas ?? 0),
-          String(status.availableReplicas ?? 0),
-          age(created, now),
-        ],
-        wide: templateCells(object),
-      };
-    }
-    case 'ReplicaSet':
-      return {
-        cells: [
-          object.metadata.name,
-          String(object.spec.replicas ?? 1),
-          String(object.status?.replicas ?? 0),
-          String(object.status?.readyReplicas ?? 0),
-          age(created, now),
-        ],
-        wide: templateCells(object),
-      };
-    case 'Namespace':
-      return {
-        cells: [object.metadata.name, object.metadata.deletionTimestamp ? 'Terminating' : (object.status?.phase ?? 'Active'), age(created, now)],
-        wide: [],
-      };
-    default:
-      return assertNever(object, 'kind');
+/**
+ * The lines (cells) kubectl prints for a Table: `decorateTable` (NAMESPACE, kind-prefixed
+ * names, LABELS) then `printTable` (priority filter, upper-cased headers; no header for a
+ * table without rows).
+ */
+export const tableLines = (table: Table, options: PrintOptions, withHeader = !options.noHeaders): string[][] => {
+  const definitions = table.columnDefinitions ?? [];
+  const rows = table.rows ?? [];
+  const nameColumn = options.kind ? definitions.findIndex((c) => c.format === 'name' && (c.type ?? 'string') === 'string') : -1;
+  const shown = definitions.map((c) => options.wide === true || (c.priority ?? 0) === 0);
+  const lines: string[][] = [];
+  if (withHeader && rows.length > 0) {
+    lines.push([
+      ...(options.withNamespace ? ['NAMESPACE'] : []),
+      ...definitions.filter((_, i) => shown[i]).map((c) => c.name.toUpperCase()),
+      ...(options.showLabels ? ['LABELS'] : []),
+    ]);
   }
+  for (const row of rows) {
+    const cells: string[] = [];
+    if (options.withNamespace) cells.push(row.object?.metadata?.namespace ?? '');
+    row.cells.forEach((cell, i) => {
+      if (i >= definitions.length || !shown[i]) return;
+      cells.push(i === nameColumn ? `${options.kind}/${cellText(cell)}` : cellText(cell));
+    });
+    if (options.showLabels) cells.push(row.object?.metadata ? formatLabels(row.object.metadata.labels) : '');
+    lines.push(cells);
+  }
+  return lines;
 };
 
-const isNamespaced = (kind: KubeObject['kind']): boolean => kind !== 'Node' && kind !== 'Namespace';
+/**
+ * kubectl's table printer with its tabwriter for one resource type: the header once
+ * (again only when the columns change), column widths remembered across prints so a
+ * watch's rows line up with the list before them.
+ */
+export class TablePrinter {
+  private lastColumns = '';
+  private widths: number[] = [];
 
-/** The headers of a kind's table. */
-export const tableHeaders = (kind: KubeObject['kind'], options: TableOptions = {}): string[] => {
-  const columns = COLUMNS[kind];
-  return [
-    ...(options.withNamespace && isNamespaced(kind) ? ['NAMESPACE'] : []),
-    ...columns.headers,
-    ...(options.wide ? columns.wideHeaders : []),
-  ];
-};
+  constructor(private readonly options: PrintOptions) {}
 
-/** The cells of one object's row, matching {@link tableHeaders}. */
-export const tableRow = (object: KubeObject, options: TableOptions = {}): string[] => {
-  const { cells, wide } = rowCells(object, options.now ?? Date.now());
-  const [name = '', ...rest] = cells;
-  return [
-    ...(options.withNamespace && isNamespaced(object.kind) ? [object.metadata.namespace ?? ''] : []),
-    options.namePrefix ? `${options.namePrefix}/${name}` : name,
-    ...rest,
-    ...(options.wide ? wide : []),
-  ];
-};
-
-/** The `get` table of objects that all have `kind`. */
-export const objectTable = (kind: KubeObject['kind'], objects: readonly KubeObject[], options: TableOptions = {}): Table => ({
-  headers: tableHeaders(kind, options),
-  rows: objects.map((o) => tableRow(o, options)),
-});
+  /** The text of `tables` printed in one flush. */
+  print(tables: readonly Table[]): string {
+    const lines: string[][] = [];
+    for (const table of tables) {
+      const columns = JSON.stringify(table.columnDefinitions ?? []);
+      // A table without column definitions (a watch saving bandwidth) or with the last ones printed gets no header.
+      const fresh = (table.columnDefinitions ?? []).length > 0 && columns !== this.lastColumns;
+      const withHeader = !this.options.noHeaders && fresh;
+      const definitions = (table.columnDefinitions ?? []).length > 0 ? table.columnDefinitions : JSON.parse(this.lastColumns || '[]');
+      if (fresh && (table.rows ?? []).length > 0) this.lastColumns = columns;
+      lines.push(...tableLines({ ...table, columnDefinitions: definitions }, this.options, withHeader));
+    }
+    this.widths = columnWidths(lines, this.widths);
+    return lines.map((line) => `${renderRow(line, this.widths)}\n`).join('');
+  }
+}
 
 const sortKeys = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(sortKeys);

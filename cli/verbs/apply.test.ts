@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { desiredObject, LAST_APPLIED_ANNOTATION, parseManifests, planUpdate, targetOf, threeWayMerge } from './apply.ts';
+import { serverResources } from './discovery.fixture.ts';
+
+/** What the apiserver's discovery serves. */
+const resources = await serverResources();
 
 const MULTI = `
 apiVersion: apps/v1
@@ -81,20 +85,20 @@ describe('targetOf', () => {
   const [deployment, service, namespace] = parseManifests(MULTI, 'app.yaml');
 
   it('resolves kind, namespace and name', () => {
-    expect(targetOf(deployment!, 'default', false)).toMatchObject({ type: { kind: 'Deployment', plural: 'deployments' }, namespace: 'default', name: 'web' });
-    expect(targetOf(service!, 'default', false)).toMatchObject({ namespace: 'shop' });
-    expect(targetOf(namespace!, 'default', false)).toMatchObject({ namespace: undefined, name: 'shop' });
+    expect(targetOf(deployment!, resources, 'default', false)).toMatchObject({ type: { kind: 'Deployment', plural: 'deployments' }, namespace: 'default', name: 'web' });
+    expect(targetOf(service!, resources, 'default', false)).toMatchObject({ namespace: 'shop' });
+    expect(targetOf(namespace!, resources, 'default', false)).toMatchObject({ namespace: undefined, name: 'shop' });
   });
 
   it('refuses a manifest namespace that contradicts -n, like kubectl', () => {
-    expect(() => targetOf(service!, 'other', true)).toThrow(/the namespace from the provided object "shop" does not match the namespace "other"/);
+    expect(() => targetOf(service!, resources, 'other', true)).toThrow(/the namespace from the provided object "shop" does not match the namespace "other"/);
   });
 
   it('refuses unknown kinds and wrong apiVersions', () => {
     const [crd] = parseManifests('apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n', 'w.yaml');
-    expect(() => targetOf(crd!, 'default', false)).toThrow(/no matches for kind "Widget" in version "example.com\/v1"/);
+    expect(() => targetOf(crd!, resources, 'default', false)).toThrow(/no matches for kind "Widget" in version "example.com\/v1"/);
     const [wrong] = parseManifests('apiVersion: v1\nkind: Deployment\nmetadata: {name: w}\n', 'w.yaml');
-    expect(() => targetOf(wrong!, 'default', false)).toThrow(/no matches for kind "Deployment" in version "v1"/);
+    expect(() => targetOf(wrong!, resources, 'default', false)).toThrow(/no matches for kind "Deployment" in version "v1"/);
   });
 });
 
@@ -127,7 +131,7 @@ describe('threeWayMerge', () => {
 
 describe('planUpdate', () => {
   const manifest = parseManifests(MULTI, 'app.yaml')[0]!;
-  const target = targetOf(manifest, 'default', false);
+  const target = targetOf(manifest, resources, 'default', false);
   const desired = desiredObject(manifest, target);
   const live = (): Record<string, unknown> => ({
     ...structuredClone(desired),
@@ -166,7 +170,7 @@ describe('planUpdate', () => {
       'apiVersion: v1\nkind: Pod\nmetadata: {name: p, resourceVersion: "3", uid: x, annotations: {a: b}}\nspec: {containers: []}\nstatus: {phase: Running}\n',
       'p.yaml',
     );
-    const result = desiredObject(exported!, targetOf(exported!, 'default', false));
+    const result = desiredObject(exported!, targetOf(exported!, resources, 'default', false));
     expect(result).toEqual({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', annotations: { a: 'b' } }, spec: { containers: [] } });
   });
 });

@@ -13,7 +13,7 @@ import YAML from 'yaml';
 import type { KubeObject } from '../../schemas/index.ts';
 import { ApiError, ConnectionError, type Client } from '../client.ts';
 import { action, connect, out, printError, ReportedError, withConnectionOptions, withNamespaceOption } from './common.ts';
-import { objectPath, resolveResourceType, typedName, UnknownResourceTypeError, type ResourceType } from './kinds.ts';
+import { NoKindMatchError, objectPath, typedName, type Resources, type ResourceType } from './kinds.ts';
 
 /** The annotation kubectl keeps the last applied manifest in. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -106,20 +106,16 @@ export interface Target {
  * Where a manifest goes. The namespace is the manifest's, else the default one; with an
  * explicit `-n` that differs from the manifest's, this throws like kubectl.
  */
-export const targetOf = (manifest: Manifest, defaultNamespace: string, explicitNamespace: boolean): Target => {
+export const targetOf = (manifest: Manifest, resources: Resources, defaultNamespace: string, explicitNamespace: boolean): Target => {
   const { object } = manifest;
   const kind = String(object['kind']);
   const apiVersion = String(object['apiVersion']);
   let type: ResourceType;
   try {
-    type = resolveResourceType(kind);
+    type = resources.forApiVersionKind(apiVersion, kind);
   } catch (error) {
-    if (!(error instanceof UnknownResourceTypeError)) throw error;
-    throw new Error(`resource mapping not found for ${JSON.stringify(manifest.source)}: no matches for kind "${kind}" in version "${apiVersion}"`);
-  }
-  const expectedVersion = type.group === '' ? type.version : `${type.group}/${type.version}`;
-  if (type.kind !== kind || apiVersion !== expectedVersion) {
-    throw new Error(`resource mapping not found for ${JSON.stringify(manifest.source)}: no matches for kind "${kind}" in version "${apiVersion}"`);
+    if (!(error instanceof NoKindMatchError)) throw error;
+    throw new Error(`resource mapping not found for ${JSON.stringify(manifest.source)}: ${error.message}`);
   }
   const metadata = isMap(object['metadata']) ? object['metadata'] : {};
   const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
@@ -295,10 +291,11 @@ export const registerApply = (program: Command): void => {
       const manifests = await readManifests(options.filename, options.recursive);
       if (manifests.length === 0) throw new Error('no objects passed to apply');
       const session = connect(cmd);
+      const resources = await session.resources();
       let failures = 0;
       for (const manifest of manifests) {
         try {
-          const target = targetOf(manifest, session.namespace, session.explicitNamespace);
+          const target = targetOf(manifest, resources, session.namespace, session.explicitNamespace);
           const outcome = await applyManifest(session.client, manifest, target);
           out(`${typedName(target.type, target.name)} ${outcome}\n`);
         } catch (error) {

@@ -4,9 +4,10 @@
  * so that errors print like kubectl's and exit with code 1.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { createClient, type Client } from '../client.ts';
+import { createClient, createDiscovery, type Client } from '../client.ts';
 import { resolveConnection, type ConnectionFlags } from '../kubeconfig.ts';
 import { formatError } from '../printers.ts';
+import { Resources } from './kinds.ts';
 
 /** Adds the options that say which server to talk to. */
 export const withConnectionOptions = (command: Command): Command =>
@@ -28,6 +29,8 @@ export interface Session {
   readonly namespace: string;
   /** Whether the user passed `-n`. */
   readonly explicitNamespace: boolean;
+  /** The server's resource types, from discovery: asked once per command run. */
+  readonly resources: () => Promise<Resources>;
 }
 
 /** The verb's own options. */
@@ -39,8 +42,11 @@ export const connect = (command: Command): Session => {
   const flags = command.optsWithGlobals() as ConnectionFlags & { namespace?: string; insecureSkipTlsVerify?: boolean };
   const resolved = resolveConnection(flags);
   const connection = flags.insecureSkipTlsVerify ? { ...resolved, insecureSkipTlsVerify: true } : resolved;
+  const client = createClient(connection);
+  const discovery = createDiscovery(client);
   return {
-    client: createClient(connection),
+    client,
+    resources: async () => new Resources(await discovery.resources()),
     namespace: flags.namespace ?? connection.namespace ?? 'default',
     explicitNamespace: flags.namespace !== undefined,
   };

@@ -21,7 +21,7 @@ import {
   withConnectionOptions,
   withNamespaceOption,
 } from './common.ts';
-import { collectionPath, objectPath, qualifiedSingular, resolveResourceType, type ResourceType } from './kinds.ts';
+import { collectionPath, objectPath, qualifiedKind, type ResourceType } from './kinds.ts';
 import { parseDuration } from './rollout.ts';
 
 interface DeleteOptions {
@@ -69,7 +69,7 @@ const waitUntilGone = async (client: Client, victim: Victim, uid: string | undef
       if (error instanceof ApiError && error.code === 404) return;
       throw error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for the condition on ${qualifiedSingular(victim.type)}/${victim.name}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the condition on ${qualifiedKind(victim.type)}/${victim.name}`);
     await sleep(250);
   }
 };
@@ -98,21 +98,22 @@ export const registerDelete = (program: Command): void => {
       const args = cmd.processedArgs[0] as string[];
       const options = optionsOf<DeleteOptions>(cmd);
       const session = connect(cmd);
+      const resources = await session.resources();
       const victims: Victim[] = [];
       if (options.filename) {
         if (args.length > 0) throw new Error('cannot specify both -f and resources as arguments');
         for (const manifest of await readManifests(options.filename, options.recursive === true)) {
-          victims.push(targetOf(manifest, session.namespace, session.explicitNamespace));
+          victims.push(targetOf(manifest, resources, session.namespace, session.explicitNamespace));
         }
       } else if (args[0]?.includes('/')) {
         for (const arg of args) {
           const slash = arg.indexOf('/');
           if (slash < 0) throw new Error(`there is no need to specify a resource type as a separate argument when passing arguments in resource/name form`);
-          const type = resolveResourceType(arg.slice(0, slash));
+          const type = resources.resolve(arg.slice(0, slash));
           victims.push({ type, namespace: type.namespaced ? session.namespace : undefined, name: arg.slice(slash + 1) });
         }
       } else if (args[0] !== undefined) {
-        const type = resolveResourceType(args[0]);
+        const type = resources.resolve(args[0]);
         const names = args.slice(1);
         if (names.length > 0) {
           if (options.selector || options.all) throw new Error('names cannot be combined with -l or --all');
@@ -134,7 +135,7 @@ export const registerDelete = (program: Command): void => {
       for (const victim of victims) {
         try {
           const reply = await session.client.request<Partial<KubeObject> | undefined>('DELETE', objectPath(victim.type, victim.namespace, victim.name), { body });
-          out(`${qualifiedSingular(victim.type)} "${victim.name}" deleted\n`);
+          out(`${qualifiedKind(victim.type)} "${victim.name}" deleted\n`);
           deleted.push({ victim, uid: reply?.metadata?.uid });
         } catch (error) {
           if (options.ignoreNotFound && error instanceof ApiError && error.code === 404) continue;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Deployment, Pod, ReplicaSet } from '../../schemas/index.ts';
-import { alignBlocks, describeObject, formatDescribeTime } from './describe.ts';
+import { alignBlocks, describeObject, formatDescribeTime, formatLabelSelector } from './describe.ts';
 
 describe('alignBlocks', () => {
   it('aligns runs of tabbed lines, like kubectl describe', () => {
@@ -127,5 +127,20 @@ describe('describeObject', () => {
     expect(text).toContain('  Containers:\n    echo:\n      Image:        echo:2\n');
     expect(text).toContain('  Type           Status  Reason\n  ----           ------  ------\n  Available      True    MinimumReplicasAvailable\n');
     expect(text).toContain('OldReplicaSets:  <none>\nNewReplicaSet:   web-2 (3/3 replicas created)\n');
+  });
+});
+
+describe('selectors', () => {
+  it('prints match labels and expressions like kubectl', () => {
+    expect(
+      formatLabelSelector({
+        matchLabels: { tier: 'web', app: 'shop' },
+        matchExpressions: [
+          { key: 'env', operator: 'In', values: ['prod', 'dev'] },
+          { key: 'gpu', operator: 'DoesNotExist' },
+        ],
+      }),
+    ).toBe('app=shop,tier=web,env in (dev,prod),!gpu');
+    expect(formatLabelSelector({})).toBe('<none>');
   });
 });

@@ -19,17 +19,65 @@ import type {
   PodStatus,
   PodTemplateSpec,
   Probe,
+  LabelSelector,
   ReplicaSet,
   Service,
 } from '../../schemas/index.ts';
 import { assertNever } from '../../schemas/assert-never.ts';
 import { ApiError, type Client } from '../client.ts';
-import { age, formatEndpoints, formatLabelSelector, nodeRoles, podStatus } from '../printers.ts';
+import { formatEndpoints, humanDuration, podStatus } from '../../apiserver/tables.ts';
 import { LAST_APPLIED_ANNOTATION } from './apply.ts';
 import { action, connect, optionsOf, out, printError, ReportedError, withConnectionOptions, withNamespaceOption } from './common.ts';
-import { collectionPath, objectPath, resolveResourceType, resourceTypeOfKind, withTypeMeta, type ResourceType } from './kinds.ts';
+import { collectionPath, objectPath, withTypeMeta, type Resources, type ResourceType } from './kinds.ts';
 import { selectorFromLabels } from './selector.ts';
 import { splitReplicaSets } from './workloads.ts';
+
+/** The AGE cell of a timestamp: its distance to `now`, or `<unknown>`. */
+export const age = (timestamp: string | undefined, now: number): string => {
+  if (!timestamp) return '<unknown>';
+  const time = Date.parse(timestamp);
+  return Number.isNaN(time) ? '<unknown>' : humanDuration(now - time);
+};
+
+/** A LabelSelector as a selector string (`app=web,tier in (a,b)`); `<none>` when it selects everything. */
+export const formatLabelSelector = (selector: LabelSelector | undefined): string => {
+  if (!selector) return '<none>';
+  const parts = Object.entries(selector.matchLabels ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`);
+  for (const expression of selector.matchExpressions ?? []) {
+    const values = [...(expression.values ?? [])].sort().join(',');
+    switch (expression.operator) {
+      case 'In':
+        parts.push(`${expression.key} in (${values})`);
+        break;
+      case 'NotIn':
+        parts.push(`${expression.key} notin (${values})`);
+        break;
+      case 'Exists':
+        parts.push(expression.key);
+        break;
+      case 'DoesNotExist':
+        parts.push(`!${expression.key}`);
+        break;
+      default:
+        parts.push(`${expression.key} ${expression.operator} (${values})`);
+    }
+  }
+  return parts.length === 0 ? '<none>' : parts.join(',');
+};
+
+/** The roles from `node-role.kubernetes.io/ROLE` and `kubernetes.io/role` labels. */
+export const nodeRoles = (node: Node): string => {
+  const roles = new Set<string>();
+  for (const [key, value] of Object.entries(node.metadata.labels ?? {})) {
+    if (key.startsWith('node-role.kubernetes.io/')) {
+      const role = key.slice('node-role.kubernetes.io/'.length);
+      if (role) roles.add(role);
+    } else if (key === 'kubernetes.io/role' && value) roles.add(value);
+  }
+  return roles.size > 0 ? [...roles].sort().join(',') : '<none>';
+};
 
 /** What describe shows besides the object itself. */
 export interface Related {
@@ -474,29 +522,29 @@ const listItems = async <T>(client: Client, path: string, query: Record<string, 
 };
 
 /** Fetches what describe shows about an object besides itself; failures leave parts out. */
-export const fetchRelated = async (client: Client, object: KubeObject): Promise<Related> => {
+export const fetchRelated = async (client: Client, resources: Resources, object: KubeObject): Promise<Related> => {
   const namespace = object.metadata.namespace;
   switch (object.kind) {
     case 'Deployment': {
-      const type = resourceTypeOfKind('ReplicaSet')!;
+      const type = resources.forGroupKind('apps', 'ReplicaSet');
       const labels = object.spec.selector.matchLabels;
       return { replicaSets: await listItems<ReplicaSet>(client, collectionPath(type, namespace), { labelSelector: labels ? selectorFromLabels(labels) : undefined }) };
     }
     case 'ReplicaSet': {
       const labels = object.spec.selector.matchLabels;
-      const pods = await listItems<Pod>(client, collectionPath(resourceTypeOfKind('Pod')!, namespace), { labelSelector: labels ? selectorFromLabels(labels) : undefined });
+      const pods = await listItems<Pod>(client, collectionPath(resources.forGroupKind('', 'Pod'), namespace), { labelSelector: labels ? selectorFromLabels(labels) : undefined });
       return { pods: pods.filter((p) => (p.metadata.ownerReferences ?? []).some((o) => o.controller && (o.uid === object.metadata.uid || o.name === object.metadata.name))) };
     }
     case 'Service': {
       try {
-        return { endpoints: await client.get<Endpoints>(objectPath(resourceTypeOfKind('Endpoints')!, namespace, object.metadata.name)) };
+        return { endpoints: await client.get<Endpoints>(objectPath(resources.forGroupKind('', 'Endpoints'), namespace, object.metadata.name)) };
       } catch (error) {
         if (error instanceof ApiError) return {};
         throw error;
       }
     }
     case 'Node':
-      return { pods: await listItems<Pod>(client, collectionPath(resourceTypeOfKind('Pod')!, undefined), { fieldSelector: `spec.nodeName=${object.metadata.name}` }) };
+      return { pods: await listItems<Pod>(client, collectionPath(resources.forGroupKind('', 'Pod'), undefined), { fieldSelector: `spec.nodeName=${object.metadata.name}` }) };
     case 'Pod':
     case 'Namespace':
     case 'Endpoints':
@@ -521,15 +569,16 @@ export const registerDescribe = (program: Command): void => {
       const args = cmd.processedArgs[0] as string[];
       const options = optionsOf<{ selector?: string; allNamespaces?: boolean }>(cmd);
       const session = connect(cmd);
+      const resources = await session.resources();
       const targets: { type: ResourceType; name?: string }[] = [];
       if (args[0]?.includes('/')) {
         for (const arg of args) {
           const slash = arg.indexOf('/');
           if (slash < 0) throw new Error(`expected KIND/NAME, got ${JSON.stringify(arg)}`);
-          targets.push({ type: resolveResourceType(arg.slice(0, slash)), name: arg.slice(slash + 1) });
+          targets.push({ type: resources.resolve(arg.slice(0, slash)), name: arg.slice(slash + 1) });
         }
       } else {
-        const type = resolveResourceType(args[0]!);
+        const type = resources.resolve(args[0]!);
         if (args.length > 1) for (const name of args.slice(1)) targets.push({ type, name });
         else targets.push({ type });
       }
@@ -552,7 +601,7 @@ export const registerDescribe = (program: Command): void => {
         }
       }
       const texts: string[] = [];
-      for (const object of objects) texts.push(describeObject(object, await fetchRelated(session.client, object)));
+      for (const object of objects) texts.push(describeObject(object, await fetchRelated(session.client, resources, object)));
       out(texts.join('\n'));
       if (objects.length === 0 && failures === 0) process.stderr.write(`No resources found in ${session.namespace} namespace.\n`);
       if (failures > 0) throw new ReportedError(failures);

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { collidingResources } from './discovery.fixture.ts';
 import { parseGetArgs, parseOutputFormat } from './get.ts';
 
+const resources = collidingResources();
+
 const summary = (args: string[]) => {
-  const { requests, several } = parseGetArgs(args);
+  const { requests, several } = parseGetArgs(args, resources);
   return { kinds: requests.map((r) => `${r.type.kind}${r.names ? `:${r.names.join('+')}` : ''}`), several };
 };
 
@@ -11,18 +14,20 @@ describe('parseGetArgs', () => {
     [['pods'], { kinds: ['Pod'], several: false }],
     [['po', 'a', 'b'], { kinds: ['Pod:a+b'], several: false }],
     [['pods,svc'], { kinds: ['Pod', 'Service'], several: true }],
-    [['all'], { kinds: ['Pod', 'Service', 'Deployment', 'ReplicaSet'], several: true }],
-    [['deploy/web', 'pod/a', 'deployments/api'], { kinds: ['Deployment:web+api', 'Pod:a'], several: true }],
-    [['deploy/web'], { kinds: ['Deployment:web'], several: false }],
+    // `all` is the discovery category, in discovery order.
+    [['all'], { kinds: ['Pod', 'Service', 'Deployment', 'ReplicaSet', 'HorizontalPodAutoscaler'], several: true }],
+    [['deployments/web', 'pod/a', 'deployments.apps/api'], { kinds: ['Deployment:web+api', 'Pod:a'], several: true }],
+    [['deploy.apps/web'], { kinds: ['Deployment:web'], several: false }],
     [['po,pods'], { kinds: ['Pod'], several: false }],
   ])('%j', (args, expected) => {
     expect(summary(args)).toEqual(expected);
   });
 
-  it('refuses names with several kinds and mixed forms', () => {
-    expect(() => parseGetArgs(['pods,svc', 'web'])).toThrow(/one resource type/);
-    expect(() => parseGetArgs(['pod/a', 'b'])).toThrow(/resource\/name form/);
-    expect(() => parseGetArgs([])).toThrow(/type of resource/);
+  it('refuses names with several kinds, mixed forms and unknown types', () => {
+    expect(() => parseGetArgs(['pods,svc', 'web'], resources)).toThrow(/one resource type/);
+    expect(() => parseGetArgs(['pod/a', 'b'], resources)).toThrow(/resource\/name form/);
+    expect(() => parseGetArgs([], resources)).toThrow(/type of resource/);
+    expect(() => parseGetArgs(['pods,widgets'], resources)).toThrow('the server doesn\'t have a resource type "widgets"');
   });
 });
 

@@ -1,29 +1,20 @@
 /**
- * `logplane get KIND[,KIND…] [NAME…] | KIND/NAME…`: kubectl's tables (`-o wide`), or
- * YAML/JSON/names; `-l`/`--field-selector`, `-n`/`-A`; `-w` keeps printing rows from a
- * watch (re-listing after a 410); `--at TIME|POSITION` prints the objects as they were
- * then, from the history API.
+ * `logplane get KIND[,KIND…] [NAME…] | KIND/NAME…`: the server's Tables printed as kubectl
+ * prints them (`-o wide`, `--no-headers`, `--show-labels`), or YAML/JSON/names;
+ * `-l`/`--field-selector`, `-n`/`-A`; `-w` keeps printing rows from a watch of Tables
+ * (re-listing after a 410); `--at TIME|POSITION` prints the objects as they were then,
+ * from the history API. Types resolve through the server's discovery.
  */
 import type { Command } from 'commander';
+import { humanDuration, toTable as serverTable } from '../../apiserver/tables.ts';
 import { assertNever } from '../../schemas/assert-never.ts';
-import type { KubeObject } from '../../schemas/index.ts';
+import { isKind, type KubeObject } from '../../schemas/index.ts';
 import { ApiError, type Client } from '../client.ts';
 import { historyApi } from '../history/api.ts';
 import { momentArgument } from '../history/time.ts';
-import { asList, columnWidths, renderRow, renderTable, tableHeaders, tableRow, toJson, toYaml, type TableOptions } from '../printers.ts';
+import { asList, isTable, TABLE_ACCEPT, TablePrinter, toJson, toYaml, type PrintOptions, type Table, type TableColumnDefinition } from '../printers.ts';
 import { action, connect, optionsOf, out, printError, ReportedError, sleep, withConnectionOptions, withNamespaceOption, type Session } from './common.ts';
-import {
-  CATEGORY_ALL,
-  collectionPath,
-  objectPath,
-  qualifiedPlural,
-  qualifiedSingular,
-  resolveResourceType,
-  resourceTypeOfKind,
-  typedName,
-  withTypeMeta,
-  type ResourceType,
-} from './kinds.ts';
+import { collectionPath, objectPath, qualifiedKind, qualifiedPlural, typedName, withTypeMeta, type Resources, type ResourceType } from './kinds.ts';
 import { parseLabelSelector, selectorMatches } from './selector.ts';
 
 /** What one `get` asks for: a type, and names (all objects when absent). */
@@ -44,10 +35,12 @@ export const parseOutputFormat = (value: string | undefined): OutputFormat => {
 };
 
 /**
- * Reads `get`'s arguments: `KIND/NAME…`, or `KIND[,KIND…] [NAME…]` (`all` is pods,
- * services, deployments and replicasets). Names need exactly one kind.
+ * Reads `get`'s arguments against the server's resource types: `KIND/NAME…`, or
+ * `KIND[,KIND…] [NAME…]` (categories such as `all` expanded from discovery). Names need
+ * exactly one kind. `several` is kubectl's "multiple kinds requested": names print as
+ * `kind/name`.
  */
-export const parseGetArgs = (args: readonly string[]): { requests: GetRequest[]; several: boolean } => {
+export const parseGetArgs = (args: readonly string[], resources: Resources): { requests: GetRequest[]; several: boolean } => {
   const [first, ...rest] = args;
   if (first === undefined) throw new Error('you must specify the type of resource to get, e.g. "logplane get pods"');
   if (first.includes('/')) {
@@ -55,7 +48,7 @@ export const parseGetArgs = (args: readonly string[]): { requests: GetRequest[];
     for (const arg of args) {
       const slash = arg.indexOf('/');
       if (slash < 0) throw new Error(`arguments in resource/name form must have a single resource and name; got ${JSON.stringify(arg)}`);
-      const type = resolveResourceType(arg.slice(0, slash));
+      const type = resources.resolve(arg.slice(0, slash));
       const name = arg.slice(slash + 1);
       const existing = requests.find((r) => r.type === type);
       if (existing) existing.names.push(name);
@@ -63,14 +56,12 @@ export const parseGetArgs = (args: readonly string[]): { requests: GetRequest[];
     }
     return { requests, several: requests.length > 1 };
   }
-  const kinds = first.split(',').filter((k) => k !== '');
-  const types = kinds.flatMap((k) => (k.toLowerCase() === 'all' ? CATEGORY_ALL.map((kind) => resourceTypeOfKind(kind)!) : [resolveResourceType(k)]));
-  const unique = types.filter((t, i) => types.indexOf(t) === i);
+  const types = resources.expand(first);
   if (rest.length > 0) {
-    if (unique.length !== 1) throw new Error('names can only be given with one resource type (or use KIND/NAME)');
-    return { requests: [{ type: unique[0]!, names: rest }], several: false };
+    if (types.length !== 1) throw new Error('names can only be given with one resource type (or use KIND/NAME)');
+    return { requests: [{ type: types[0]!, names: rest }], several: false };
   }
-  return { requests: unique.map((type) => ({ type })), several: unique.length > 1 || kinds.some((k) => k.toLowerCase() === 'all') };
+  return { requests: types.map((type) => ({ type })), several: types.length > 1 };
 };
 
 interface GetOptions {
@@ -80,40 +71,78 @@ interface GetOptions {
   readonly fieldSelector?: string;
   readonly allNamespaces?: boolean;
   readonly at?: string;
+  readonly headers?: boolean;
+  readonly showLabels?: boolean;
 }
 
 interface ListReply {
+  readonly kind?: string;
   readonly metadata?: { readonly resourceVersion?: string };
   readonly items?: readonly KubeObject[];
 }
 
-/** What one request fetched. */
+/** What one request fetched: Tables for the table formats, objects for the others. */
 interface Fetched {
   readonly type: ResourceType;
   readonly objects: KubeObject[];
+  readonly tables: Table[];
   /** The list's resourceVersion, where a watch resumes. */
   readonly resourceVersion?: string;
 }
 
-const fetchLive = async (session: Session, request: GetRequest, options: GetOptions, failures: { count: number }): Promise<Fetched> => {
+const count = (f: Fetched): number => f.objects.length + f.tables.reduce((n, t) => n + (t.rows ?? []).length, 0);
+
+const NAME_COLUMN: TableColumnDefinition = { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 };
+const AGE_COLUMN: TableColumnDefinition = { name: 'Age', type: 'string', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 };
+
+/** kubectl's default table (NAME, AGE) for objects that came without a server Table. */
+export const defaultTable = (objects: readonly KubeObject[], now: number): Table => ({
+  kind: 'Table',
+  apiVersion: 'meta.k8s.io/v1',
+  columnDefinitions: [NAME_COLUMN, AGE_COLUMN],
+  rows: objects.map((o) => {
+    const created = o.metadata.creationTimestamp ? Date.parse(o.metadata.creationTimestamp) : NaN;
+    return { cells: [o.metadata.name, Number.isNaN(created) ? '<unknown>' : humanDuration(now - created)], object: o };
+  }),
+});
+
+/** A reply for the table formats: the server's Table, or the default table of the objects it sent instead. */
+const asTable = (type: ResourceType, reply: unknown): Table => {
+  if (isTable(reply)) return reply;
+  const list = reply as ListReply & KubeObject;
+  const objects = Array.isArray(list.items) ? list.items : [list];
+  return defaultTable(objects.map((o) => withTypeMeta(type, o)), Date.now());
+};
+
+/** The resourceVersion of a watch event's object: a Table's row's, or the object's own (bookmarks). */
+const versionOf = (object: unknown): string | undefined =>
+  isTable(object) ? object.rows?.[0]?.object?.metadata?.resourceVersion : (object as KubeObject | undefined)?.metadata?.resourceVersion;
+
+const fetchLive = async (session: Session, request: GetRequest, options: GetOptions, asTables: boolean, failures: { count: number }): Promise<Fetched> => {
   const { client } = session;
   const { type } = request;
   const namespace = options.allNamespaces ? undefined : session.namespace;
+  const accept = asTables ? TABLE_ACCEPT : 'application/json';
   if (!request.names) {
-    const list = await client.get<ListReply>(collectionPath(type, namespace), {
-      labelSelector: options.selector,
-      fieldSelector: options.fieldSelector,
+    const reply = await client.request<unknown>('GET', collectionPath(type, namespace), {
+      accept,
+      query: { labelSelector: options.selector, fieldSelector: options.fieldSelector },
     });
+    const resourceVersion = asTables ? (reply as Table).metadata?.resourceVersion : (reply as ListReply).metadata?.resourceVersion;
     return {
       type,
-      objects: (list.items ?? []).map((o) => withTypeMeta(type, o)),
-      ...(list.metadata?.resourceVersion ? { resourceVersion: list.metadata.resourceVersion } : {}),
+      objects: asTables ? [] : ((reply as ListReply).items ?? []).map((o) => withTypeMeta(type, o)),
+      tables: asTables ? [asTable(type, reply)] : [],
+      ...(resourceVersion ? { resourceVersion } : {}),
     };
   }
   const objects: KubeObject[] = [];
+  const tables: Table[] = [];
   for (const name of request.names) {
     try {
-      objects.push(withTypeMeta(type, await client.get<KubeObject>(objectPath(type, session.namespace, name))));
+      const reply = await client.request<unknown>('GET', objectPath(type, session.namespace, name), { accept });
+      if (asTables) tables.push(asTable(type, reply));
+      else objects.push(withTypeMeta(type, reply as KubeObject));
     } catch (error) {
       if (error instanceof ApiError) {
         printError(error);
@@ -121,8 +150,18 @@ const fetchLive = async (session: Session, request: GetRequest, options: GetOpti
       } else throw error;
     }
   }
-  return { type, objects };
+  return { type, objects, tables };
 };
+
+/**
+ * Past objects as a Table: printed by the apiserver's own printers (the history API sends
+ * objects, not Tables) with ages as they were then; the default table for a kind the
+ * apiserver has no printer for.
+ */
+const pastTable = (type: ResourceType, objects: readonly KubeObject[], now: number): Table =>
+  isKind(type.kind) && objects.every((o) => o.kind === type.kind)
+    ? (serverTable(objects, { kind: type.kind, includeObject: 'Object', version: 'v1', now }) as unknown as Table)
+    : defaultTable(objects, now);
 
 /**
  * The objects of one request at moment `at` (as the user typed it, or the position an
@@ -146,7 +185,7 @@ const fetchAt = async (
     const objects = reply.objects
       .filter((o) => o.kind === type.kind && selectorMatches(requirements, o.metadata.labels))
       .map((o) => withTypeMeta(type, o));
-    return { type, objects, position: reply.position };
+    return { type, objects, tables: [], position: reply.position };
   }
   const objects: KubeObject[] = [];
   let position = '';
@@ -160,101 +199,115 @@ const fetchAt = async (
       failures.count++;
     }
   }
-  return { type, objects, position };
+  return { type, objects, tables: [], position };
 };
 
-const tableOptions = (format: OutputFormat, options: GetOptions, several: boolean, type: ResourceType, now: number): TableOptions => ({
+const printOptions = (format: OutputFormat, options: GetOptions, several: boolean, type: ResourceType): PrintOptions => ({
   wide: format === 'wide',
+  noHeaders: options.headers === false,
   withNamespace: options.allNamespaces === true,
-  ...(several ? { namePrefix: qualifiedSingular(type) } : {}),
-  now,
+  showLabels: options.showLabels === true,
+  ...(several ? { kind: qualifiedKind(type) } : {}),
 });
 
-/** Prints fetched objects in the chosen format. */
-const printFetched = (fetched: readonly Fetched[], format: OutputFormat, options: GetOptions, several: boolean, single: boolean, now: number, listVersion?: string): void => {
+/**
+ * Prints fetched objects in the chosen format; returns the table printer of each request
+ * (a watch goes on with its widths).
+ */
+const printFetched = (
+  fetched: readonly Fetched[],
+  format: OutputFormat,
+  options: GetOptions,
+  several: boolean,
+  single: boolean,
+  listVersion?: string,
+): TablePrinter[] => {
   const objects = fetched.flatMap((f) => f.objects);
   switch (format) {
     case 'yaml':
     case 'json': {
       const value = single && objects.length === 1 ? objects[0] : asList(objects, listVersion);
       out(format === 'yaml' ? toYaml(value) : toJson(value));
-      return;
+      return [];
     }
     case 'name':
       for (const f of fetched) for (const o of f.objects) out(`${typedName(f.type, o.metadata.name)}\n`);
-      return;
+      return [];
     case 'table':
     case 'wide': {
-      let first = true;
-      for (const f of fetched) {
-        if (f.objects.length === 0) continue;
-        const table = tableOptions(format, options, several, f.type, now);
-        if (!first) out('\n');
-        first = false;
-        out(renderTable([tableHeaders(f.type.kind, table), ...f.objects.map((o) => tableRow(o, table))]));
-      }
-      return;
+      // A blank line between the tables of two types, as kubectl's separator writer prints it.
+      let written = false;
+      return fetched.map((f) => {
+        const printer = new TablePrinter(printOptions(format, options, several, f.type));
+        const text = printer.print(f.tables);
+        if (text !== '') {
+          if (written && options.headers !== false) out('\n');
+          out(text);
+          written = true;
+        }
+        return printer;
+      });
     }
     default:
-      assertNever(format, 'output format');
+      return assertNever(format, 'output format');
   }
 };
 
-/** Prints rows for watch events, keeping the widths of the first table (growing when needed). */
-const watchPrinter = (format: OutputFormat, table: TableOptions, type: ResourceType, initial: readonly KubeObject[]) => {
-  const headers = tableHeaders(type.kind, table);
-  let widths = columnWidths([headers, ...initial.map((o) => tableRow(o, table))]);
-  let headerPrinted = initial.length > 0;
-  return (object: KubeObject): void => {
-    switch (format) {
-      case 'yaml':
-        out(`---\n${toYaml(object)}`);
-        return;
-      case 'json':
-        out(toJson(object));
-        return;
-      case 'name':
-        out(`${typedName(type, object.metadata.name)}\n`);
-        return;
-      case 'table':
-      case 'wide': {
-        const row = tableRow(object, { ...table, now: Date.now() });
-        widths = columnWidths(headerPrinted ? [row] : [headers, row], widths);
-        if (!headerPrinted) {
-          out(`${renderRow(headers, widths)}\n`);
-          headerPrinted = true;
-        }
-        out(`${renderRow(row, widths)}\n`);
-        return;
-      }
-      default:
-        assertNever(format, 'output format');
-    }
-  };
+/** Prints the objects of watch events (Tables in the table formats, through the list's printer). */
+const watchPrinter = (format: OutputFormat, type: ResourceType, printer: TablePrinter | undefined) => (object: unknown): void => {
+  switch (format) {
+    case 'yaml':
+      out(`---\n${toYaml(withTypeMeta(type, object as KubeObject))}`);
+      return;
+    case 'json':
+      out(toJson(withTypeMeta(type, object as KubeObject)));
+      return;
+    case 'name':
+      out(`${typedName(type, (object as KubeObject).metadata.name)}\n`);
+      return;
+    case 'table':
+    case 'wide':
+      out(printer!.print([asTable(type, object)]));
+      return;
+    default:
+      assertNever(format, 'output format');
+  }
 };
 
 /**
  * Follows a watch from `resourceVersion`, printing every event's object; resumes after the
  * server ends the stream and re-lists after 410 Gone. Returns only on an error.
  */
-const follow = async (client: Client, path: string, query: Record<string, string | undefined>, resourceVersion: string | undefined, print: (o: KubeObject) => void): Promise<never> => {
+const follow = async (
+  client: Client,
+  path: string,
+  query: Record<string, string | undefined>,
+  resourceVersion: string | undefined,
+  accept: string,
+  print: (o: unknown) => void,
+): Promise<never> => {
   let version = resourceVersion;
   for (;;) {
     const started = Date.now();
     let events = 0;
     try {
-      for await (const event of client.watch<KubeObject>(path, { ...query, resourceVersion: version, allowWatchBookmarks: true })) {
+      for await (const event of client.watch<unknown>(path, { ...query, resourceVersion: version, allowWatchBookmarks: true }, undefined, accept)) {
         events++;
-        const next = event.object?.metadata?.resourceVersion;
+        const next = versionOf(event.object);
         if (next) version = next;
         if (event.type === 'BOOKMARK') continue;
         print(event.object);
       }
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 410) throw error;
-      const list = await client.get<ListReply>(path, query);
-      version = list.metadata?.resourceVersion;
-      for (const object of list.items ?? []) print(object);
+      const list = await client.request<unknown>('GET', path, { query, accept });
+      if (isTable(list)) {
+        version = list.metadata?.resourceVersion;
+        print(list);
+      } else {
+        version = (list as ListReply).metadata?.resourceVersion;
+        for (const object of (list as ListReply).items ?? []) print(object);
+      }
       continue;
     }
     if (events === 0 && Date.now() - started < 1000) await sleep(1000);
@@ -272,6 +325,8 @@ export const registerGet = (program: Command): void => {
     .option('-l, --selector <selector>', 'label selector, e.g. app=web,tier!=db')
     .option('--field-selector <selector>', 'field selector, e.g. spec.nodeName=node-1')
     .option('-A, --all-namespaces', 'list across all namespaces')
+    .option('--no-headers', 'print no column headers')
+    .option('--show-labels', 'add a LABELS column with each object\'s labels')
     .option('--at <moment>', 'show the objects as they were at a position (a resourceVersion such as 42.17, as history and why print it) or time (RFC 3339, epoch ms, -5m, 5m ago)');
   withNamespaceOption(command);
   withConnectionOptions(command);
@@ -280,27 +335,32 @@ export const registerGet = (program: Command): void => {
       const args = cmd.processedArgs[0] as string[];
       const options = optionsOf<GetOptions>(cmd);
       const format = parseOutputFormat(options.output);
-      const { requests, several } = parseGetArgs(args);
       if (options.watch && options.at) throw new Error('--watch cannot be combined with --at: the past does not change');
-      if (options.watch && requests.length > 1) throw new Error('you may only watch one resource type at a time');
       if (options.at && options.fieldSelector) throw new Error('--field-selector cannot be combined with --at');
       const at = options.at ? momentArgument('--at', options.at) : undefined;
       const session = connect(cmd);
+      const { requests, several } = parseGetArgs(args, await session.resources());
+      if (options.watch && requests.length > 1) throw new Error('you may only watch one resource type at a time');
+      const asTables = format === 'table' || format === 'wide';
       const failures = { count: 0 };
-      const fetched: Fetched[] = [];
+      let fetched: Fetched[] = [];
       let position: string | undefined;
       for (const request of requests) {
         if (at) {
           const result = await fetchAt(session, request, options, position ?? at.text, failures);
           position = result.position;
           fetched.push(result);
-        } else fetched.push(await fetchLive(session, request, options, failures));
+        } else fetched.push(await fetchLive(session, request, options, asTables, failures));
       }
-      const now = at?.moment.type === 'time' ? at.moment.ms : Date.now();
+      if (at && asTables) {
+        const now = at.moment.type === 'time' ? at.moment.ms : Date.now();
+        fetched = fetched.map((f) => ({ ...f, objects: [], tables: [pastTable(f.type, f.objects, now)] }));
+      }
       const single = requests.length === 1 && requests[0]!.names?.length === 1;
-      const total = fetched.reduce((n, f) => n + f.objects.length, 0);
+      const total = fetched.reduce((n, f) => n + count(f), 0);
+      let printers: TablePrinter[] = [];
       if (total > 0 || format === 'yaml' || format === 'json') {
-        if (!(single && total === 0)) printFetched(fetched, format, options, several, single, now, position ?? fetched[0]?.resourceVersion);
+        if (!(single && total === 0)) printers = printFetched(fetched, format, options, several, single, position ?? fetched[0]?.resourceVersion);
       }
       if (total === 0 && failures.count === 0 && !options.watch && format !== 'yaml' && format !== 'json') {
         const inNamespace = !options.allNamespaces && requests.every((r) => r.type.namespaced);
@@ -311,16 +371,18 @@ export const registerGet = (program: Command): void => {
 
       const [request] = requests as [GetRequest];
       const [result] = fetched as [Fetched];
-      const table = tableOptions(format, options, several, request.type, now);
-      const printObject = watchPrinter(format, table, request.type, result.objects);
-      const print = (object: KubeObject): void => printObject(withTypeMeta(request.type, object));
+      const printer = printers[0] ?? new TablePrinter(printOptions(format, options, several, request.type));
+      const print = watchPrinter(format, request.type, printer);
+      const accept = asTables ? TABLE_ACCEPT : 'application/json';
       if (request.names) {
         if (request.names.length !== 1) throw new Error('you may only watch a single named object at a time');
+        const named = asTables ? versionOf(result.tables[0]) : result.objects[0]?.metadata.resourceVersion;
         return follow(
           session.client,
           collectionPath(request.type, request.type.namespaced ? session.namespace : undefined),
           { fieldSelector: `metadata.name=${request.names[0]}` },
-          result.objects[0]?.metadata.resourceVersion,
+          named,
+          accept,
           print,
         );
       }
@@ -329,6 +391,7 @@ export const registerGet = (program: Command): void => {
         collectionPath(request.type, options.allNamespaces ? undefined : session.namespace),
         { labelSelector: options.selector, fieldSelector: options.fieldSelector },
         result.resourceVersion,
+        accept,
         print,
       );
     }),

@@ -1,36 +1,20 @@
 /**
- * The resource types the CLI knows: how a user may name them (`po`, `pod`, `pods`,
- * `Pod`, `deployments.apps`), their REST paths and how kubectl prints their names
- * (`deployment.apps/web`).
+ * Resource types as the server's discovery describes them, and how a user's argument
+ * (`po`, `pod`, `pods`, `Pod`, `deploy`, `deployments.apps`, `deployments.v1.apps`, `all`,
+ * `pods,svc`) maps onto one, with kubectl's rules (the resource builder's `mappingFor`
+ * over a shortcut-expanding, priority-ordered RESTMapper, and the discovery category
+ * expander). The CLI keeps no list of kinds: everything here reads a {@link Resources}
+ * built from discovery (`Session.resources()`), fetched once per command.
  */
-import type { Kind, KubeObject } from '../../schemas/index.ts';
+import type { KubeObject } from '../../schemas/index.ts';
+import { KINDS } from '../../schemas/index.ts';
+import { kindByRef } from '../../schemas/kinds/registry.ts';
+import type { DiscoveredResource } from '../client.ts';
 
-/** One resource type. */
-export interface ResourceType {
-  readonly kind: Kind;
-  readonly plural: string;
-  readonly singular: string;
-  readonly shortNames: readonly string[];
-  readonly group: '' | 'apps';
-  readonly version: 'v1';
-  readonly namespaced: boolean;
-}
+/** One resource type, as discovery lists it. */
+export type ResourceType = DiscoveredResource;
 
-/** Every resource type logplane serves. */
-export const RESOURCE_TYPES: readonly ResourceType[] = [
-  { kind: 'Pod', plural: 'pods', singular: 'pod', shortNames: ['po'], group: '', version: 'v1', namespaced: true },
-  { kind: 'Service', plural: 'services', singular: 'service', shortNames: ['svc'], group: '', version: 'v1', namespaced: true },
-  { kind: 'Endpoints', plural: 'endpoints', singular: 'endpoints', shortNames: ['ep'], group: '', version: 'v1', namespaced: true },
-  { kind: 'Deployment', plural: 'deployments', singular: 'deployment', shortNames: ['deploy'], group: 'apps', version: 'v1', namespaced: true },
-  { kind: 'ReplicaSet', plural: 'replicasets', singular: 'replicaset', shortNames: ['rs'], group: 'apps', version: 'v1', namespaced: true },
-  { kind: 'Node', plural: 'nodes', singular: 'node', shortNames: ['no'], group: '', version: 'v1', namespaced: false },
-  { kind: 'Namespace', plural: 'namespaces', singular: 'namespace', shortNames: ['ns'], group: '', version: 'v1', namespaced: false },
-];
-
-/** What `get all` lists, in kubectl's order. */
-export const CATEGORY_ALL: readonly Kind[] = ['Pod', 'Service', 'Deployment', 'ReplicaSet'];
-
-/** The user named a resource type logplane does not serve. */
+/** The user named a resource type the server does not serve. */
 export class UnknownResourceTypeError extends Error {
   override readonly name = 'UnknownResourceTypeError';
   constructor(readonly requested: string) {
@@ -38,33 +22,138 @@ export class UnknownResourceTypeError extends Error {
   }
 }
 
-/**
- * The resource type for a name as kubectl accepts it: plural, singular, short name or
- * kind, any case, optionally qualified with its group (`deployments.apps`, `deploy.apps/v1`
- * is not accepted). Throws {@link UnknownResourceTypeError}.
- */
-export const resolveResourceType = (name: string): ResourceType => {
-  const lower = name.toLowerCase();
-  const dot = lower.indexOf('.');
-  const bare = dot >= 0 ? lower.slice(0, dot) : lower;
-  const group = dot >= 0 ? lower.slice(dot + 1) : undefined;
-  const found = RESOURCE_TYPES.find(
-    (r) =>
-      (group === undefined || group === r.group || (group === 'v1' && r.group === '')) &&
-      (r.plural === bare || r.singular === bare || r.kind.toLowerCase() === bare || r.shortNames.includes(bare)),
-  );
-  if (!found) throw new UnknownResourceTypeError(name);
-  return found;
+/** The manifest's apiVersion and kind name nothing the server serves. */
+export class NoKindMatchError extends Error {
+  override readonly name = 'NoKindMatchError';
+  constructor(
+    readonly kind: string,
+    readonly apiVersion: string,
+  ) {
+    super(`no matches for kind "${kind}" in version "${apiVersion}"`);
+  }
+}
+
+const splitApiVersion = (apiVersion: string): { group: string; version: string } => {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 };
 
-/** The resource type of a kind. */
-export const resourceTypeOfKind = (kind: string): ResourceType | undefined => RESOURCE_TYPES.find((r) => r.kind === kind);
+/**
+ * `resource.version.group` (two dots or more: fully specified) and `resource.group` (the
+ * part after the first dot is the group), as apimachinery's `ParseResourceArg` and
+ * `ParseKindArg` read an argument.
+ */
+const parseArg = (arg: string): { name: string; group: string; full?: { version: string; group: string } } => {
+  const dot = arg.indexOf('.');
+  if (dot < 0) return { name: arg, group: '' };
+  const rest = arg.slice(dot + 1);
+  const second = rest.indexOf('.');
+  return {
+    name: arg.slice(0, dot),
+    group: rest,
+    ...(second >= 0 ? { full: { version: rest.slice(0, second), group: rest.slice(second + 1) } } : {}),
+  };
+};
+
+/** The served resource types of one command run, in discovery (priority) order. */
+export class Resources {
+  constructor(readonly all: readonly ResourceType[]) {}
+
+  /** The first resource whose plural or singular is `name` (lowercased), in `group`/`version` when given. */
+  private byResourceName(name: string, group: string | undefined, version?: string): ResourceType | undefined {
+    const lower = name.toLowerCase();
+    return this.all.find(
+      (r) => (group === undefined || r.group === group) && (version === undefined || r.version === version) && (r.plural === lower || r.singular === lower),
+    );
+  }
+
+  /**
+   * kubectl's shortcut expander: a short name (`deploy`) stands for its resource unless a
+   * resource has that plural or singular; with a group, the group must match exactly, then
+   * as a prefix (`hpa.autoscal`).
+   */
+  private expandShortName(name: string, group: string): { name: string; group: string } {
+    const lower = name.toLowerCase();
+    if (this.all.some((r) => (group === '' || r.group === group) && (r.plural === lower || r.singular === lower))) return { name, group };
+    const exact = this.all.find((r) => (group === '' || r.group === group) && r.shortNames.includes(lower));
+    if (exact) return { name: exact.plural, group: exact.group };
+    if (group === '') return { name, group };
+    const prefixed = this.all.find((r) => r.group.startsWith(group) && r.shortNames.includes(lower));
+    return prefixed ? { name: prefixed.plural, group: prefixed.group } : { name, group };
+  }
+
+  /**
+   * The resource type for one argument, as kubectl's resource builder maps it: a resource
+   * (plural or singular, any case; short names expanded), optionally group-qualified
+   * (`deployments.apps`) or fully qualified (`deployments.v1.apps`); failing that a kind
+   * (`Deployment`, `Deployment.apps`). Earlier discovery entries win (the core group,
+   * then the groups in the server's order, preferred versions first). Throws
+   * {@link UnknownResourceTypeError}.
+   */
+  resolve(arg: string): ResourceType {
+    const { name, group, full } = parseArg(arg);
+    if (full) {
+      const expanded = this.expandShortName(name, full.group);
+      const found = this.byResourceName(expanded.name, expanded.group, full.version);
+      if (found) return found;
+    }
+    const expanded = this.expandShortName(name, group);
+    const found = this.byResourceName(expanded.name, expanded.group === '' && group === '' ? undefined : expanded.group);
+    if (found) return found;
+    if (full) {
+      const kind = this.all.find((r) => r.kind === name && r.group === full.group && r.version === full.version);
+      if (kind) return kind;
+    }
+    const kind = this.all.find((r) => r.kind === name && (group === '' || r.group === group));
+    if (kind) return kind;
+    throw new UnknownResourceTypeError(name);
+  }
+
+  /** The resources of a category (`all`), in discovery order, one per group and resource; undefined if no resource has it. */
+  category(name: string): ResourceType[] | undefined {
+    const members: ResourceType[] = [];
+    for (const r of this.all) {
+      if (!r.categories.includes(name)) continue;
+      if (members.some((m) => m.group === r.group && m.plural === r.plural)) continue;
+      members.push(this.resolve(r.group === '' ? r.plural : `${r.plural}.${r.group}`));
+    }
+    return members.length > 0 ? members : undefined;
+  }
+
+  /**
+   * A comma-separated list of types (`pods,svc`, `all`, `all,nodes`), categories
+   * expanded, duplicates dropped, in the order given.
+   */
+  expand(list: string): ResourceType[] {
+    const types: ResourceType[] = [];
+    for (const item of list.split(',')) {
+      if (item === '') continue;
+      for (const type of this.category(item) ?? [this.resolve(item)]) if (!types.includes(type)) types.push(type);
+    }
+    return types;
+  }
+
+  /** The resource serving `kind` in `apiVersion` (a manifest's); throws {@link NoKindMatchError}. */
+  forApiVersionKind(apiVersion: string, kind: string): ResourceType {
+    const { group, version } = splitApiVersion(apiVersion);
+    const found = this.all.find((r) => r.group === group && r.version === version && r.kind === kind);
+    if (!found) throw new NoKindMatchError(kind, apiVersion);
+    return found;
+  }
+
+  /** The preferred resource of a group and kind (`apps`, `ReplicaSet`); throws {@link NoKindMatchError}. */
+  forGroupKind(group: string, kind: string): ResourceType {
+    const found = this.all.find((r) => r.group === group && r.kind === kind);
+    if (!found) throw new NoKindMatchError(kind, group);
+    return found;
+  }
+}
 
 /** `v1` or `apps/v1`. */
 export const apiVersionOf = (type: ResourceType): string => (type.group === '' ? type.version : `${type.group}/${type.version}`);
 
-/** `pod` or `deployment.apps`: how kubectl names a resource type in its messages. */
-export const qualifiedSingular = (type: ResourceType): string => (type.group === '' ? type.singular : `${type.singular}.${type.group}`);
+/** `pod` or `deployment.apps`: how kubectl names a type in its messages (the lowercased group kind). */
+export const qualifiedKind = (type: ResourceType): string => (type.group === '' ? type.kind.toLowerCase() : `${type.kind.toLowerCase()}.${type.group}`);
 
 /** `pods` or `deployments.apps`. */
 export const qualifiedPlural = (type: ResourceType): string => (type.group === '' ? type.plural : `${type.plural}.${type.group}`);
@@ -85,19 +174,52 @@ export const objectPath = (type: ResourceType, namespace: string | undefined, na
 };
 
 /** `deployment.apps/web`: how kubectl prints an object's name with `-o name` and in apply/scale messages. */
-export const typedName = (type: ResourceType, name: string): string => `${qualifiedSingular(type)}/${name}`;
+export const typedName = (type: ResourceType, name: string): string => `${qualifiedKind(type)}/${name}`;
 
-/** A `KIND/NAME` or `KIND NAME…` reference, resolved. */
+/** A `KIND/NAME` or `KIND NAME` reference, resolved. */
 export interface ObjectReference {
   readonly type: ResourceType;
   readonly name: string;
 }
 
 /**
- * Parses `KIND/NAME` (one argument) or `KIND NAME` (two). Throws a usage error for
- * anything else.
+ * The types the history verbs resolve against without asking the server: the kinds the
+ * current event schema stores, described by the kind registry (the history API keys
+ * objects by those kinds). Every other verb resolves through discovery.
  */
-export const parseObjectReference = (args: readonly string[], usage: string): ObjectReference => {
+let storedKinds: Resources | undefined;
+export const storedKindResources = (): Resources => {
+  storedKinds ??= new Resources(
+    KINDS.flatMap((kind) => {
+      const registered = kindByRef(kind);
+      if (!registered) return [];
+      return [
+        {
+          group: registered.group,
+          version: registered.versions[0] ?? 'v1',
+          kind,
+          plural: registered.plural,
+          singular: registered.singular,
+          namespaced: registered.scope === 'Namespaced',
+          shortNames: registered.shortNames,
+          categories: registered.categories,
+          verbs: [],
+          subresources: registered.subresources.map((s) => s.name),
+        },
+      ];
+    }),
+  );
+  return storedKinds;
+};
+
+/** One argument resolved against `resources` (the stored kinds when not given: the history verbs' use). */
+export const resolveResourceType = (name: string, resources: Resources = storedKindResources()): ResourceType => resources.resolve(name);
+
+/**
+ * Parses `KIND/NAME` (one argument) or `KIND NAME` (two) and resolves the type against
+ * `resources` (the stored kinds when not given). Throws a usage error for anything else.
+ */
+export const parseObjectReference = (args: readonly string[], usage: string, resources: Resources = storedKindResources()): ObjectReference => {
   const [first, second, ...rest] = args;
   if (first === undefined || rest.length > 0) throw new Error(`expected ${usage}`);
   if (first.includes('/')) {
@@ -105,10 +227,10 @@ export const parseObjectReference = (args: readonly string[], usage: string): Ob
     const slash = first.indexOf('/');
     const name = first.slice(slash + 1);
     if (!name) throw new Error(`expected ${usage}`);
-    return { type: resolveResourceType(first.slice(0, slash)), name };
+    return { type: resources.resolve(first.slice(0, slash)), name };
   }
   if (second === undefined) throw new Error(`expected ${usage}`);
-  return { type: resolveResourceType(first), name: second };
+  return { type: resources.resolve(first), name: second };
 };
 
 /** The key the history API uses for an object: `Kind/namespace/name`, `Kind//name` if cluster-scoped. */

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import type { Deployment, Pod, ReplicaSet } from '../../schemas/index.ts';
 import { action, connect, optionsOf, out, parseCount, withConnectionOptions, withNamespaceOption } from './common.ts';
-import { collectionPath, objectPath, resolveResourceType, resourceTypeOfKind } from './kinds.ts';
+import { collectionPath, objectPath } from './kinds.ts';
 import { selectorFromLabels } from './selector.ts';
 
 /** The annotation naming a pod's default container for logs and exec. */
@@ -47,11 +47,12 @@ export const registerLogs = (program: Command): void => {
       const [target, containerArg] = cmd.processedArgs as [string, string | undefined];
       const options = optionsOf<{ container?: string; follow?: boolean; tail?: number; previous?: boolean; timestamps?: boolean }>(cmd);
       const session = connect(cmd);
-      const podType = resourceTypeOfKind('Pod')!;
+      const resources = await session.resources();
+      const podType = resources.forGroupKind('', 'Pod');
       let podName = target;
       const slash = target.indexOf('/');
       if (slash >= 0) {
-        const type = resolveResourceType(target.slice(0, slash));
+        const type = resources.resolve(target.slice(0, slash));
         const name = target.slice(slash + 1);
         if (type.kind === 'Pod') podName = name;
         else if (type.kind === 'Deployment' || type.kind === 'ReplicaSet') {

@@ -10,7 +10,7 @@ import type { Deployment, PodTemplateSpec, ReplicaSet } from '../../schemas/inde
 import { ApiError, type Client } from '../client.ts';
 import { renderTable } from '../printers.ts';
 import { action, connect, optionsOf, out, parseBool, sleep, withConnectionOptions, withNamespaceOption } from './common.ts';
-import { collectionPath, objectPath, parseObjectReference, resourceTypeOfKind, typedName, type ResourceType } from './kinds.ts';
+import { collectionPath, objectPath, parseObjectReference, typedName, type Resources, type ResourceType } from './kinds.ts';
 import { selectorFromLabels } from './selector.ts';
 import { ownedReplicaSets, revisionOf, sameTemplate, stripHash } from './workloads.ts';
 
@@ -95,9 +95,9 @@ export const rollbackTemplate = (deployment: Deployment, replicaSets: readonly R
   return { type: 'rollback', revision: chosen.revision, template };
 };
 
-const listReplicaSets = async (client: Client, deployment: Deployment): Promise<ReplicaSet[]> => {
+const listReplicaSets = async (client: Client, resources: Resources, deployment: Deployment): Promise<ReplicaSet[]> => {
   const labels = deployment.spec.selector.matchLabels;
-  const list = await client.get<{ items?: ReplicaSet[] }>(collectionPath(resourceTypeOfKind('ReplicaSet')!, deployment.metadata.namespace), {
+  const list = await client.get<{ items?: ReplicaSet[] }>(collectionPath(resources.forGroupKind('apps', 'ReplicaSet'), deployment.metadata.namespace), {
     labelSelector: labels ? selectorFromLabels(labels) : undefined,
   });
   return list.items ?? [];
@@ -154,11 +154,11 @@ export const registerRollout = (program: Command): void => {
   withConnectionOptions(status);
   status.action(
     action(async (cmd) => {
-      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'deployment/NAME');
-      deploymentOnly(type, 'status viewer');
       const options = optionsOf<{ watch: boolean; timeout: string }>(cmd);
       const timeout = parseDuration(options.timeout);
       const session = connect(cmd);
+      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'deployment/NAME', await session.resources());
+      deploymentOnly(type, 'status viewer');
       const controller = new AbortController();
       const timer = timeout > 0 ? setTimeout(() => controller.abort(), timeout) : undefined;
       try {
@@ -181,17 +181,18 @@ export const registerRollout = (program: Command): void => {
   withConnectionOptions(undo);
   undo.action(
     action(async (cmd) => {
-      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'deployment/NAME');
-      deploymentOnly(type, 'rollbacker');
       const options = optionsOf<{ toRevision?: number }>(cmd);
       const session = connect(cmd);
+      const resources = await session.resources();
+      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'deployment/NAME', resources);
+      deploymentOnly(type, 'rollbacker');
       const path = objectPath(type, session.namespace, name);
       for (let attempt = 0; ; attempt++) {
         const deployment = await session.client.get<Deployment>(path);
         if (deployment.spec.paused) {
           throw new Error(`you cannot rollback a paused deployment; resume it first with 'logplane rollout resume' and try again`);
         }
-        const plan = rollbackTemplate(deployment, await listReplicaSets(session.client, deployment), options.toRevision ?? 0);
+        const plan = rollbackTemplate(deployment, await listReplicaSets(session.client, resources, deployment), options.toRevision ?? 0);
         if (plan.type === 'error') throw new Error(plan.message);
         if (plan.type === 'skipped') {
           out(`${typedName(type, name)} ${plan.message}\n`);
@@ -218,11 +219,12 @@ export const registerRollout = (program: Command): void => {
   withConnectionOptions(history);
   history.action(
     action(async (cmd) => {
-      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'deployment/NAME');
-      deploymentOnly(type, 'history viewer');
       const session = connect(cmd);
+      const resources = await session.resources();
+      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'deployment/NAME', resources);
+      deploymentOnly(type, 'history viewer');
       const deployment = await session.client.get<Deployment>(objectPath(type, session.namespace, name));
-      const revisions = ownedReplicaSets(deployment, await listReplicaSets(session.client, deployment))
+      const revisions = ownedReplicaSets(deployment, await listReplicaSets(session.client, resources, deployment))
         .map((rs) => ({ revision: revisionOf(rs), cause: rs.metadata.annotations?.['kubernetes.io/change-cause'] ?? '<none>' }))
         .filter((r): r is { revision: number; cause: string } => r.revision !== undefined)
         .sort((a, b) => a.revision - b.revision);

@@ -23,10 +23,10 @@ export const registerScale = (program: Command): void => {
   withConnectionOptions(command);
   command.action(
     action(async (cmd) => {
-      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'KIND/NAME or KIND NAME');
       const options = optionsOf<{ replicas: number; currentReplicas?: number }>(cmd);
-      if (type.kind !== 'Deployment' && type.kind !== 'ReplicaSet') throw new Error(`cannot scale ${type.plural}: only deployments and replicasets have replicas`);
       const session = connect(cmd);
+      const { type, name } = parseObjectReference(cmd.processedArgs[0] as string[], 'KIND/NAME or KIND NAME', await session.resources());
+      if (!type.subresources.includes('scale')) throw new Error(`cannot scale ${type.plural}: they have no scale subresource`);
       const path = objectPath(type, session.namespace, name, 'scale');
       if (options.currentReplicas !== undefined) {
         const current = await session.client.get<Scale>(path);
