@@ -16,3 +16,25 @@ export class ReconcileError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * Whether a failed reconcile should be retried with backoff: an error that carries a
+ * `retriable` flag (a `ReconcileError`, the log's `LogError`) says so itself; any other
+ * error (a bug in a decision, an unexpected throw) is retried, as controller-runtime retries
+ * every error that is not a terminal one.
+ */
+export const isRetriable = (error: unknown): boolean => {
+  if (typeof error === 'object' && error !== null && 'retriable' in error) {
+    const { retriable } = error as { retriable: unknown };
+    if (typeof retriable === 'boolean') return retriable;
+  }
+  return true;
+};
+
+/** The fold rejected a key's commands on every one of its allowed retries: the key is dropped until a change wakes it. */
+export class CommandsRejectedError extends ReconcileError {
+  override readonly name = 'CommandsRejectedError';
+  constructor(key: string, attempts: number) {
+    super(`the commands for ${key} were rejected ${attempts} times in a row; dropping the key until a change wakes it`, false, { key, attempts });
+  }
+}

@@ -15,6 +15,7 @@ import { partitionOfKey } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
 import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
+import { CommandsRejectedError, isRetriable } from './errors.ts';
 import { createInformer, type Informer } from './informer.ts';
 import type { EventBody, EventEnvelope } from '../schemas/index.ts';
 
@@ -55,6 +56,41 @@ export interface Controller {
   attach?(projection: Projection): () => void;
 }
 
+/** The outcome of deciding one key in a round: its decision, or what its decision threw. */
+export type KeyOutcome =
+  | { readonly type: 'decided'; readonly decision: Decision }
+  | { readonly type: 'failed'; readonly error: unknown };
+
+/**
+ * Decides `keys` for one round, catching what a decision throws: per key, so one failing
+ * key does not hold back the others of its batch; a controller's batch decision
+ * (`decideAll`) decides its keys together, so when it throws, every key of the batch failed.
+ */
+export const decideRound = (
+  controller: Controller,
+  keys: readonly string[],
+  view: View,
+  context: DecideContext,
+): ReadonlyMap<string, KeyOutcome> => {
+  const outcomes = new Map<string, KeyOutcome>();
+  if (controller.decideAll) {
+    try {
+      for (const [key, decision] of controller.decideAll(keys, view, context)) outcomes.set(key, { type: 'decided', decision });
+    } catch (error) {
+      for (const key of keys) outcomes.set(key, { type: 'failed', error });
+    }
+    return outcomes;
+  }
+  for (const key of keys) {
+    try {
+      outcomes.set(key, { type: 'decided', decision: controller.decide(key, view, context) });
+    } catch (error) {
+      outcomes.set(key, { type: 'failed', error });
+    }
+  }
+  return outcomes;
+};
+
 /** Decides `keys` with the controller's batch decision if it has one. */
 export const decideKeys = (
   controller: Controller,
@@ -76,7 +112,34 @@ export interface RuntimeOptions {
   readonly batchSize?: number;
   /** Backoff of a failing key: base and cap in ms (default 100 ms → 30 s). */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  /**
+   * Retries of a key whose commands the fold keeps rejecting (default 8) before the key is
+   * recorded as failed (`CommandsRejectedError`, terminal) and dropped until a change wakes it.
+   */
+  readonly maxRejectedRetries?: number;
   readonly now?: () => number;
+}
+
+/** Where a reconcile of one key failed. */
+export const FailureStage = {
+  /** `decide` (or `decideAll`) threw. */
+  Decide: 'decide',
+  /** Appending the commands, or waiting for the projection to apply them, failed. */
+  Append: 'append',
+  /** The fold rejected the key's commands. */
+  Rejected: 'rejected',
+} as const;
+export type FailureStage = (typeof FailureStage)[keyof typeof FailureStage];
+
+/** One failed reconcile of a key, as the runtime recorded it (logged, counted, and emitted on `failures$`). */
+export interface ReconcileFailure {
+  readonly key: string;
+  readonly stage: FailureStage;
+  readonly error: unknown;
+  /** Consecutive failures of this key, this one included. */
+  readonly attempt: number;
+  /** The key is reconciled again after this long; undefined: it was dropped (a terminal error). */
+  readonly retryInMs?: number;
 }
 
 export interface ReconcilerRuntime {
@@ -85,6 +148,8 @@ export interface ReconcilerRuntime {
   owned(): ReadonlySet<number>;
   /** Emits after every round (for tests and metrics). */
   readonly rounds$: Subject<{ keys: number; commands: number }>;
+  /** Emits every failed reconcile of a key, retried or dropped (for tests and debugging). */
+  readonly failures$: Subject<ReconcileFailure>;
   stop(): Promise<void>;
 }
 
@@ -132,6 +197,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   const now = options.now ?? Date.now;
   const batchSize = options.batchSize ?? 1000;
   const backoff = options.backoff ?? { baseMs: 100, maxMs: 30_000 };
+  const maxRejectedRetries = options.maxRejectedRetries ?? 8;
   const partitions = log.layout.partitions;
   const runtimeLogger = logger.child({ controller: controller.name });
 
@@ -142,6 +208,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   const failures = new Map<string, number>();
   const timers = new Set<NodeJS.Timeout>();
   const rounds$ = new Subject<{ keys: number; commands: number }>();
+  const failures$ = new Subject<ReconcileFailure>();
   let owned = new Set<number>();
   let assignments = 0;
   let running = false;
@@ -221,25 +288,26 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     const decidedAt = formatVector(projection.cursor());
     const decidedNow = now();
     const keys = batch.map(([key]) => key).filter(owns);
-    let decisions: ReadonlyMap<string, Decision>;
-    try {
-      decisions = decideKeys(controller, keys, view, { now: decidedNow });
-    } catch (error) {
-      options.metrics?.errors.inc({ controller: controller.name });
-      runtimeLogger.error({ error: String(error), keys: keys.length }, 'decide failed; retrying the keys with backoff');
-      for (const [key, cause] of batch) retry(key, cause);
-      return;
-    }
+    const outcomes = decideRound(controller, keys, view, { now: decidedNow });
     const envelopes: EventEnvelope[] = [];
+    /** The keys decided without error, with their causes: only they are confirmed or retried by what the append does. */
+    const decided: [string, string | null][] = [];
+    /** Command id → the key whose decision it came from (a ReplicaSet's key for the Pods it creates). */
+    const decidedFor = new Map<string, string>();
     for (const [key, cause] of batch) {
-      const decision = decisions.get(key);
-      if (!decision) continue;
-      for (const body of decision.commands) {
-        envelopes.push(
-          envelope(body, { actor: { type: 'controller', name: controller.name }, causationId: cause, decidedAt, time: decidedNow }),
-        );
+      const outcome = outcomes.get(key);
+      if (!outcome) continue;
+      if (outcome.type === 'failed') {
+        fail(key, cause, FailureStage.Decide, outcome.error);
+        continue;
       }
-      if (decision.requeueAfterMs !== undefined) requeueAfter(key, decision.requeueAfterMs);
+      decided.push([key, cause]);
+      for (const body of outcome.decision.commands) {
+        const command = envelope(body, { actor: { type: 'controller', name: controller.name }, causationId: cause, decidedAt, time: decidedNow });
+        decidedFor.set(command.id, key);
+        envelopes.push(command);
+      }
+      if (outcome.decision.requeueAfterMs !== undefined) requeueAfter(key, outcome.decision.requeueAfterMs);
     }
     try {
       if (envelopes.length > 0) {
@@ -263,19 +331,20 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
         const rejected = new Set<string>();
         for (const a of appended) {
           if (a.topic === 'heartbeats' || !unconfirmed.has(a.event.id)) continue;
-          if (projection.store.eventAt(a.topic, a.partition, a.offset, a.event.id)?.verdict.type === 'rejected') rejected.add(a.event.key);
+          const key = decidedFor.get(a.event.id);
+          if (key !== undefined && projection.store.eventAt(a.topic, a.partition, a.offset, a.event.id)?.verdict.type === 'rejected') rejected.add(key);
         }
-        for (const [key, cause] of batch) {
-          if (rejected.has(key)) retry(key, cause);
-          else failures.delete(key);
+        for (const [key, cause] of decided) {
+          if (!rejected.has(key)) failures.delete(key);
+          else if ((failures.get(key) ?? 0) < maxRejectedRetries) fail(key, cause, FailureStage.Rejected, new Error(`the fold rejected the commands for ${key}`));
+          else fail(key, cause, FailureStage.Rejected, new CommandsRejectedError(key, (failures.get(key) ?? 0) + 1));
         }
         return;
       }
-      for (const [key] of batch) failures.delete(key);
+      for (const [key] of decided) failures.delete(key);
     } catch (error) {
-      options.metrics?.errors.inc({ controller: controller.name });
-      runtimeLogger.warn({ error: String(error) }, 'appending commands failed; retrying the keys with backoff');
-      for (const [key, cause] of batch) retry(key, cause);
+      runtimeLogger.warn({ keys: decided.length, error: String(error) }, 'appending commands failed');
+      for (const [key, cause] of decided) fail(key, cause, FailureStage.Append, error, false);
     } finally {
       unconfirmed.clear();
       options.metrics?.latency.observe({ controller: controller.name }, (performance.now() - started) / 1000);
@@ -283,12 +352,25 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     }
   };
 
-  const retry = (key: string, cause: string | null): void => {
-    if (stopped) return;
-    const attempts = (failures.get(key) ?? 0) + 1;
-    failures.set(key, attempts);
-    const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempts - 1));
-    later(delay, () => enqueue(key, cause));
+  /**
+   * Records a failed reconcile of `key`: a retriable error retries the key with backoff
+   * (base · 2^(attempt-1), capped), a terminal one (`retriable: false`) drops it until a
+   * change wakes it again.
+   */
+  const fail = (key: string, cause: string | null, stage: FailureStage, error: unknown, logged = true): void => {
+    options.metrics?.errors.inc({ controller: controller.name });
+    const attempt = (failures.get(key) ?? 0) + 1;
+    if (!isRetriable(error)) {
+      failures.delete(key);
+      runtimeLogger.error({ key, stage, attempt, error: String(error) }, 'reconcile failed with a terminal error; dropping the key');
+      failures$.next({ key, stage, error, attempt });
+      return;
+    }
+    failures.set(key, attempt);
+    const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1));
+    if (logged) runtimeLogger.warn({ key, stage, attempt, retryInMs: delay, error: String(error) }, 'reconcile failed; retrying the key with backoff');
+    failures$.next({ key, stage, error, attempt, retryInMs: delay });
+    if (!stopped) later(delay, () => enqueue(key, cause));
   };
 
   const catchUp = async (): Promise<void> => {
@@ -344,6 +426,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     controller,
     owned: () => owned,
     rounds$,
+    failures$,
     stop: async () => {
       stopped = true;
       for (const s of subscriptions) s.unsubscribe();
@@ -357,6 +440,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       timers.clear();
       await membership.leave();
       rounds$.complete();
+      failures$.complete();
     },
   };
 };
