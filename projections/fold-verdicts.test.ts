@@ -1063,7 +1063,7 @@ const kafkaReady = async (): Promise<void> => {
   try {
     const event = makeEvent(`Namespace//${NS}`, created(namespace()));
     const position = await appendEvent(log, 'desired', event);
-    await projection.waitForEvent('desired', position.partition, position.offset, event.id, 110_000);
+    await projection.waitForEvent('desired', position.partition, position.offset, event.id, 290_000);
   } finally {
     await projection.close();
     await log.close();
@@ -1073,7 +1073,7 @@ const kafkaReady = async (): Promise<void> => {
 describe.each(LOG_ADAPTERS.flatMap((adapter) => [1, 3].map((partitions) => [adapter, partitions] as const)))(
   'a projection on the %s log with %i partition(s)',
   (adapter, partitions) => {
-    if (adapter === 'kafka') beforeAll(kafkaReady, 120_000);
+    if (adapter === 'kafka') beforeAll(kafkaReady, 300_000);
     it.each(VERDICTS)('$name; a replay from offset 0 gives the live state hash', async (c) => {
       const { log, projection, cluster } = await openCluster(adapter, partitions);
       await runCase(c, cluster);
@@ -1211,7 +1211,7 @@ const openWriters = async (adapter: LogAdapter, partitions: number) => {
 describe.each(LOG_ADAPTERS.flatMap((adapter) => [1, 3].map((partitions) => [adapter, partitions] as const)))(
   'concurrent writers on the %s log with %i partition(s)',
   (adapter, partitions) => {
-    if (adapter === 'kafka') beforeAll(kafkaReady, 120_000);
+    if (adapter === 'kafka') beforeAll(kafkaReady, 300_000);
     it.each(RACES)('$name: the first in log order wins, every projection agrees, a replay gives the same hash', async (race) => {
       const writers = await openWriters(adapter, partitions);
       const [first] = writers;
