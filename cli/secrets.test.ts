@@ -43,7 +43,7 @@ describe('the Kafka password', () => {
     const warnings: string[] = [];
     expect(kafkaPassword(flags, {}, (text) => warnings.push(text))).toBe('s3cret');
     expect(warnings).toEqual([]);
-    const target = logTarget(flags as Parameters<typeof logTarget>[0], temp);
+    const target = logTarget(flags as unknown as Parameters<typeof logTarget>[0], temp);
     expect(target).toMatchObject({ type: 'kafka', sasl: { mechanism: 'plain', username: 'logplane', password: 's3cret' } });
   });
 
