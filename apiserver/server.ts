@@ -236,6 +236,16 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     help: 'The most bytes any one watch has held unsent since the apiserver started (bounded by the watch buffer).',
     registers: [metrics.registry],
   });
+  new Gauge({
+    name: 'apiserver_current_inflight_requests',
+    help: 'Requests in flight now, by kind (readOnly, mutating), as limited by --max-requests-inflight and --max-mutating-requests-inflight.',
+    labelNames: ['request_kind'] as const,
+    registers: [metrics.registry],
+    collect() {
+      this.set({ request_kind: 'readOnly' }, inflight.inflight.readOnly);
+      this.set({ request_kind: 'mutating' }, inflight.inflight.mutating);
+    },
+  });
   let bufferPeak = 0;
   const maxBufferedBytes = options.watchBufferBytes ?? 1024 * 1024;
   const drainGraceMs = options.watchDrainGraceMs ?? 5000;

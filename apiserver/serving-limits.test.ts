@@ -185,6 +185,8 @@ describe('serving limits', () => {
         message: 'Too many requests, please try again later.',
         details: { retryAfterSeconds: 1 },
       });
+      const metrics = (await api.client.request('GET', '/metrics')).body as string;
+      expect(metrics).toContain('apiserver_current_inflight_requests{request_kind="mutating"} 2');
       // Reads have their own limit; system:masters is exempt, as in kube.
       expect((await api.client.request('GET', '/api/v1/namespaces/default/pods', { token: USER_TOKEN })).status).toBe(200);
       expect((await api.client.request('POST', '/api/v1/namespaces/default/pods', { body: podManifest('by-admin') })).status).toBe(201);
