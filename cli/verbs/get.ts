@@ -205,7 +205,8 @@ const fetchAt = async (
 const printOptions = (format: OutputFormat, options: GetOptions, several: boolean, type: ResourceType): PrintOptions => ({
   wide: format === 'wide',
   noHeaders: options.headers === false,
-  withNamespace: options.allNamespaces === true,
+  // kubectl's get: no NAMESPACE column for a cluster-scoped type, even with -A.
+  withNamespace: options.allNamespaces === true && type.namespaced,
   showLabels: options.showLabels === true,
   ...(several ? { kind: qualifiedKind(type) } : {}),
 });
