@@ -1,8 +1,10 @@
 /**
  * The node-lifecycle controller: a node whose heartbeats stop is marked Ready=Unknown
- * after the grace period and tainted `node.kubernetes.io/unreachable:NoExecute`; its pods
- * are evicted once their toleration of that taint runs out, so their ReplicaSets replace
- * them elsewhere. A node that heartbeats again loses the taint.
+ * after the grace period and tainted `node.kubernetes.io/unreachable:NoExecute`; a node
+ * whose agent reports Ready=False is tainted `node.kubernetes.io/not-ready:NoExecute`
+ * (the two taints are exclusive, as kube's); its pods are evicted once their toleration of
+ * that taint runs out, so their ReplicaSets replace them elsewhere. A node that heartbeats
+ * again and is Ready loses the taint.
  */
 import type { View } from '../../projections/index.ts';
 import type { EventBody, Node, NodeCondition, Pod, Taint } from '../../schemas/index.ts';
@@ -10,7 +12,10 @@ import { toleratesTaint } from '../scheduler/plugins/taint-toleration/index.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import type { HeartbeatTracker } from './heartbeats.ts';
 
+/** The NoExecute taint of a node whose Ready condition is Unknown. */
 export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
+/** The NoExecute taint of a node whose Ready condition is False. */
+export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 
 export interface NodeLifecycleOptions {
   readonly heartbeats: HeartbeatTracker;
@@ -24,15 +29,43 @@ export interface NodeLifecycleOptions {
 
 const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** Seconds `pod` tolerates `taint` (Infinity: forever; 0: not at all). */
+/**
+ * Seconds `pod` tolerates `taint` (Infinity: forever; 0: not at all), as kube's taint
+ * manager (`getMinTolerationTime`): the smallest `tolerationSeconds` among the tolerations
+ * that match (a toleration without one does not lengthen it), forever only when no matching
+ * toleration sets any. A pod with no matching toleration gets `defaultSeconds`, the
+ * toleration kube's DefaultTolerationSeconds admission adds for the not-ready and
+ * unreachable taints.
+ */
 export const tolerationSeconds = (pod: Pod, taint: Taint, defaultSeconds: number): number => {
   const matching = (pod.spec.tolerations ?? []).filter((t) => toleratesTaint(t, taint));
   if (matching.length === 0) return defaultSeconds;
-  if (matching.some((t) => t.tolerationSeconds === undefined)) return Number.POSITIVE_INFINITY;
-  return Math.max(0, Math.min(...matching.map((t) => t.tolerationSeconds ?? 0)));
+  const limited = matching.flatMap((t) => (t.tolerationSeconds === undefined || t.tolerationSeconds === null ? [] : [t.tolerationSeconds]));
+  if (limited.length === 0) return Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.min(...limited));
 };
 
-/** Decides one node: condition, taint and evictions, from the heartbeat age at `now`. */
+/** The NoExecute taint a Ready condition status calls for (kube keeps the two mutually exclusive), if any. */
+const taintKeyFor = (status: string | undefined): string | undefined => {
+  switch (status) {
+    case 'False':
+      return NOT_READY_TAINT;
+    case 'Unknown':
+      return UNREACHABLE_TAINT;
+    default:
+      return undefined;
+  }
+};
+
+const isLifecycleTaint = (taint: Taint): boolean =>
+  taint.effect === 'NoExecute' && (taint.key === UNREACHABLE_TAINT || taint.key === NOT_READY_TAINT);
+
+/**
+ * Decides one node from the heartbeat age at `now`: its Ready condition (Unknown once silent
+ * past the grace period, True again when heard from), the NoExecute taint that condition
+ * calls for (`node.kubernetes.io/not-ready` for False, `…/unreachable` for Unknown, none for
+ * True), and the eviction of its pods once their toleration of that taint has run out.
+ */
 export const decideNode = (
   node: Node,
   view: View,
@@ -44,66 +77,59 @@ export const decideNode = (
 ): Decision => {
   const name = node.metadata.name;
   const silentFor = context.now - lastHeartbeat;
+  const silent = silentFor > options.gracePeriodMs;
   const taints = node.spec?.taints ?? [];
-  const unreachable = taints.find((t) => t.key === UNREACHABLE_TAINT && t.effect === 'NoExecute');
   const commands: EventBody[] = [];
-  const nodeUpdate = (nextTaints: Taint[]): EventBody => ({
-    type: 'ObjectUpdated',
-    object: { ...node, spec: { ...node.spec, taints: nextTaints } },
-    expectedResourceVersion: node.metadata.resourceVersion ?? null,
-    subresource: null,
-  });
-
   const conditions = node.status?.conditions ?? [];
   const ready = conditions.find((c) => c.type === 'Ready');
+  const setReady = (condition: NodeCondition): void => {
+    commands.push({
+      type: 'NodeStatusChanged',
+      name,
+      status: { ...node.status, conditions: [...conditions.filter((c) => c.type !== 'Ready'), condition] },
+    });
+  };
 
-  if (silentFor <= options.gracePeriodMs) {
-    if (unreachable) commands.push(nodeUpdate(taints.filter((t) => t !== unreachable)));
-    // The agent posts its status only when it starts; heartbeats are its lease renewals, so the
-    // Unknown this controller set is lifted here, or the node would stay NotReady (and unschedulable).
-    if (heardFrom && ready?.status === 'Unknown' && ready.reason === 'NodeStatusUnknown') {
-      const readyAgain: NodeCondition = {
-        type: 'Ready',
-        status: 'True',
-        reason: 'KubeletReady',
-        message: 'logplane agent is posting ready status',
-        lastHeartbeatTime: isoTime(lastHeartbeat),
-        lastTransitionTime: isoTime(context.now),
-      };
-      commands.push({
-        type: 'NodeStatusChanged',
-        name,
-        status: { ...node.status, conditions: [...conditions.filter((c) => c.type !== 'Ready'), readyAgain] },
-      });
-    }
-    return { commands, requeueAfterMs: options.gracePeriodMs - silentFor + 1 };
-  }
-
-  if (ready?.status !== 'Unknown') {
-    const unknown: NodeCondition = {
+  let readyStatus = ready?.status;
+  if (silent && ready?.status !== 'Unknown') {
+    readyStatus = 'Unknown';
+    setReady({
       type: 'Ready',
       status: 'Unknown',
       reason: 'NodeStatusUnknown',
       message: 'Kubelet stopped posting node status.',
       lastHeartbeatTime: isoTime(lastHeartbeat),
       lastTransitionTime: isoTime(context.now),
-    };
-    commands.push({
-      type: 'NodeStatusChanged',
-      name,
-      status: { ...node.status, conditions: [...conditions.filter((c) => c.type !== 'Ready'), unknown] },
+    });
+  } else if (!silent && heardFrom && ready?.status === 'Unknown' && ready.reason === 'NodeStatusUnknown') {
+    // The agent posts its status only when it starts; heartbeats are its lease renewals, so the
+    // Unknown this controller set is lifted here, or the node would stay NotReady (and unschedulable).
+    readyStatus = 'True';
+    setReady({
+      type: 'Ready',
+      status: 'True',
+      reason: 'KubeletReady',
+      message: 'logplane agent is posting ready status',
+      lastHeartbeatTime: isoTime(lastHeartbeat),
+      lastTransitionTime: isoTime(context.now),
     });
   }
-  if (!unreachable) {
-    commands.push(nodeUpdate([...taints, { key: UNREACHABLE_TAINT, effect: 'NoExecute', timeAdded: isoTime(context.now) }]));
+
+  const wantedKey = taintKeyFor(readyStatus);
+  const kept = taints.filter((t) => !isLifecycleTaint(t) || t.key === wantedKey);
+  const current = kept.find((t) => isLifecycleTaint(t) && t.key === wantedKey);
+  if (wantedKey !== undefined && !current) {
+    commands.push(nodeUpdate(node, [...kept, { key: wantedKey, effect: 'NoExecute', timeAdded: isoTime(context.now) }]));
     return { commands, requeueAfterMs: 1000 };
   }
+  if (kept.length !== taints.length) commands.push(nodeUpdate(node, kept));
+  if (!current) return silent ? { commands } : { commands, requeueAfterMs: options.gracePeriodMs - silentFor + 1 };
 
-  const taintedAt = Date.parse(unreachable.timeAdded ?? isoTime(context.now));
-  let nextCheck = Number.POSITIVE_INFINITY;
+  const taintedAt = Date.parse(current.timeAdded ?? isoTime(context.now));
+  let nextCheck = silent ? Number.POSITIVE_INFINITY : options.gracePeriodMs - silentFor + 1;
   for (const pod of view.podsOnNode(name)) {
     if (pod.metadata.deletionTimestamp && pod.metadata.deletionGracePeriodSeconds === 0) continue;
-    const seconds = tolerationSeconds(pod, unreachable, options.defaultTolerationSeconds);
+    const seconds = tolerationSeconds(pod, current, options.defaultTolerationSeconds);
     const due = taintedAt + seconds * 1000;
     if (due <= context.now) {
       commands.push({
@@ -122,6 +148,13 @@ export const decideNode = (
   }
   return Number.isFinite(nextCheck) ? { commands, requeueAfterMs: nextCheck } : { commands };
 };
+
+const nodeUpdate = (node: Node, taints: Taint[]): EventBody => ({
+  type: 'ObjectUpdated',
+  object: { ...node, spec: { ...node.spec, taints } },
+  expectedResourceVersion: node.metadata.resourceVersion ?? null,
+  subresource: null,
+});
 
 /** Creates the node-lifecycle controller. */
 export const createNodeLifecycleController = (options: NodeLifecycleOptions): Controller => {
