@@ -205,8 +205,8 @@ const fetchAt = async (
 const printOptions = (format: OutputFormat, options: GetOptions, several: boolean, type: ResourceType): PrintOptions => ({
   wide: format === 'wide',
   noHeaders: options.headers === false,
-  // kubectl's get: no NAMESPACE column for a cluster-scoped type, even with -A.
-  withNamespace: options.allNamespaces === true && type.namespaced,
+  // kubectl's get: with -A, no NAMESPACE column for a cluster-scoped type printed alone (an empty one among several types).
+  withNamespace: options.allNamespaces === true && (type.namespaced || several),
   showLabels: options.showLabels === true,
   ...(several ? { kind: qualifiedKind(type) } : {}),
 });
