@@ -4,6 +4,7 @@ import { bodies, envelope, objects, pod, podStatus } from './fixtures/samples.ts
 import { v1ObjectCreatedPod } from './fixtures/v1-object-created-pod.ts';
 import { v2PodBound } from './fixtures/v2-pod-bound.ts';
 import { v3DecidedAt } from './fixtures/v3-decided-at.ts';
+import { v4ObjectUpdatedDeployment } from './fixtures/v4-object-updated-deployment.ts';
 import {
   createEventCodec,
   decodeEvent,
@@ -138,6 +139,13 @@ describe('round trip', () => {
     expect(writer).not.toBe(registry.current);
     expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
     expect(decodeEvent(buf)).toStrictEqual(v3DecidedAt);
+  });
+
+  it('decodes the committed v4 fixture (v4-object-updated-deployment.bin, the last hand-written version) with the current reader', () => {
+    const buf = readFileSync(new URL('./fixtures/v4-object-updated-deployment.bin', import.meta.url));
+    const writer = registry.versions.find((version) => version.name === 'v4');
+    expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
+    expect(decodeEvent(buf)).toStrictEqual(v4ObjectUpdatedDeployment);
   });
 
   it('decodes a null decidedAt as absent (optional fields are never null when decoded)', () => {
