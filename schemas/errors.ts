@@ -88,3 +88,35 @@ export class InvalidObjectKeyError extends SchemaError {
     this.key = key;
   }
 }
+
+/**
+ * How `resource.ParseQuantity` (k8s.io/apimachinery) tells a bad quantity apart, with the exact
+ * message it returns for each, which kube-apiserver repeats in its 400 response.
+ */
+export const QUANTITY_ERROR_DETAILS = {
+  /** Not a number followed by a suffix (ErrFormatWrong); also the empty string. */
+  format: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+  /** The number part has no digit where the exact decimal path needs one (ErrNumeric). */
+  numeric: 'unable to parse numeric part of quantity',
+  /** The suffix is none of n u m k M G T P E Ki Mi Gi Ti Pi Ei nor an int64 exponent (ErrSuffix). */
+  suffix: "unable to parse quantity's suffix",
+} as const;
+export type QuantityErrorReason = keyof typeof QUANTITY_ERROR_DETAILS;
+
+/** A string (or JSON number) is not a Kubernetes resource quantity. */
+export class InvalidQuantityError extends SchemaError {
+  /** The rejected input, verbatim (a JSON number as its shortest decimal string). */
+  readonly input: string;
+  /** Which of ParseQuantity's three errors it is. */
+  readonly reason: QuantityErrorReason;
+  /** ParseQuantity's own message for `reason`, e.g. `unable to parse quantity's suffix`. */
+  readonly detail: string;
+
+  constructor(input: string, reason: QuantityErrorReason) {
+    const detail = QUANTITY_ERROR_DETAILS[reason];
+    super(`invalid quantity ${JSON.stringify(input)}: ${detail}`);
+    this.input = input;
+    this.reason = reason;
+    this.detail = detail;
+  }
+}
