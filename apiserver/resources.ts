@@ -5,7 +5,7 @@
  * current event schema stores; nothing here lists kinds.
  */
 import { KINDS, type Kind } from '../schemas/index.ts';
-import { kindByRef, REGISTERED_KINDS, type RegisteredKind } from '../schemas/kinds/registry.ts';
+import { storedKind, kindByRef, REGISTERED_KINDS, type RegisteredKind } from '../schemas/kinds/registry.ts';
 
 /** An API group/version; the core group is `''`. */
 export interface GroupVersion {
@@ -51,7 +51,7 @@ const isHandled = (name: string): name is HandledSubresource => (HANDLED_SUBRESO
 
 /** The resource of a registered kind, with the subresources the apiserver handles. */
 const resourceOf = (kind: Kind): ResourceInfo => {
-  const registered = kindByRef(kind);
+  const registered = storedKind(kind);
   if (!registered) throw new Error(`the current event schema stores ${kind}, which the kind registry does not have`);
   const [version = 'v1'] = registered.versions;
   return {

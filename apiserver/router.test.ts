@@ -34,7 +34,7 @@ describe('route', () => {
     ['/api/v1/namespaces/default/pods/web/exec', 'notFound'],
     ['/api/v1/namespaces/default/deployments', 'notFound'],
     ['/apis/apps/v1/namespaces/default/pods', 'notFound'],
-    ['/apis/batch/v1/jobs', 'notFound'],
+    ['/apis/batch/v1/widgets', 'notFound'],
     ['/api/v2/pods', 'notFound'],
     ['/api', 'apiVersions'],
     ['/apis', 'apiGroupList'],

@@ -4,8 +4,8 @@
  * STATUS, RESTARTS … and, with `-o wide`, the priority-1 columns.
  */
 import { labelSelectorToRequirements, selectorToString } from '../projections/selectors.ts';
-import type { Deployment, Endpoints, KubeObject, Namespace, Node, Pod, ReplicaSet, Service } from '../schemas/index.ts';
-import { assertNever } from '../schemas/index.ts';
+import { KINDS as KIND_LIST } from '../schemas/index.ts';
+import type { Deployment, Endpoints, Kind, KubeObject, Namespace, Node, ObjectOfKind, Pod, ReplicaSet, Service } from '../schemas/index.ts';
 
 export interface TableColumnDefinition {
   readonly name: string;
@@ -270,7 +270,31 @@ const namespaceRow = (namespace: Namespace, now: number): TableCell[] => [
   age(namespace.metadata.creationTimestamp, now),
 ];
 
-const COLUMNS: Readonly<Record<KubeObject['kind'], readonly TableColumnDefinition[]>> = {
+/** How a kind prints as a Table: its columns and the cells of one object's row. */
+interface TablePrinter<K extends Kind> {
+  readonly columns: readonly TableColumnDefinition[];
+  readonly row: (object: ObjectOfKind<K>, now: number) => TableCell[];
+}
+
+const printer = <K extends Kind>(columns: readonly TableColumnDefinition[], row: (object: ObjectOfKind<K>, now: number) => TableCell[]): TablePrinter<K> => ({ columns, row });
+
+/**
+ * kube-apiserver's default table for a kind without printers of its own (as for a custom
+ * resource without additionalPrinterColumns): the name and the age.
+ */
+const DEFAULT_PRINTER: TablePrinter<Kind> = printer([NAME, AGE], (object, now) => [object.metadata.name, age(object.metadata.creationTimestamp, now)]);
+
+const ROWS = {
+  Pod: podRow,
+  Node: nodeRow,
+  Service: serviceRow,
+  Endpoints: endpointsRow,
+  Deployment: deploymentRow,
+  ReplicaSet: replicaSetRow,
+  Namespace: namespaceRow,
+};
+
+const COLUMNS = {
   Pod: [
     NAME,
     column('Ready', 'The aggregate readiness state of this pod for accepting traffic.'),
@@ -327,27 +351,24 @@ const COLUMNS: Readonly<Record<KubeObject['kind'], readonly TableColumnDefinitio
   Namespace: [NAME, column('Status', 'The status of the namespace'), AGE],
 };
 
-/** The cells of one object's row. */
-export const rowCells = (object: KubeObject, now: number): TableCell[] => {
-  switch (object.kind) {
-    case 'Pod':
-      return podRow(object, now);
-    case 'Node':
-      return nodeRow(object, now);
-    case 'Service':
-      return serviceRow(object, now);
-    case 'Endpoints':
-      return endpointsRow(object, now);
-    case 'Deployment':
-      return deploymentRow(object, now);
-    case 'ReplicaSet':
-      return replicaSetRow(object, now);
-    case 'Namespace':
-      return namespaceRow(object, now);
-    default:
-      return assertNever(object);
-  }
+/** Every kind's Table printer: its own where written, else {@link DEFAULT_PRINTER}. */
+const PRINTERS: { readonly [K in Kind]: TablePrinter<K> } = {
+  ...(Object.fromEntries(KIND_LIST.map((kind) => [kind, DEFAULT_PRINTER])) as { [K in Kind]: TablePrinter<K> }),
+  Pod: printer(COLUMNS.Pod, ROWS.Pod),
+  Node: printer(COLUMNS.Node, ROWS.Node),
+  Service: printer(COLUMNS.Service, ROWS.Service),
+  Endpoints: printer(COLUMNS.Endpoints, ROWS.Endpoints),
+  Deployment: printer(COLUMNS.Deployment, ROWS.Deployment),
+  ReplicaSet: printer(COLUMNS.ReplicaSet, ROWS.ReplicaSet),
+  Namespace: printer(COLUMNS.Namespace, ROWS.Namespace),
 };
+
+/** The cells of one object's row. */
+export const rowCells = (object: KubeObject, now: number): TableCell[] =>
+  (PRINTERS[object.kind] as TablePrinter<Kind>).row(object, now);
+
+/** The columns of a kind's Table. */
+export const tableColumns = (kind: Kind): readonly TableColumnDefinition[] => PRINTERS[kind].columns;
 
 /** `PartialObjectMetadata` of an object: what `-A` and `--show-labels` read from a row. */
 export const partialMetadata = (object: KubeObject, version: string): unknown => ({
@@ -375,7 +396,7 @@ export const toTable = (objects: readonly KubeObject[], options: TableOptions): 
       ...(options.resourceVersion !== undefined ? { resourceVersion: options.resourceVersion } : {}),
       ...(options.continueToken ? { continue: options.continueToken } : {}),
     },
-    columnDefinitions: COLUMNS[options.kind],
+    columnDefinitions: tableColumns(options.kind),
     rows: objects.map((object) => ({
       cells: rowCells(object, now),
       ...(options.includeObject === 'None'

@@ -908,6 +908,9 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
     getKeys: (options) => timesRange(options, (key) => key),
   };
 
+  // Values are hashed as canonical JSON (object members in key order): the state, not the
+  // member order a schema version decodes objects in (v5's generated records order fields
+  // as the API document does, v4's hand-written ones did not).
   const stateHash = (): string => {
     const hash = createHash('sha256');
     const databases: [string, Database<unknown, Key>][] = [
@@ -928,7 +931,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       for (const { key, value } of database.getRange()) {
         hash.update(JSON.stringify(key));
         hash.update('=');
-        hash.update(database === snapshots ? encodeSnapshot(value as Snapshot) : JSON.stringify(value));
+        hash.update(database === snapshots ? encodeSnapshot(value as Snapshot) : canonicalJson(value));
         hash.update('\n');
       }
     }
@@ -1069,4 +1072,16 @@ export const lowerBound = (keys: readonly string[], value: string): number => {
     else high = middle;
   }
   return low;
+};
+
+/** JSON text of `value` with every object's members sorted by key: equal for equal values, whatever their member order. */
+export const canonicalJson = (value: unknown): string => {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const members = Object.keys(record)
+    .filter((key) => record[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+  return `{${members.join(',')}}`;
 };

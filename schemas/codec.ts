@@ -6,7 +6,7 @@ import type { EventEnvelope, KubeObject } from './generated/types.ts';
 import { isKind, KINDS } from './keys.ts';
 import { HEADER_LENGTH, type SchemaRegistry, type SchemaVersion } from './registry.ts';
 import { createResolver } from './resolver.ts';
-import { K8S_NAMESPACE } from './schema-view.ts';
+import { shortName, viewOf } from './schema-view.ts';
 import { findProblem } from './validate.ts';
 
 /** Whether an object fits the writer schema of its kind; if not, the first bad field. */
@@ -66,7 +66,7 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
   );
   const fromAvro = compileFromAvro(reader.type);
   const toAvro = compileToAvro(writer.type) ?? ((value: unknown) => value);
-  const objectTypes = new Map(KINDS.map((kind) => [kind, namedType(writer, `${K8S_NAMESPACE}.${kind}`)]));
+  const objectTypes = kindRecords(writer);
   // Valid values (all of them, but for bugs and bad requests) pass the compiled check; avsc
   // judges and describes the rest (see `compileFastCheck`).
   const fitsWriter = compileFastCheck(writer.type);
@@ -121,10 +121,11 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
       return { valid: false, path: '', detail: 'expected an object' };
     }
     const { kind, ...fields } = object as Record<string, unknown>;
-    if (!isKind(kind)) {
-      return { valid: false, path: 'kind', detail: `expected one of ${KINDS.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}` };
+    const type = isKind(kind) ? objectTypes.get(kind) : undefined;
+    if (type === undefined) {
+      return { valid: false, path: 'kind', detail: `expected one of ${[...objectTypes.keys()].join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}` };
     }
-    const problem = (fitsObject.get(kind) as (value: unknown) => boolean)(fields) ? undefined : findProblem(objectTypes.get(kind) as avro.Type, fields);
+    const problem = (fitsObject.get(kind as string) as (value: unknown) => boolean)(fields) ? undefined : findProblem(type, fields);
     return problem === undefined ? { valid: true, object: object as KubeObject } : { valid: false, ...problem };
   };
 
@@ -141,12 +142,24 @@ function findIdProblem(event: EventEnvelope): { path: string; detail: string } |
   return undefined;
 }
 
-function namedType(version: SchemaVersion, name: string): avro.Type {
-  const type = version.types[name];
-  if (type === undefined) {
-    throw new SchemaError(`schema ${version.name} does not define ${name}`);
+/** The record of each kind in a version: the branches of ObjectCreated's `KubeObject` union, by kind. */
+function kindRecords(version: SchemaVersion): Map<string, avro.Type> {
+  const created = version.types['logplane.event.ObjectCreated'];
+  if (created === undefined) {
+    throw new SchemaError(`schema ${version.name} does not define logplane.event.ObjectCreated`);
   }
-  return type;
+  const union = viewOf((created as avro.types.RecordType).field('object').type);
+  if (union.type !== 'union') {
+    throw new SchemaError(`schema ${version.name}: ObjectCreated.object is not a union`);
+  }
+  const records = new Map<string, avro.Type>();
+  for (const branch of union.branches) {
+    const view = viewOf(branch);
+    if (view.type === 'record') {
+      records.set(view.kind?.kind ?? shortName(view.name), branch);
+    }
+  }
+  return records;
 }
 
 function withHeader(buf: Buffer, writer: SchemaVersion): Buffer {

@@ -19,8 +19,9 @@ import { assertNever } from './assert-never.ts';
 import { SchemaError } from './errors.ts';
 import { loadSchemaRegistry, type SchemaVersion } from './registry.ts';
 import {
+  isKubernetesRecord,
   isNullable,
-  K8S_NAMESPACE,
+  JSON_VALUE_RECORD,
   namespaceOf,
   shortName,
   viewOf,
@@ -34,13 +35,26 @@ export const GENERATED_TYPES = new URL('./generated/types.ts', import.meta.url);
 
 type UnionUse = { annotation: UnionAnnotation; members: readonly string[] };
 
+/** The TypeScript name of a named Avro type, by full name. */
+type NameOf = (fullName: string) => string;
+
+/** The TypeScript view of `logplane.json.JsonValue`: any JSON value. */
+const JSON_VALUE_TYPE = 'JsonValue';
+
+/**
+ * The Avro namespace whose types keep their short names when another namespace has a type
+ * of the same short name: core/v1 (`EndpointPort` is core's, discovery/v1's is
+ * `DiscoveryV1EndpointPort`).
+ */
+const PREFERRED_NAMESPACE = 'logplane.k8s.core.v1';
+
 /** The source of `generated/types.ts` for a schema version. */
 export function generateTypes(version: SchemaVersion): string {
   const named = Object.values(version.types).filter((type, index, all) => {
     const kind = viewOf(type).type;
     return (kind === 'record' || kind === 'enum') && all.indexOf(type) === index;
   });
-  checkUniqueShortNames(named);
+  const nameOf = typeNames(named);
   const discriminants = new Map<string, { key: string; value: string }>();
   const unionsByRecord = new Map<string, UnionUse[]>();
   const unionMembers = new Map<string, string>();
@@ -55,7 +69,7 @@ export function generateTypes(version: SchemaVersion): string {
         continue;
       }
       const { annotation } = fieldView;
-      const members = fieldView.branches.map((branch) => shortName(branch.name ?? ''));
+      const members = fieldView.branches.map((branch) => nameOf(branch.name ?? ''));
       const previous = unionMembers.get(annotation.name);
       if (previous !== undefined && previous !== members.join('|')) {
         throw new SchemaError(`union ${annotation.name} has different members in ${view.name}.${field.name}`);
@@ -65,7 +79,9 @@ export function generateTypes(version: SchemaVersion): string {
         unionsByRecord.set(view.name, [...(unionsByRecord.get(view.name) ?? []), { annotation, members }]);
       }
       for (const branch of fieldView.branches) {
-        discriminants.set(branch.name ?? '', { key: annotation.discriminator, value: shortName(branch.name ?? '') });
+        const branchView = viewOf(branch);
+        const value = branchView.type === 'record' && branchView.kind !== undefined ? branchView.kind.kind : shortName(branch.name ?? '');
+        discriminants.set(branch.name ?? '', { key: annotation.discriminator, value });
       }
     }
   }
@@ -74,11 +90,14 @@ export function generateTypes(version: SchemaVersion): string {
     const view = viewOf(type);
     switch (view.type) {
       case 'enum':
-        return [enumBlock(view.name, view.symbols, view.doc)];
+        return [enumBlock(nameOf(view.name), view.symbols, view.doc)];
       case 'record':
+        if (view.name === JSON_VALUE_RECORD) {
+          return [jsonValueBlock(view.doc)];
+        }
         return [
           ...(unionsByRecord.get(view.name) ?? []).map(unionBlock),
-          recordBlock(view.name, view.fields, view.doc, discriminants.get(view.name)),
+          recordBlock(nameOf, view, discriminants.get(view.name)),
         ];
       case 'primitive':
       case 'array':
@@ -98,8 +117,14 @@ export function generateTypes(version: SchemaVersion): string {
   ].join('\n');
 }
 
-function enumBlock(name: string, symbols: readonly string[], doc: string | undefined): string {
-  const short = shortName(name);
+function jsonValueBlock(doc: string | undefined): string {
+  return [
+    ...docLines(doc, ''),
+    `export type ${JSON_VALUE_TYPE} = null | boolean | number | string | ${JSON_VALUE_TYPE}[] | { [key: string]: ${JSON_VALUE_TYPE} };`,
+  ].join('\n');
+}
+
+function enumBlock(short: string, symbols: readonly string[], doc: string | undefined): string {
   const literals = symbols.map((symbol) => `'${symbol}'`);
   return [
     ...docLines(doc, ''),
@@ -117,27 +142,35 @@ function unionBlock({ annotation, members }: UnionUse): string {
   ].join('\n');
 }
 
+const PROPERTY_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
 function recordBlock(
-  name: string,
-  fields: readonly FieldView[],
-  doc: string | undefined,
+  nameOf: NameOf,
+  record: Extract<TypeView, { type: 'record' }>,
   discriminant: { key: string; value: string } | undefined,
 ): string {
-  const omitNulls = namespaceOf(name) === K8S_NAMESPACE;
-  const lines = fields.flatMap((field) => {
+  const { name, fields, doc } = record;
+  const omitNulls = isKubernetesRecord(name);
+  const lines = fields.flatMap((field: FieldView) => {
     const view = viewOf(field.type);
+    const property = PROPERTY_NAME.test(field.jsonName) ? field.jsonName : JSON.stringify(field.jsonName);
+    // The metadata of a stored object always has a name: the apiserver resolves
+    // generateName before it appends, and an object's key is built from it.
+    if (record.kind !== undefined && field.name === 'metadata' && view.type === 'record') {
+      return [...docLines(field.doc, '  '), `  metadata: ${nameOf(view.name)} & { name: string };`];
+    }
     const optional = view.type === 'union' && view.annotation === undefined && isNullable(view.branches);
     const declaration =
       optional && omitNulls
-        ? `${field.name}?: ${tsType(view, { withoutNull: true })};`
-        : `${field.name}${optional && field.optional ? '?' : ''}: ${tsType(view, { withoutNull: false })};`;
+        ? `${property}?: ${tsType(nameOf, view, { withoutNull: true })};`
+        : `${property}${optional && field.optional ? '?' : ''}: ${tsType(nameOf, view, { withoutNull: false })};`;
     return [...docLines(field.doc, '  '), `  ${declaration}`];
   });
   const head = discriminant === undefined ? [] : [`  ${discriminant.key}: '${discriminant.value}';`];
-  return [...docLines(doc, ''), `export type ${shortName(name)} = {`, ...head, ...lines, '};'].join('\n');
+  return [...docLines(doc, ''), `export type ${nameOf(name)} = {`, ...head, ...lines, '};'].join('\n');
 }
 
-function tsType(view: TypeView, options: { withoutNull: boolean }): string {
+function tsType(nameOf: NameOf, view: TypeView, options: { withoutNull: boolean }): string {
   switch (view.type) {
     case 'primitive':
       switch (view.primitive) {
@@ -156,21 +189,22 @@ function tsType(view: TypeView, options: { withoutNull: boolean }): string {
           return assertNever(view.primitive, 'Avro primitive');
       }
     case 'enum':
+      return nameOf(view.name);
     case 'record':
-      return shortName(view.name);
+      return view.name === JSON_VALUE_RECORD ? JSON_VALUE_TYPE : nameOf(view.name);
     case 'array': {
-      const items = tsType(viewOf(view.items), { withoutNull: false });
+      const items = tsType(nameOf, viewOf(view.items), { withoutNull: false });
       return items.includes(' ') ? `(${items})[]` : `${items}[]`;
     }
     case 'map':
-      return `Record<string, ${tsType(viewOf(view.values), { withoutNull: false })}>`;
+      return `Record<string, ${tsType(nameOf, viewOf(view.values), { withoutNull: false })}>`;
     case 'union':
       if (view.annotation !== undefined) {
         return view.annotation.name;
       }
       return view.branches
         .filter((branch) => !(options.withoutNull && branch.typeName === 'null'))
-        .map((branch: avro.Type) => tsType(viewOf(branch), { withoutNull: false }))
+        .map((branch: avro.Type) => tsType(nameOf, viewOf(branch), { withoutNull: false }))
         .sort((a, b) => Number(a === 'null') - Number(b === 'null'))
         .join(' | ');
     default:
@@ -186,16 +220,37 @@ function screamingSnake(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 }
 
-function checkUniqueShortNames(types: readonly avro.Type[]): void {
-  const seen = new Map<string, string>();
+/**
+ * The TypeScript names of named types: the short name (`Pod`, `PodSpec`), unless types of
+ * several namespaces share it; then the type of core/v1 keeps it and the others are
+ * prefixed with their group and version (`DiscoveryV1EndpointPort`). Throws if two types
+ * would still share a name.
+ */
+function typeNames(types: readonly avro.Type[]): NameOf {
+  const byShort = new Map<string, string[]>();
   for (const type of types) {
     const full = type.name ?? '';
-    const clash = seen.get(shortName(full));
-    if (clash !== undefined) {
-      throw new SchemaError(`${full} and ${clash} would both be the TypeScript type ${shortName(full)}`);
-    }
-    seen.set(shortName(full), full);
+    byShort.set(shortName(full), [...(byShort.get(shortName(full)) ?? []), full]);
   }
+  const names = new Map<string, string>();
+  const taken = new Map<string, string>();
+  for (const [short, fulls] of byShort) {
+    for (const full of fulls) {
+      const keepsShort = fulls.length === 1 || namespaceOf(full) === PREFERRED_NAMESPACE;
+      const name = keepsShort ? short : `${pascal(namespaceOf(full).split('.').slice(2))}${short}`;
+      const clash = taken.get(name);
+      if (clash !== undefined) {
+        throw new SchemaError(`${full} and ${clash} would both be the TypeScript type ${name}`);
+      }
+      taken.set(name, full);
+      names.set(full, name);
+    }
+  }
+  return (fullName) => names.get(fullName) ?? shortName(fullName);
+}
+
+function pascal(parts: readonly string[]): string {
+  return parts.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('');
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -1,7 +1,7 @@
 import type avro from 'avsc';
 import { assertNever } from './assert-never.ts';
 import { SchemaError } from './errors.ts';
-import { K8S_NAMESPACE, namespaceOf, shortName, viewOf, type FieldView } from './schema-view.ts';
+import { isKubernetesRecord, JSON_VALUE_RECORD, shortName, viewOf, type FieldView, type TypeView } from './schema-view.ts';
 
 /** Maps one value between the avsc representation and the TypeScript view. */
 export type Convert = (value: unknown) => unknown;
@@ -25,9 +25,9 @@ export function compileFromAvro(root: avro.Type): Convert {
     if (cached) {
       return cached;
     }
-    const k8s = namespaceOf(type.name ?? '') === K8S_NAMESPACE;
+    const k8s = isKubernetesRecord(type.name ?? '');
     const convert = compileRecord(
-      fields.map((field) => ({ name: field.name, convert: compile(field.type), omitNull: k8s || field.optional })),
+      fields.map((field) => ({ name: field.name, json: field.jsonName, convert: compile(field.type), omitNull: k8s || field.optional })),
       discriminant,
     );
     records.set(cacheKey, convert);
@@ -35,6 +35,9 @@ export function compileFromAvro(root: avro.Type): Convert {
   };
 
   const compile = (type: avro.Type): Convert | null => {
+    if (type.name === JSON_VALUE_RECORD) {
+      return jsonFromAvro;
+    }
     const view = viewOf(type);
     switch (view.type) {
       case 'primitive':
@@ -62,7 +65,7 @@ export function compileFromAvro(root: avro.Type): Convert {
         for (const branch of view.branches) {
           const branchView = viewOf(branch);
           if (branchView.type === 'record' && branch.branchName !== undefined) {
-            const discriminant = { key: annotation.discriminator, value: shortName(branchView.name) };
+            const discriminant = { key: annotation.discriminator, value: discriminantOf(branchView) };
             branches.set(branch.branchName, record(branch, branchView.fields, discriminant));
           }
         }
@@ -100,6 +103,9 @@ export function compileToAvro(root: avro.Type): Convert | null {
   };
 
   const compileUncached = (type: avro.Type): Convert | null => {
+    if (type.name === JSON_VALUE_RECORD) {
+      return jsonToAvro;
+    }
     const view = viewOf(type);
     switch (view.type) {
       case 'primitive':
@@ -116,7 +122,7 @@ export function compileToAvro(root: avro.Type): Convert | null {
       case 'record': {
         const converted = view.fields.flatMap((field) => {
           const convert = compile(field.type);
-          return convert === null ? [] : [{ name: field.name, convert }];
+          return convert === null && field.jsonName === field.name ? [] : [{ name: field.name, json: field.jsonName, convert }];
         });
         if (converted.length === 0) {
           return null;
@@ -126,9 +132,15 @@ export function compileToAvro(root: avro.Type): Convert | null {
             return value;
           }
           const out: Plain = { ...value };
-          for (const { name, convert } of converted) {
-            const fieldValue = out[name];
-            if (fieldValue !== undefined && fieldValue !== null) {
+          for (const { name, json, convert } of converted) {
+            const fieldValue = out[json];
+            if (json !== name) {
+              delete out[json];
+              if (fieldValue !== undefined) {
+                out[name] = fieldValue;
+              }
+            }
+            if (fieldValue !== undefined && fieldValue !== null && convert !== null) {
               out[name] = convert(fieldValue);
             }
           }
@@ -145,8 +157,13 @@ export function compileToAvro(root: avro.Type): Convert | null {
         }
         const branches = new Map<string, { name: string; convert: Convert | null }>();
         for (const branch of view.branches) {
-          if (branch.name !== undefined && branch.branchName !== undefined) {
-            branches.set(shortName(branch.name), { name: branch.branchName, convert: compile(branch) });
+          const branchView = viewOf(branch);
+          if (branchView.type === 'record' && branch.branchName !== undefined) {
+            const discriminant = discriminantOf(branchView);
+            if (branches.has(discriminant)) {
+              throw new SchemaError(`two branches of the union ${annotation.name} are both ${annotation.discriminator}: ${discriminant}`);
+            }
+            branches.set(discriminant, { name: branch.branchName, convert: compile(branch) });
           }
         }
         const key = annotation.discriminator;
@@ -178,23 +195,82 @@ export function compileToAvro(root: avro.Type): Convert | null {
  * (`[A-Za-z_][A-Za-z0-9_]*`) and are embedded as JSON string literals.
  */
 function compileRecord(
-  fields: readonly { name: string; convert: Convert | null; omitNull: boolean }[],
+  fields: readonly { name: string; json: string; convert: Convert | null; omitNull: boolean }[],
   discriminant: Discriminant | undefined,
 ): Convert {
   const head = discriminant ? `{ ${JSON.stringify(discriminant.key)}: ${JSON.stringify(discriminant.value)} }` : '{}';
-  const statements = fields.map(({ name, convert, omitNull }, index) => {
-    const property = `[${JSON.stringify(name)}]`;
+  const statements = fields.map(({ name, json, convert, omitNull }, index) => {
+    const from = `[${JSON.stringify(name)}]`;
+    const to = `[${JSON.stringify(json)}]`;
     const value = convert === null ? 'x' : `c${index}(x)`;
     return omitNull
-      ? `x = v${property}; if (x !== null) o${property} = ${value};`
-      : `x = v${property}; o${property} = x === null ? null : ${value};`;
+      ? `x = v${from}; if (x !== null) o${to} = ${value};`
+      : `x = v${from}; o${to} = x === null ? null : ${value};`;
   });
   const source = `return function convertRecord(v) { var o = ${head}; var x; ${statements.join(' ')} return o; };`;
   const factory = new Function(...fields.map((_, index) => `c${index}`), source) as (...converters: unknown[]) => Convert;
   return factory(...fields.map(({ convert }) => convert));
 }
 
+/** The discriminator value of a union branch: its `logplane.kind` kind, else its short name. */
+function discriminantOf(record: Extract<TypeView, { type: 'record' }>): string {
+  return record.kind?.kind ?? shortName(record.name);
+}
+
+/**
+ * A JSON value → avsc's representation of `logplane.json.JsonValue`: `{value: null}`,
+ * `{value: {boolean: true}}`, `{value: {long: 1}}` (a safe integer), `{value: {double: 1.5}}`,
+ * `{value: {string: "a"}}`, `{value: {array: [...]}}`, `{value: {map: {...}}}`. A value that
+ * is not JSON (undefined, a function, a bigint) is left as is, so that validation names it.
+ */
+export function jsonToAvro(value: unknown): unknown {
+  if (value === null) {
+    return { value: null };
+  }
+  switch (typeof value) {
+    case 'boolean':
+      return { value: { boolean: value } };
+    case 'number':
+      return { value: Number.isSafeInteger(value) ? { long: value } : { double: value } };
+    case 'string':
+      return { value: { string: value } };
+    case 'object': {
+      if (Array.isArray(value)) {
+        return { value: { array: mapItems(value, jsonToAvro) } };
+      }
+      return { value: { map: mapValues(value as Plain, jsonToAvro) } };
+    }
+    default:
+      return value;
+  }
+}
+
+/** avsc's representation of `logplane.json.JsonValue` → the JSON value. */
+export function jsonFromAvro(wrapped: unknown): unknown {
+  const { value } = wrapped as { value: Plain | null };
+  if (value === null) {
+    return null;
+  }
+  const array = value['array'];
+  if (array !== undefined) {
+    return mapItems(array as unknown[], jsonFromAvro);
+  }
+  const map = value['map'];
+  if (map !== undefined) {
+    return mapValues(map as Plain, jsonFromAvro);
+  }
+  for (const key in value) {
+    return value[key];
+  }
+  return null;
+}
+
 function unwrappedUnion(branches: readonly avro.Type[], compile: (type: avro.Type) => Convert | null): Convert | null {
+  if (branches.some((branch) => branch.name === JSON_VALUE_RECORD)) {
+    // ["null", JsonValue]: every JSON value but null (absent) is the record's.
+    const json = compile(branches.find((branch) => branch.name === JSON_VALUE_RECORD) as avro.Type) as Convert;
+    return (value) => (value === null || value === undefined ? value : json(value));
+  }
   const converting = branches.flatMap((branch) => {
     const convert = compile(branch);
     return convert === null ? [] : [convert];

@@ -89,10 +89,10 @@ describe('compileFastCheck', () => {
   });
 
   it('checks the ranges of int and long as avsc does', () => {
-    const ints = compileFastCheck(registry.current.types['logplane.k8s.ContainerPort'] as never);
+    const ints = compileFastCheck(registry.current.types['logplane.k8s.core.v1.ContainerPort'] as never);
     for (const containerPort of [80, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 1.5, Number.NaN, '80']) {
       const value = { containerPort };
-      expect(ints(value), String(containerPort)).toBe((registry.current.types['logplane.k8s.ContainerPort'] as never as { isValid(v: unknown, o: object): boolean }).isValid(value, { noUndeclaredFields: true }));
+      expect(ints(value), String(containerPort)).toBe((registry.current.types['logplane.k8s.core.v1.ContainerPort'] as never as { isValid(v: unknown, o: object): boolean }).isValid(value, { noUndeclaredFields: true }));
     }
   });
 });

@@ -15,5 +15,5 @@ export {
 } from './errors.ts';
 export { decodeEvent, encodeEvent, validateObjectShape } from './events.ts';
 export { carriesTime, eventIdTime, newEventId } from './event-id.ts';
-export { CLUSTER_SCOPED, isKind, KINDS, objectKey, parseObjectKey } from './keys.ts';
+export { CLUSTER_SCOPED, isKind, kindOfRef, kindRef, KINDS, objectKey, parseObjectKey, type ObjectOfKind } from './keys.ts';
 export { loadSchemaRegistry, type SchemaRegistry, type SchemaVersion } from './registry.ts';

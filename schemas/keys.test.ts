@@ -9,6 +9,10 @@ describe('object keys', () => {
     ['Deployment', 'default', 'web', 'Deployment/default/web'],
     ['Node', undefined, 'node-1', 'Node//node-1'],
     ['Namespace', undefined, 'shop', 'Namespace//shop'],
+    ['Secret', 'shop', 'tls', 'Secret/shop/tls'],
+    ['Job', 'shop', 'migrate', 'Job.batch/shop/migrate'],
+    ['ClusterRole', undefined, 'view', 'ClusterRole.rbac.authorization.k8s.io//view'],
+    ['Ingress', 'shop', 'web', 'Ingress.networking.k8s.io/shop/web'],
   ] as const)('%s %s/%s ⇄ %s', (kind, namespace, name, key) => {
     const metadata = namespace === undefined ? { name } : { namespace, name };
     expect(objectKey({ kind, metadata })).toBe(key);
@@ -27,7 +31,7 @@ describe('object keys', () => {
     expect(() => objectKey({ kind: kind as Kind, metadata })).toThrow(InvalidObjectKeyError);
   });
 
-  it.each(['Pod/web', 'Pod//web', 'Node/default/n1', 'Secret/default/s', 'Pod/shop/', 'Pod/shop/a/b', ''])(
+  it.each(['Pod/web', 'Pod//web', 'Node/default/n1', 'Widget/default/s', 'Job/default/j', 'Event.events.k8s.io/default/e', 'PersistentVolume/default/pv', 'Pod/shop/', 'Pod/shop/a/b', ''])(
     'refuses to parse %j',
     (key) => {
       expect(() => parseObjectKey(key)).toThrow(InvalidObjectKeyError);
@@ -35,6 +39,10 @@ describe('object keys', () => {
   );
 
   it('knows which kinds are cluster-scoped', () => {
-    expect([...CLUSTER_SCOPED].sort()).toEqual(['Namespace', 'Node']);
+    expect([...CLUSTER_SCOPED].sort()).toEqual([
+      'CSIDriver', 'CSINode', 'CertificateSigningRequest', 'ClusterRole', 'ClusterRoleBinding', 'IngressClass',
+      'MutatingWebhookConfiguration', 'Namespace', 'Node', 'PersistentVolume', 'PriorityClass', 'RuntimeClass',
+      'StorageClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingWebhookConfiguration', 'VolumeAttachment',
+    ]);
   });
 });

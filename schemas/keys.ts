@@ -1,12 +1,27 @@
 import { InvalidObjectKeyError } from './errors.ts';
-import { KIND_VALUES, type Kind } from './generated/types.ts';
-import { kindByRef } from './kinds/registry.ts';
+import { KIND_VALUES, type Kind, type KubeObject } from './generated/types.ts';
+import { kindByRef, storedKind } from './kinds/registry.ts';
+
+/** The object type of a kind: `ObjectOfKind<'Pod'>` is `Pod`. */
+export type ObjectOfKind<K extends Kind> = Extract<KubeObject, { kind: K }>;
 
 /** Every kind logplane stores, in schema order. */
 export const KINDS: readonly Kind[] = KIND_VALUES;
 
 /** The kinds whose objects have no namespace (from the kind registry); their keys read `Kind//name`. */
-export const CLUSTER_SCOPED: ReadonlySet<Kind> = new Set<Kind>(KINDS.filter((kind) => kindByRef(kind)?.scope === 'Cluster'));
+export const CLUSTER_SCOPED: ReadonlySet<Kind> = new Set<Kind>(KINDS.filter((kind) => storedKind(kind)?.scope === 'Cluster'));
+
+/** How keys name each stored kind: `Pod`, `Deployment`, `Job.batch` (the kind registry's refs). */
+const REF_OF: ReadonlyMap<Kind, string> = new Map(KINDS.map((kind) => [kind, storedKind(kind)?.ref ?? kind]));
+
+/** The ref that keys use for `kind` (`Job` → `Job.batch`). */
+export const kindRef = (kind: Kind): string => REF_OF.get(kind) ?? kind;
+
+/** The stored kind a key's ref names (`Job.batch` → `Job`), if any. */
+export const kindOfRef = (ref: string): Kind | undefined => {
+  const registered = kindByRef(ref);
+  return registered !== undefined && registered.storageRef === registered.ref && isKind(registered.kind) ? registered.kind : undefined;
+};
 
 const KIND_SET: ReadonlySet<string> = new Set(KINDS);
 
@@ -24,7 +39,7 @@ export function isKind(value: unknown): value is Kind {
 export function objectKey(object: { kind: Kind; metadata: { namespace?: string; name: string } }): string {
   const { kind, metadata } = object;
   const namespace = CLUSTER_SCOPED.has(kind) ? '' : (metadata.namespace ?? '');
-  const key = `${kind}/${namespace}/${metadata.name}`;
+  const key = `${kindRef(kind)}/${namespace}/${metadata.name}`;
   if (!CLUSTER_SCOPED.has(kind) && namespace === '') {
     throw new InvalidObjectKeyError(key, `${kind} is namespaced but the object has no metadata.namespace`);
   }
@@ -38,14 +53,15 @@ export function parseObjectKey(key: string): { kind: Kind; namespace: string | n
   if (parts.length !== 3) {
     throw new InvalidObjectKeyError(key, 'expected Kind/namespace/name or Kind//name');
   }
-  const [kind = '', namespace = '', name = ''] = parts;
-  if (!isKind(kind)) {
-    throw new InvalidObjectKeyError(key, `unknown kind ${JSON.stringify(kind)} (expected one of ${KINDS.join(', ')})`);
+  const [ref = '', namespace = '', name = ''] = parts;
+  const kind = kindOfRef(ref);
+  if (kind === undefined) {
+    throw new InvalidObjectKeyError(key, `unknown kind ${JSON.stringify(ref)} (expected one of ${KINDS.map(kindRef).join(', ')})`);
   }
   if (CLUSTER_SCOPED.has(kind) !== (namespace === '')) {
     throw new InvalidObjectKeyError(
       key,
-      CLUSTER_SCOPED.has(kind) ? `${kind} is cluster-scoped: expected ${kind}//name` : `${kind} is namespaced: expected ${kind}/namespace/name`,
+      CLUSTER_SCOPED.has(kind) ? `${kind} is cluster-scoped: expected ${ref}//name` : `${kind} is namespaced: expected ${ref}/namespace/name`,
     );
   }
   checkSegments(key, namespace, name);

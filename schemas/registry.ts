@@ -3,10 +3,18 @@ import avro from 'avsc';
 import { SchemaError } from './errors.ts';
 import { fingerprintHex, schemaFingerprint } from './fingerprint.ts';
 import {
+  annotateKind,
   annotateUnion,
+  isKubernetesRecord,
   isNullable,
+  JSON_NAME_ATTRIBUTE,
   K8S_NAMESPACE,
+  KIND_ATTRIBUTE,
+  markJsonName,
   markOptional,
+  markQuantity,
+  QUANTITY_ATTRIBUTE,
+  type KindAnnotation,
   namespaceOf,
   OPTIONAL_ATTRIBUTE,
   UNION_ATTRIBUTE,
@@ -110,8 +118,9 @@ export function loadSchemaVersion(dir: URL, name: string): SchemaVersion {
   const registry: Record<string, avro.Type> = {};
   const unionFields: { record: string; field: string; annotation: UnionAnnotation }[] = [];
   const optionalFields: { record: string; field: string }[] = [];
+  const attributes: CollectedAttributes = { jsonNames: [], quantities: [], kinds: [] };
   const typeHook = (schema: unknown, opts: { namespace?: string }): undefined => {
-    collectFieldAttributes(schema, opts.namespace, unionFields, optionalFields);
+    collectFieldAttributes(schema, opts.namespace, unionFields, optionalFields, attributes);
     return undefined;
   };
   for (const file of manifest.files) {
@@ -131,6 +140,22 @@ export function loadSchemaVersion(dir: URL, name: string): SchemaVersion {
   }
   for (const { record, field } of optionalFields) {
     markOptional(checkedOptional(registry, record, field, name), field);
+  }
+  const recordOf = (record: string): avro.Type => {
+    const found = registry[record];
+    if (found === undefined) {
+      throw new SchemaError(`${name}: ${record} is not defined`);
+    }
+    return found;
+  };
+  for (const { record, field, jsonName } of attributes.jsonNames) {
+    markJsonName(recordOf(record), field, jsonName);
+  }
+  for (const { record, field } of attributes.quantities) {
+    markQuantity(recordOf(record), field);
+  }
+  for (const { record, kind } of attributes.kinds) {
+    annotateKind(recordOf(record), kind);
   }
   const fingerprint = schemaFingerprint(type);
   const header = Buffer.alloc(HEADER_LENGTH);
@@ -153,11 +178,19 @@ function readManifest(url: URL): Manifest {
   return { root: manifest.root, files: manifest.files };
 }
 
+/** The `logplane.jsonName`, `logplane.quantity` and `logplane.kind` attributes of a version's schemas. */
+interface CollectedAttributes {
+  jsonNames: { record: string; field: string; jsonName: string }[];
+  quantities: { record: string; field: string }[];
+  kinds: { record: string; kind: KindAnnotation }[];
+}
+
 function collectFieldAttributes(
   schema: unknown,
   enclosingNamespace: string | undefined,
   unions: { record: string; field: string; annotation: UnionAnnotation }[],
   optionals: { record: string; field: string }[],
+  attributes: CollectedAttributes,
 ): void {
   if (typeof schema !== 'object' || schema === null || !('type' in schema) || schema.type !== 'record') {
     return;
@@ -168,7 +201,29 @@ function collectFieldAttributes(
   }
   const ns = typeof namespace === 'string' ? namespace : enclosingNamespace;
   const record = name.includes('.') || !ns ? name : `${ns}.${name}`;
+  const kind = (schema as Record<string, unknown>)[KIND_ATTRIBUTE];
+  if (kind !== undefined) {
+    const { group, version, kind: kindName } = (kind ?? {}) as Record<string, unknown>;
+    if (typeof group !== 'string' || typeof version !== 'string' || typeof kindName !== 'string') {
+      throw new SchemaError(`${record}: ${KIND_ATTRIBUTE} must be {"group": string, "version": string, "kind": string}`);
+    }
+    attributes.kinds.push({ record, kind: { group, version, kind: kindName } });
+  }
   for (const field of fields as Record<string, unknown>[]) {
+    const jsonName = field[JSON_NAME_ATTRIBUTE];
+    if (jsonName !== undefined) {
+      if (typeof jsonName !== 'string') {
+        throw new SchemaError(`${record}.${String(field.name)}: ${JSON_NAME_ATTRIBUTE} must be a string`);
+      }
+      attributes.jsonNames.push({ record, field: String(field.name), jsonName });
+    }
+    const quantity = field[QUANTITY_ATTRIBUTE];
+    if (quantity !== undefined) {
+      if (quantity !== true) {
+        throw new SchemaError(`${record}.${String(field.name)}: ${QUANTITY_ATTRIBUTE} must be true`);
+      }
+      attributes.quantities.push({ record, field: String(field.name) });
+    }
     const optional = field[OPTIONAL_ATTRIBUTE];
     if (optional !== undefined) {
       if (optional !== true) {
@@ -215,7 +270,7 @@ function checkedUnion(
 
 function checkedOptional(registry: Record<string, avro.Type>, record: string, field: string, version: string): avro.Type {
   const where = `${version}: ${record}.${field}`;
-  if (namespaceOf(record) === K8S_NAMESPACE) {
+  if (isKubernetesRecord(record)) {
     throw new SchemaError(`${where}: ${OPTIONAL_ATTRIBUTE} is implied for ${K8S_NAMESPACE} records`);
   }
   const recordType = registry[record] as avro.types.RecordType;

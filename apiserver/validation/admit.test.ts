@@ -42,16 +42,30 @@ describe('admitCreate', () => {
     });
   });
 
-  it('drops Kubernetes fields that ask for their defaults without a warning, and warns about others', () => {
-    const quiet = create('Pod', pod({ containers: [{ ...container, resources: {}, terminationMessagePolicy: 'File' }], dnsPolicy: 'ClusterFirst', securityContext: {} }));
-    expect(quiet.warnings).toEqual([]);
-    const loud = create('Pod', pod({ containers: [container], dnsPolicy: 'None', volumes: [{ name: 'v' }] }));
-    expect(loud.warnings).toEqual(['unknown field "spec.dnsPolicy"', 'unknown field "spec.volumes"']);
-    expect((loud.object as { spec: object }).spec).not.toHaveProperty('volumes');
-    expect(create('Pod', pod({ containers: [container], volumes: [{ name: 'v' }] }), 'Ignore').warnings).toEqual([]);
-    expect(failure(() => create('Pod', pod({ containers: [container], volumes: [{ name: 'v' }] }), 'Strict'))).toMatchObject({
+  it('keeps every field of the Kubernetes 1.32 API, and warns about (or refuses) fields it does not have', () => {
+    const kept = create('Pod', pod({ containers: [{ ...container, terminationMessagePolicy: 'File' }], dnsPolicy: 'None', volumes: [{ name: 'v', emptyDir: {} }], securityContext: { runAsUser: 1000 } }));
+    expect(kept.warnings).toEqual([]);
+    expect((kept.object as { spec: object }).spec).toMatchObject({ dnsPolicy: 'None', volumes: [{ name: 'v', emptyDir: {} }], securityContext: { runAsUser: 1000 } });
+    const loud = create('Pod', pod({ containers: [container], dnsPolicie: 'None', volumes: [{ name: 'v', emptyDri: { medium: 'Memory' } }] }));
+    expect(loud.warnings).toEqual(['unknown field "spec.dnsPolicie"', 'unknown field "spec.volumes[0].emptyDri"']);
+    expect((loud.object as { spec: object }).spec).not.toHaveProperty('dnsPolicie');
+    expect(create('Pod', pod({ containers: [container], dnsPolicie: 'None' }), 'Ignore').warnings).toEqual([]);
+    expect(failure(() => create('Pod', pod({ containers: [container], dnsPolicie: 'None' }), 'Strict'))).toMatchObject({
       code: 400,
-      message: 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.volumes"',
+      message: 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.dnsPolicie"',
+    });
+  });
+
+  it('stores quantities in kube\'s canonical form, numbers included, and names a bad one', () => {
+    const resources = { requests: { cpu: 0.5, memory: '1024Mi' }, limits: { cpu: 1, memory: '1.5Gi' } };
+    const admitted = create('Pod', pod({ containers: [{ ...container, resources }] }));
+    expect((admitted.object as { spec: { containers: { resources: unknown }[] } }).spec.containers[0]?.resources).toEqual({
+      requests: { cpu: '500m', memory: '1Gi' },
+      limits: { cpu: '1', memory: '1536Mi' },
+    });
+    expect(failure(() => create('Pod', pod({ containers: [{ ...container, resources: { requests: { cpu: 'one' } } }] })))).toMatchObject({
+      code: 422,
+      details: { causes: [expect.objectContaining({ field: 'spec.containers[0].resources.requests[cpu]', message: expect.stringContaining('quantities must match the regular expression') })] },
     });
   });
 

@@ -10,7 +10,8 @@ import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
 import { applyDefaults } from './defaults.ts';
-import { validateObject, validateStatus } from './objects.ts';
+import { validateStatus } from './objects.ts';
+import { validateObject } from './validators.ts';
 import { checkShape } from './shape.ts';
 
 /** How unknown fields are treated (`?fieldValidation=`): rejected, dropped with a warning, or dropped. */

@@ -3,8 +3,7 @@
  * ports, a Service's targetPort, a Deployment's RollingUpdate 25%/25% strategy, and so on.
  * Defaults are part of what gets appended, so every reader sees the same object.
  */
-import type { Container, KubeObject, PodSpec, Probe } from '../../schemas/index.ts';
-import { assertNever } from '../../schemas/index.ts';
+import type { Container, JobSpec, Kind, KubeObject, ObjectOfKind, PodSpec, PodTemplateSpec, Probe } from '../../schemas/index.ts';
 
 const imagePullPolicy = (image: string | undefined): string => {
   if (!image) return 'IfNotPresent';
@@ -42,48 +41,226 @@ export const defaultPodSpec = (spec: PodSpec): void => {
   for (const container of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) defaultContainer(container);
 };
 
+type Defaulter<K extends Kind> = (object: ObjectOfKind<K>) => void;
+
+const NONE = (): void => undefined;
+
+const defaultTemplate = (template: PodTemplateSpec | undefined): void => {
+  if (template?.spec) defaultPodSpec(template.spec);
+};
+
+/**
+ * Each kind's defaults, as pkg/apis/<group>/v1/defaults.go sets them (SetObjectDefaults_*);
+ * kinds whose Go defaulters set nothing have none.
+ */
+const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
+  Pod: (pod) => defaultPodSpec(pod.spec),
+  Deployment: (object) => {
+    const spec = object.spec;
+    spec.replicas ??= 1;
+    spec.revisionHistoryLimit ??= 10;
+    spec.progressDeadlineSeconds ??= 600;
+    spec.strategy ??= {};
+    spec.strategy.type ??= 'RollingUpdate';
+    if (spec.strategy.type === 'RollingUpdate') {
+      spec.strategy.rollingUpdate ??= {};
+      spec.strategy.rollingUpdate.maxUnavailable ??= '25%';
+      spec.strategy.rollingUpdate.maxSurge ??= '25%';
+    }
+    defaultPodSpec(spec.template.spec);
+  },
+  ReplicaSet: (object) => {
+    object.spec.replicas ??= 1;
+    defaultTemplate(object.spec.template);
+  },
+  Service: (object) => {
+    const spec = object.spec;
+    spec.type ??= 'ClusterIP';
+    spec.sessionAffinity ??= 'None';
+    for (const port of spec.ports ?? []) {
+      port.protocol ??= 'TCP';
+      port.targetPort ??= port.port;
+    }
+  },
+  Endpoints: (object) => {
+    for (const subset of object.subsets ?? []) for (const port of subset.ports ?? []) port.protocol ??= 'TCP';
+  },
+  Namespace: NONE,
+  Node: NONE,
+  // core/v1
+  ConfigMap: NONE,
+  Event: NONE,
+  LimitRange: NONE,
+  PersistentVolumeClaim: (object) => {
+    if (object.spec) object.spec.volumeMode ??= 'Filesystem';
+  },
+  PersistentVolume: (object) => {
+    if (object.spec) {
+      object.spec.persistentVolumeReclaimPolicy ??= 'Retain';
+      object.spec.volumeMode ??= 'Filesystem';
+    }
+  },
+  PodTemplate: (object) => defaultTemplate(object.template),
+  ReplicationController: (object) => {
+    const spec = (object.spec ??= {});
+    const labels = spec.template?.metadata?.labels;
+    if (labels !== undefined) {
+      spec.selector ??= { ...labels };
+      if (object.metadata.labels === undefined || Object.keys(object.metadata.labels).length === 0) object.metadata.labels = { ...labels };
+    }
+    spec.replicas ??= 1;
+    spec.minReadySeconds ??= 0;
+    defaultTemplate(spec.template);
+  },
+  ResourceQuota: NONE,
+  Secret: (object) => {
+    object.type ??= 'Opaque';
+  },
+  ServiceAccount: NONE,
+  // apps/v1
+  ControllerRevision: NONE,
+  DaemonSet: (object) => {
+    const spec = object.spec;
+    if (!spec) return;
+    spec.updateStrategy ??= {};
+    spec.updateStrategy.type ??= 'RollingUpdate';
+    if (spec.updateStrategy.type === 'RollingUpdate') {
+      spec.updateStrategy.rollingUpdate ??= {};
+      spec.updateStrategy.rollingUpdate.maxUnavailable ??= 1;
+      spec.updateStrategy.rollingUpdate.maxSurge ??= 0;
+    }
+    spec.revisionHistoryLimit ??= 10;
+    defaultTemplate(spec.template);
+  },
+  StatefulSet: (object) => {
+    const spec = object.spec;
+    if (!spec) return;
+    spec.replicas ??= 1;
+    spec.podManagementPolicy ??= 'OrderedReady';
+    spec.updateStrategy ??= {};
+    spec.updateStrategy.type ??= 'RollingUpdate';
+    if (spec.updateStrategy.type === 'RollingUpdate') {
+      spec.updateStrategy.rollingUpdate ??= {};
+      spec.updateStrategy.rollingUpdate.partition ??= 0;
+    }
+    spec.revisionHistoryLimit ??= 10;
+    spec.persistentVolumeClaimRetentionPolicy ??= {};
+    spec.persistentVolumeClaimRetentionPolicy.whenDeleted ??= 'Retain';
+    spec.persistentVolumeClaimRetentionPolicy.whenScaled ??= 'Retain';
+    for (const claim of spec.volumeClaimTemplates ?? []) {
+      if (claim.spec) claim.spec.volumeMode ??= 'Filesystem';
+    }
+    defaultTemplate(spec.template);
+  },
+  // autoscaling/v2
+  HorizontalPodAutoscaler: (object) => {
+    const spec = object.spec;
+    if (!spec) return;
+    spec.minReplicas ??= 1;
+    if (spec.metrics === undefined || spec.metrics.length === 0) {
+      spec.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
+    }
+  },
+  // batch/v1
+  CronJob: (object) => {
+    const spec = object.spec;
+    if (!spec) return;
+    spec.concurrencyPolicy ??= 'Allow';
+    spec.suspend ??= false;
+    spec.successfulJobsHistoryLimit ??= 3;
+    spec.failedJobsHistoryLimit ??= 1;
+    const job = spec.jobTemplate.spec;
+    if (job) defaultJobSpec(job);
+  },
+  Job: (object) => {
+    if (object.spec) defaultJobSpec(object.spec);
+  },
+  CertificateSigningRequest: NONE,
+  // networking.k8s.io/v1
+  IngressClass: NONE,
+  Ingress: NONE,
+  NetworkPolicy: (object) => {
+    const spec = object.spec;
+    if (!spec) return;
+    for (const rule of [...(spec.ingress ?? []), ...(spec.egress ?? [])]) for (const port of rule.ports ?? []) port.protocol ??= 'TCP';
+    spec.policyTypes ??= ['Ingress', ...(spec.egress !== undefined && spec.egress.length > 0 ? ['Egress'] : [])];
+  },
+  PodDisruptionBudget: NONE,
+  // rbac.authorization.k8s.io/v1
+  ClusterRoleBinding: NONE,
+  ClusterRole: NONE,
+  RoleBinding: NONE,
+  Role: NONE,
+  // storage.k8s.io/v1
+  CSIDriver: (object) => {
+    const spec = object.spec;
+    spec.attachRequired ??= true;
+    spec.podInfoOnMount ??= false;
+    spec.storageCapacity ??= false;
+    spec.requiresRepublish ??= false;
+    spec.seLinuxMount ??= false;
+    spec.fsGroupPolicy ??= 'ReadWriteOnceWithFSType';
+    spec.volumeLifecycleModes ??= ['Persistent'];
+  },
+  CSINode: NONE,
+  StorageClass: (object) => {
+    object.reclaimPolicy ??= 'Delete';
+    object.volumeBindingMode ??= 'Immediate';
+  },
+  VolumeAttachment: NONE,
+  // admissionregistration.k8s.io/v1
+  MutatingWebhookConfiguration: (object) => {
+    for (const webhook of object.webhooks ?? []) {
+      webhook.failurePolicy ??= 'Fail';
+      webhook.matchPolicy ??= 'Equivalent';
+      webhook.namespaceSelector ??= {};
+      webhook.objectSelector ??= {};
+      webhook.timeoutSeconds ??= 10;
+      webhook.reinvocationPolicy ??= 'Never';
+      for (const rule of webhook.rules ?? []) rule.scope ??= '*';
+    }
+  },
+  ValidatingWebhookConfiguration: (object) => {
+    for (const webhook of object.webhooks ?? []) {
+      webhook.failurePolicy ??= 'Fail';
+      webhook.matchPolicy ??= 'Equivalent';
+      webhook.namespaceSelector ??= {};
+      webhook.objectSelector ??= {};
+      webhook.timeoutSeconds ??= 10;
+      for (const rule of webhook.rules ?? []) rule.scope ??= '*';
+    }
+  },
+  ValidatingAdmissionPolicy: (object) => {
+    if (object.spec) object.spec.failurePolicy ??= 'Fail';
+  },
+  ValidatingAdmissionPolicyBinding: NONE,
+  // scheduling.k8s.io/v1
+  PriorityClass: (object) => {
+    object.preemptionPolicy ??= 'PreemptLowerPriority';
+  },
+  Lease: NONE,
+  RuntimeClass: NONE,
+  // discovery.k8s.io/v1
+  EndpointSlice: (object) => {
+    for (const port of object.ports ?? []) port.protocol ??= 'TCP';
+  },
+};
+
+/** pkg/apis/batch/v1/defaults.go SetDefaults_Job. */
+const defaultJobSpec = (spec: JobSpec): void => {
+  if (spec.completions === undefined && spec.parallelism === undefined) {
+    spec.completions = 1;
+    spec.parallelism = 1;
+  }
+  spec.parallelism ??= 1;
+  spec.backoffLimit ??= spec.backoffLimitPerIndex !== undefined ? 2147483647 : 6;
+  spec.completionMode ??= 'NonIndexed';
+  spec.suspend ??= false;
+  spec.podReplacementPolicy ??= spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
+  defaultTemplate(spec.template);
+};
+
 /** Fills an object's defaults in place (the object has passed the schema check). */
 export const applyDefaults = (object: KubeObject): void => {
-  switch (object.kind) {
-    case 'Pod':
-      defaultPodSpec(object.spec);
-      return;
-    case 'Deployment': {
-      const spec = object.spec;
-      spec.replicas ??= 1;
-      spec.revisionHistoryLimit ??= 10;
-      spec.progressDeadlineSeconds ??= 600;
-      spec.strategy ??= {};
-      spec.strategy.type ??= 'RollingUpdate';
-      if (spec.strategy.type === 'RollingUpdate') {
-        spec.strategy.rollingUpdate ??= {};
-        spec.strategy.rollingUpdate.maxUnavailable ??= '25%';
-        spec.strategy.rollingUpdate.maxSurge ??= '25%';
-      }
-      defaultPodSpec(spec.template.spec);
-      return;
-    }
-    case 'ReplicaSet':
-      object.spec.replicas ??= 1;
-      if (object.spec.template) defaultPodSpec(object.spec.template.spec);
-      return;
-    case 'Service': {
-      const spec = object.spec;
-      spec.type ??= 'ClusterIP';
-      spec.sessionAffinity ??= 'None';
-      for (const port of spec.ports ?? []) {
-        port.protocol ??= 'TCP';
-        port.targetPort ??= port.port;
-      }
-      return;
-    }
-    case 'Endpoints':
-      for (const subset of object.subsets ?? []) for (const port of subset.ports ?? []) port.protocol ??= 'TCP';
-      return;
-    case 'Namespace':
-    case 'Node':
-      return;
-    default:
-      return assertNever(object);
-  }
+  (DEFAULTERS[object.kind] as Defaulter<Kind>)(object);
 };

@@ -37,24 +37,24 @@ import {
   qualifiedNameProblem,
 } from './names.ts';
 
-type Causes = StatusCause[];
+export type Causes = StatusCause[];
 
 const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'] as const;
 
-const checkPort = (causes: Causes, field: string, port: number, min = 1): void => {
+export const checkPort = (causes: Causes, field: string, port: number, min = 1): void => {
   if (port < min || port > 65535) causes.push(fieldErrors.invalid(field, port, `must be between ${min} and 65535, inclusive`));
 };
 
-const checkNonNegative = (causes: Causes, field: string, value: number | undefined): void => {
+export const checkNonNegative = (causes: Causes, field: string, value: number | undefined): void => {
   if (value !== undefined && value < 0) causes.push(fieldErrors.invalid(field, value, 'must be greater than or equal to 0'));
 };
 
-const checkEnum = (causes: Causes, field: string, value: string | undefined, supported: readonly string[]): void => {
+export const checkEnum = (causes: Causes, field: string, value: string | undefined, supported: readonly string[]): void => {
   if (value !== undefined && !supported.includes(value)) causes.push(fieldErrors.notSupported(field, value, supported));
 };
 
-const checkLabels = (causes: Causes, field: string, labels: Readonly<Record<string, string>> | undefined): void => {
+export const checkLabels = (causes: Causes, field: string, labels: Readonly<Record<string, string>> | undefined): void => {
   for (const [key, value] of Object.entries(labels ?? {})) {
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) causes.push(fieldErrors.invalid(field, key, keyProblem));
@@ -254,7 +254,7 @@ export const validatePodSpec = (field: string, spec: PodSpec): Causes => {
   return causes;
 };
 
-const checkSelector = (causes: Causes, field: string, selector: LabelSelector | undefined): boolean => {
+export const checkSelector = (causes: Causes, field: string, selector: LabelSelector | undefined): boolean => {
   if (!selector) {
     causes.push(fieldErrors.required(field));
     return false;
@@ -272,7 +272,7 @@ const checkSelector = (causes: Causes, field: string, selector: LabelSelector | 
 };
 
 /** ReplicaSet and Deployment share the selector/template rules. */
-const validateWorkloadTemplate = (
+export const validateWorkloadTemplate = (
   causes: Causes,
   selector: LabelSelector | undefined,
   template: PodTemplateSpec | undefined,
@@ -306,7 +306,7 @@ const intOrPercent = (value: number | string | undefined): { type: 'int'; value:
   return match ? { type: 'percent', value: Number(match[1]) } : { type: 'percent', value: Number.NaN };
 };
 
-const validateDeployment = (causes: Causes, deployment: Deployment): void => {
+export const validateDeployment = (causes: Causes, deployment: Deployment): void => {
   const spec = deployment.spec;
   validateWorkloadTemplate(causes, spec.selector, spec.template, spec.replicas);
   checkNonNegative(causes, 'spec.minReadySeconds', spec.minReadySeconds);
@@ -336,7 +336,7 @@ const validateDeployment = (causes: Causes, deployment: Deployment): void => {
   }
 };
 
-const validateService = (causes: Causes, service: Service): void => {
+export const validateService = (causes: Causes, service: Service): void => {
   const spec = service.spec;
   const type = spec.type ?? 'ClusterIP';
   checkEnum(causes, 'spec.type', type, ['ClusterIP', 'NodePort', 'LoadBalancer']);
@@ -378,7 +378,7 @@ const validateService = (causes: Causes, service: Service): void => {
   checkLabels(causes, 'spec.selector', spec.selector);
 };
 
-const validateEndpoints = (causes: Causes, endpoints: Endpoints): void => {
+export const validateEndpoints = (causes: Causes, endpoints: Endpoints): void => {
   (endpoints.subsets ?? []).forEach((subset, i) => {
     const field = `subsets[${i}]`;
     for (const list of ['addresses', 'notReadyAddresses'] as const) {
@@ -396,7 +396,7 @@ const validateEndpoints = (causes: Causes, endpoints: Endpoints): void => {
   });
 };
 
-const validateNode = (causes: Causes, node: Node): void => {
+export const validateNode = (causes: Causes, node: Node): void => {
   (node.spec?.taints ?? []).forEach((taint, i) => {
     const problem = qualifiedNameProblem(taint.key);
     if (problem) causes.push(fieldErrors.invalid(`spec.taints[${i}].key`, taint.key, problem));
@@ -404,52 +404,14 @@ const validateNode = (causes: Causes, node: Node): void => {
   });
 };
 
-const validateNamespace = (causes: Causes, namespace: Namespace): void => {
+export const validateNamespace = (causes: Causes, namespace: Namespace): void => {
   (namespace.spec?.finalizers ?? []).forEach((finalizer, i) => {
     const problem = qualifiedNameProblem(finalizer);
     if (problem) causes.push(fieldErrors.invalid(`spec.finalizers[${i}]`, finalizer, problem));
   });
 };
 
-/** Validates an object (metadata and spec) about to be created or to replace `old`. */
-export const validateObject = (resource: ResourceInfo, object: KubeObject, old?: KubeObject): Causes => {
-  const causes = validateMetadata(resource, object.metadata);
-  switch (object.kind) {
-    case 'Pod':
-      causes.push(...validatePodSpec('spec', object.spec));
-      if (old?.kind === 'Pod') causes.push(...validatePodUpdate(object, old));
-      break;
-    case 'Deployment':
-      validateDeployment(causes, object);
-      if (old?.kind === 'Deployment') checkImmutableSelector(causes, object.spec.selector, old.spec.selector);
-      break;
-    case 'ReplicaSet':
-      validateWorkloadTemplate(causes, object.spec.selector, object.spec.template, object.spec.replicas);
-      checkNonNegative(causes, 'spec.minReadySeconds', object.spec.minReadySeconds);
-      if (old?.kind === 'ReplicaSet') checkImmutableSelector(causes, object.spec.selector, old.spec.selector);
-      break;
-    case 'Service':
-      validateService(causes, object);
-      if (old?.kind === 'Service' && object.spec.clusterIP && old.spec.clusterIP && object.spec.clusterIP !== old.spec.clusterIP) {
-        causes.push(fieldErrors.invalid('spec.clusterIP', object.spec.clusterIP, 'field is immutable'));
-      }
-      break;
-    case 'Endpoints':
-      validateEndpoints(causes, object);
-      break;
-    case 'Node':
-      validateNode(causes, object);
-      break;
-    case 'Namespace':
-      validateNamespace(causes, object);
-      break;
-    default:
-      return assertNever(object);
-  }
-  return causes;
-};
-
-const checkImmutableSelector = (causes: Causes, next: LabelSelector, previous: LabelSelector): void => {
+export const checkImmutableSelector = (causes: Causes, next: LabelSelector, previous: LabelSelector): void => {
   if (JSON.stringify(canonical(next)) !== JSON.stringify(canonical(previous))) {
     causes.push(fieldErrors.invalid('spec.selector', next, 'field is immutable'));
   }
@@ -473,7 +435,7 @@ const mutablePartsBlanked = (pod: Pod): unknown => {
   return canonical(spec);
 };
 
-const validatePodUpdate = (next: Pod, old: Pod): Causes => {
+export const validatePodUpdate = (next: Pod, old: Pod): Causes => {
   if (JSON.stringify(mutablePartsBlanked(next)) === JSON.stringify(mutablePartsBlanked(old))) return [];
   return [
     fieldErrors.forbidden(

@@ -6,6 +6,9 @@
  */
 import type avro from 'avsc';
 import { loadSchemaRegistry, type Kind } from '../../schemas/index.ts';
+import { InvalidQuantityError } from '../../schemas/errors.ts';
+import { canonicalQuantity } from '../../schemas/quantity.ts';
+import { JSON_VALUE_RECORD, shortName, viewOf } from '../../schemas/schema-view.ts';
 import { fieldErrors } from '../errors.ts';
 import type { StatusCause } from '../status.ts';
 
@@ -22,33 +25,12 @@ export interface ShapeReport {
 /** Fields of real Kubernetes objects that logplane does not keep and drops without a warning. */
 const SILENTLY_DROPPED: ReadonlySet<string> = new Set(['metadata.managedFields', 'metadata.selfLink']);
 
-/**
- * Kubernetes fields logplane does not model, with the values that ask for exactly what
- * logplane does anyway (Kubernetes' defaults). Manifests written by kubectl (`kubectl run`,
- * `create deployment --dry-run -o yaml`) and objects exported from real clusters carry
- * them; they are dropped without complaint. Any other value is an unknown field.
- */
-const KUBERNETES_DEFAULTS: Readonly<Record<string, unknown>> = {
-  dnsPolicy: 'ClusterFirst',
-  enableServiceLinks: true,
-  terminationMessagePath: '/dev/termination-log',
-  terminationMessagePolicy: 'File',
-  serviceAccountName: 'default',
-  serviceAccount: 'default',
-  preemptionPolicy: 'PreemptLowerPriority',
-  hostNetwork: false,
-  ipFamilyPolicy: 'SingleStack',
-  ipFamilies: ['IPv4'],
-  internalTrafficPolicy: 'Cluster',
-  publishNotReadyAddresses: false,
-};
-
 /** An unknown field that asks for nothing: empty (`{}`, `[]`, null) or Kubernetes' default. */
-const asksForNothing = (field: string, value: unknown): boolean => {
+const asksForNothing = (_field: string, value: unknown): boolean => {
   if (value === null || value === undefined) return true;
   if (Array.isArray(value) && value.length === 0) return true;
   if (isPlainObject(value) && Object.keys(value).length === 0) return true;
-  return field in KUBERNETES_DEFAULTS && JSON.stringify(KUBERNETES_DEFAULTS[field]) === JSON.stringify(value);
+  return false;
 };
 
 let types: Readonly<Record<string, avro.Type>> | undefined;
@@ -57,6 +39,23 @@ const typeNamed = (name: string): avro.Type => {
   const type = types[name];
   if (!type) throw new Error(`schema type ${name} not found`);
   return type;
+};
+
+let kindRecords: ReadonlyMap<string, avro.Type> | undefined;
+/** The record of a stored kind: a branch of ObjectCreated's object union. */
+const kindRecord = (kind: Kind): avro.Type => {
+  if (!kindRecords) {
+    const union = (typeNamed('logplane.event.ObjectCreated') as avro.types.RecordType).field('object').type as avro.types.WrappedUnionType;
+    kindRecords = new Map(
+      union.types.map((branch) => {
+        const view = viewOf(branch);
+        return [view.type === 'record' ? (view.kind?.kind ?? shortName(view.name)) : '', branch];
+      }),
+    );
+  }
+  const record = kindRecords.get(kind);
+  if (!record) throw new Error(`the current schema has no record of ${kind}`);
+  return record;
 };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -119,17 +118,20 @@ const fitsKind = (type: avro.Type, value: unknown): boolean => {
 
 /** A record type's fields as the walk needs them, worked out once per type. */
 interface RecordShape {
-  readonly fields: readonly { readonly name: string; readonly type: avro.Type; readonly optional: boolean }[];
+  readonly fields: readonly { readonly name: string; readonly type: avro.Type; readonly optional: boolean; readonly quantity: boolean }[];
   readonly declared: ReadonlySet<string>;
 }
 const recordShapes = new WeakMap<avro.types.RecordType, RecordShape>();
 const recordShape = (record: avro.types.RecordType): RecordShape => {
   let shape = recordShapes.get(record);
   if (!shape) {
+    const view = viewOf(record);
+    const quantities = new Set(view.type === 'record' ? view.fields.filter((field) => field.quantity).map((field) => field.name) : []);
     shape = {
       fields: record.fields.map((field) => ({
         name: field.name,
         type: field.type,
+        quantity: quantities.has(field.name),
         // A union with null may be absent; anything else is required.
         optional: field.type.typeName.startsWith('union') && (field.type as avro.types.UnwrappedUnionType).types.some((t) => t.typeName === 'null'),
       })),
@@ -145,11 +147,66 @@ interface Walk {
   readonly problems: StatusCause[];
 }
 
+/** A JSON value for `logplane.json.JsonValue`: anything JSON, kept as is (nulls inside it too). */
+const isJson = (value: unknown, depth = 0): boolean => {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (depth > 10_000) return false;
+  if (Array.isArray(value)) return value.every((item) => isJson(item, depth + 1));
+  return isPlainObject(value) && Object.values(value).every((item) => isJson(item, depth + 1));
+};
+
+/**
+ * A quantity where the schema has a string (`cpu: 1`, `cpu: "0.5"`): stored in kube's
+ * canonical form (`1`, `500m`), as kube-apiserver does when it decodes a Quantity.
+ */
+const walkQuantities = (type: avro.Type, value: unknown, path: string, state: Walk): unknown => {
+  if (type.typeName === 'string') {
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type string or number (a quantity)`));
+      return undefined;
+    }
+    try {
+      return canonicalQuantity(value);
+    } catch (error) {
+      if (!(error instanceof InvalidQuantityError)) throw error;
+      state.problems.push(fieldErrors.invalid(path, value, error.detail));
+      return undefined;
+    }
+  }
+  if (type.typeName === 'union:unwrapped') {
+    const branch = (type as avro.types.UnwrappedUnionType).types.find((b) => b.typeName !== 'null');
+    return branch ? walkQuantities(branch, value, path, state) : undefined;
+  }
+  if (type.typeName === 'map' && isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, entry] of Object.entries(value)) {
+      if (entry === null || entry === undefined) continue;
+      const checked = walkQuantities((type as avro.types.MapType).valuesType, entry, `${path}[${key}]`, state);
+      if (checked !== undefined) out[key] = checked;
+    }
+    return out;
+  }
+  if (type.typeName === 'array' && Array.isArray(value)) {
+    return value.map((item, index) => walkQuantities((type as avro.types.ArrayType).itemsType, item, `${path}[${index}]`, state));
+  }
+  return walk(type, value, path, state);
+};
+
 const walk = (type: avro.Type, value: unknown, path: string, state: Walk): unknown => {
+  if (type.name === JSON_VALUE_RECORD) {
+    if (!isJson(value)) {
+      state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be a JSON value`));
+      return undefined;
+    }
+    return value;
+  }
   switch (type.typeName) {
     case 'union:unwrapped':
     case 'union:wrapped': {
       const branches = (type as avro.types.UnwrappedUnionType).types;
+      const json = branches.find((b) => b.name === JSON_VALUE_RECORD);
+      if (json) return walk(json, value, path, state);
       const branch = branches.find((b) => b.typeName !== 'null' && fitsKind(b, value));
       if (!branch) {
         state.problems.push(fieldErrors.typeInvalid(path, `${preview(value)}: must be of type ${describe(type)}`));
@@ -176,7 +233,7 @@ const walk = (type: avro.Type, value: unknown, path: string, state: Walk): unkno
           if (!field.optional) state.problems.push(fieldErrors.required(join(path, field.name)));
           continue;
         }
-        const checked = walk(field.type, fieldValue, join(path, field.name), state);
+        const checked = (field.quantity ? walkQuantities : walk)(field.type, fieldValue, join(path, field.name), state);
         if (checked !== undefined) out[field.name] = checked;
       }
       return out;
@@ -227,15 +284,15 @@ const walk = (type: avro.Type, value: unknown, path: string, state: Walk): unkno
  * Checks `value` against the schema type `typeName` (e.g. `logplane.k8s.PodStatus`);
  * paths in the report start with `pathPrefix`.
  */
-export const checkShapeOf = (typeName: string, value: unknown, pathPrefix = ''): ShapeReport => {
+export const checkShapeOf = (typeName: string | avro.Type, value: unknown, pathPrefix = ''): ShapeReport => {
   const state: Walk = { unknownFields: [], problems: [] };
-  const checked = walk(typeNamed(typeName), value, pathPrefix, state);
+  const checked = walk(typeof typeName === 'string' ? typeNamed(typeName) : typeName, value, pathPrefix, state);
   return { value: (checked ?? {}) as Record<string, unknown>, unknownFields: state.unknownFields, problems: state.problems };
 };
 
 /** Checks a whole object of `kind`; the `kind` field itself is kept. */
 export const checkShape = (kind: Kind, object: Record<string, unknown>): ShapeReport => {
-  const report = checkShapeOf(`logplane.k8s.${kind}`, object);
+  const report = checkShapeOf(kindRecord(kind), object);
   const { apiVersion, ...rest } = report.value;
   return { ...report, value: { apiVersion, kind, ...rest } };
 };

@@ -217,10 +217,8 @@ export const objectState = (object: KubeObject | undefined): string => {
       return object.status?.phase ?? 'Active';
     case 'Service':
       return object.spec.clusterIP ?? '';
-    case 'Endpoints':
-      return '';
     default:
-      return assertNever(object, 'kind');
+      return '';
   }
 };
 

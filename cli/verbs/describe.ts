@@ -29,6 +29,7 @@ import { formatEndpoints, humanDuration, podStatus } from '../../apiserver/table
 import { LAST_APPLIED_ANNOTATION } from './apply.ts';
 import { action, connect, optionsOf, out, printError, ReportedError, withConnectionOptions, withNamespaceOption } from './common.ts';
 import { collectionPath, objectPath, withTypeMeta, type Resources, type ResourceType } from './kinds.ts';
+import { describeGeneric } from './describe-generic.ts';
 import { selectorFromLabels } from './selector.ts';
 import { splitReplicaSets } from './workloads.ts';
 
@@ -506,7 +507,7 @@ export const describeObject = (object: KubeObject, related: Related = {}): strin
       describeEndpoints(object, w);
       break;
     default:
-      assertNever(object, 'kind');
+      describeGeneric(object, w, { labels: labelLines(object.metadata.labels), annotations: annotationLines(object.metadata.annotations) });
   }
   w.add(0, 'Events:\t<none>');
   return alignBlocks(w.lines);
@@ -545,12 +546,8 @@ export const fetchRelated = async (client: Client, resources: Resources, object:
     }
     case 'Node':
       return { pods: await listItems<Pod>(client, collectionPath(resources.forGroupKind('', 'Pod'), undefined), { fieldSelector: `spec.nodeName=${object.metadata.name}` }) };
-    case 'Pod':
-    case 'Namespace':
-    case 'Endpoints':
-      return {};
     default:
-      return assertNever(object, 'kind');
+      return {};
   }
 };
 

@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from '../../schemas/index.ts';
 import { KINDS } from '../../schemas/index.ts';
-import { kindByRef } from '../../schemas/kinds/registry.ts';
+import { storedKind } from '../../schemas/kinds/registry.ts';
 import type { DiscoveredResource } from '../client.ts';
 
 /** One resource type, as discovery lists it. */
@@ -191,7 +191,7 @@ let storedKinds: Resources | undefined;
 export const storedKindResources = (): Resources => {
   storedKinds ??= new Resources(
     KINDS.flatMap((kind) => {
-      const registered = kindByRef(kind);
+      const registered = storedKind(kind);
       if (!registered) return [];
       return [
         {

@@ -10,6 +10,9 @@
  *   could not be read into a required field;
  * - an integer a released record wrote as `long` where Kubernetes says int32 is `long`
  *   (Avro cannot narrow);
+ * - a field that every released record read into a definition writes as non-null stays
+ *   required even where Kubernetes marks it optional (`spec` of a Pod: kube's Go struct
+ *   is a value, always serialized, and logplane's types have always relied on it);
  * - every released record name becomes an alias of the record it is read into
  *   (`logplane.k8s.Pod` of `logplane.k8s.core.v1.Pod`, `logplane.k8s.PodTemplateMetadata`
  *   of `logplane.k8s.meta.v1.ObjectMeta`).
@@ -48,6 +51,8 @@ export function analyzeCompatibility(
   const widenedToLong = new Map<string, Map<string, string[]>>();
   const aliases = new Map<string, Set<string>>();
   const definitions = new Map<string, string>();
+  /** Per definition, the fields each released record paired with it writes as non-null. */
+  const nonNullWritten = new Map<string, Set<string>[]>();
   const problems: string[] = [];
   /** Records a rule for `key` and why (`reason`, e.g. `… is nullable`), with the versions it holds for. */
   const note = (rules: Map<string, Map<string, string[]>>, key: string, reason: string, version: string): void => {
@@ -82,6 +87,8 @@ export function analyzeCompatibility(
       }
       const properties = schema.properties ?? {};
       const required = new Set(schema.required ?? []);
+      const nonNull = new Set<string>();
+      nonNullWritten.set(definition, [...(nonNullWritten.get(definition) ?? []), nonNull]);
       for (const field of view.fields) {
         const property = properties[field.name];
         const where = `${version.name}: ${recordName}.${field.name}`;
@@ -91,6 +98,9 @@ export function analyzeCompatibility(
         }
         const fieldView = viewOf(field.type);
         const nullable = fieldView.type === 'union' && isNullable(fieldView.branches);
+        if (!nullable) {
+          nonNull.add(field.name);
+        }
         if (nullable && required.has(field.name)) {
           note(optional, fieldKey(definition, field.name), `\`${recordName}.${field.name}\` is nullable`, version.name);
         }
@@ -178,8 +188,19 @@ export function analyzeCompatibility(
   if (problems.length > 0) {
     throw new SchemaError(`the released schemas cannot be resolved to the generated ones:\n  ${problems.join('\n  ')}`);
   }
+  const keptRequired = new Map<string, string[]>();
+  for (const [definition, written] of nonNullWritten) {
+    const [first, ...others] = written;
+    const required = new Set(definitionOf(document, definition).required ?? []);
+    for (const field of first ?? []) {
+      if (!required.has(field) && others.every((fields) => fields.has(field))) {
+        keptRequired.set(fieldKey(definition, field), [`non-null in every released record read into ${definition}`]);
+      }
+    }
+  }
   return {
     optional: summarize(optional),
+    keptRequired,
     widenedToLong: summarize(widenedToLong),
     aliases: new Map([...aliases].map(([definition, names]) => [definition, [...names].sort()])),
     definitions,

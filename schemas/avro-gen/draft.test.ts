@@ -3,7 +3,7 @@ import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
-import { KIND_DESCRIPTORS } from '../kinds/generated.ts';
+import { REGISTERED_KINDS, STORED_KINDS } from '../kinds/registry.ts';
 import { compileDraftConverters, loadDraftVersion, readAttributes } from './draft-convert.ts';
 import { DRAFT_DIR, DRAFT_README, generateDraft, withCompatibilitySection } from './draft.ts';
 import { avroFieldName, avroNameOf, generateObjectSchemas, JSON_VALUE } from './generate.ts';
@@ -11,7 +11,7 @@ import { loadApiDocument } from './openapi.ts';
 
 const document = loadApiDocument();
 const draft = loadDraftVersion(DRAFT_DIR, 'v5');
-const kindRecords = KIND_DESCRIPTORS.map((kind) => ({ kind, type: draft.version.types[avroNameOf(kind.definition)] }));
+const kindRecords = STORED_KINDS.map((kind) => ({ kind, type: draft.version.types[avroNameOf(kind.definition)] }));
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -52,12 +52,18 @@ describe('the generated draft', () => {
     for (const name of ['logplane.event.ObjectCreated', 'logplane.event.ObjectUpdated']) {
       const record = body.types.find((branch) => branch.name === name) as avro.types.RecordType;
       const union = record.field('object').type as avro.types.WrappedUnionType;
-      expect(union.types.map((branch) => branch.name)).toEqual(KIND_DESCRIPTORS.map((kind) => avroNameOf(kind.definition)));
+      expect(union.types.map((branch) => branch.name)).toEqual(STORED_KINDS.map((kind) => avroNameOf(kind.definition)));
     }
     const deleted = body.types.find((branch) => branch.name === 'logplane.event.ObjectDeleted') as avro.types.RecordType;
     const kinds = (deleted.field('kind').type as avro.types.EnumType).symbols;
     expect(kinds.slice(0, 7)).toEqual(['Namespace', 'Node', 'Pod', 'Service', 'Endpoints', 'ReplicaSet', 'Deployment']);
-    expect(new Set(kinds)).toEqual(new Set(KIND_DESCRIPTORS.map((kind) => kind.kind)));
+    expect(new Set(kinds)).toEqual(new Set(STORED_KINDS.map((kind) => kind.kind)));
+  });
+
+  it('has no record for a kind served from another kind\'s storage (events.k8s.io/v1 Event is core Event)', () => {
+    const served = REGISTERED_KINDS.filter((kind) => kind.storageRef !== kind.ref);
+    expect(served.map((kind) => `${kind.ref} → ${kind.storageRef}`)).toEqual(['Event.events.k8s.io → Event']);
+    for (const kind of served) expect(draft.version.types[avroNameOf(kind.definition)], kind.ref).toBeUndefined();
   });
 
   it('maps every definition of the document to a distinct valid Avro name', () => {

@@ -15,17 +15,19 @@ import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SchemaError } from '../errors.ts';
 import type { KindDescriptor } from '../kinds/descriptor.ts';
-import { KIND_DESCRIPTORS } from '../kinds/generated.ts';
+import { STORED_KINDS } from '../kinds/registry.ts';
 import { loadSchemaRegistry, loadSchemaVersion, type SchemaVersion } from '../registry.ts';
 import { analyzeCompatibility } from './compat.ts';
 import { carryOverEvents } from './events.ts';
 import { generateObjectSchemas } from './generate.ts';
 import { loadApiDocument, type ApiDocument } from './openapi.ts';
 
-/** The directory of the draft version. */
-export const DRAFT_DIR = new URL('../avro-draft/v5/', import.meta.url);
-/** The draft's README, whose compatibility section is generated. */
-export const DRAFT_README = new URL('../avro-draft/README.md', import.meta.url);
+/** The name of the generated version. */
+export const GENERATED_VERSION = 'v5';
+/** The directory of the generated version. */
+export const DRAFT_DIR = new URL(`../avro/${GENERATED_VERSION}/`, import.meta.url);
+/** The generator's README, whose compatibility section is generated. */
+export const DRAFT_README = new URL('./README.md', import.meta.url);
 /** The root type of the draft, as of every version. */
 export const DRAFT_ROOT = 'logplane.event.EventEnvelope';
 
@@ -50,8 +52,8 @@ export function generateDraft(options: {
   released?: readonly SchemaVersion[];
 } = {}): Draft {
   const document = options.document ?? loadApiDocument();
-  const kinds = options.kinds ?? KIND_DESCRIPTORS;
-  const released = options.released ?? loadSchemaRegistry().versions;
+  const kinds = options.kinds ?? STORED_KINDS;
+  const released = options.released ?? releasedBefore();
   const compatibility = analyzeCompatibility(document, released, kinds);
   const objects = generateObjectSchemas(document, kinds.map((kind) => kind.definition), compatibility);
   const events = carryOverEvents({
@@ -73,6 +75,7 @@ export function generateDraft(options: {
   ];
   const compatibilitySection = [
     ...rules('Required in Kubernetes, optional here', compatibility.optional),
+    ...rules('Optional in Kubernetes, required here', compatibility.keptRequired),
     ...rules('int32 in Kubernetes, long here', compatibility.widenedToLong),
     ...rules(
       'Aliases (released names read into a generated record)',
@@ -80,6 +83,11 @@ export function generateDraft(options: {
     ),
   ].join('\n');
   return { files, compatibilitySection };
+}
+
+/** The versions released before the generated one, whose events it must read. */
+export function releasedBefore(): SchemaVersion[] {
+  return loadSchemaRegistry().versions.filter((version) => version.name !== GENERATED_VERSION);
 }
 
 /** The README with its compatibility section replaced by `section`. */
@@ -100,8 +108,8 @@ export function writeDraft(draft: Draft): void {
     mkdirSync(dirname(fileURLToPath(file)), { recursive: true });
     writeFileSync(file, text);
   }
-  const version = loadSchemaVersion(DRAFT_DIR, 'v5');
-  for (const old of loadSchemaRegistry().versions) {
+  const version = loadSchemaVersion(DRAFT_DIR, GENERATED_VERSION);
+  for (const old of releasedBefore()) {
     version.type.createResolver(old.type);
   }
   writeFileSync(DRAFT_README, withCompatibilitySection(readFileSync(DRAFT_README, 'utf8'), draft.compatibilitySection));

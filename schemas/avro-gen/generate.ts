@@ -6,6 +6,7 @@
  * optional so that events written by older schema versions resolve.
  */
 import { SchemaError } from '../errors.ts';
+import { JSON_NAME_ATTRIBUTE, JSON_VALUE_RECORD, KIND_ATTRIBUTE, QUANTITY_ATTRIBUTE } from '../schema-view.ts';
 import { definitionOf, refName, type ApiDocument, type GroupVersionKind, type OpenApiSchema } from './openapi.ts';
 
 /** An Avro schema as JSON: a type name, a union, or a complex type. */
@@ -31,6 +32,8 @@ export interface AvroField {
   readonly doc?: string;
   /** The JSON property name when it is not a valid Avro name (`$ref`, `x-kubernetes-…`). */
   readonly [JSON_NAME_ATTRIBUTE]?: string;
+  /** The field holds Kubernetes quantities (itself, or its items or map values): stored in canonical form. */
+  readonly [QUANTITY_ATTRIBUTE]?: true;
 }
 
 /** An Avro record schema, with logplane's attributes. */
@@ -48,7 +51,7 @@ export interface AvroRecord {
  * The one Avro type of every value that holds arbitrary JSON (RawExtension, FieldsV1,
  * apiextensions JSON, `x-kubernetes-preserve-unknown-fields`, objects without properties).
  */
-export const JSON_VALUE = 'logplane.json.JsonValue';
+export const JSON_VALUE = JSON_VALUE_RECORD;
 
 /**
  * `{"value": null | boolean | long | double | string | [JsonValue] | {string: JsonValue}}`:
@@ -78,11 +81,21 @@ export const JSON_VALUE_SCHEMA: AvroRecord = {
   ],
 };
 
-/** Field attribute: the JSON property name of a field whose name had to be changed for Avro. */
-export const JSON_NAME_ATTRIBUTE = 'logplane.jsonName';
+export { JSON_NAME_ATTRIBUTE, KIND_ATTRIBUTE, QUANTITY_ATTRIBUTE };
 
-/** Record attribute on the record of a kind: `{group, version, kind}`. */
-export const KIND_ATTRIBUTE = 'logplane.kind';
+const QUANTITY_DEFINITION = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+
+/** Whether a property schema holds quantities: a Quantity, or an array or map of them. */
+export function holdsQuantities(schema: OpenApiSchema): boolean {
+  if (schema.$ref !== undefined) {
+    return refName(schema.$ref) === QUANTITY_DEFINITION;
+  }
+  if (schema.items !== undefined) {
+    return holdsQuantities(schema.items);
+  }
+  return typeof schema.additionalProperties === 'object' && holdsQuantities(schema.additionalProperties);
+}
+
 
 /** The Avro namespace prefix of every record generated from the API document. */
 export const K8S_PREFIX = 'logplane.k8s';
@@ -95,6 +108,8 @@ export const K8S_PREFIX = 'logplane.k8s';
 export interface Compatibility {
   /** Fields Kubernetes requires that are optional here, each with the reasons. */
   readonly optional: ReadonlyMap<string, readonly string[]>;
+  /** Fields Kubernetes marks optional that are required here, because every released record wrote them. */
+  readonly keptRequired: ReadonlyMap<string, readonly string[]>;
   /** Fields whose integers are `long` (not `int`) because an older version wrote longs. */
   readonly widenedToLong: ReadonlyMap<string, readonly string[]>;
   /** Older record names of a definition's record (Avro aliases). */
@@ -102,7 +117,7 @@ export interface Compatibility {
 }
 
 /** No adjustments: the plain mapping. */
-export const NO_COMPATIBILITY: Compatibility = { optional: new Map(), widenedToLong: new Map(), aliases: new Map() };
+export const NO_COMPATIBILITY: Compatibility = { optional: new Map(), keptRequired: new Map(), widenedToLong: new Map(), aliases: new Map() };
 
 /** One generated schema file. */
 export interface GeneratedFile {
@@ -318,7 +333,9 @@ export function generateObjectSchemas(
         if (compatibility.widenedToLong.has(key)) {
           type = widenToLong(type);
         }
-        const optional = !required.has(property) || compatibility.optional.has(key);
+        // A stored object always has metadata (its key is built from metadata.name) and its apiVersion.
+        const keptRequired = compatibility.keptRequired.has(key) || (isRoot && (property === 'metadata' || property === 'apiVersion'));
+        const optional = (!required.has(property) && !keptRequired) || compatibility.optional.has(key);
         const doc = firstParagraph(propertySchema.description);
         return {
           name,
@@ -326,6 +343,7 @@ export function generateObjectSchemas(
           ...(optional ? { default: null } : {}),
           ...(doc === undefined ? {} : { doc }),
           ...(name === property ? {} : { [JSON_NAME_ATTRIBUTE]: property }),
+          ...(holdsQuantities(propertySchema) ? { [QUANTITY_ATTRIBUTE]: true as const } : {}),
         };
       });
     const aliases = isRoot || !rootSet.has(definition) ? compatibility.aliases.get(definition) : undefined;

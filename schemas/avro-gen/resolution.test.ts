@@ -12,6 +12,7 @@ import { bodies, envelope, objects } from '../fixtures/samples.ts';
 import { v1ObjectCreatedPod } from '../fixtures/v1-object-created-pod.ts';
 import { v2PodBound } from '../fixtures/v2-pod-bound.ts';
 import { v3DecidedAt } from '../fixtures/v3-decided-at.ts';
+import { v4ObjectUpdatedDeployment } from '../fixtures/v4-object-updated-deployment.ts';
 import type { EventEnvelope } from '../generated/types.ts';
 import { HEADER_LENGTH, loadSchemaRegistry, type SchemaVersion } from '../registry.ts';
 import { compileDraftConverters, loadDraftVersion } from './draft-convert.ts';
@@ -32,6 +33,7 @@ const fixtureEvents: Readonly<Record<string, EventEnvelope>> = {
   'v1-object-created-pod.bin': v1ObjectCreatedPod,
   'v2-pod-bound.bin': v2PodBound,
   'v3-decided-at.bin': v3DecidedAt,
+  'v4-object-updated-deployment.bin': v4ObjectUpdatedDeployment,
 };
 
 /**
