@@ -1,0 +1,180 @@
+/**
+ * The dashboard in a real headless Chromium (Debian's, driven by playwright-core) against a
+ * real cluster on the embedded log: the anonymous /ui/ files hold no cluster data, log in,
+ * see a Deployment's pods appear live, roll it out, see the old and new ReplicaSets' lanes
+ * on the timeline, drag the time slider before the rollout and see the old image, and
+ * open why of a pod with the scheduler's reasons. Every wait is for a condition on the page.
+ * A screenshot of each step is kept in dashboard/test-artifacts/.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpRequest, startTestCluster, waitForView, type TestCluster } from './helpers.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const ARTIFACTS = join(REPO, 'dashboard', 'test-artifacts');
+const CHROMIUM = '/usr/bin/chromium';
+
+const deployment = (image: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'echo', namespace: 'default', labels: { app: 'echo' } },
+  spec: {
+    replicas: 2,
+    selector: { matchLabels: { app: 'echo' } },
+    template: {
+      metadata: { labels: { app: 'echo' } },
+      spec: { containers: [{ name: 'echo', image, ports: [{ name: 'http', containerPort: 8080 }] }] },
+    },
+  },
+});
+
+describe('the dashboard in Chromium', () => {
+  let cluster: TestCluster;
+  let browser: Browser;
+  let page: Page;
+  let ui: string;
+  const shot = async (name: string): Promise<void> => {
+    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  };
+
+  beforeAll(async () => {
+    // The test checks the sources as they are, not what the last install built.
+    execFileSync(process.execPath, [join(REPO, 'dashboard', 'build.mjs')], { stdio: 'pipe' });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    cluster = await startTestCluster('embedded', 'dashboard', { nodes: 2 });
+    ui = `${cluster.cluster.url}/ui/`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await cluster?.stop();
+  });
+
+  it('serves its files without a token, and they hold no cluster data; the APIs still need one', async () => {
+    const index = await fetch(ui);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(index.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const html = await index.text();
+    expect(html).not.toContain(cluster.cluster.token);
+    const script = /src="(\/ui\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const bundle = await (await fetch(`${cluster.cluster.url}${script}`)).text();
+    expect(bundle).not.toContain(cluster.cluster.token);
+    expect((await fetch(`${cluster.cluster.url}/api/v1/pods`)).status).toBe(401);
+    expect((await fetch(`${cluster.cluster.url}/logplane/v1/position`)).status).toBe(401);
+    // Paths that climb out of the dashboard's directory, sent as they are (fetch would normalize them).
+    const { hostname, port } = new URL(cluster.cluster.url);
+    for (const path of ['/ui/..%2f..%2fpackage.json', '/ui/%2e%2e%2fbuild.mjs', '/ui/assets/..%5c..%5cbuild.mjs', '/ui/.gitignore', '/ui/%00']) {
+      expect((await httpRequest(hostname, Number(port), path)).status, path).toBe(404);
+    }
+    // Normalized by the server's URL parser to a path outside /ui/, which needs a token.
+    for (const path of ['/ui/../package.json', '/ui/%2e%2e/package.json']) {
+      expect((await httpRequest(hostname, Number(port), path)).status, path).toBe(401);
+    }
+    expect((await fetch(`${cluster.cluster.url}/ui/`, { method: 'POST' })).status).toBe(405);
+    const redirect = await fetch(`${cluster.cluster.url}/ui`, { redirect: 'manual' });
+    expect(redirect.status).toBe(308);
+    expect(redirect.headers.get('location')).toBe('/ui/');
+  });
+
+  it('logs in with a token kept in sessionStorage, never in the URL', async () => {
+    await page.goto(ui);
+    await page.getByLabel('token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('login-error').getByText('The server refused this token.').waitFor();
+    await page.getByLabel('token').fill(cluster.cluster.token);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.locator('nav a[data-plural="pods"]').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('logplane.token'))).toBe(cluster.cluster.token);
+    expect(page.url()).not.toContain(cluster.cluster.token);
+    await shot('1-logged-in');
+  });
+
+  let beforeRollout = 0;
+
+  it("shows a Deployment's pods appear live in the pods table", async () => {
+    await page.goto(`${ui}#/list/pods?ns=default`);
+    await page.locator('table.objects[data-resource="pods"]').waitFor();
+    await page.locator('p.status', { hasText: 'live' }).waitFor();
+    expect(await page.locator('tr[data-name^="echo-"]').count()).toBe(0);
+    await cluster.api.create('/apis/apps/v1/namespaces/default/deployments', deployment('logplane/echo:1'));
+    const running = page.locator('tr[data-name^="echo-"]', { has: page.locator('td[data-column="STATUS"]', { hasText: /^Running$/ }) });
+    await expect.poll(() => running.count(), { timeout: 30_000 }).toBe(2);
+    await shot('2-pods-live');
+  });
+
+  it('follows a rollout on the Deployment page, live', async () => {
+    await page.goto(`${ui}#/object/deployments/default/echo?ns=default`);
+    await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
+    const patched = await fetch(`${cluster.cluster.url}/apis/apps/v1/namespaces/default/deployments/echo`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${cluster.cluster.token}`, 'content-type': 'application/strategic-merge-patch+json' },
+      body: JSON.stringify({ spec: { template: { spec: { containers: [{ name: 'echo', image: 'logplane/echo:2' }] } } } }),
+    });
+    expect(patched.status).toBe(200);
+    await page.getByTestId('yaml').getByText('image: logplane/echo:2').waitFor();
+    // The moment just before the event that changed the template: the slider's target later.
+    const history = (await cluster.api.request('GET', '/logplane/v1/history/Deployment/default/echo')).body as { versions: { time: number; object: { spec: { template: { spec: { containers: { image: string }[] } } } } | null }[] };
+    const rollout = history.versions.find((v) => v.object?.spec.template.spec.containers[0]?.image === 'logplane/echo:2');
+    expect(rollout).toBeDefined();
+    beforeRollout = rollout!.time - 1;
+    await waitForView(cluster.cluster.projection, 'the rollout to finish', (view) =>
+      view
+        .list('Pod', 'default')
+        .map((p) => p as unknown as { spec: { containers: { image: string }[] }; status?: { phase?: string } })
+        .filter((p) => p.spec.containers[0]?.image === 'logplane/echo:2' && p.status?.phase === 'Running').length === 2,
+    );
+    await shot('3-rolled-out');
+  });
+
+  it("shows the old and the new ReplicaSet's lanes on the timeline, under the Deployment", async () => {
+    await page.goto(`${ui}#/timeline?ns=default`);
+    await page.locator('.vis-timeline').waitFor();
+    const replicaSets = page.locator('.vis-label [data-kind="ReplicaSet"]');
+    await expect.poll(() => replicaSets.count()).toBe(2);
+    await page.locator('.vis-label [data-lane="Deployment/default/echo"]').waitFor();
+    expect(await page.locator('.vis-label [data-kind="Pod"]').count()).toBeGreaterThanOrEqual(4);
+    // Spans are named by state: the pods ran.
+    await page.locator('.vis-item.tone-ok', { hasText: 'Running' }).first().waitFor();
+    await shot('4-timeline');
+    await page.screenshot({ path: join(REPO, 'dashboard', 'test-artifacts', 'readme-timeline.png') });
+  });
+
+  it('puts the Deployment page into the past with the time slider: the old image', async () => {
+    await page.goto(`${ui}#/object/deployments/default/echo?ns=default`);
+    await page.getByTestId('yaml').getByText('image: logplane/echo:2').waitFor();
+    await page.getByTestId('slider').fill(String(beforeRollout));
+    await page.getByTestId('past-banner').waitFor();
+    await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
+    expect(await page.getByTestId('yaml').textContent()).not.toContain('logplane/echo:2');
+    expect(page.url()).toContain(`at=${beforeRollout}`);
+    await shot('5-time-travel');
+    await page.screenshot({ path: join(REPO, 'dashboard', 'test-artifacts', 'readme-time-travel.png') });
+    // "Now" returns to the live page.
+    await page.getByRole('button', { name: 'Now' }).click();
+    await page.getByTestId('yaml').getByText('image: logplane/echo:2').waitFor();
+    expect(await page.getByTestId('past-banner').count()).toBe(0);
+  });
+
+  it("shows why a pod runs, with the scheduler's reasons for its binding", async () => {
+    const pods = (await cluster.api.request('GET', '/api/v1/namespaces/default/pods')).body as { items: { metadata: { name: string } }[] };
+    const current = pods.items.find((p) => p.metadata.name.startsWith('echo-'))!.metadata.name;
+    expect(current).not.toBe('');
+    await page.goto(`${ui}#/why/Pod/default/${current}`);
+    await page.locator('ol.chain').first().waitFor();
+    await page.locator('.cause', { hasText: 'bound to node' }).first().waitFor();
+    const rationale = page.getByTestId('rationale').first();
+    await rationale.waitFor();
+    expect(await rationale.textContent()).toMatch(/2 of 2 nodes feasible/);
+    expect(await rationale.locator('td', { hasText: /^node-[12]$/ }).count()).toBeGreaterThanOrEqual(1);
+    await page.locator('.cause', { hasText: 'user "admin"' }).first().waitFor();
+    await shot('6-why');
+  });
+});
