@@ -175,6 +175,24 @@ describe('the dashboard in Chromium', () => {
     expect(await rationale.textContent()).toMatch(/2 of 2 nodes feasible/);
     expect(await rationale.locator('td', { hasText: /^node-[12]$/ }).count()).toBeGreaterThanOrEqual(1);
     await page.locator('.cause', { hasText: 'user "admin"' }).first().waitFor();
+    // The chains as one graph, drawn by cytoscape.
+    const graph = page.getByTestId('causation-graph');
+    await graph.locator('canvas').first().waitFor();
+    expect(Number(await graph.getAttribute('data-nodes'))).toBeGreaterThanOrEqual(4);
     await shot('6-why');
+    // Re-run the scheduler's decision on the view it saw: the same binding.
+    await page.locator('.cause', { hasText: 'bound to node' }).first().getByTestId('rerun').click();
+    await page.getByTestId('rerun-verdict').getByText('Same commands as it appended then.').waitFor();
+    await shot('7-rerun');
+  });
+
+  it("shows a pod's page with its status and its log, followed", async () => {
+    const pods = (await cluster.api.request('GET', '/api/v1/namespaces/default/pods')).body as { items: { metadata: { name: string } }[] };
+    const name = pods.items.find((p) => p.metadata.name.startsWith('echo-'))!.metadata.name;
+    await page.goto(`${ui}#/object/pods/default/${name}?ns=default`);
+    await page.getByTestId('phase').getByText('Running').waitFor();
+    await page.getByTestId('log').getByText(`echo: pod ${name} listening`).waitFor();
+    await page.locator('.owners a', { hasText: /^ReplicaSet\/echo-/ }).waitFor();
+    await shot('8-pod');
   });
 });

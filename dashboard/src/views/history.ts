@@ -2,6 +2,7 @@
  * The history pages: why an object is as it is (its causation chains, with the scheduler's
  * reasons for a binding), the audit feed, the diff between two moments, and replay.
  */
+import cytoscape from 'cytoscape';
 import { get, streamLines } from '../api.ts';
 import { h, replace } from '../dom.ts';
 import type { Resource } from '../resources.ts';
@@ -41,7 +42,8 @@ const fail = (target: HTMLElement) => (error: Error): void => {
 const keyLink = (resources: readonly Resource[], key: string, position: string): HTMLElement | string => {
   const { kind, namespace, name } = parseKey(key);
   const resource = resources.find((r) => r.kind === kind);
-  return resource ? h('a', { href: link(['object', resource.plural, namespace || '_', name], { at: position }) }, key) : key;
+  const text = `${key} at ${position}`;
+  return resource ? h('a', { href: link(['object', resource.plural, namespace || '_', name], { at: position }), title: 'the object as it was then' }, text) : text;
 };
 
 const timelineLink = (event: PositionedEvent): HTMLElement =>
@@ -65,14 +67,113 @@ const rationaleView = (rationale: Rationale): HTMLElement =>
     ),
   );
 
+interface ReconcileReply {
+  readonly commands: readonly unknown[];
+  readonly recorded: readonly unknown[];
+  readonly identical: boolean;
+}
+
+/**
+ * A button that re-runs `controller`'s decision for `key` on the view at `at` (the position
+ * the decision read) and shows the commands it gives now beside the ones it gave then.
+ */
+const rerunButton = (controller: string, key: string, at: string): HTMLElement => {
+  const result = h('div', { class: 'rerun' });
+  const button = h('button', { type: 'button', 'data-testid': 'rerun' }, `Re-run the ${controller} decision at ${at}`);
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    get<ReconcileReply>(`/logplane/v1/debug/reconcile?${new URLSearchParams({ controller, key, at }).toString()}`)
+      .then((reply) =>
+        replace(
+          result,
+          h('p', { 'data-testid': 'rerun-verdict', class: reply.identical ? 'same' : 'error' }, reply.identical ? 'Same commands as it appended then.' : 'Different commands from the ones it appended then.'),
+          h('div', { class: 'side-by-side' }, h('div', {}, h('h4', {}, 'now'), h('pre', {}, JSON.stringify(reply.commands, null, 2))), h('div', {}, h('h4', {}, 'then'), h('pre', {}, JSON.stringify(reply.recorded, null, 2)))),
+        ),
+      )
+      .catch(fail(result))
+      .finally(() => {
+        button.disabled = false;
+      });
+  });
+  return h('div', {}, button, result);
+};
+
+/**
+ * The causation chains as one graph (cytoscape): an event per node, an edge from each event
+ * to its cause, the newest events on top; clicking an event opens its object at its moment.
+ */
+const causationGraph = (target: HTMLElement, resources: readonly Resource[], chains: readonly (readonly CauseLink[])[]): (() => void) => {
+  const nodes = new Map<string, CauseLink>();
+  const edges = new Set<string>();
+  for (const chain of chains) {
+    chain.forEach((cause, index) => {
+      nodes.set(cause.event.id, cause);
+      const next = chain[index + 1];
+      if (next) edges.add(`${cause.event.id}>${next.event.id}`);
+    });
+  }
+  const heads = new Set(chains.map((chain) => chain[0]?.event.id).filter((id): id is string => id !== undefined));
+  const graph = cytoscape({
+    container: target,
+    elements: [
+      ...[...nodes.values()].map((cause) => ({
+        data: { id: cause.event.id, label: `${cause.summary}\n${new Date(cause.event.time).toISOString()} · ${cause.event.position}` },
+        classes: cause.event.verdict.type === 'rejected' ? 'rejected' : heads.has(cause.event.id) ? 'head' : '',
+      })),
+      ...[...edges].map((edge) => {
+        const [source, targetId] = edge.split('>');
+        return { data: { id: edge, source: source!, target: targetId! } };
+      }),
+    ],
+    layout: { name: 'breadthfirst', directed: true, roots: [...heads], spacingFactor: 1.1, padding: 10 },
+    style: [
+      {
+        selector: 'node',
+        style: {
+          shape: 'round-rectangle',
+          label: 'data(label)',
+          'text-wrap': 'wrap',
+          'text-max-width': '260px',
+          'text-valign': 'center',
+          'font-size': 10,
+          width: 280,
+          height: 48,
+          'background-color': '#ffffff',
+          'border-width': 1,
+          'border-color': '#7d8794',
+        },
+      },
+      { selector: 'node.head', style: { 'border-color': '#2e8540', 'border-width': 2 } },
+      { selector: 'node.rejected', style: { 'border-color': '#a4262c', 'border-width': 2 } },
+      { selector: 'edge', style: { width: 1.5, 'line-color': '#7d8794', 'target-arrow-color': '#7d8794', 'target-arrow-shape': 'triangle', 'curve-style': 'bezier' } },
+    ],
+    userZoomingEnabled: true,
+    boxSelectionEnabled: false,
+  });
+  graph.on('tap', 'node', (event) => {
+    const cause = nodes.get(event.target.id() as string);
+    if (!cause) return;
+    const { kind, namespace, name } = parseKey(cause.event.key);
+    const resource = resources.find((r) => r.kind === kind);
+    if (resource) navigate(link(['object', resource.plural, namespace || '_', name], { at: cause.event.position }));
+  });
+  return () => graph.destroy();
+};
+
 /** Shows why `kind/namespace/name` is as it is: every causation chain, newest first. */
 export const showWhy = (container: HTMLElement, resources: readonly Resource[], kind: string, namespace: string, name: string): (() => void) => {
   replace(container, h('h2', {}, `Why ${kind} ${namespace ? `${namespace}/` : ''}${name}`), h('p', { class: 'status' }, 'loading ...'));
+  let destroyGraph: () => void = () => undefined;
+  let stopped = false;
   get<{ chains: readonly (readonly CauseLink[])[] }>(`/logplane/v1/why/${historyPath(kind, namespace, name)}`)
     .then(({ chains }) => {
+      if (stopped) return;
+      const graph = h('div', { class: 'causation-graph', 'data-testid': 'causation-graph' });
       replace(
         container,
         h('h2', {}, `Why ${kind} ${namespace ? `${namespace}/` : ''}${name}`),
+        graph,
+        h('h3', {}, 'Chains'),
         chains.map((chain) =>
           h(
             'ol',
@@ -83,16 +184,22 @@ export const showWhy = (container: HTMLElement, resources: readonly Resource[], 
                 { class: `cause ${cause.event.verdict.type}` },
                 index > 0 ? h('span', { class: 'arrow' }, '← ') : null,
                 h('strong', {}, cause.summary),
-                h('div', { class: 'meta' }, timelineLink(cause.event), ' · position ', keyLink(resources, cause.event.key, cause.event.position), cause.event.decidedAt ? ` · decided at ${cause.event.decidedAt}` : ''),
+                h('div', { class: 'meta' }, timelineLink(cause.event), ' · ', keyLink(resources, cause.event.key, cause.event.position), cause.event.decidedAt ? ` · decided at ${cause.event.decidedAt}` : ''),
                 cause.rationale ? rationaleView(cause.rationale) : null,
+                cause.event.decidedAt && cause.event.actor.type === 'controller' ? rerunButton(cause.event.actor.name, cause.event.key, cause.event.decidedAt) : null,
               ),
             ),
           ),
         ),
       );
+      destroyGraph = causationGraph(graph, resources, chains);
+      graph.dataset['nodes'] = String(new Set(chains.flat().map((c) => c.event.id)).size);
     })
     .catch(fail(container));
-  return () => undefined;
+  return () => {
+    stopped = true;
+    destroyGraph();
+  };
 };
 
 /** Shows the audit feed (who changed what, when, with which verdict), filtered by the page's query. */
