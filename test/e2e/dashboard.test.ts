@@ -163,6 +163,54 @@ describe('the dashboard in Chromium', () => {
     expect(await page.getByTestId('past-banner').count()).toBe(0);
   });
 
+  it('shows the pods table as it was before the rollout: the old ReplicaSet\'s pods', async () => {
+    const replicaSets = (await cluster.api.request('GET', '/apis/apps/v1/namespaces/default/replicasets')).body as { items: { metadata: { name: string }; spec: { template: { spec: { containers: { image: string }[] } } } }[] };
+    const old = replicaSets.items.find((rs) => rs.spec.template.spec.containers[0]?.image === 'logplane/echo:1')!.metadata.name;
+    await page.goto(`${ui}#/list/pods?ns=default&at=${beforeRollout}`);
+    await page.locator('p.status[data-position]').waitFor();
+    const rows = page.locator('table.objects tr[data-name^="echo-"]');
+    await expect.poll(() => rows.count()).toBe(2);
+    for (const name of await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-name') ?? ''))) expect(name.startsWith(`${old}-`)).toBe(true);
+    await shot('6-pods-before-rollout');
+  });
+
+  it('narrows the timeline to the new ReplicaSet: its owner and its pods, not the old one', async () => {
+    const replicaSets = (await cluster.api.request('GET', '/apis/apps/v1/namespaces/default/replicasets')).body as { items: { metadata: { name: string }; spec: { template: { spec: { containers: { image: string }[] } } } }[] };
+    const fresh = replicaSets.items.find((rs) => rs.spec.template.spec.containers[0]?.image === 'logplane/echo:2')!.metadata.name;
+    await page.goto(`${ui}#/timeline?ns=default&key=${encodeURIComponent(`ReplicaSet/default/${fresh}`)}`);
+    await page.locator('.vis-timeline').waitFor();
+    await page.locator(`.vis-label [data-lane="ReplicaSet/default/${fresh}"]`).waitFor();
+    expect(await page.locator('.vis-label [data-kind="ReplicaSet"]').count()).toBe(1);
+    expect(await page.locator('.vis-label [data-kind="Deployment"]').count()).toBe(1);
+    expect(await page.locator('.vis-label [data-kind="Pod"]').count()).toBe(2);
+  });
+
+  it('diffs two moments: the new ReplicaSet created, the Deployment\'s image changed', async () => {
+    await page.goto(`${ui}#/diff?from=${beforeRollout}`);
+    await page.locator('ul.created li', { hasText: /^ReplicaSet default\/echo-/ }).first().waitFor();
+    const deployment = page.locator('ul.changed > li', { hasText: /^Deployment default\/echo/ });
+    await deployment.locator('li.changed', { hasText: 'spec.template.spec.containers[0].image: "logplane/echo:1" → "logplane/echo:2"' }).waitFor();
+    expect(await page.locator('ul.deleted li', { hasText: /^Pod default\/echo-/ }).count()).toBe(2);
+    await shot('7-diff');
+  });
+
+  it("lists the admin's changes in the audit feed and jumps from one to its moment on the timeline", async () => {
+    await page.goto(`${ui}#/audit?user=admin`);
+    const update = page.locator('table.audit tr', { hasText: 'ObjectUpdated' }).filter({ hasText: 'Deployment/default/echo' });
+    await update.first().waitFor();
+    expect(await page.locator('table.audit tr', { hasText: 'ObjectCreated' }).filter({ hasText: 'Deployment/default/echo' }).count()).toBe(1);
+    await update.first().locator('td').first().locator('a').click();
+    await page.locator('.vis-timeline .vis-custom-time').waitFor();
+    expect(page.url()).toContain('#/timeline');
+  });
+
+  it('replays the log into a fresh projection: the same state hash as the live one', async () => {
+    await page.goto(`${ui}#/replay`);
+    await page.getByRole('button', { name: 'Replay the log into a fresh projection' }).click();
+    await page.getByTestId('replay-result').waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('replay-result').textContent()).toContain("= the live projection's");
+  });
+
   it("shows why a pod runs, with the scheduler's reasons for its binding", async () => {
     const pods = (await cluster.api.request('GET', '/api/v1/namespaces/default/pods')).body as { items: { metadata: { name: string } }[] };
     const current = pods.items.find((p) => p.metadata.name.startsWith('echo-'))!.metadata.name;
@@ -179,11 +227,11 @@ describe('the dashboard in Chromium', () => {
     const graph = page.getByTestId('causation-graph');
     await graph.locator('canvas').first().waitFor();
     expect(Number(await graph.getAttribute('data-nodes'))).toBeGreaterThanOrEqual(4);
-    await shot('6-why');
+    await shot('8-why');
     // Re-run the scheduler's decision on the view it saw: the same binding.
     await page.locator('.cause', { hasText: 'bound to node' }).first().getByTestId('rerun').click();
     await page.getByTestId('rerun-verdict').getByText('Same commands as it appended then.').waitFor();
-    await shot('7-rerun');
+    await shot('9-rerun');
   });
 
   it("shows a pod's page with its status and its log, followed", async () => {
@@ -193,6 +241,6 @@ describe('the dashboard in Chromium', () => {
     await page.getByTestId('phase').getByText('Running').waitFor();
     await page.getByTestId('log').getByText(`echo: pod ${name} listening`).waitFor();
     await page.locator('.owners a', { hasText: /^ReplicaSet\/echo-/ }).waitFor();
-    await shot('8-pod');
+    await shot('10-pod');
   });
 });
