@@ -29,8 +29,9 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The page may load only its own files and talk only to this server; inline style
- * attributes are allowed because the timeline library positions its items with them.
+ * The page may run only its own scripts and talk only to this server. Inline styles are
+ * allowed because the timeline and graph libraries write their own (without it Chromium
+ * refuses them; the browser test fails on any CSP violation).
  */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",

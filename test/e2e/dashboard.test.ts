@@ -37,6 +37,8 @@ describe('the dashboard in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let ui: string;
+  /** Script errors and console errors (CSP violations among them) of every page the tests open. */
+  const pageErrors: string[] = [];
   const shot = async (name: string): Promise<void> => {
     await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
   };
@@ -49,6 +51,10 @@ describe('the dashboard in Chromium', () => {
     ui = `${cluster.cluster.url}/ui/`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 401/.test(message.text())) pageErrors.push(message.text());
+    });
   });
 
   afterAll(async () => {
@@ -242,5 +248,15 @@ describe('the dashboard in Chromium', () => {
     await page.getByTestId('log').getByText(`echo: pod ${name} listening`).waitFor();
     await page.locator('.owners a', { hasText: /^ReplicaSet\/echo-/ }).waitFor();
     await shot('10-pod');
+  });
+
+  it('logs out: the token leaves sessionStorage and the login form is back', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('token').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('logplane.token'))).toBeNull();
+  });
+
+  it('had no script errors and no Content-Security-Policy violations on any page', () => {
+    expect(pageErrors).toEqual([]);
   });
 });
