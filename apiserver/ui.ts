@@ -6,7 +6,7 @@
  * authenticated APIs. Anything that is not a GET or HEAD of a file below the directory is
  * a 4xx; a directory that was never built answers 503 saying how to build it.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,7 +87,13 @@ export const createDashboardAssets = (dir: string = DASHBOARD_DIST): DashboardAs
       else sendText(res, 404, 'not found\n');
       return true;
     }
-    const body = await readFile(file);
+    // A symlink may not lead out of the directory either.
+    const [realFile, realRoot] = await Promise.all([realpath(file), realpath(root)]);
+    if (!realFile.startsWith(`${realRoot}${sep}`)) {
+      sendText(res, 404, 'not found\n');
+      return true;
+    }
+    const body = await readFile(realFile);
     res.writeHead(200, {
       'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
       'content-length': body.length,
