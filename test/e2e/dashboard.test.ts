@@ -104,6 +104,8 @@ describe('the dashboard in Chromium', () => {
   });
 
   let beforeRollout = 0;
+  /** The position `history` printed for the Deployment's creation. */
+  let createdAt = '';
 
   it("shows a Deployment's pods appear live in the pods table", async () => {
     await page.goto(`${ui}#/list/pods?ns=default`);
@@ -131,12 +133,31 @@ describe('the dashboard in Chromium', () => {
     const rollout = history.versions.find((v) => v.object?.spec.template.spec.containers[0]?.image === 'logplane/echo:2');
     expect(rollout).toBeDefined();
     beforeRollout = rollout!.time - 1;
+    createdAt = (history.versions[0] as unknown as { position: string }).position;
     await waitForView(cluster.cluster.projection, 'the rollout to finish', (view) =>
       view
         .list('Pod', 'default')
         .map((p) => p as unknown as { spec: { containers: { image: string }[] }; status?: { phase?: string } })
         .filter((p) => p.spec.containers[0]?.image === 'logplane/echo:2' && p.status?.phase === 'Running').length === 2,
     );
+    // Two writers update the same version at once: the fold accepts one and rejects the other,
+    // and the rejection is a fact in the log. (A write already stale when it arrives is refused
+    // before it is appended, so the race is repeated, a bounded number of times, until the
+    // log holds a rejected write.)
+    const hasRejectedWrite = async (): Promise<boolean> => {
+      const reply = (await cluster.api.request('GET', '/logplane/v1/history/Deployment/default/echo')).body as { versions: { verdict: { type: string } }[] };
+      return reply.versions.some((v) => v.verdict.type === 'rejected');
+    };
+    for (let attempt = 0; attempt < 20 && !(await hasRejectedWrite()); attempt++) {
+      const current = (await cluster.api.request('GET', '/apis/apps/v1/namespaces/default/deployments/echo')).body as { metadata: { labels: Record<string, string> } };
+      const answers = await Promise.all(
+        ['a', 'b'].map((writer) =>
+          cluster.api.request('PUT', '/apis/apps/v1/namespaces/default/deployments/echo', { ...current, metadata: { ...current.metadata, labels: { ...current.metadata.labels, writer } } }),
+        ),
+      );
+      for (const answer of answers) expect([200, 409]).toContain(answer.status);
+    }
+    expect(await hasRejectedWrite()).toBe(true);
     await shot('3-rolled-out');
   });
 
@@ -147,6 +168,8 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => replicaSets.count()).toBe(2);
     await page.locator('.vis-label [data-lane="Deployment/default/echo"]').waitFor();
     expect(await page.locator('.vis-label [data-kind="Pod"]').count()).toBeGreaterThanOrEqual(4);
+    // The stale write is a mark on the Deployment's lane.
+    await page.locator('.vis-item.mark-rejected', { hasText: 'rejected' }).first().waitFor();
     // Spans are named by state: the pods ran.
     await page.locator('.vis-item.tone-ok', { hasText: 'Running' }).first().waitFor();
     await shot('4-timeline');
@@ -167,6 +190,11 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Now' }).click();
     await page.getByTestId('yaml').getByText('image: logplane/echo:2').waitFor();
     expect(await page.getByTestId('past-banner').count()).toBe(0);
+    // A position as history printed it, typed into the moment field: the object exists there.
+    await page.getByLabel('position or time').fill(createdAt);
+    await page.getByRole('button', { name: 'Go' }).click();
+    await page.locator(`p.status[data-position="${createdAt}"]`).waitFor();
+    await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
   });
 
   it('shows the pods table as it was before the rollout: the old ReplicaSet\'s pods', async () => {
