@@ -80,9 +80,11 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
   replace(container, h('h2', {}, `Timeline of ${namespace || 'all namespaces'}`), filterForm([...new Set(resources.map((r) => r.kind))]), status, chart);
   let timeline: Timeline | undefined;
   let stopped = false;
+  const started = performance.now();
   void loadHistories(namespace)
     .then((histories) => {
       if (stopped) return;
+      const loaded = performance.now();
       const selected = filterHistories(histories, {
         ...(query.get('kind') ? { kind: query.get('kind')! } : {}),
         ...(query.get('label') ? { label: query.get('label')! } : {}),
@@ -106,6 +108,9 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
       timeline = new Timeline(chart, items, groups, {
         groupOrder: 'order',
         stack: false,
+        // A thousand lanes scroll inside the chart instead of making the page that long.
+        verticalScroll: true,
+        maxHeight: '75vh',
         zoomMin: 1000,
         zoomMax: 1000 * 60 * 60 * 24 * 28,
         start: start - (now - start) * 0.05 - 1000,
@@ -114,6 +119,8 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
         tooltip: { followMouse: true },
         margin: { item: 2 },
       });
+      status.dataset['loadMs'] = String(Math.round(loaded - started));
+      status.dataset['drawMs'] = String(Math.round(performance.now() - loaded));
       const focus = momentMillis(query.get('focus') ?? pastMoment() ?? '');
       if (focus !== undefined) {
         timeline.addCustomTime(focus, 'moment');
