@@ -14,6 +14,8 @@ import { buildTimeline, filterHistories, parseKey, type Mark, type ObjectHistory
 import { historyPath } from './object.ts';
 
 const HISTORY_CONCURRENCY = 6;
+/** Owners with more children than this start folded. */
+const FOLD_ABOVE = 50;
 /** Events the audit feed is asked for: the objects of these events are the lanes. */
 const EVENT_LIMIT = 10_000;
 
@@ -98,7 +100,8 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
           content: h('span', { class: 'lane', 'data-lane': lane.key, 'data-kind': lane.kind }, `${lane.kind} ${lane.name}`),
           order: lane.order,
           treeLevel: lane.depth + 1,
-          ...(lane.children.length > 0 ? { nestedGroups: [...lane.children], showNested: true } : {}),
+          // An owner of many (a ReplicaSet of a thousand pods) starts folded: click it to open.
+          ...(lane.children.length > 0 ? { nestedGroups: [...lane.children], showNested: lane.children.length <= FOLD_ABOVE } : {}),
         }));
       const items: DataItem[] = marks.map((mark) => itemOf(mark, now));
       const times = marks.map((m) => (m.type === 'span' ? m.start : m.at));
