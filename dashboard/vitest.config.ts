@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Runs only the dashboard's tests (and those of apiserver/ui.ts, which serves it), without the suite's global setup (which starts a Kafka
- * broker the dashboard's tests do not use): `npx vitest run --config dashboard/vitest.config.ts`.
- * `npm test` runs them too, with the rest of the suite.
+ * Runs only the dashboard's tests (and those of apiserver/ui.ts, which serves it) without the
+ * suite's global setup, which starts a Kafka broker these tests do not use:
+ * `npx vitest run --config dashboard/vitest.config.ts`. `npm test` runs them too, with the rest.
  */
 export default defineConfig({
   root: new URL('..', import.meta.url).pathname,

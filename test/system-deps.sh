@@ -18,7 +18,7 @@ command -v runc >/dev/null 2>&1 || missing+=(runc)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-  echo "note: ${missing[*]} not installed; the nftables and CRI tests only run as root anyway" >&2
+  echo "note: ${missing[*]} not installed; the nftables and CRI tests only run as root anyway; the dashboard's browser tests need /usr/bin/chromium" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
