@@ -128,6 +128,7 @@ const startApp = async (): Promise<void> => {
       namespaceSelect(namespaces),
       timeBar(clusterStart),
       past !== undefined ? h('span', { class: 'past-banner', 'data-testid': 'past-banner' }, 'viewing the past') : null,
+      past !== undefined ? h('a', { class: 'diff-link', href: link(['diff'], { from: past, to: '', at: '' }) }, 'what changed since') : null,
       logout,
     );
     for (const a of nav.querySelectorAll<HTMLAnchorElement>('a[data-plural]')) a.href = link(['list', a.dataset['plural']!]);

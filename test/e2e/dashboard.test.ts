@@ -184,6 +184,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
     expect(await page.getByTestId('yaml').textContent()).not.toContain('logplane/echo:2');
     expect(page.url()).toContain(`at=${beforeRollout}`);
+    // The history marks the version shown: the last one before the rollout, the old template's.
+    const shownRow = page.getByTestId('shown-version');
+    await shownRow.waitFor();
+    expect(Number(new Date((await shownRow.locator('td').first().textContent()) ?? '').getTime())).toBeLessThanOrEqual(beforeRollout);
     await shot('5-time-travel');
     await page.screenshot({ path: join(REPO, 'dashboard', 'test-artifacts', 'readme-time-travel.png') });
     // "Now" returns to the live page.
@@ -195,6 +199,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Go' }).click();
     await page.locator(`p.status[data-position="${createdAt}"]`).waitFor();
     await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
+    // From the past, what changed since: the diff from this moment to now.
+    await page.getByRole('link', { name: 'what changed since' }).click();
+    await page.locator('ul.changed > li', { hasText: /^Deployment default\/echo/ }).waitFor();
+    expect(page.url()).toContain(`from=${encodeURIComponent(createdAt)}`);
   });
 
   it('shows the pods table as it was before the rollout: the old ReplicaSet\'s pods', async () => {

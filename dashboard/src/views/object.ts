@@ -85,8 +85,10 @@ const renderChildren = async (target: HTMLElement, object: KubeObject, resources
 const describeChange = (version: Version & { diff?: readonly { path: string }[] }): string =>
   version.verdict.type === 'rejected' ? `rejected: ${version.verdict.message}` : (version.diff ?? []).map((d) => d.path).slice(0, 6).join(', ');
 
-const renderHistory = async (target: HTMLElement, resource: Resource, namespace: string, name: string): Promise<void> => {
+/** The object's history, newest first; the row that made the version a past page shows (its `resourceVersion`) is marked. */
+const renderHistory = async (target: HTMLElement, resource: Resource, namespace: string, name: string, shownVersion?: string): Promise<void> => {
   const { versions } = await get<{ versions: (Version & { diff: readonly { path: string }[] })[] }>(`/logplane/v1/history/${historyPath(resource.kind, namespace, name)}`);
+  const shown = shownVersion === undefined ? undefined : [...versions].reverse().find((v) => v.verdict.type === 'accepted' && v.object?.metadata.resourceVersion === shownVersion);
   replace(
     target,
     h('h3', {}, 'History'),
@@ -100,7 +102,7 @@ const renderHistory = async (target: HTMLElement, resource: Resource, namespace:
         [...versions].reverse().map((v) =>
           h(
             'tr',
-            { class: v.verdict.type },
+            { class: `${v.verdict.type}${v === shown ? ' shown' : ''}`, ...(v === shown ? { 'data-testid': 'shown-version' } : {}) },
             h('td', {}, new Date(v.time).toISOString()),
             h('td', {}, h('a', { href: link(['object', resource.plural, namespace || '_', name], { at: v.position }), title: 'see the cluster at this moment' }, v.position)),
             h('td', {}, `${v.actor.type} ${v.actor.name}`),
@@ -155,10 +157,11 @@ export const showObject = (container: HTMLElement, resources: readonly Resource[
     status.textContent = error.message;
     status.classList.add('error');
   };
-  void renderHistory(history, resource, namespace, name).catch(errorText);
+  if (at === undefined) void renderHistory(history, resource, namespace, name).catch(errorText);
   if (at !== undefined) {
     objectsAt(at, resource.kind, namespace || undefined, name)
       .then((reply) => {
+        void renderHistory(history, resource, namespace, name, reply.objects[0]?.metadata.resourceVersion).catch(errorText);
         status.textContent = `as it was at position ${reply.position}`;
         status.dataset['position'] = reply.position;
         const object = reply.objects[0];
