@@ -14,6 +14,7 @@ import { showAudit, showDiff, showReplay, showWhy } from './views/history.ts';
 import { showObject } from './views/object.ts';
 import { showTable } from './views/table.ts';
 import { showTimeline } from './views/timeline.ts';
+import { showTopology } from './views/topology.ts';
 
 const root = document.getElementById('app')!;
 
@@ -75,6 +76,7 @@ const namespaceSelect = (namespaces: readonly string[]): HTMLSelectElement => {
 };
 
 const PAGES = [
+  ['topology', 'Topology'],
   ['timeline', 'Timeline'],
   ['audit', 'Audit'],
   ['diff', 'Diff'],
@@ -155,6 +157,9 @@ const startApp = async (): Promise<void> => {
       }
       case 'timeline':
         cleanup = showTimeline(main, resources, namespace);
+        return;
+      case 'topology':
+        cleanup = showTopology(main, resources, namespace);
         return;
       case 'why': {
         const [kind = '', ns = '_', name = ''] = rest;

@@ -236,6 +236,23 @@ describe('the dashboard in Chromium', () => {
     await shot('7-diff');
   });
 
+  it('shows the topology now and before the rollout: which ReplicaSet owns the pods, where they run', async () => {
+    const replicaSets = (await cluster.api.request('GET', '/apis/apps/v1/namespaces/default/replicasets')).body as { items: { metadata: { name: string }; spec: { template: { spec: { containers: { image: string }[] } } } }[] };
+    const byImage = (image: string): string => replicaSets.items.find((rs) => rs.spec.template.spec.containers[0]?.image === image)!.metadata.name;
+    const owns = (rs: string) => page.locator(`[data-testid="topology"] li[data-from="ReplicaSet/default/${rs}"][data-to^="Pod/default/${rs}-"]`);
+    await page.goto(`${ui}#/topology?ns=default`);
+    await page.getByTestId('topology-graph').locator('canvas').first().waitFor();
+    await expect.poll(() => owns(byImage('logplane/echo:2')).count()).toBe(2);
+    expect(await owns(byImage('logplane/echo:1')).count()).toBe(0);
+    expect(await page.locator('[data-testid="topology"] li[data-from="Deployment/default/echo"]').count()).toBe(2);
+    expect(await page.locator('[data-testid="topology"] li[data-from^="Pod/default/echo-"][data-to^="Node//node-"]').count()).toBe(2);
+    await page.goto(`${ui}#/topology?ns=default&at=${beforeRollout}`);
+    await page.locator('p.status', { hasText: `as they were at ${beforeRollout}` }).waitFor();
+    await expect.poll(() => owns(byImage('logplane/echo:1')).count()).toBe(2);
+    expect(await owns(byImage('logplane/echo:2')).count()).toBe(0);
+    await shot('7-topology-before-rollout');
+  });
+
   it("lists the admin's changes in the audit feed and jumps from one to its moment on the timeline", async () => {
     await page.goto(`${ui}#/audit?user=admin`);
     const update = page.locator('table.audit tr', { hasText: 'ObjectUpdated' }).filter({ hasText: 'Deployment/default/echo' });
