@@ -5,7 +5,7 @@
  */
 import { Timeline, type DataGroup, type DataItem } from 'vis-timeline/standalone';
 import 'vis-timeline/styles/vis-timeline-graph2d.min.css';
-import { get } from '../api.ts';
+import { get, type KubeObject } from '../api.ts';
 import { h, replace } from '../dom.ts';
 import { momentMillis, pastMoment } from '../moment.ts';
 import type { Resource } from '../resources.ts';
@@ -19,10 +19,17 @@ const FOLD_ABOVE = 50;
 /** Events the audit feed is asked for: the objects of these events are the lanes. */
 const EVENT_LIMIT = 10_000;
 
-/** The histories of the objects that have events in `namespace` ('' for every object). */
+/**
+ * The histories of the objects of `namespace` ('' for every object): those that exist now
+ * and those the latest events touched (deleted ones among them).
+ */
 const loadHistories = async (namespace: string): Promise<ObjectHistory[]> => {
-  const { events } = await get<{ events: readonly { key: string }[] }>(`/logplane/v1/audit?all=true&limit=${EVENT_LIMIT}`);
-  const keys = [...new Set(events.map((e) => e.key))].filter((key) => namespace === '' || parseKey(key).namespace === namespace);
+  const [{ events }, present] = await Promise.all([
+    get<{ events: readonly { key: string }[] }>(`/logplane/v1/audit?all=true&limit=${EVENT_LIMIT}`),
+    get<{ objects: readonly KubeObject[] }>(`/logplane/v1/at?at=now${namespace ? `&namespace=${encodeURIComponent(namespace)}` : ''}`),
+  ]);
+  const presentKeys = present.objects.map((o) => `${o.kind ?? ''}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+  const keys = [...new Set([...presentKeys, ...events.map((e) => e.key)])].filter((key) => namespace === '' || parseKey(key).namespace === namespace);
   const histories: ObjectHistory[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
