@@ -32,6 +32,7 @@ import { isWatchRequest, watchObjects } from './watch.ts';
 import { createHealth } from './health.ts';
 import { createInflightLimiter, PRIVILEGED_GROUP, requestKind, servingLimits, tooManyRequests, type ServingLimits } from './limits.ts';
 import type { TlsMaterial } from './tls.ts';
+import { serveDashboard } from './ui.ts';
 import { createWriter } from './writer.ts';
 
 export interface ApiServerOptions {
@@ -325,6 +326,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         await health(routed.check, url.pathname, url.searchParams, res);
         return;
       }
+      if (await serveDashboard(req, res, url)) return;
       if (!ANONYMOUS_PATHS.has(url.pathname)) user = authenticate(tokens, req);
       // As kube's max-in-flight filter: after authentication, system:masters exempt.
       if (!user?.groups.includes(PRIVILEGED_GROUP)) {

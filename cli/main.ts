@@ -214,6 +214,7 @@ export const buildProgram = (): Command => {
           'or with logplane (finds the kubeconfig in ./.logplane or $KUBECONFIG):',
           '  npx logplane get nodes',
           `Admin token: ${cluster.token}`,
+          `Dashboard: ${cluster.url}/ui/ (log in with the admin token)`,
           'Press Ctrl-C to stop (pods are stopped; `logplane up` again resumes the same cluster).',
           '',
         ].join('\n'),

@@ -2,7 +2,8 @@
 # System packages the test suite needs beyond Node and Java: nftables and iproute2 for the
 # network-namespace forwarding test (run as root), curl for reaching pods through it;
 # containerd, runc, the CNI plugins and busybox-static for the CRI runtime's tests (a real
-# containerd started by the test, images built locally from busybox).
+# containerd started by the test, images built locally from busybox); chromium for the
+# dashboard's browser tests (driven headless by playwright-core at /usr/bin/chromium).
 # Installs them with apt-get when they are missing and we are root; otherwise says what to do.
 set -euo pipefail
 missing=()
@@ -14,9 +15,10 @@ command -v runc >/dev/null 2>&1 || missing+=(runc)
 [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
 # The image builder copies /bin/busybox into images: it must be the static one (ldd fails on it).
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing+=(busybox-static)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-  echo "note: ${missing[*]} not installed; the nftables and CRI tests only run as root anyway" >&2
+  echo "note: ${missing[*]} not installed; the nftables and CRI tests only run as root anyway; the dashboard's browser tests need /usr/bin/chromium" >&2
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
