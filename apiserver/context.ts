@@ -150,11 +150,3 @@ export const throwIfRejected = (result: WriteResult, resource: ResourceInfo, nam
   const verdict = result.record.verdict;
   if (verdict.type === 'rejected') throw verdictError(verdict.reason, verdict.message, resource, name);
 };
-
-/** `?dryRun=All`: admit and answer without appending. Other values are 400. */
-export const isDryRun = (query: URLSearchParams): boolean => {
-  const values = query.getAll('dryRun');
-  if (values.length === 0) return false;
-  if (values.every((v) => v === 'All')) return true;
-  throw apiErrors.badRequest(`dryRun: Unsupported value: "${values.find((v) => v !== 'All')}": supported values: "All"`);
-};
