@@ -21,7 +21,8 @@ import {
   type ServerContext,
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors, verdictError } from '../errors.ts';
-import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
+import { scanJsonBody, throwIfStrictDuplicates, withDuplicateWarnings, type JsonFieldScan } from '../duplicate-fields.ts';
+import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { parseSelection } from '../selection.ts';
@@ -39,7 +40,16 @@ const GENERATE_NAME_ATTEMPTS = 8;
 export const createObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   if (resource.namespaced && namespace === undefined) throw apiErrors.methodNotAllowed();
-  return createFrom(server, ctx, await readJsonBody(ctx.req));
+  const { body, scan } = await readObjectBody(ctx);
+  return createFrom(server, ctx, body, scan);
+};
+
+/** The body of a create or update, and the scan of its fields when it is JSON (for duplicates). */
+const readObjectBody = async (ctx: RequestContext): Promise<{ body: unknown; scan: JsonFieldScan | undefined }> => {
+  const raw = await readBody(ctx.req);
+  const contentType = ctx.req.headers['content-type'];
+  const body = parseBody(raw, contentType);
+  return { body, scan: scanJsonBody(raw, contentType) };
 };
 
 /**
@@ -72,9 +82,10 @@ const createRefusal = (
   return undefined;
 };
 
-const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown): Promise<Reply> => {
+const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown, scan: JsonFieldScan | undefined): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const { dryRun, fieldValidation } = parseWriteOptions('CreateOptions', ctx.query);
+  throwIfStrictDuplicates(resource, scan, body, fieldValidation);
   const generated = !(body as { metadata?: { name?: string } })?.metadata?.name;
   // The fold judges every create (name taken, namespace missing or terminating), so a create
   // the current view finds acceptable is appended without first catching up with the log:
@@ -87,7 +98,9 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     caughtUp = true;
   }
   for (let attempt = 1; ; attempt++) {
-    const { object, warnings } = admitCreate({ resource, body, fieldValidation, namespace });
+    const admitted = admitCreate({ resource, body, fieldValidation, namespace });
+    const { object } = admitted;
+    const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
     const key = objectKey(object);
     let refusal = createRefusal(server.projection.view(), resource, object, key);
     if (refusal && !caughtUp) {
@@ -155,7 +168,8 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
   const { dryRun, fieldValidation } = parseWriteOptions('UpdateOptions', ctx.query);
-  const body = await readJsonBody(ctx.req);
+  const { body, scan } = await readObjectBody(ctx);
+  throwIfStrictDuplicates(resource, scan, body, fieldValidation);
   await catchUp(server);
   const current = server.projection.view().get(keyOf(resource, namespace, name));
   if (!current) {
@@ -165,12 +179,14 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
       if (bodyName !== undefined && bodyName !== name) {
         throw apiErrors.badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
       }
-      return createFrom(server, ctx, body);
+      return createFrom(server, ctx, body, scan);
     }
     throw apiErrors.notFound(resource, name);
   }
   const expected = (body as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
-  const { object, warnings } = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
+  const admitted = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
+  const { object } = admitted;
+  const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
   const expectedVersion = typeof expected === 'string' && expected !== '' ? expected : null;
   precheckVersion(resource, current, expectedVersion);
   if (dryRun) return json(200, object, warnings);
