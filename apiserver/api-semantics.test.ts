@@ -94,6 +94,32 @@ describeOnBothLogs('API semantics', (adapter) => {
     }
   });
 
+  it('answers a watch position the projection does not reach in time with an ERROR event carrying 504 Timeout', async () => {
+    const impatient = await startTestApiServer(log, temp.dir, { readTimeoutMs: 200 });
+    try {
+      const watch = await impatient.client.watch('/api/v1/namespaces/default/pods?watch=true&resourceVersion=99999999.99999999');
+      expect(watch.status).toBe(200);
+      expect(await watch.next()).toMatchObject({ type: 'ERROR', object: { kind: 'Status', reason: 'Timeout', code: 504, message: expect.stringMatching(/^Too large resource version: 99999999\.99999999, current: /) } });
+      await watch.ended();
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it('ends a watch after timeoutSeconds, and takes timeoutSeconds=0 as not set (the server\'s bound)', async () => {
+    const bounded = await startTestApiServer(log, temp.dir, { maxWatchSeconds: 1 });
+    try {
+      const started = Date.now();
+      const zero = await bounded.client.watch('/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=0&resourceVersion=0');
+      await zero.ended(10_000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      const one = await api.client.watch('/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1&resourceVersion=0');
+      await one.ended(10_000);
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it('answers 400 (not an ERROR event) for a watch resourceVersion that does not parse', async () => {
     const response = await api.client.request('GET', '/api/v1/namespaces/default/pods?watch=true&resourceVersion=abc');
     expect(response.status).toBe(400);

@@ -48,7 +48,7 @@ export interface ServerContext {
   readonly writer: Writer;
   readonly logger: Logger;
   readonly metrics: ApiMetrics;
-  /** A watch may resume at most this many changes back; older positions get 410 Expired. */
+  /** A watch may resume at most this many changes back per topic partition; older positions get 410 Expired. */
   readonly watchWindow: number;
   readonly bookmarkIntervalMs: number;
   /** Watches without timeoutSeconds end after this long (clients re-watch). */

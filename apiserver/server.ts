@@ -42,7 +42,7 @@ export interface ApiServerOptions {
   readonly port?: number;
   readonly host?: string;
   readonly logger?: Logger;
-  /** How many changes back a watch may resume before it gets 410 Expired (default 100,000). */
+  /** How many changes back, per topic partition, a watch may resume before it gets 410 Expired (default 100,000). */
   readonly watchWindow?: number;
   /** Interval of BOOKMARK events for watches that allow them (default 60 s). */
   readonly bookmarkIntervalMs?: number;
