@@ -120,6 +120,30 @@ describeOnBothLogs('API semantics', (adapter) => {
     }
   });
 
+  it('answers a watch from an object resourceVersion on a log of 3 partitions with the 410 ERROR event, so the client re-lists', async () => {
+    const partitioned = await openTestLog(adapter, { dir: temp.dir, partitions: 3 });
+    const server = await startTestApiServer(partitioned, temp.dir);
+    try {
+      const pod = (await server.client.request('POST', '/api/v1/namespaces/default/pods', { body: podManifest('p3') })).body;
+      const rv: string = pod.metadata.resourceVersion;
+      expect(rv).toMatch(/^\d+\.\d+$/);
+      const watch = await server.client.watch(`/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`);
+      expect(watch.status).toBe(200);
+      const event = await watch.next();
+      expect(event).toMatchObject({ type: 'ERROR', object: { reason: 'Expired', code: 410 } });
+      expect(event.object.message).toMatch(new RegExp(`^too old resource version: ${rv.replace('.', '\\.')} \\(\\d+(\\.\\d+){5}\\)$`));
+      await watch.ended();
+      const list = await server.client.request('GET', '/api/v1/namespaces/default/pods');
+      const relisted = await server.client.watch(`/api/v1/namespaces/default/pods?watch=true&resourceVersion=${list.body.metadata.resourceVersion}`);
+      await server.client.request('DELETE', '/api/v1/namespaces/default/pods/p3');
+      expect(await relisted.next()).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'p3' } } });
+      relisted.close();
+    } finally {
+      await server.close();
+      await partitioned.close();
+    }
+  });
+
   it('answers 400 (not an ERROR event) for a watch resourceVersion that does not parse', async () => {
     const response = await api.client.request('GET', '/api/v1/namespaces/default/pods?watch=true&resourceVersion=abc');
     expect(response.status).toBe(400);
