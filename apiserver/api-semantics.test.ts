@@ -144,6 +144,38 @@ describeOnBothLogs('API semantics', (adapter) => {
     }
   });
 
+  it('validates list options as kube does (422 ListOptions, 400 for a resourceVersion with continue) and serves Exact and continue at any age', async () => {
+    const small = await startTestApiServer(log, temp.dir, { watchWindow: 1 });
+    try {
+      const ns = await namespace('list-options');
+      const base = `/api/v1/namespaces/${ns}/pods`;
+      for (const name of ['a', 'b']) await small.client.request('POST', base, { body: podManifest(name) });
+      const page = await small.client.request('GET', `${base}?limit=1`);
+      const rv: string = page.body.metadata.resourceVersion;
+      const token: string = page.body.metadata.continue;
+      const invalid: [string, string][] = [
+        ['resourceVersionMatch=Exact', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided'],
+        ['resourceVersionMatch=Exact&resourceVersion=0', 'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'],
+        [`resourceVersionMatch=Newest&resourceVersion=${rv}`, 'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""'],
+        [`resourceVersionMatch=NotOlderThan&resourceVersion=${rv}&continue=${token}`, 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided'],
+      ];
+      for (const [query, detail] of invalid) {
+        const response = await small.client.request('GET', `${base}?${query}`);
+        expect({ query, status: response.status, message: response.body.message }).toEqual({ query, status: 422, message: `ListOptions.meta.k8s.io "" is invalid: ${detail}` });
+      }
+      const both = await small.client.request('GET', `${base}?resourceVersion=${rv}&continue=${token}`);
+      expect(both).toMatchObject({ status: 400, body: { reason: 'BadRequest', message: 'specifying resource version is not allowed when using continue' } });
+      // Many changes later (far beyond the watch window) the position is still listed exactly, and the continue token still works.
+      for (const name of ['c', 'd', 'e']) await small.client.request('POST', base, { body: podManifest(name) });
+      const exact = await small.client.request('GET', `${base}?resourceVersion=${rv}&resourceVersionMatch=Exact`);
+      expect(exact.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['a', 'b']);
+      const next = await small.client.request('GET', `${base}?limit=5&continue=${token}`);
+      expect(next.body.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toEqual(['b']);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('answers 400 (not an ERROR event) for a watch resourceVersion that does not parse', async () => {
     const response = await api.client.request('GET', '/api/v1/namespaces/default/pods?watch=true&resourceVersion=abc');
     expect(response.status).toBe(400);

@@ -57,10 +57,10 @@ export const apiErrors = {
       }),
     ),
   /**
-   * 422 for invalid request options (`dryRun`, `fieldValidation`, `propagationPolicy`):
+   * 422 for invalid request options (`dryRun`, `fieldValidation`, `propagationPolicy`, `resourceVersionMatch`):
    * kube's `NewInvalid(meta.k8s.io/<kind>, "", errs)`, e.g. `CreateOptions.meta.k8s.io "" is invalid: ...`.
    */
-  invalidOptions: (kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions', causes: readonly StatusCause[]): ApiError =>
+  invalidOptions: (kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions' | 'ListOptions', causes: readonly StatusCause[]): ApiError =>
     new ApiError(failureStatus('Invalid', `${kind}.meta.k8s.io "" is invalid: ${causesText(causes)}`, { name: '', group: 'meta.k8s.io', kind, causes })),
   alreadyExists: (resource: ResourceInfo, name: string): ApiError =>
     new ApiError(failureStatus('AlreadyExists', `${qualifiedResource(resource)} "${name}" already exists`, resourceDetails(resource, name))),
