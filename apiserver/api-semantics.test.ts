@@ -231,6 +231,8 @@ describeOnBothLogs('API semantics', (adapter) => {
     expect(deleted).toMatchObject({ status: 200, body: { kind: 'Status', status: 'Success', details: { name: 'kept', kind: 'pods', uid: kept.metadata.uid } } });
     const foreground = await api.client.request('DELETE', `${pods}/kept`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'], propagationPolicy: 'Foreground' } });
     expect(foreground).toMatchObject({ status: 202, body: { kind: 'Pod', metadata: { finalizers: ['foregroundDeletion'], deletionTimestamp: expect.any(String) } } });
+    const orphaning = await api.client.request('DELETE', `${deployments}/web?dryRun=All&orphanDependents=True`);
+    expect(orphaning).toMatchObject({ status: 202, body: { kind: 'Deployment', metadata: { finalizers: ['orphan'] } } });
     const collection = await api.client.request('DELETE', `${pods}?dryRun=All`);
     expect(collection).toMatchObject({ status: 200, body: { kind: 'PodList', items: [{ metadata: { name: 'kept' } }] } });
 

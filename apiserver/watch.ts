@@ -55,6 +55,7 @@ import { ApiError, apiErrors } from './errors.ts';
 import { negotiate, type Representation } from './http.ts';
 import { waitForPosition } from './handlers/read.ts';
 import { apiVersionOf, type ResourceInfo } from './resources.ts';
+import { queryBool } from './query.ts';
 import { parseSelection, pinnedName, type Selection } from './selection.ts';
 import { failureStatus, type Status } from './status.ts';
 import { parseIncludeObject, partialMetadata, toTable } from './tables.ts';
@@ -69,8 +70,7 @@ export interface WatchEvent {
 
 /**
  * Whether a request asks for a watch, with apimachinery's query-string bool conversion
- * (`Convert_Slice_string_To_bool`): present with any value but `false` or `0` (any case),
- * including an empty one (`?watch`), is true. The Python client sends `watch=True`.
+ * ({@link queryBool}): `watch=true`, `watch=True` (the Python client), `watch=1`, `?watch`.
  */
 export const isWatchRequest = (query: URLSearchParams): boolean => queryBool(query, 'watch');
 
@@ -229,14 +229,6 @@ const sendErrorEvent = (server: ServerContext, ctx: RequestContext, status: Stat
   ctx.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
   ctx.res.end(`${JSON.stringify({ type: 'ERROR', object: status } satisfies WatchEvent)}\n`);
   return { type: 'streamed' };
-};
-
-/** A boolean query parameter, converted as apimachinery converts them (see {@link isWatchRequest}). */
-export const queryBool = (query: URLSearchParams, name: string): boolean => {
-  const value = query.get(name);
-  if (value === null) return false;
-  const lowered = value.toLowerCase();
-  return lowered !== 'false' && lowered !== '0';
 };
 
 const keyPrefix = (resource: ResourceInfo, namespace: string | undefined): string =>

@@ -21,6 +21,7 @@ import {
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
 import { applyPatch, mergePatch, patchTypeOf } from '../patch/index.ts';
+import { queryBool } from '../query.ts';
 import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus } from '../validation/admit.ts';
 import { parseWriteOptions, type WriteOptions } from '../write-options.ts';
@@ -284,7 +285,7 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
     throw apiErrors.badRequest(`pod ${pod.metadata.name} is not scheduled yet: no logs`);
   }
   const chosen = container === undefined || container === '' ? containerNames[0] : container;
-  const previous = query.get('previous') === 'true';
+  const previous = queryBool(query, 'previous');
   if (previous) {
     // As kubelet answers: no earlier instance has ended yet, so there is no previous log.
     const status = (pod.status?.containerStatuses ?? []).find((c) => c.name === chosen);
@@ -297,9 +298,9 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
   const chunks = await server.podLogs({
     pod,
     container: chosen,
-    follow: query.get('follow') === 'true',
+    follow: queryBool(query, 'follow'),
     previous,
-    timestamps: query.get('timestamps') === 'true',
+    timestamps: queryBool(query, 'timestamps'),
     tailLines: optionalInteger(query, 'tailLines'),
     sinceSeconds: optionalInteger(query, 'sinceSeconds'),
     limitBytes: optionalInteger(query, 'limitBytes'),

@@ -25,6 +25,7 @@ import { scanJsonBody, throwIfStrictDuplicates, withDuplicateWarnings, type Json
 import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
+import { queryBool } from '../query.ts';
 import { parseSelection } from '../selection.ts';
 import { CAUSE_TYPES, successStatus, type StatusCause } from '../status.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
@@ -247,7 +248,7 @@ const parseDeleteOptions = async (ctx: RequestContext): Promise<DeleteOptions> =
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw apiErrors.badRequest('DeleteOptions must be a JSON object');
   const query = ctx.query;
   const policy = (body['propagationPolicy'] as string | undefined) ?? query.get('propagationPolicy') ?? undefined;
-  const orphan = (body['orphanDependents'] as boolean | undefined) ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
+  const orphan = (body['orphanDependents'] as boolean | undefined) ?? (query.has('orphanDependents') ? queryBool(query, 'orphanDependents') : undefined);
   const dryRun = Array.isArray(body['dryRun']) ? body['dryRun'].map(String) : query.getAll('dryRun');
   const causes: StatusCause[] = [];
   if (policy !== undefined && orphan !== undefined) {
