@@ -86,8 +86,6 @@ export const apiErrors = {
   entityTooLarge: (message: string): ApiError => new ApiError(failureStatus('RequestEntityTooLarge', message)),
   tooLarge: (limit: number): ApiError =>
     new ApiError(failureStatus('RequestEntityTooLarge', `the request body is larger than ${limit} bytes`)),
-  /** 410 Expired: a watch or list position that is no longer retained. */
-  expired: (message: string): ApiError => new ApiError(failureStatus('Expired', message)),
   timeout: (message: string): ApiError => new ApiError(failureStatus('Timeout', message, { retryAfterSeconds: 1 })),
   internal: (message: string, cause?: unknown): ApiError =>
     new ApiError(failureStatus('InternalError', `Internal error occurred: ${message}`), { cause }),

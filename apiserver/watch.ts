@@ -105,9 +105,10 @@ const expiredStatus = (rv: string, floor: PositionVector): Status =>
 
 /**
  * The oldest position a watch can start from: per topic partition, one past the change
- * `watchWindow + 1` back from the cursor (0 when the partition holds fewer changes).
+ * `watchWindow + 1` back from the cursor (0 when the partition holds fewer changes). Reads
+ * up to `watchWindow + 1` keys per partition: computed only for the message of a 410.
  */
-export const watchFloor = (server: ServerContext): PositionVector => {
+const watchFloor = (server: ServerContext): PositionVector => {
   const { store } = server.projection;
   const cursor = server.projection.cursor();
   const floorOf = (topicIndex: number, partition: number, end: number): number => {
@@ -127,9 +128,23 @@ export const watchFloor = (server: ServerContext): PositionVector => {
   };
 };
 
-/** Whether `position` is below `floor` on some partition (older than the watch window). */
-const isBelow = (position: PositionVector, floor: PositionVector): boolean =>
-  FOLDED_TOPICS.some((topic) => floor[topic].some((offset, partition) => (position[topic][partition] ?? 0) < offset));
+/**
+ * Whether more than `watchWindow` changes lie after `position` on some topic partition:
+ * counts forward from it, at most `watchWindow + 1` keys per partition (a recent position,
+ * what a resuming informer sends, costs a few).
+ */
+const isTooOld = (server: ServerContext, position: PositionVector): boolean => {
+  const { store } = server.projection;
+  const cursor = server.projection.cursor();
+  return FOLDED_TOPICS.some((topic, topicIndex) =>
+    cursor[topic].some((end, partition) => {
+      let count = 0;
+      const start = position[topic][partition] ?? 0;
+      for (const _ of store.changes.getKeys({ start: [topicIndex, partition, start], end: [topicIndex, partition, end], limit: server.watchWindow + 1 })) count++;
+      return count > server.watchWindow;
+    }),
+  );
+};
 
 /**
  * The changes between two positions, for objects of `prefix`, merged across topics and
@@ -219,8 +234,7 @@ const checkPosition = async (server: ServerContext, rv: string, position: Positi
     throw error;
   }
   if (sendInitialEvents) return { type: 'current' };
-  const floor = watchFloor(server);
-  return isBelow(position, floor) ? { type: 'unservable', status: expiredStatus(rv, floor) } : { type: 'position', position };
+  return isTooOld(server, position) ? { type: 'unservable', status: expiredStatus(rv, watchFloor(server)) } : { type: 'position', position };
 };
 
 /** Answers a watch that cannot be served as kube's cacher does: 200, one ERROR event with `status`, the end. */
