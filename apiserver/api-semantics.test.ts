@@ -315,6 +315,27 @@ describeOnBothLogs('API semantics', (adapter) => {
     expect(await appended()).toBe(before);
   });
 
+  it('reports duplicate fields of a merge patch as kube does for patches: duplicates first, then unknown fields', async () => {
+    const ns = await namespace('patch-dup');
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    await api.client.request('POST', pods, { body: podManifest('p') });
+    const patch = '{"metadata":{"labels":{"a":"1"},"labels":{"a":"2"}},"spec":{"zzz":1,"terminationGracePeriodSeconds":5,"terminationGracePeriodSeconds":6}}';
+    const before = await appended();
+    const strict = await api.client.request('PATCH', `${pods}/p?fieldValidation=Strict`, { body: patch, contentType: 'application/merge-patch+json' });
+    expect(strict).toMatchObject({
+      status: 400,
+      body: { reason: 'BadRequest', message: 'strict decoding error: duplicate field "metadata.labels", duplicate field "spec.terminationGracePeriodSeconds", unknown field "spec.zzz"' },
+    });
+    expect(await appended()).toBe(before);
+    const warned = await api.client.request('PATCH', `${pods}/p`, { body: patch, contentType: 'application/strategic-merge-patch+json' });
+    expect(warned.status).toBe(200);
+    expect(warned.body.metadata.labels).toEqual({ a: '2' });
+    expect(warned.body.spec.terminationGracePeriodSeconds).toBe(6);
+    expect(warned.headers.get('warning')).toBe(
+      ['duplicate field "metadata.labels"', 'duplicate field "spec.terminationGracePeriodSeconds"', 'unknown field "spec.zzz"'].map((t) => `299 - ${JSON.stringify(t)}`).join(', '),
+    );
+  });
+
   it('answers 422 when neither name nor generateName is given', async () => {
     const ns = await namespace('noname');
     const response = await api.client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: { ...podManifest('x'), metadata: {} } });

@@ -162,3 +162,30 @@ export const throwIfStrictDuplicates = (resource: ResourceInfo, scan: JsonFieldS
     findings.map(findingCause),
   );
 };
+
+/**
+ * The findings of a merge or strategic-merge patch as kube lists them for patches: the
+ * duplicate fields of the patch body first (all of them, unknown or not), then the unknown
+ * fields of the patched object, sorted.
+ */
+const patchFindings = (scan: JsonFieldScan, unknownFields: readonly string[]): StrictFinding[] => [
+  ...scan.duplicates.map((field) => ({ type: 'duplicate' as const, field })),
+  ...[...unknownFields].sort().map((field) => ({ type: 'unknown' as const, field })),
+];
+
+/** Under Strict, a patch body with duplicate fields is kube's 400 `strict decoding error: duplicate field ..., unknown field ...`. */
+export const throwIfStrictPatchDuplicates = (resource: ResourceInfo, scan: JsonFieldScan | undefined, patched: unknown, fieldValidation: FieldValidation): void => {
+  if (!scan || scan.duplicates.length === 0 || fieldValidation !== 'Strict') return;
+  const object = typeof patched === 'object' && patched !== null && !Array.isArray(patched) ? { ...(patched as Record<string, unknown>) } : {};
+  delete object['status'];
+  const findings = patchFindings(scan, checkShape(resource.kind, object).unknownFields);
+  throw apiErrors.badRequest(`strict decoding error: ${findings.map(findingText).join(', ')}`, findings.map(findingCause));
+};
+
+/** Under Warn, a patch's warnings: its duplicate fields first, then the admission's (unknown fields, sorted as kube sorts them). */
+export const withPatchDuplicateWarnings = (scan: JsonFieldScan | undefined, warnings: readonly string[], fieldValidation: FieldValidation): readonly string[] => {
+  if (!scan || scan.duplicates.length === 0 || fieldValidation !== 'Warn') return warnings;
+  const unknown = warnings.flatMap((w) => UNKNOWN_WARNING.exec(w)?.[1] ?? []);
+  const others = warnings.filter((w) => !UNKNOWN_WARNING.test(w));
+  return [...patchFindings(scan, unknown).map(findingText), ...others];
+};

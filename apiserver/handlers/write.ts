@@ -21,7 +21,14 @@ import {
   type ServerContext,
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors, verdictError } from '../errors.ts';
-import { scanJsonBody, throwIfStrictDuplicates, withDuplicateWarnings, type JsonFieldScan } from '../duplicate-fields.ts';
+import {
+  scanJsonBody,
+  throwIfStrictDuplicates,
+  throwIfStrictPatchDuplicates,
+  withDuplicateWarnings,
+  withPatchDuplicateWarnings,
+  type JsonFieldScan,
+} from '../duplicate-fields.ts';
 import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
@@ -201,7 +208,10 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
   const name = nameOf(ctx.target);
   const { dryRun, fieldValidation } = parseWriteOptions('PatchOptions', ctx.query);
   const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
-  const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
+  const raw = await readBody(ctx.req);
+  const patch = parseBody(raw, ctx.req.headers['content-type']);
+  // Duplicate fields of merge patches (JSON text) are reported as kube reports them.
+  const scan = patchType === 'merge' || patchType === 'strategic' ? scanJsonBody(raw, 'application/json') : undefined;
   for (let attempt = 1; ; attempt++) {
     const current = await currentObject(server, ctx);
     const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown; uid?: unknown } } | null;
@@ -213,7 +223,10 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
     }
     const patchedVersion = patched?.metadata?.resourceVersion;
     const pinned = typeof patchedVersion === 'string' && patchedVersion !== current.metadata.resourceVersion ? patchedVersion : undefined;
-    const { object, warnings } = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });
+    throwIfStrictPatchDuplicates(resource, scan, patched, fieldValidation);
+    const admitted = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });
+    const { object } = admitted;
+    const warnings = withPatchDuplicateWarnings(scan, admitted.warnings, fieldValidation);
     precheckVersion(resource, current, pinned ?? null);
     if (dryRun) return json(200, object, warnings);
     try {
