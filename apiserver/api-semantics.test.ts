@@ -315,6 +315,38 @@ describeOnBothLogs('API semantics', (adapter) => {
     expect(await appended()).toBe(before);
   });
 
+  const DUPLICATED_YAML = (name: string): string =>
+    ['apiVersion: v1', 'kind: Pod', 'metadata:', '  name: first', `  name: ${name}`, '  unknownMeta: x', 'spec:', '  containers:', '  - name: main', '    image: busybox:1.36', '    image: busybox:1.37', '    bogus: 1', ''].join('\n');
+
+  it("reports duplicate keys of a YAML body as go-yaml does: Strict's unmarshal errors, Warn's line warnings", async () => {
+    const ns = await namespace('yaml-dup');
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const before = await appended();
+    const strict = await api.client.request('POST', `${pods}?fieldValidation=Strict`, { body: DUPLICATED_YAML('y1'), contentType: 'application/yaml' });
+    expect(strict).toMatchObject({
+      status: 400,
+      body: {
+        reason: 'BadRequest',
+        message:
+          'Pod in version "v1" cannot be handled as a Pod: strict decoding error: yaml: unmarshal errors:\n  line 5: key "name" already set in map\n  line 11: key "image" already set in map, ' +
+          'unknown field "metadata.unknownMeta", unknown field "spec.containers[0].bogus"',
+      },
+    });
+    expect(await appended()).toBe(before);
+    const warned = await api.client.request('POST', pods, { body: DUPLICATED_YAML('y2'), contentType: 'application/yaml' });
+    expect(warned.status).toBe(201);
+    expect(warned.body.metadata.name).toBe('y2');
+    expect(warned.body.spec.containers[0].image).toBe('busybox:1.37');
+    expect(warned.headers.get('warning')).toBe(
+      ['line 5: key "name" already set in map', 'line 11: key "image" already set in map', 'unknown field "metadata.unknownMeta"', 'unknown field "spec.containers[0].bogus"']
+        .map((t) => `299 - ${JSON.stringify(t)}`)
+        .join(', '),
+    );
+    const quiet = await api.client.request('POST', `${pods}?fieldValidation=Ignore`, { body: DUPLICATED_YAML('y3'), contentType: 'application/yaml' });
+    expect(quiet.status).toBe(201);
+    expect(quiet.headers.get('warning')).toBeNull();
+  });
+
   it('reports duplicate fields of a merge patch as kube does for patches: duplicates first, then unknown fields', async () => {
     const ns = await namespace('patch-dup');
     const pods = `/api/v1/namespaces/${ns}/pods`;

@@ -1,12 +1,16 @@
 /**
- * Duplicate fields of a JSON request body, which `JSON.parse` silently resolves (the last
- * one wins) but kube's strict decoding reports: `duplicate field "metadata.name"` as a
- * warning under `fieldValidation=Warn` (the default), in the 400 "strict decoding error"
- * under Strict, nothing under Ignore. Paths read as kube prints them
- * (`spec.template.spec.containers[0].imagePullPolicy`).
+ * Duplicate fields of a request body, which the parsers resolve (the last one wins) but
+ * kube's strict decoding reports: as a warning under `fieldValidation=Warn` (the default),
+ * in the 400 "strict decoding error" under Strict, not at all under Ignore. In JSON bodies
+ * by path, as kube prints them (`duplicate field
+ * "spec.template.spec.containers[0].imagePullPolicy"`); in YAML bodies as go-yaml does
+ * (`line 5: key "name" already set in map`).
  */
+import { isScalar, LineCounter, parseDocument, visit } from 'yaml';
+import { assertNever } from '../schemas/index.ts';
 import { apiErrors } from './errors.ts';
-import { mediaTypeOf } from './http.ts';
+import { mediaTypeOf, parseBody } from './http.ts';
+import { assertPlainData } from './plain-data.ts';
 import { PROTOBUF_MAGIC } from './protobuf.ts';
 import type { ResourceInfo } from './resources.ts';
 import { CAUSE_TYPES, type StatusCause } from './status.ts';
@@ -133,34 +137,132 @@ export const scanJsonBody = (raw: Buffer, contentType: string | undefined): Json
   return scanJsonFields(raw.toString('utf8'));
 };
 
-const UNKNOWN_WARNING = /^unknown field "(.*)"$/;
+/** A key that occurs twice in one YAML mapping, at the (1-based) line of its later occurrence. */
+export interface YamlDuplicate {
+  readonly line: number;
+  readonly key: string;
+}
+
+/** What a create or update body held besides its value: its duplicate fields, by body format. */
+export type BodyScan =
+  | { readonly type: 'json'; readonly scan: JsonFieldScan }
+  | { readonly type: 'yaml'; readonly duplicates: readonly YamlDuplicate[] }
+  | { readonly type: 'none' };
+
+/** go-yaml's text of a duplicate key. */
+const yamlDuplicateText = (d: YamlDuplicate): string => `line ${d.line}: key ${JSON.stringify(d.key)} already set in map`;
 
 /**
- * The warnings of a write under `fieldValidation=Warn`: the admission's (unknown fields)
- * with the duplicate fields among them, in document order.
+ * Parses a YAML body as kube decodes one: duplicate keys allowed (the last one wins) and
+ * reported by line; the value passes the same plain-data check as every body.
  */
-export const withDuplicateWarnings = (scan: JsonFieldScan | undefined, warnings: readonly string[], fieldValidation: FieldValidation): readonly string[] => {
-  if (!scan || scan.duplicates.length === 0 || fieldValidation !== 'Warn') return warnings;
+const parseYamlBody = (raw: Buffer): { body: unknown; duplicates: YamlDuplicate[] } => {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, uniqueKeys: false });
+  const [error] = document.errors;
+  if (error) throw apiErrors.badRequest(`the request body is not valid YAML: ${error.message}`);
+  const duplicates: YamlDuplicate[] = [];
+  visit(document, {
+    Map(_, map) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        if (seen.has(key) && isScalar(pair.key) && pair.key.range) duplicates.push({ line: lineCounter.linePos(pair.key.range[0]).line, key });
+        seen.add(key);
+      }
+    },
+  });
+  let body: unknown;
+  try {
+    body = document.toJS();
+  } catch (cause) {
+    throw apiErrors.badRequest(`the request body is not valid YAML: ${(cause as Error).message}`);
+  }
+  assertPlainData(body);
+  return { body, duplicates: duplicates.sort((a, b) => a.line - b.line) };
+};
+
+/** Parses a create or update body (JSON, YAML or protobuf) and finds its duplicate fields. */
+export const parseObjectBody = (raw: Buffer, contentType: string | undefined): { body: unknown; scan: BodyScan } => {
+  const type = mediaTypeOf(contentType);
+  if (type === 'application/yaml' && !raw.subarray(0, 4).equals(PROTOBUF_MAGIC)) {
+    const { body, duplicates } = parseYamlBody(raw);
+    return { body, scan: { type: 'yaml', duplicates } };
+  }
+  const body = parseBody(raw, contentType);
+  const json = scanJsonBody(raw, contentType);
+  return { body, scan: json ? { type: 'json', scan: json } : { type: 'none' } };
+};
+
+const UNKNOWN_WARNING = /^unknown field "(.*)"$/;
+
+const hasDuplicates = (scan: BodyScan): boolean => {
+  switch (scan.type) {
+    case 'json':
+      return scan.scan.duplicates.length > 0;
+    case 'yaml':
+      return scan.duplicates.length > 0;
+    case 'none':
+      return false;
+    default:
+      return assertNever(scan, 'body scan');
+  }
+};
+
+/**
+ * The warnings of a create or update under `fieldValidation=Warn`: the admission's (unknown
+ * fields) with the duplicate fields, as kube orders them (JSON: all in document order; YAML:
+ * the duplicate keys by line, then the unknown fields sorted).
+ */
+export const withDuplicateWarnings = (scan: BodyScan, warnings: readonly string[], fieldValidation: FieldValidation): readonly string[] => {
+  if (!hasDuplicates(scan) || fieldValidation !== 'Warn') return warnings;
   const unknown = warnings.flatMap((w) => UNKNOWN_WARNING.exec(w)?.[1] ?? []);
   const others = warnings.filter((w) => !UNKNOWN_WARNING.test(w));
-  return [...strictFindings(scan, unknown).map(findingText), ...others];
+  switch (scan.type) {
+    case 'json':
+      return [...strictFindings(scan.scan, unknown).map(findingText), ...others];
+    case 'yaml':
+      return [...scan.duplicates.map(yamlDuplicateText), ...[...unknown].sort().map((field) => findingText({ type: 'unknown', field })), ...others];
+    case 'none':
+      return warnings;
+    default:
+      return assertNever(scan, 'body scan');
+  }
 };
 
 /**
  * Under `fieldValidation=Strict`, a body with duplicate fields is kube's 400 strict decoding
  * error, listing its duplicate and unknown fields (`Pod in version "v1" cannot be handled
- * as a Pod: strict decoding error: duplicate field "metadata.name", unknown field ...`).
- * Status is left out of the unknown fields, as admission drops it from main-resource writes.
+ * as a Pod: strict decoding error: duplicate field "metadata.name", unknown field ...`; for
+ * YAML, go-yaml's `yaml: unmarshal errors:` block first). Status is left out of the unknown
+ * fields, as admission drops it from main-resource writes.
  */
-export const throwIfStrictDuplicates = (resource: ResourceInfo, scan: JsonFieldScan | undefined, body: unknown, fieldValidation: FieldValidation): void => {
-  if (!scan || scan.duplicates.length === 0 || fieldValidation !== 'Strict') return;
+export const throwIfStrictDuplicates = (resource: ResourceInfo, scan: BodyScan, body: unknown, fieldValidation: FieldValidation): void => {
+  if (!hasDuplicates(scan) || fieldValidation !== 'Strict') return;
   const object = typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
   delete object['status'];
-  const findings = strictFindings(scan, checkShape(resource.kind, object).unknownFields);
-  throw apiErrors.badRequest(
-    `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}: strict decoding error: ${findings.map(findingText).join(', ')}`,
-    findings.map(findingCause),
-  );
+  const unknown = checkShape(resource.kind, object).unknownFields;
+  const prefix = `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}: strict decoding error: `;
+  switch (scan.type) {
+    case 'json': {
+      const findings = strictFindings(scan.scan, unknown);
+      throw apiErrors.badRequest(`${prefix}${findings.map(findingText).join(', ')}`, findings.map(findingCause));
+    }
+    case 'yaml': {
+      const unknownFindings = [...unknown].sort().map((field) => ({ type: 'unknown' as const, field }));
+      const text = [`yaml: unmarshal errors:\n  ${scan.duplicates.map(yamlDuplicateText).join('\n  ')}`, ...unknownFindings.map(findingText)].join(', ');
+      throw apiErrors.badRequest(`${prefix}${text}`, [
+        ...scan.duplicates.map((d) => ({ reason: CAUSE_TYPES.FieldValueDuplicate, message: yamlDuplicateText(d) })),
+        ...unknownFindings.map(findingCause),
+      ]);
+    }
+    case 'none':
+      return;
+    default:
+      return assertNever(scan, 'body scan');
+  }
 };
 
 /**

@@ -22,12 +22,13 @@ import {
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors, verdictError } from '../errors.ts';
 import {
+  parseObjectBody,
   scanJsonBody,
   throwIfStrictDuplicates,
   throwIfStrictPatchDuplicates,
   withDuplicateWarnings,
   withPatchDuplicateWarnings,
-  type JsonFieldScan,
+  type BodyScan,
 } from '../duplicate-fields.ts';
 import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
@@ -52,13 +53,9 @@ export const createObject = async (server: ServerContext, ctx: RequestContext): 
   return createFrom(server, ctx, body, scan);
 };
 
-/** The body of a create or update, and the scan of its fields when it is JSON (for duplicates). */
-const readObjectBody = async (ctx: RequestContext): Promise<{ body: unknown; scan: JsonFieldScan | undefined }> => {
-  const raw = await readBody(ctx.req);
-  const contentType = ctx.req.headers['content-type'];
-  const body = parseBody(raw, contentType);
-  return { body, scan: scanJsonBody(raw, contentType) };
-};
+/** The body of a create or update, and its duplicate fields. */
+const readObjectBody = async (ctx: RequestContext): Promise<{ body: unknown; scan: BodyScan }> =>
+  parseObjectBody(await readBody(ctx.req), ctx.req.headers['content-type']);
 
 /**
  * Why a create would be refused by the fold, judged on `view` (undefined: it would not):
@@ -90,7 +87,7 @@ const createRefusal = (
   return undefined;
 };
 
-const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown, scan: JsonFieldScan | undefined): Promise<Reply> => {
+const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown, scan: BodyScan): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const { dryRun, fieldValidation } = parseWriteOptions('CreateOptions', ctx.query);
   throwIfStrictDuplicates(resource, scan, body, fieldValidation);
