@@ -160,24 +160,25 @@ const parseYamlBody = (raw: Buffer): { body: unknown; duplicates: YamlDuplicate[
   const text = raw.toString('utf8');
   if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, uniqueKeys: false });
-  const [error] = document.errors;
-  if (error) throw apiErrors.badRequest(`the request body is not valid YAML: ${error.message}`);
   const duplicates: YamlDuplicate[] = [];
-  visit(document, {
-    Map(_, map) {
-      const seen = new Set<string>();
-      for (const pair of map.items) {
-        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-        if (seen.has(key) && isScalar(pair.key) && pair.key.range) duplicates.push({ line: lineCounter.linePos(pair.key.range[0]).line, key });
-        seen.add(key);
-      }
-    },
-  });
   let body: unknown;
   try {
+    const document = parseDocument(text, { lineCounter, uniqueKeys: false });
+    const [error] = document.errors;
+    if (error) throw error;
+    visit(document, {
+      Map(_, map) {
+        const seen = new Set<string>();
+        for (const pair of map.items) {
+          const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+          if (seen.has(key) && isScalar(pair.key) && pair.key.range) duplicates.push({ line: lineCounter.linePos(pair.key.range[0]).line, key });
+          seen.add(key);
+        }
+      },
+    });
     body = document.toJS();
   } catch (cause) {
+    // A syntax error, too many aliases, or nesting deeper than the parser's stack.
     throw apiErrors.badRequest(`the request body is not valid YAML: ${(cause as Error).message}`);
   }
   assertPlainData(body);
