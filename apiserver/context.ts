@@ -48,7 +48,7 @@ export interface ServerContext {
   readonly writer: Writer;
   readonly logger: Logger;
   readonly metrics: ApiMetrics;
-  /** A watch may resume at most this many changes back; older positions get 410 Expired. */
+  /** A watch may resume at most this many changes back per topic partition; older positions get 410 Expired. */
   readonly watchWindow: number;
   readonly bookmarkIntervalMs: number;
   /** Watches without timeoutSeconds end after this long (clients re-watch). */
@@ -149,12 +149,4 @@ export const precheckVersion = (resource: ResourceInfo, current: KubeObject, exp
 export const throwIfRejected = (result: WriteResult, resource: ResourceInfo, name: string): void => {
   const verdict = result.record.verdict;
   if (verdict.type === 'rejected') throw verdictError(verdict.reason, verdict.message, resource, name);
-};
-
-/** `?dryRun=All`: admit and answer without appending. Other values are 400. */
-export const isDryRun = (query: URLSearchParams): boolean => {
-  const values = query.getAll('dryRun');
-  if (values.length === 0) return false;
-  if (values.every((v) => v === 'All')) return true;
-  throw apiErrors.badRequest(`dryRun: Unsupported value: "${values.find((v) => v !== 'All')}": supported values: "All"`);
 };

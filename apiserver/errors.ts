@@ -43,9 +43,25 @@ export const apiErrors = {
   unauthorized: (): ApiError => new ApiError(failureStatus('Unauthorized', 'Unauthorized')),
   notFound: (resource: ResourceInfo, name: string): ApiError =>
     new ApiError(failureStatus('NotFound', `${qualifiedResource(resource)} "${name}" not found`, resourceDetails(resource, name))),
-  /** 404 for a path that names no served resource. */
-  pathNotFound: (path: string): ApiError =>
-    new ApiError(failureStatus('NotFound', `the server could not find the requested resource (${path})`)),
+  /**
+   * 404 for a path that names no served resource, on every verb: kube's NotFound Status
+   * (`NewGenericServerResponse(404, ...)`: this message, empty details).
+   */
+  pathNotFound: (): ApiError => new ApiError(failureStatus('NotFound', 'the server could not find the requested resource', {})),
+  /** 409 after every generated name was taken (kube's `NewGenerateNameConflict`, retry after 1 s). */
+  generateNameConflict: (resource: ResourceInfo, name: string): ApiError =>
+    new ApiError(
+      failureStatus('AlreadyExists', `${qualifiedResource(resource)} "${name}" already exists, the server was not able to generate a unique name for the object`, {
+        ...resourceDetails(resource, name),
+        retryAfterSeconds: 1,
+      }),
+    ),
+  /**
+   * 422 for invalid request options (`dryRun`, `fieldValidation`, `propagationPolicy`, `resourceVersionMatch`):
+   * kube's `NewInvalid(meta.k8s.io/<kind>, "", errs)`, e.g. `CreateOptions.meta.k8s.io "" is invalid: ...`.
+   */
+  invalidOptions: (kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions' | 'ListOptions', causes: readonly StatusCause[]): ApiError =>
+    new ApiError(failureStatus('Invalid', `${kind}.meta.k8s.io "" is invalid: ${causesText(causes)}`, { name: '', group: 'meta.k8s.io', kind, causes })),
   alreadyExists: (resource: ResourceInfo, name: string): ApiError =>
     new ApiError(failureStatus('AlreadyExists', `${qualifiedResource(resource)} "${name}" already exists`, resourceDetails(resource, name))),
   conflict: (resource: ResourceInfo, name: string, detail: string): ApiError =>
@@ -70,8 +86,6 @@ export const apiErrors = {
   entityTooLarge: (message: string): ApiError => new ApiError(failureStatus('RequestEntityTooLarge', message)),
   tooLarge: (limit: number): ApiError =>
     new ApiError(failureStatus('RequestEntityTooLarge', `the request body is larger than ${limit} bytes`)),
-  /** 410 Expired: a watch or list position that is no longer retained. */
-  expired: (message: string): ApiError => new ApiError(failureStatus('Expired', message)),
   timeout: (message: string): ApiError => new ApiError(failureStatus('Timeout', message, { retryAfterSeconds: 1 })),
   internal: (message: string, cause?: unknown): ApiError =>
     new ApiError(failureStatus('InternalError', `Internal error occurred: ${message}`), { cause }),

@@ -43,7 +43,7 @@ export interface ApiServerOptions {
   readonly port?: number;
   readonly host?: string;
   readonly logger?: Logger;
-  /** How many changes back a watch may resume before it gets 410 Expired (default 100,000). */
+  /** How many changes back, per topic partition, a watch may resume before it gets 410 Expired (default 100,000). */
   readonly watchWindow?: number;
   /** Interval of BOOKMARK events for watches that allow them (default 60 s). */
   readonly bookmarkIntervalMs?: number;
@@ -101,7 +101,8 @@ const verbOf = (method: string, target: ResourceTarget, query: URLSearchParams, 
   switch (method) {
     case 'GET':
     case 'HEAD':
-      if (watchPrefix || isWatchRequest(query)) return 'watch';
+      // As kube's request info: `watch` on a collection only (a named GET stays a get).
+      if (watchPrefix || (collection && isWatchRequest(query))) return 'watch';
       return collection ? 'list' : 'get';
     case 'POST':
       return 'create';
@@ -210,7 +211,7 @@ const toApiError = (error: unknown): ApiError => {
 const isLongRunning = (method: string, routed: Route, query: URLSearchParams): boolean =>
   (method === 'GET' || method === 'HEAD') &&
   routed.type === 'resource' &&
-  (routed.watchPrefix || isWatchRequest(query) || routed.target.subresource === 'log');
+  (routed.watchPrefix || (routed.target.name === undefined && isWatchRequest(query)) || routed.target.subresource === 'log');
 
 const sendReply = (res: ServerResponse, reply: Reply): void => {
   if (reply.type === 'streamed') return;
@@ -304,9 +305,9 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       case 'openapiV3Document':
         return sendJson(res, 200, openapiDocument(route.groupVersion));
       case 'openapiV2':
-        throw new ApiError({ ...apiErrors.pathNotFound('/openapi/v2').status, message: 'OpenAPI v2 is not served by logplane; use /openapi/v3' });
+        throw new ApiError({ ...apiErrors.pathNotFound().status, message: 'OpenAPI v2 is not served by logplane; use /openapi/v3' });
       case 'notFound':
-        throw apiErrors.pathNotFound(res.req.url ?? '');
+        throw apiErrors.pathNotFound();
       default:
         return assertNever(route, 'route');
     }
@@ -337,7 +338,8 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         if (await extension(req, res, url, user)) return;
       }
       if (routed.type !== 'resource' && routed.type !== 'bindings') {
-        if (method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
+        // A path that names nothing served is 404 whatever the verb, as kube's NotFound handler.
+        if (routed.type !== 'notFound' && method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
         await serveNonResource(routed, res);
         return;
       }

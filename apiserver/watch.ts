@@ -9,7 +9,24 @@
  *   history), then live — without gap or duplicate, because the replay ends exactly at
  *   the cursor the live subscription starts from (both happen in one synchronous step,
  *   and the projection commits and publishes synchronously too);
- * - a position more than `watchWindow` changes back: 410 Gone, reason Expired.
+ * - `sendInitialEvents=true` (kube's watch-list): a synthetic ADDED for every current
+ *   object (at least as new as the resourceVersion), whatever the resourceVersion's age;
+ * - a position older than the watch window (below): an ERROR event carrying a 410
+ *   Expired Status, "too old resource version: X (Y)", so informers re-list.
+ *
+ * What "too old" means here. The projection keeps every change since offset 0 (nothing is
+ * pruned), so lists and `resourceVersionMatch=Exact` reads at any past position always
+ * work and never get 410. Watches, like kube's watch cache with its capacity, replay at
+ * most `watchWindow` changes per topic partition: a position is too old when, on some
+ * partition, more than `watchWindow` changes (of any kind) lie between it and the
+ * projection's cursor. Y is the oldest position a watch can still start from, per
+ * partition one past the change that is `watchWindow + 1` back (0 when there are fewer), as
+ * kube prints the oldest resourceVersion its cache serves. With several partitions an
+ * object's resourceVersion ("D.O") is not a cluster position and is answered the same way.
+ *
+ * As in kube-apiserver (the cacher answers "to match the uncached watch implementation"),
+ * a resourceVersion that does not parse is a 400 reply, while every failure after it
+ * parsed (too old, too large) is a 200 stream with one ERROR event, then the end.
  *
  * Label and field selectors filter events; an object that stops matching is sent as
  * DELETED and one that starts matching as ADDED, as kube-apiserver does.
@@ -34,12 +51,13 @@ import {
 } from '../projections/index.ts';
 import { assertNever, type KubeObject } from '../schemas/index.ts';
 import { catchUp, keyOf, type Reply, type RequestContext, type ServerContext } from './context.ts';
-import { apiErrors } from './errors.ts';
+import { ApiError, apiErrors } from './errors.ts';
 import { negotiate, type Representation } from './http.ts';
 import { waitForPosition } from './handlers/read.ts';
 import { apiVersionOf, type ResourceInfo } from './resources.ts';
+import { queryBool } from './query.ts';
 import { parseSelection, pinnedName, type Selection } from './selection.ts';
-import { failureStatus } from './status.ts';
+import { failureStatus, type Status } from './status.ts';
 import { parseIncludeObject, partialMetadata, toTable } from './tables.ts';
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
@@ -50,11 +68,11 @@ export interface WatchEvent {
   readonly object: unknown;
 }
 
-/** Whether a request asks for a watch (`watch=true`, `watch=1`). */
-export const isWatchRequest = (query: URLSearchParams): boolean => {
-  const value = query.get('watch');
-  return value === 'true' || value === '1';
-};
+/**
+ * Whether a request asks for a watch, with apimachinery's query-string bool conversion
+ * ({@link queryBool}): `watch=true`, `watch=True` (the Python client), `watch=1`, `?watch`.
+ */
+export const isWatchRequest = (query: URLSearchParams): boolean => queryBool(query, 'watch');
 
 /** A change in log order, with the object as the watch should show it. */
 interface Change {
@@ -63,8 +81,11 @@ interface Change {
   readonly object: KubeObject;
 }
 
-/** Where a watch starts. */
-type Start = { readonly type: 'current' } | { readonly type: 'position'; readonly position: PositionVector };
+/** Where a watch starts; `unservable` is answered with one ERROR event carrying its Status. */
+type Start =
+  | { readonly type: 'current' }
+  | { readonly type: 'position'; readonly position: PositionVector }
+  | { readonly type: 'unservable'; readonly status: Status };
 
 const parseStart = (server: ServerContext, rv: string): Start => {
   if (rv === '' || rv === '0') return { type: 'current' };
@@ -72,26 +93,57 @@ const parseStart = (server: ServerContext, rv: string): Start => {
     return { type: 'position', position: parseVector(rv, server.projection.partitions) };
   } catch {
     if (parseObjectVersion(rv)) {
-      // An object's resourceVersion is not a cluster position: tell the client to re-list.
-      throw apiErrors.expired(`too old resource version: ${rv} (an object resourceVersion cannot start a watch; list first)`);
+      // An object's resourceVersion is not a cluster position (several partitions): the client re-lists.
+      return { type: 'unservable', status: expiredStatus(rv, watchFloor(server)) };
     }
     throw apiErrors.badRequest(`resourceVersion: Invalid value: "${rv}": not a list resourceVersion of this cluster`);
   }
 };
 
-/** Counts changes after `from` up to `to`, stopping once `limit` is exceeded. */
-const changesBetween = (store: ProjectionStore, from: PositionVector, to: PositionVector, limit: number): number => {
-  let count = 0;
-  FOLDED_TOPICS.forEach((topic, topicIndex) => {
-    to[topic].forEach((end, partition) => {
-      if (count > limit) return;
-      const start = from[topic][partition] ?? 0;
-      for (const _ of store.changes.getKeys({ start: [topicIndex, partition, start], end: [topicIndex, partition, end], limit: limit + 1 - count })) {
-        count++;
-      }
-    });
-  });
-  return count;
+const expiredStatus = (rv: string, floor: PositionVector): Status =>
+  failureStatus('Expired', `too old resource version: ${rv} (${formatVector(floor)})`);
+
+/**
+ * The oldest position a watch can start from: per topic partition, one past the change
+ * `watchWindow + 1` back from the cursor (0 when the partition holds fewer changes). Reads
+ * up to `watchWindow + 1` keys per partition: computed only for the message of a 410.
+ */
+const watchFloor = (server: ServerContext): PositionVector => {
+  const { store } = server.projection;
+  const cursor = server.projection.cursor();
+  const floorOf = (topicIndex: number, partition: number, end: number): number => {
+    let floor = 0;
+    let seen = 0;
+    for (const key of store.changes.getKeys({ start: [topicIndex, partition, end], end: [topicIndex, partition, -1], reverse: true, limit: server.watchWindow + 1 })) {
+      // A reverse range may include its start; the cursor itself holds no change yet.
+      if (key[2] >= end) continue;
+      seen++;
+      if (seen === server.watchWindow + 1) floor = key[2] + 1;
+    }
+    return floor;
+  };
+  return {
+    desired: cursor.desired.map((end, partition) => floorOf(0, partition, end)),
+    observed: cursor.observed.map((end, partition) => floorOf(1, partition, end)),
+  };
+};
+
+/**
+ * Whether more than `watchWindow` changes lie after `position` on some topic partition:
+ * counts forward from it, at most `watchWindow + 1` keys per partition (a recent position,
+ * what a resuming informer sends, costs a few).
+ */
+const isTooOld = (server: ServerContext, position: PositionVector): boolean => {
+  const { store } = server.projection;
+  const cursor = server.projection.cursor();
+  return FOLDED_TOPICS.some((topic, topicIndex) =>
+    cursor[topic].some((end, partition) => {
+      let count = 0;
+      const start = position[topic][partition] ?? 0;
+      for (const _ of store.changes.getKeys({ start: [topicIndex, partition, start], end: [topicIndex, partition, end], limit: server.watchWindow + 1 })) count++;
+      return count > server.watchWindow;
+    }),
+  );
 };
 
 /**
@@ -169,6 +221,30 @@ const selectiveFilter = (selection: Selection, shown: Set<string>) => (change: C
   return undefined;
 };
 
+/**
+ * Where a watch from a parsed position starts: there (waiting briefly for a position the
+ * client saw elsewhere), the current state for `sendInitialEvents` (which kube never
+ * answers with 410), or unservable with the Status of a too large or too old position.
+ */
+const checkPosition = async (server: ServerContext, rv: string, position: PositionVector, sendInitialEvents: boolean): Promise<Start> => {
+  try {
+    await waitForPosition(server, position);
+  } catch (error) {
+    if (error instanceof ApiError) return { type: 'unservable', status: error.status };
+    throw error;
+  }
+  if (sendInitialEvents) return { type: 'current' };
+  return isTooOld(server, position) ? { type: 'unservable', status: expiredStatus(rv, watchFloor(server)) } : { type: 'position', position };
+};
+
+/** Answers a watch that cannot be served as kube's cacher does: 200, one ERROR event with `status`, the end. */
+const sendErrorEvent = (server: ServerContext, ctx: RequestContext, status: Status): Reply => {
+  server.metrics.watchEvents.inc({ resource: ctx.target.resource.plural, type: 'ERROR' });
+  ctx.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+  ctx.res.end(`${JSON.stringify({ type: 'ERROR', object: status } satisfies WatchEvent)}\n`);
+  return { type: 'streamed' };
+};
+
 const keyPrefix = (resource: ResourceInfo, namespace: string | undefined): string =>
   resource.namespaced && namespace !== undefined ? `${resource.kind}/${namespace}/` : `${resource.kind}/`;
 
@@ -186,22 +262,20 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
   const representation = negotiate(ctx.req.headers.accept);
   const selection = parseSelection(resource, ctx.query);
   const nameFromPath = ctx.target.name;
-  const allowBookmarks = ctx.query.get('allowWatchBookmarks') === 'true';
-  const sendInitialEventsEnd = allowBookmarks && ctx.query.get('sendInitialEvents') === 'true';
-  const timeoutSeconds = Math.min(positiveInteger(ctx.query, 'timeoutSeconds') ?? server.maxWatchSeconds, server.maxWatchSeconds);
+  const allowBookmarks = queryBool(ctx.query, 'allowWatchBookmarks');
+  const sendInitialEvents = queryBool(ctx.query, 'sendInitialEvents');
+  const sendInitialEventsEnd = allowBookmarks && sendInitialEvents;
+  // timeoutSeconds=0 is "not set", as in kube: the server's own bound applies.
+  const timeoutSeconds = Math.min(positiveInteger(ctx.query, 'timeoutSeconds') || server.maxWatchSeconds, server.maxWatchSeconds);
   const rv = ctx.query.get('resourceVersion') ?? '';
-  const start = parseStart(server, rv);
   const { projection } = server;
-
+  let start = parseStart(server, rv);
   if (start.type === 'position') {
-    await waitForPosition(server, start.position);
-    const behind = changesBetween(projection.store, start.position, projection.cursor(), server.watchWindow);
-    if (behind > server.watchWindow) {
-      throw apiErrors.expired(`too old resource version: ${rv} (${formatVector(projection.cursor())})`);
-    }
+    start = await checkPosition(server, rv, start.position, sendInitialEvents);
   } else if (rv === '') {
     await catchUp(server);
   }
+  if (start.type === 'unservable') return sendErrorEvent(server, ctx, start.status);
 
   const prefix = keyPrefix(resource, namespace);
   const pinned = nameFromPath ?? pinnedName(selection);

@@ -7,10 +7,11 @@
 import { formatVector, parseVector, type PositionVector, type View } from '../../projections/index.ts';
 import { assertNever, type KubeObject } from '../../schemas/index.ts';
 import { catchUp, json, keyOf, nameOf, type Reply, type RequestContext, type ServerContext } from '../context.ts';
-import { apiErrors } from '../errors.ts';
+import { apiErrors, fieldErrors } from '../errors.ts';
 import { negotiate, type Representation } from '../http.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { parseSelection, pinnedName } from '../selection.ts';
+import type { StatusCause } from '../status.ts';
 import { parseIncludeObject, partialMetadata, toTable } from '../tables.ts';
 
 /** Renders objects as the client asked: the object/list itself, a Table, or PartialObjectMetadata. */
@@ -89,6 +90,20 @@ const pinnedObject = (view: View, resource: ResourceInfo, namespace: string | un
   return object ? [object] : [];
 };
 
+/**
+ * kube's `ValidateListOptions` for a list: resourceVersionMatch needs a resourceVersion, no
+ * continue, one of its two values, and Exact not at "0"; 422 `ListOptions.meta.k8s.io`.
+ */
+const validateListOptions = (rv: string, match: string, continueText: string): void => {
+  if (match === '') return;
+  const causes: StatusCause[] = [];
+  if (rv === '') causes.push(fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+  if (continueText !== '') causes.push(fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  if (match !== 'Exact' && match !== 'NotOlderThan') causes.push(fieldErrors.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+  if (match === 'Exact' && rv === '0') causes.push(fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  if (causes.length > 0) throw apiErrors.invalidOptions('ListOptions', causes);
+};
+
 /** GET of a collection. */
 export const listObjects = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const representation = negotiate(ctx.req.headers.accept);
@@ -100,9 +115,8 @@ export const listObjects = async (server: ServerContext, ctx: RequestContext): P
   const continueText = ctx.query.get('continue');
   const rv = ctx.query.get('resourceVersion') ?? '';
   const match = ctx.query.get('resourceVersionMatch') ?? '';
-  if (match !== '' && match !== 'Exact' && match !== 'NotOlderThan') {
-    throw apiErrors.badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
-  }
+  validateListOptions(rv, match, continueText ?? '');
+  if (continueText && rv !== '' && rv !== '0') throw apiErrors.badRequest('specifying resource version is not allowed when using continue');
 
   let view: View;
   let position: PositionVector;
@@ -113,7 +127,6 @@ export const listObjects = async (server: ServerContext, ctx: RequestContext): P
     view = server.projection.viewAt(position);
     after = token.after;
   } else if (match === 'Exact') {
-    if (rv === '' || rv === '0') throw apiErrors.badRequest('resourceVersionMatch "Exact" needs a resourceVersion other than "" and "0"');
     position = parseListVersion(server, rv);
     await waitForPosition(server, position);
     view = server.projection.viewAt(position);

@@ -8,7 +8,6 @@ import { objectKey, type Deployment, type KubeObject, type ReplicaSet } from '..
 import {
   CONFLICT_RETRIES,
   catchUp,
-  isDryRun,
   json,
   keyOf,
   nameOf,
@@ -22,8 +21,10 @@ import {
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
 import { applyPatch, mergePatch, patchTypeOf } from '../patch/index.ts';
+import { queryBool } from '../query.ts';
 import { failureStatus, successStatus } from '../status.ts';
-import { admitStatus, parseFieldValidation } from '../validation/admit.ts';
+import { admitStatus } from '../validation/admit.ts';
+import { parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { currentObject } from './write.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -36,15 +37,16 @@ const submitStatus = async (
   current: KubeObject,
   body: unknown,
   expectedResourceVersion: string | null,
+  options: WriteOptions,
 ): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
-  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
+  const { fieldValidation } = options;
   const { object, warnings } = admitStatus({ resource, body, fieldValidation, namespace, name, current });
   if (expectedResourceVersion !== null && expectedResourceVersion.split('.')[1] !== (current.metadata.resourceVersion ?? '').split('.')[1]) {
     throw apiErrors.conflict(resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
   }
-  if (isDryRun(ctx.query)) return json(200, object, warnings);
+  if (options.dryRun) return json(200, object, warnings);
   const key = objectKey(object);
   const result = await server.writer.submit({
     topic: 'observed',
@@ -58,22 +60,24 @@ const submitStatus = async (
 
 /** PUT `.../status`. */
 export const updateStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const options = parseWriteOptions('UpdateOptions', ctx.query);
   const body = await readJsonBody(ctx.req);
   const current = await currentObject(server, ctx);
   const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
-  return submitStatus(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null);
+  return submitStatus(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null, options);
 };
 
 /** PATCH `.../status`: the patch applies to the whole object; only its status is written. */
 export const patchStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource } = ctx.target;
+  const options = parseWriteOptions('PatchOptions', ctx.query);
   const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   const current = await currentObject(server, ctx);
   const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown } };
   const version = patched?.metadata?.resourceVersion;
   const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : null;
-  return submitStatus(server, ctx, current, patched, pinned);
+  return submitStatus(server, ctx, current, patched, pinned, options);
 };
 
 // ---------------------------------------------------------------------------------------
@@ -130,6 +134,7 @@ const submitScale = async (
   current: Scalable,
   scale: unknown,
   expectedResourceVersion: string | null,
+  dryRun: boolean,
 ): Promise<Reply> => {
   const { resource } = ctx.target;
   const name = nameOf(ctx.target);
@@ -141,7 +146,7 @@ const submitScale = async (
   const object = structuredClone(current);
   object.spec.replicas = replicas;
   precheckVersion(resource, current, expectedResourceVersion);
-  if (isDryRun(ctx.query)) return json(200, scaleOf(object));
+  if (dryRun) return json(200, scaleOf(object));
   const key = objectKey(object);
   const result = await server.writer.submit({
     topic: 'desired',
@@ -156,14 +161,16 @@ const submitScale = async (
 
 /** PUT `.../scale`; a stale `metadata.resourceVersion` gets 409. */
 export const updateScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { dryRun } = parseWriteOptions('UpdateOptions', ctx.query);
   const body = await readJsonBody(ctx.req);
   const current = scalable(await currentObject(server, ctx));
   const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
-  return submitScale(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null);
+  return submitScale(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null, dryRun);
 };
 
 /** PATCH `.../scale` (kubectl scale sends a merge patch); retried on Conflict unless pinned. */
 export const patchScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
+  const { dryRun } = parseWriteOptions('PatchOptions', ctx.query);
   const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   for (let attempt = 1; ; attempt++) {
@@ -173,7 +180,7 @@ export const patchScale = async (server: ServerContext, ctx: RequestContext): Pr
     const version = (patched as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
     const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : undefined;
     try {
-      return await submitScale(server, ctx, current, patched, pinned ?? current.metadata.resourceVersion ?? null);
+      return await submitScale(server, ctx, current, patched, pinned ?? current.metadata.resourceVersion ?? null, dryRun);
     } catch (error) {
       const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < CONFLICT_RETRIES;
       if (!retry) throw error;
@@ -205,6 +212,7 @@ export const bindPod = async (
   nameFromUrl: string | undefined,
 ): Promise<Reply> => {
   const { resource } = ctx.target;
+  const { dryRun } = parseWriteOptions('CreateOptions', ctx.query);
   const body = (await readJsonBody(ctx.req)) as { kind?: unknown; metadata?: { name?: unknown; resourceVersion?: unknown; namespace?: unknown }; target?: { kind?: unknown; name?: unknown } };
   if (typeof body !== 'object' || body === null) throw apiErrors.badRequest('a Binding must be a JSON object');
   if (body.kind !== undefined && body.kind !== 'Binding') throw apiErrors.badRequest(`expected a Binding, got kind ${JSON.stringify(body.kind)}`);
@@ -228,7 +236,7 @@ export const bindPod = async (
   if (!pod || pod.kind !== 'Pod') throw apiErrors.notFound(resource, name);
   if (pod.spec.nodeName) throw apiErrors.conflict(resource, name, `pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
   precheckVersion(resource, pod, expected);
-  if (isDryRun(ctx.query)) return json(201, successStatus(201));
+  if (dryRun) return json(201, successStatus(201));
   const result = await server.writer.submit({
     topic: 'desired',
     key: keyOf(resource, namespace, name),
@@ -277,7 +285,7 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
     throw apiErrors.badRequest(`pod ${pod.metadata.name} is not scheduled yet: no logs`);
   }
   const chosen = container === undefined || container === '' ? containerNames[0] : container;
-  const previous = query.get('previous') === 'true';
+  const previous = queryBool(query, 'previous');
   if (previous) {
     // As kubelet answers: no earlier instance has ended yet, so there is no previous log.
     const status = (pod.status?.containerStatuses ?? []).find((c) => c.name === chosen);
@@ -290,9 +298,9 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
   const chunks = await server.podLogs({
     pod,
     container: chosen,
-    follow: query.get('follow') === 'true',
+    follow: queryBool(query, 'follow'),
     previous,
-    timestamps: query.get('timestamps') === 'true',
+    timestamps: queryBool(query, 'timestamps'),
     tailLines: optionalInteger(query, 'tailLines'),
     sinceSeconds: optionalInteger(query, 'sinceSeconds'),
     limitBytes: optionalInteger(query, 'limitBytes'),

@@ -4,12 +4,12 @@
  * projection to apply it, and answers from the fold's verdict with the object as that
  * event left it.
  */
+import { NAMESPACE_FINALIZER } from '../../projections/fold.ts';
 import type { View } from '../../projections/index.ts';
 import { objectKey, type KubeObject, type PropagationPolicy } from '../../schemas/index.ts';
 import {
   CONFLICT_RETRIES,
   catchUp,
-  isDryRun,
   json,
   keyOf,
   nameOf,
@@ -21,22 +21,41 @@ import {
   type ServerContext,
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors, verdictError } from '../errors.ts';
-import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
+import {
+  parseObjectBody,
+  scanJsonBody,
+  throwIfStrictDuplicates,
+  throwIfStrictPatchDuplicates,
+  withDuplicateWarnings,
+  withPatchDuplicateWarnings,
+  type BodyScan,
+} from '../duplicate-fields.ts';
+import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
+import { queryBool } from '../query.ts';
 import { parseSelection } from '../selection.ts';
-import { successStatus } from '../status.ts';
-import { admitCreate, admitUpdate, parseFieldValidation } from '../validation/admit.ts';
+import { CAUSE_TYPES, successStatus, type StatusCause } from '../status.ts';
+import { admitCreate, admitUpdate } from '../validation/admit.ts';
+import { dryRunCause, dryRunCreated, parseWriteOptions } from '../write-options.ts';
 
-/** How many names a create with generateName tries before giving up. */
-const GENERATE_NAME_ATTEMPTS = 3;
+/**
+ * How many names a create with generateName tries before giving up (kube's
+ * `maxNameGenerationCreateAttempts`: a 0.1 % chance of any conflict at a million names).
+ */
+const GENERATE_NAME_ATTEMPTS = 8;
 
 /** POST to a collection. */
 export const createObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   if (resource.namespaced && namespace === undefined) throw apiErrors.methodNotAllowed();
-  return createFrom(server, ctx, await readJsonBody(ctx.req));
+  const { body, scan } = await readObjectBody(ctx);
+  return createFrom(server, ctx, body, scan);
 };
+
+/** The body of a create or update, and its duplicate fields. */
+const readObjectBody = async (ctx: RequestContext): Promise<{ body: unknown; scan: BodyScan }> =>
+  parseObjectBody(await readBody(ctx.req), ctx.req.headers['content-type']);
 
 /**
  * Why a create would be refused by the fold, judged on `view` (undefined: it would not):
@@ -68,10 +87,10 @@ const createRefusal = (
   return undefined;
 };
 
-const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown): Promise<Reply> => {
+const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown, scan: BodyScan): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
-  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
-  const dryRun = isDryRun(ctx.query);
+  const { dryRun, fieldValidation } = parseWriteOptions('CreateOptions', ctx.query);
+  throwIfStrictDuplicates(resource, scan, body, fieldValidation);
   const generated = !(body as { metadata?: { name?: string } })?.metadata?.name;
   // The fold judges every create (name taken, namespace missing or terminating), so a create
   // the current view finds acceptable is appended without first catching up with the log:
@@ -84,7 +103,9 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     caughtUp = true;
   }
   for (let attempt = 1; ; attempt++) {
-    const { object, warnings } = admitCreate({ resource, body, fieldValidation, namespace });
+    const admitted = admitCreate({ resource, body, fieldValidation, namespace });
+    const { object } = admitted;
+    const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
     const key = objectKey(object);
     let refusal = createRefusal(server.projection.view(), resource, object, key);
     if (refusal && !caughtUp) {
@@ -94,10 +115,10 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     }
     if (refusal?.type === 'exists') {
       if (generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
-      throw apiErrors.alreadyExists(resource, object.metadata.name);
+      throw generated ? apiErrors.generateNameConflict(resource, object.metadata.name) : apiErrors.alreadyExists(resource, object.metadata.name);
     }
     if (refusal) throw refusal.error;
-    if (dryRun) return json(201, object, warnings);
+    if (dryRun) return json(201, dryRunCreated(object), warnings);
     const result = await server.writer.submit({
       topic: 'desired',
       key,
@@ -105,7 +126,10 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
       identity: ctx.identity,
     });
     const verdict = result.record.verdict;
-    if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) continue;
+    if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && generated) {
+      if (attempt < GENERATE_NAME_ATTEMPTS) continue;
+      throw apiErrors.generateNameConflict(resource, object.metadata.name);
+    }
     throwIfRejected(result, resource, object.metadata.name);
     const created = objectAfter(server, result, key);
     if (!created) throw apiErrors.internal(`${key} was created but is already gone`);
@@ -148,8 +172,9 @@ const submitUpdate = async (
 export const updateObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
-  const body = await readJsonBody(ctx.req);
-  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
+  const { dryRun, fieldValidation } = parseWriteOptions('UpdateOptions', ctx.query);
+  const { body, scan } = await readObjectBody(ctx);
+  throwIfStrictDuplicates(resource, scan, body, fieldValidation);
   await catchUp(server);
   const current = server.projection.view().get(keyOf(resource, namespace, name));
   if (!current) {
@@ -159,15 +184,17 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
       if (bodyName !== undefined && bodyName !== name) {
         throw apiErrors.badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
       }
-      return createFrom(server, ctx, body);
+      return createFrom(server, ctx, body, scan);
     }
     throw apiErrors.notFound(resource, name);
   }
   const expected = (body as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
-  const { object, warnings } = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
+  const admitted = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
+  const { object } = admitted;
+  const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
   const expectedVersion = typeof expected === 'string' && expected !== '' ? expected : null;
   precheckVersion(resource, current, expectedVersion);
-  if (isDryRun(ctx.query)) return json(200, object, warnings);
+  if (dryRun) return json(200, object, warnings);
   const updated = await submitUpdate(server, ctx, object, expectedVersion);
   return json(200, updated, warnings);
 };
@@ -176,10 +203,12 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
 export const patchObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
+  const { dryRun, fieldValidation } = parseWriteOptions('PatchOptions', ctx.query);
   const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
-  const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
-  const fieldValidation = parseFieldValidation(ctx.query.get('fieldValidation'));
-  const dryRun = isDryRun(ctx.query);
+  const raw = await readBody(ctx.req);
+  const patch = parseBody(raw, ctx.req.headers['content-type']);
+  // Duplicate fields of merge patches (JSON text) are reported as kube reports them.
+  const scan = patchType === 'merge' || patchType === 'strategic' ? scanJsonBody(raw, 'application/json') : undefined;
   for (let attempt = 1; ; attempt++) {
     const current = await currentObject(server, ctx);
     const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown; uid?: unknown } } | null;
@@ -191,7 +220,10 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
     }
     const patchedVersion = patched?.metadata?.resourceVersion;
     const pinned = typeof patchedVersion === 'string' && patchedVersion !== current.metadata.resourceVersion ? patchedVersion : undefined;
-    const { object, warnings } = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });
+    throwIfStrictPatchDuplicates(resource, scan, patched, fieldValidation);
+    const admitted = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });
+    const { object } = admitted;
+    const warnings = withPatchDuplicateWarnings(scan, admitted.warnings, fieldValidation);
     precheckVersion(resource, current, pinned ?? null);
     if (dryRun) return json(200, object, warnings);
     try {
@@ -216,19 +248,32 @@ interface DeleteOptions {
 
 const PROPAGATION_POLICIES: readonly PropagationPolicy[] = ['Background', 'Foreground', 'Orphan'];
 
+/**
+ * DeleteOptions from the query, overridden field by field by a DeleteOptions body, and
+ * validated as kube's `ValidateDeleteOptions` (422 `DeleteOptions.meta.k8s.io`).
+ */
 const parseDeleteOptions = async (ctx: RequestContext): Promise<DeleteOptions> => {
   const raw = await readBody(ctx.req);
   const body = (raw.toString('utf8').trim() === '' ? {} : parseBody(raw, ctx.req.headers['content-type'])) as Record<string, unknown>;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw apiErrors.badRequest('DeleteOptions must be a JSON object');
   const query = ctx.query;
   const policy = (body['propagationPolicy'] as string | undefined) ?? query.get('propagationPolicy') ?? undefined;
-  const orphan = (body['orphanDependents'] as boolean | undefined) ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
-  if (policy !== undefined && !PROPAGATION_POLICIES.includes(policy as PropagationPolicy)) {
-    throw apiErrors.badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Background", "Foreground", "Orphan"`);
-  }
+  const orphan = (body['orphanDependents'] as boolean | undefined) ?? (query.has('orphanDependents') ? queryBool(query, 'orphanDependents') : undefined);
+  const dryRun = Array.isArray(body['dryRun']) ? body['dryRun'].map(String) : query.getAll('dryRun');
+  const causes: StatusCause[] = [];
   if (policy !== undefined && orphan !== undefined) {
-    throw apiErrors.badRequest('orphanDependents and propagationPolicy cannot both be set');
+    causes.push({ reason: CAUSE_TYPES.FieldValueInvalid, message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set`, field: 'propagationPolicy' });
   }
+  if (policy !== undefined && !PROPAGATION_POLICIES.includes(policy as PropagationPolicy)) {
+    causes.push({
+      reason: CAUSE_TYPES.FieldValueNotSupported,
+      message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "Foreground", "Background", "Orphan", "nil"`,
+      field: 'propagationPolicy',
+    });
+  }
+  const dryRunProblem = dryRunCause(dryRun);
+  if (dryRunProblem) causes.push(dryRunProblem);
+  if (causes.length > 0) throw apiErrors.invalidOptions('DeleteOptions', causes);
   const graceRaw = body['gracePeriodSeconds'] ?? query.get('gracePeriodSeconds') ?? undefined;
   const grace = graceRaw === undefined ? null : Number(graceRaw);
   if (grace !== null && !Number.isInteger(grace)) throw apiErrors.badRequest(`gracePeriodSeconds: Invalid value: ${JSON.stringify(graceRaw)}: must be an integer`);
@@ -238,8 +283,38 @@ const parseDeleteOptions = async (ctx: RequestContext): Promise<DeleteOptions> =
     gracePeriodSeconds: grace === null ? null : Math.max(0, grace),
     uid: typeof preconditions.uid === 'string' && preconditions.uid !== '' ? preconditions.uid : null,
     resourceVersion: typeof preconditions.resourceVersion === 'string' && preconditions.resourceVersion !== '' ? preconditions.resourceVersion : null,
-    dryRun: Array.isArray(body['dryRun']) && isDryRun(new URLSearchParams(body['dryRun'].map((v) => ['dryRun', String(v)]))),
+    dryRun: dryRun.length > 0,
   };
+};
+
+/**
+ * What a delete of `current` would answer, without appending (dryRun=All): the object
+ * with its deletionTimestamp when it would stay (finalizers, including those Foreground
+ * and Orphan add; a namespace, which terminates; a pod bound to a node, which stops
+ * gracefully), else the Success Status of an immediate deletion. The same rules as the
+ * fold's delete; the fold stays the judge of every delete that is appended.
+ */
+const dryRunDeletion = (resource: ResourceInfo, current: KubeObject, options: DeleteOptions): { code: number; body: unknown } => {
+  const finalizers = [...(current.metadata.finalizers ?? [])];
+  const policy = options.propagationPolicy;
+  if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+  if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+  const object = structuredClone(current);
+  if (object.kind === 'Namespace' && !object.metadata.deletionTimestamp) {
+    if (!finalizers.includes(NAMESPACE_FINALIZER)) finalizers.push(NAMESPACE_FINALIZER);
+    object.status = { ...object.status, phase: 'Terminating' };
+  }
+  const grace = object.kind === 'Pod' && object.spec.nodeName ? (options.gracePeriodSeconds ?? object.spec.terminationGracePeriodSeconds ?? 30) : 0;
+  if (finalizers.length === 0 && grace === 0) {
+    const uid = current.metadata.uid;
+    return { code: 200, body: successStatus(200, { name: current.metadata.name, group: resource.group, kind: resource.plural, ...(uid ? { uid } : {}) }) };
+  }
+  if (!object.metadata.deletionTimestamp) {
+    object.metadata.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    object.metadata.deletionGracePeriodSeconds = grace;
+  }
+  if (finalizers.length > 0) object.metadata.finalizers = finalizers;
+  return { code: policy === 'Foreground' || policy === 'Orphan' ? 202 : 200, body: object };
 };
 
 /**
@@ -286,14 +361,14 @@ const deleteOne = async (
 export const deleteObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const name = nameOf(ctx.target);
   const options = await parseDeleteOptions(ctx);
-  if (isDryRun(ctx.query) || options.dryRun) {
-    const current = await currentObject(server, ctx);
-    return json(200, current);
-  }
   const current = await currentObject(server, ctx);
   precheckVersion(ctx.target.resource, current, options.resourceVersion);
   if (options.uid !== null && options.uid !== current.metadata.uid) {
     throw apiErrors.conflict(ctx.target.resource, name, `Precondition failed: UID in precondition: ${options.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+  }
+  if (options.dryRun) {
+    const { code, body } = dryRunDeletion(ctx.target.resource, current, options);
+    return json(code, body);
   }
   const { code, body } = await deleteOne(server, ctx, ctx.target.namespace, name, options);
   return json(code, body);
@@ -309,8 +384,12 @@ export const deleteCollection = async (server: ServerContext, ctx: RequestContex
     .view()
     .list(resource.kind, resource.namespaced ? namespace : undefined)
     .filter((o) => selection.matches(o));
-  if (options.dryRun || isDryRun(ctx.query)) {
-    return json(200, { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: {}, items: targets });
+  if (options.dryRun) {
+    const items = targets.flatMap((o) => {
+      const { body } = dryRunDeletion(resource, o, options);
+      return (body as { kind?: string }).kind === 'Status' ? [o] : [body];
+    });
+    return json(200, { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: {}, items });
   }
   const results = await Promise.allSettled(
     targets.map((o) => deleteOne(server, ctx, o.metadata.namespace, o.metadata.name, options)),
