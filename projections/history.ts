@@ -3,6 +3,7 @@
  * chain behind an object ("why"), the audit trail, and what changed between two moments.
  * All of them read LMDB indexes; none replays the log.
  */
+import { sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
 import { decodeEvent, type Actor, type BindingRationale, type Kind, type KubeObject } from '../schemas/index.ts';
 import type { ChangeType, Verdict } from './fold.ts';
@@ -61,7 +62,7 @@ export const diffObjects = (before: unknown, after: unknown, path = ''): FieldCh
       return diffObjects(before[k], after[k], child);
     });
   }
-  if (JSON.stringify(before) === JSON.stringify(after)) return [];
+  if (sameJson(before, after)) return [];
   return [{ type: 'changed', path: path || '.', from: before, to: after }];
 };
 

@@ -40,6 +40,7 @@ import { readFileSync } from 'node:fs';
 import { open, type Database, type Key, type RangeOptions, type RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
 import { partitionOfKey } from '../log/partitioner.ts';
+import { canonicalJson } from '../schemas/canonical-json.ts';
 import { carriesTime, eventIdTime, type Actor, type KubeObject } from '../schemas/index.ts';
 import { DamagedStoreError } from './errors.ts';
 import type { DesiredRecord, FoldState, StatusRecord, ChangeType, Verdict } from './fold.ts';
@@ -1074,14 +1075,3 @@ export const lowerBound = (keys: readonly string[], value: string): number => {
   return low;
 };
 
-/** JSON text of `value` with every object's members sorted by key: equal for equal values, whatever their member order. */
-export const canonicalJson = (value: unknown): string => {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  const members = Object.keys(record)
-    .filter((key) => record[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
-  return `{${members.join(',')}}`;
-};

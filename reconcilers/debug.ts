@@ -6,6 +6,7 @@
  * capacity earlier pods took), so the round is rebuilt from the log: every event that
  * controller appended with the same `decidedAt` and decision time.
  */
+import { sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
 import { FOLDED_TOPICS, formatVector, type PositionVector, type Projection } from '../projections/index.ts';
 import type { EventRecord } from '../projections/store.ts';
@@ -72,5 +73,5 @@ export const createDebugReconcile =
     const commands = decisions.get(key)?.commands ?? [];
     const recorded = await Promise.all(round.filter((e) => e.key === key).map((e) => readBody(log, e)));
     // Without a recorded decision there is nothing to reproduce, so nothing is identical.
-    return { commands, recorded, identical: anchor !== undefined && JSON.stringify(commands) === JSON.stringify(recorded) };
+    return { commands, recorded, identical: anchor !== undefined && sameJson(commands, recorded) };
   };

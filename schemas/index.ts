@@ -4,6 +4,7 @@
  */
 export * from './generated/types.ts';
 export { assertNever } from './assert-never.ts';
+export { canonicalJson, sameJson } from './canonical-json.ts';
 export { createEventCodec, type EventCodec, type ObjectShapeResult } from './codec.ts';
 export {
   DecodeError,

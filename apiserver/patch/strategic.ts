@@ -4,6 +4,7 @@
  * service ports by `port`, env by `name`, …), and the `$patch`, `$setElementOrder/<list>`,
  * `$deleteFromPrimitiveList/<list>` and `$retainKeys` directives that `kubectl apply` emits.
  */
+import { sameJson } from '../../schemas/canonical-json.ts';
 import { assertNever, type Kind } from '../../schemas/index.ts';
 import { apiErrors } from '../errors.ts';
 import { isObject, own, setMember, type Json, type JsonObject } from './json.ts';
@@ -66,7 +67,7 @@ const mergeList = (kind: Kind, path: readonly string[], original: Json, patch: J
       return patch.filter((item) => !(isObject(item) && item[DIRECTIVE] === 'delete')).map((item) => strip(item));
     case 'mergePrimitives': {
       const merged = [...current];
-      for (const item of patch) if (!merged.some((existing) => JSON.stringify(existing) === JSON.stringify(item))) merged.push(item);
+      for (const item of patch) if (!merged.some((existing) => sameJson(existing, item))) merged.push(item);
       return merged;
     }
     case 'mergeByKey': {

@@ -3,6 +3,7 @@
  * messages (`spec.containers[0].image: Required value`). The schema check
  * (`shape.ts`) runs first, so types are right by the time these run.
  */
+import { sameJson } from '../../schemas/canonical-json.ts';
 import { parseQuantity, scaleForResource } from '../../projections/quantity.ts';
 import { labelSelectorToRequirements, matchesLabels } from '../../projections/selectors.ts';
 import type {
@@ -436,7 +437,7 @@ const mutablePartsBlanked = (pod: Pod): unknown => {
 };
 
 export const validatePodUpdate = (next: Pod, old: Pod): Causes => {
-  if (JSON.stringify(mutablePartsBlanked(next)) === JSON.stringify(mutablePartsBlanked(old))) return [];
+  if (sameJson(mutablePartsBlanked(next), mutablePartsBlanked(old))) return [];
   return [
     fieldErrors.forbidden(
       'spec',

@@ -4,6 +4,7 @@
  * rules. A kind without rules of its own beyond the schema check and its metadata is
  * `NONE` here; adding a kind means adding its line.
  */
+import { sameJson } from '../../schemas/canonical-json.ts';
 import type { ConfigMap, Kind, KubeObject, ObjectOfKind, Secret } from '../../schemas/index.ts';
 import { fieldErrors } from '../errors.ts';
 import type { ResourceInfo } from '../resources.ts';
@@ -50,7 +51,7 @@ const checkDataKeys = (causes: Causes, object: ConfigMap | Secret, fields: reado
 const immutableData = (causes: Causes, object: ConfigMap | Secret, old: ConfigMap | Secret | undefined): void => {
   if (old?.immutable !== true) return;
   if (object.immutable !== true) causes.push(fieldErrors.forbidden('immutable', 'field is immutable when `immutable` is set'));
-  if (JSON.stringify(object.data ?? {}) !== JSON.stringify(old.data ?? {})) causes.push(fieldErrors.forbidden('data', 'field is immutable when `immutable` is set'));
+  if (!sameJson(object.data ?? {}, old.data ?? {})) causes.push(fieldErrors.forbidden('data', 'field is immutable when `immutable` is set'));
 };
 
 const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {

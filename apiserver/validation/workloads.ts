@@ -4,6 +4,7 @@
  * pkg/apis/{apps,batch,core}/validation: selectors that match their template, the pod
  * template's spec, restart policies, counts that cannot be negative, immutable fields.
  */
+import { sameJson } from '../../schemas/canonical-json.ts';
 import { labelSelectorToRequirements, matchesLabels } from '../../projections/selectors.ts';
 import type { CronJob, DaemonSet, Job, JobSpec, LabelSelector, PodTemplateSpec, ReplicationController, StatefulSet } from '../../schemas/index.ts';
 import { fieldErrors } from '../errors.ts';
@@ -66,7 +67,7 @@ export const validateStatefulSet = (causes: Causes, object: StatefulSet, old: St
   checkTemplate(causes, 'spec.template', spec.template, selectorMatcher(causes, 'spec.selector', spec.selector), ['Always']);
   if (old?.spec) {
     checkImmutableSelector(causes, spec.selector, old.spec.selector);
-    if ((spec.serviceName ?? '') !== (old.spec.serviceName ?? '') || JSON.stringify(spec.volumeClaimTemplates ?? []) !== JSON.stringify(old.spec.volumeClaimTemplates ?? [])) {
+    if ((spec.serviceName ?? '') !== (old.spec.serviceName ?? '') || !sameJson(spec.volumeClaimTemplates ?? [], old.spec.volumeClaimTemplates ?? [])) {
       causes.push(
         fieldErrors.forbidden(
           'spec',
@@ -102,7 +103,7 @@ export const validateJob = (causes: Causes, object: Job, old: Job | undefined): 
   }
   validateJobSpec(causes, 'spec', object.spec, false);
   if (old?.spec) {
-    if (JSON.stringify(object.spec.template) !== JSON.stringify(old.spec.template) && old.spec.suspend !== true) {
+    if (!sameJson(object.spec.template, old.spec.template) && old.spec.suspend !== true) {
       causes.push(fieldErrors.invalid('spec.template', object.spec.template, 'field is immutable'));
     }
     if ((object.spec.completions ?? null) !== (old.spec.completions ?? null)) {

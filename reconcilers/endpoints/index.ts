@@ -5,6 +5,7 @@
  * (named target ports included, matched by name and protocol); a headless Service without
  * ports lists addresses only. The Endpoints go when their Service does.
  */
+import { sameJson } from '../../schemas/canonical-json.ts';
 import type { AppliedChange, View } from '../../projections/index.ts';
 import { matchesLabels, parseLabelSelector, type LabelRequirement } from '../../projections/selectors.ts';
 import type { EndpointAddress, EndpointPort, EndpointSubset, Endpoints, EventBody, Pod, Service } from '../../schemas/index.ts';
@@ -127,7 +128,7 @@ export const decideEndpoints = (key: string, view: View): Decision => {
   };
   if (!current) return { commands: [{ type: 'ObjectCreated', object: wanted }] };
   const sameLabels = JSON.stringify(sortedEntries(current.metadata.labels)) === JSON.stringify(sortedEntries(labels));
-  if (sameLabels && JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets)) return { commands: [] };
+  if (sameLabels && sameJson(current.subsets ?? [], subsets)) return { commands: [] };
   const { labels: _currentLabels, ...currentMetadata } = current.metadata;
   return {
     commands: [
