@@ -27,8 +27,8 @@ export interface ChaosCluster {
   readonly controllers: readonly ChaosComponent[];
   readonly agents: readonly ChaosComponent[];
   readonly components: readonly ChaosComponent[];
-  /** Stops every component (SIGINT) and then the brokers; returns the components' exit codes by name. */
-  stop(): Promise<Record<string, number | null>>;
+  /** Stops every component (SIGINT); returns their exit codes by name. The brokers stay up. */
+  stopComponents(): Promise<Record<string, number | null>>;
 }
 
 export interface ChaosClusterOptions {
@@ -122,14 +122,13 @@ export const startChaosCluster = async (options: ChaosClusterOptions): Promise<C
     controllers,
     agents,
     components,
-    stop: async () => {
+    stopComponents: async () => {
       const codes: Record<string, number | null> = {};
       await Promise.all(
         components.map(async (c) => {
           codes[c.name] = (await c.stop()).code;
         }),
       );
-      await kafka.stop();
       return codes;
     },
   };

@@ -100,11 +100,13 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         await workload.stop();
       }
       const writes = workload.writes;
+      say(`  workload stopped at ${Date.now() - started} ms`);
 
       const checkerLog = await openCheckerLog(c.brokers, c.clusterName, c.partitions);
       try {
         const index = await readLogIndex(checkerLog);
         const acked = judgeAcked(writes, index);
+        say(`  read the log through the checker's consumer at ${Date.now() - started} ms`);
         // Every apiserver lists every acknowledged create once it has folded to the log's end.
         const apiserverMissing: string[] = [];
         const counterMismatches: string[] = [];
@@ -127,8 +129,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         }
 
         say(`  checked the log (${index.events} desired events) and the apiservers' lists at ${Date.now() - started} ms`);
-        const exitCodes = await c.stop();
-        cluster = undefined;
+        const exitCodes = await c.stopComponents();
         // Every projection directory, now that its process has exited, against a fresh replay.
         const scratch = join(options.root, 'replays');
         mkdirSync(scratch, { recursive: true });
