@@ -17,7 +17,7 @@ import { createKafkaLog } from '../../log/kafka/index.ts';
 import type { EventLog } from '../../log/port.ts';
 import { createProjection, createReplayer, formatVector, type PositionVector } from '../../projections/index.ts';
 import { decodeEvent, type Node, type Pod } from '../../schemas/index.ts';
-import { COUNTER_ANNOTATION, NAMESPACE, OP_ANNOTATION, type WriteRecord } from './workload.ts';
+import { COUNTER_ANNOTATION, OP_ANNOTATION, type WriteRecord } from './workload.ts';
 
 export interface LoggedWrite {
   readonly op: string;
@@ -52,7 +52,8 @@ export const readLogIndex = async (log: EventLog): Promise<LogIndex> => {
         const body = event.body;
         if (body.type !== 'ObjectCreated' && body.type !== 'ObjectUpdated') continue;
         const op = body.object.metadata.annotations?.[OP_ANNOTATION];
-        if (op === undefined || body.object.metadata.namespace !== NAMESPACE) continue;
+        // The workload's own writes (a controller's later write of the object carries its annotations too).
+        if (op === undefined || event.actor.type !== 'user' || body.object.kind !== 'Namespace') continue;
         const entry: LoggedWrite = { op, key: event.key, type: body.type, partition, offset: record.offset, uid: body.object.metadata.uid ?? undefined };
         byOp.set(op, [...(byOp.get(op) ?? []), entry]);
       }
@@ -143,12 +144,12 @@ export const judgeProjection = async (
         notYetFolded++;
         continue;
       }
-      const object = view.get(`Endpoints/${NAMESPACE}/${write.name}`);
-      if (!object || object.metadata.uid !== write.uid) missing.push(`${write.op} Endpoints ${write.name}`);
+      const object = view.get(`Namespace//${write.name}`);
+      if (!object || object.metadata.uid !== write.uid) missing.push(`${write.op} Namespace ${write.name}`);
     }
     const counters = new Map<number, number>();
-    for (const object of view.list('Endpoints', NAMESPACE)) {
-      const match = /^counter-(\d+)$/.exec(object.metadata.name);
+    for (const object of view.list('Namespace')) {
+      const match = /^chaos-counter-(\d+)$/.exec(object.metadata.name);
       if (match) counters.set(Number(match[1]), Number(object.metadata.annotations?.[COUNTER_ANNOTATION] ?? NaN));
     }
     const overcommitted: string[] = [];

@@ -13,7 +13,7 @@ export interface ChaosComponent {
   readonly dataDir: string;
   /** The current process (a restart replaces it). */
   daemon(): Daemon;
-  /** Whether the process runs (and is not stopped by SIGSTOP). */
+  /** Whether the process runs, has said it is ready, and is not stopped by SIGSTOP. */
   up(): boolean;
   /** SIGKILLs the process group and waits for the exit. */
   kill(): Promise<void>;
@@ -38,6 +38,8 @@ export const createComponent = (options: {
 }): ChaosComponent => {
   let current: Daemon | undefined;
   let isPaused = false;
+  /** Set once the current process said it serves; cleared by a kill. */
+  let isReady = false;
   const signalGroup = (signal: NodeJS.Signals): void => {
     if (current && current.running()) process.kill(-current.pid, signal);
   };
@@ -49,11 +51,12 @@ export const createComponent = (options: {
       if (!current) throw new Error(`${options.name} was never started`);
       return current;
     },
-    up: () => current !== undefined && current.running() && !isPaused,
+    up: () => current !== undefined && current.running() && isReady && !isPaused,
     kill: async () => {
       if (!current || !current.running()) return;
       if (isPaused) signalGroup('SIGCONT');
       isPaused = false;
+      isReady = false;
       current.kill();
       await current.exited;
     },
@@ -70,7 +73,9 @@ export const createComponent = (options: {
       if (current?.running()) throw new Error(`${options.name} is running already`);
       current = startLogplane(options.name, options.args, { dataDir: options.dataDir });
       isPaused = false;
+      isReady = false;
       await current.waitForOutput(options.ready, options.readyTimeoutMs ?? 180_000);
+      isReady = true;
     },
     stop: async () => {
       if (!current || !current.running()) return { code: null };

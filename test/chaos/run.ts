@@ -93,7 +93,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
             convergeTimeoutMs: options.convergeTimeoutMs ?? 120_000,
             deployment: 'web',
           });
-          say(`  converged after ${result.convergenceMs} ms; in flight at each fault and then acknowledged: ${result.faults.map((f) => `${f.type} ${f.ackedInFlight}`).join(', ')}`);
+          say(`  converged after ${result.convergenceMs} ms; writes in flight at each fault (then acknowledged): ${result.faults.map((f) => `${f.type} ${f.inFlight} (${f.ackedInFlight})`).join(', ')}`);
           rounds.push(result);
         }
       } finally {
@@ -112,16 +112,24 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         const counterMismatches: string[] = [];
         const ackedCreates = writes.filter((w) => w.outcome === 'acked' && w.kind === 'create');
         for (const target of targets) {
-          const missing = await waitUntil(`${target.name} lists every acknowledged create`, async () => {
-            const answer = await target.request('GET', `/api/v1/namespaces/${NAMESPACE}/endpoints`);
+          let absent: string[] = [];
+          let counters: string[] = [];
+          const caughtUp = await waitUntil(`${target.name} lists every acknowledged create and the final counters`, async () => {
+            const answer = await target.request('GET', '/api/v1/namespaces');
             if (answer.status !== 200) return false;
             const items = (answer.body as { items: { metadata: { name: string; uid: string; annotations?: Record<string, string> } }[] }).items;
             const byName = new Map(items.map((i) => [i.metadata.name, i]));
-            const absent = ackedCreates.filter((w) => byName.get(w.name)?.metadata.uid !== w.uid).map((w) => `${target.name}: ${w.op} ${w.name}`);
-            const counters = [...workload.counters()].filter(([id, value]) => Number(byName.get(`counter-${id}`)?.metadata.annotations?.[COUNTER_ANNOTATION]) !== value);
-            return absent.length === 0 && counters.length === 0 ? [] : false;
-          }, 60_000).catch((error: unknown) => [String(error)]);
-          (missing.length > 0 && missing[0]!.includes('counter') ? counterMismatches : apiserverMissing).push(...missing);
+            absent = ackedCreates.filter((w) => byName.get(w.name)?.metadata.uid !== w.uid).map((w) => `${target.name}: ${w.op} ${w.name} (uid ${w.uid}, listed ${byName.get(w.name)?.metadata.uid ?? 'none'})`);
+            counters = [...workload.counters()]
+              .map(([id, value]) => ({ id, value, listed: byName.get(`chaos-counter-${id}`)?.metadata.annotations?.[COUNTER_ANNOTATION] }))
+              .filter(({ value, listed }) => Number(listed) !== value)
+              .map(({ id, value, listed }) => `${target.name}: chaos-counter-${id} lists ${listed ?? 'none'}, the client's last read ${value}`);
+            return absent.length === 0 && counters.length === 0;
+          }, 30_000).catch(() => false);
+          if (!caughtUp) {
+            apiserverMissing.push(...absent);
+            counterMismatches.push(...counters);
+          }
         }
         for (const [id, value] of workload.counters()) {
           const ackedValues = writes.filter((w) => w.client === id && w.kind === 'update' && w.outcome === 'acked').map((w) => w.value!);
@@ -140,7 +148,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
             projections.push(verdict);
             for (const [id, value] of workload.counters()) {
               const held = verdict.counters.get(id);
-              if (verdict.notYetFolded === 0 && held !== value) counterMismatches.push(`${verdict.name}: counter-${id} = ${held}, the client read ${value}`);
+              if (verdict.notYetFolded === 0 && held !== value) counterMismatches.push(`${verdict.name}: chaos-counter-${id} = ${held}, the client read ${value}`);
             }
           }
         }
@@ -156,6 +164,11 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
           `overcommits=${overcommits} longest-convergence=${Math.max(0, ...rounds.map((r) => r.convergenceMs))}ms ` +
           `projections=${projections.length} replay-mismatches=${mismatches} log-events=${index.events} wall=${Math.round((Date.now() - started) / 1000)}s`;
         say(line);
+        const problems = [...acked.lost, ...acked.duplicated, ...acked.orderViolations, ...apiserverMissing, ...counterMismatches,
+          ...projections.flatMap((p) => [...p.missing, ...p.overcommitted, ...(p.stateHash === p.replayHash ? [] : [`${p.name}: hash ${p.stateHash} ≠ replay ${p.replayHash}`])])];
+        for (const problem of problems.slice(0, 20)) say(`  PROBLEM ${problem}`);
+        const unknownDetails = countBy(writes.filter((w) => w.outcome === 'unknown').map((w) => `${w.apiserver}: ${(w.detail ?? '').slice(0, 120)}`));
+        for (const [detail, n] of Object.entries(unknownDetails).sort((a, b) => b[1] - a[1]).slice(0, 5)) say(`  unknown outcome ×${n}: ${detail}`);
         return {
           seed: options.seed,
           rounds,

@@ -38,7 +38,9 @@ export interface InjectedFault {
   readonly type: FaultType;
   readonly target: string;
   readonly at: number;
-  /** Writes (any apiserver) in flight when it hit that were then acknowledged. */
+  /** Writes (any apiserver) in flight when it hit. */
+  readonly inFlight: number;
+  /** Of those, the ones then acknowledged. */
   ackedInFlight: number;
 }
 
@@ -100,6 +102,7 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
     }
     throw new Error(`no apiserver answered ${method} ${path}`, { cause: lastError });
   };
+  const inFlightNow = (): number => targets.reduce((n, t) => n + t.inFlight(), 0);
   const liveNodes = (): Set<string> => new Set(cluster.agents.filter((a) => a.up()).map((a) => a.name.replace(/^agent-/, '')));
 
   const updateDeployment = async (name: string, change: (d: Deployment) => void): Promise<void> => {
@@ -161,13 +164,16 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
         case 'broker-kill': {
           const leader = await desiredLeader();
           const victim = cluster.kafka.nodes.find((n) => n.nodeId === leader) ?? rng.pick(cluster.kafka.nodes);
+          // With appends in flight on a live apiserver, so that some are acknowledged after it.
+          await waitUntil('writes in flight before the broker kill', () => targets.some((t) => t.inFlight() > 0 && usable(t)), 30_000);
           const at = Date.now();
+          const inFlight = inFlightNow();
           await victim.kill('SIGKILL');
           repairs.push(async () => {
             await victim.restart(180_000);
             await waitUntil('every partition back to 3 in-sync replicas', allInSync, 180_000);
           });
-          return { type, target: `broker ${victim.nodeId}`, at, ackedInFlight: 0 };
+          return { type, target: `broker ${victim.nodeId}`, at, inFlight, ackedInFlight: 0 };
         }
         case 'apiserver-kill': {
           // Keep one apiserver: the workload and the checks need one that answers.
@@ -178,23 +184,24 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
           // Mid-write: wait until it has writes in flight.
           await waitUntil(`${victim.component.name} with a request in flight`, () => target.inFlight() > 0, 30_000);
           const at = Date.now();
+          const inFlight = inFlightNow();
           await victim.component.kill();
           repairs.push(() => victim.component.start());
-          return { type, target: victim.component.name, at, ackedInFlight: 0 };
+          return { type, target: victim.component.name, at, inFlight, ackedInFlight: 0 };
         }
         case 'agent-kill': {
           const victim = pickUp(cluster.agents);
           const at = Date.now();
           await victim.kill();
           deadAgents.push(victim);
-          return { type, target: victim.name, at, ackedInFlight: 0 };
+          return { type, target: victim.name, at, inFlight: inFlightNow(), ackedInFlight: 0 };
         }
         case 'controllers-kill': {
           const victim = pickUp(cluster.controllers);
           const at = Date.now();
           await victim.kill();
           repairs.push(() => victim.start());
-          return { type, target: victim.name, at, ackedInFlight: 0 };
+          return { type, target: victim.name, at, inFlight: inFlightNow(), ackedInFlight: 0 };
         }
         case 'component-pause': {
           const victim = pickUp(cluster.components.filter((c) => c.kind !== 'apiserver' || cluster.apiservers.filter((a) => a.component.up()).length > 1));
@@ -207,7 +214,7 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
             await waitUntil(`progress while ${victim.name} is stopped`, () => workload.acked().length >= ackedBefore + 20, 60_000);
             victim.resume();
           });
-          return { type, target: `${victim.name} (SIGSTOP/SIGCONT)`, at, ackedInFlight: 0 };
+          return { type, target: `${victim.name} (SIGSTOP/SIGCONT)`, at, inFlight: inFlightNow(), ackedInFlight: 0 };
         }
         case 'controllers-partition': {
           const victim = pickUp(cluster.controllers);
@@ -220,7 +227,7 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
             await waitUntil(`${victim.name} partitioned for longer than the session timeout`, () => Date.now() - at > 12_000, 60_000);
             victim.resume();
           });
-          return { type, target: `${victim.name} (partitioned by SIGSTOP)`, at, ackedInFlight: 0 };
+          return { type, target: `${victim.name} (partitioned by SIGSTOP)`, at, inFlight: inFlightNow(), ackedInFlight: 0 };
         }
       }
     };

@@ -6,8 +6,10 @@
  * resourceVersion), or unknown (the connection died, a timeout, a 5xx: it may or may not be
  * in the log, so the checker asserts nothing of it).
  *
- * Client i creates Endpoints `c<i>-<seq>` (user-managed: no Service selects them; Endpoints spread over the
- * partitions by object key) and keeps a counter Endpoints `counter-<i>` (annotation `chaos/n`) that it
+ * Client i creates Namespaces `chaos-c<i>-<seq>` (no controller acts on a Namespace that is not being
+ * deleted, and Namespaces spread over the partitions by object key; Endpoints without a Service
+ * are deleted by the endpoints controller, as in kube) and keeps a counter Namespace
+ * `chaos-counter-<i>` (annotation `chaos/n`) that it
  * updates with compare-and-set (PUT with the resourceVersion it last saw): a register whose
  * acknowledged values must appear in the log in acknowledgement order.
  */
@@ -21,7 +23,7 @@ export interface WriteRecord {
   readonly op: string;
   readonly client: number;
   readonly kind: 'create' | 'update';
-  /** The object's name in {@link NAMESPACE}. */
+  /** The Namespace's name. */
   readonly name: string;
   /** The counter value it writes (updates). */
   readonly value?: number;
@@ -88,7 +90,7 @@ export interface Workload {
   counters(): ReadonlyMap<number, number>;
 }
 
-const endpointsPath = (name?: string): string => `/api/v1/namespaces/${NAMESPACE}/endpoints${name ? `/${name}` : ''}`;
+const objectPath = (name?: string): string => `/api/v1/namespaces${name ? `/${name}` : ''}`;
 
 export const startWorkload = (options: {
   targets: readonly ApiTarget[];
@@ -115,7 +117,7 @@ export const startWorkload = (options: {
     const refreshCounter = async (): Promise<boolean> => {
       const target = nextTarget();
       try {
-        const answer = await target.request('GET', endpointsPath(`counter-${id}`));
+        const answer = await target.request('GET', objectPath(`chaos-counter-${id}`));
         if (answer.status !== 200) return false;
         const object = answer.body as ObjectMeta;
         counterRv = object.metadata?.resourceVersion;
@@ -152,8 +154,8 @@ export const startWorkload = (options: {
     // The counter, created once (retried through any apiserver until acknowledged or there).
     while (running && counterRv === undefined) {
       const target = nextTarget();
-      const record: WriteRecord = { op: `${id}-${seq++}`, client: id, kind: 'create', name: `counter-${id}`, value: 0, apiserver: target.name, startedAt: Date.now() };
-      await write(record, target, 'POST', endpointsPath(), { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: `counter-${id}`, annotations: { [OP_ANNOTATION]: record.op, [COUNTER_ANNOTATION]: '0' } }, subsets: [] }, 201);
+      const record: WriteRecord = { op: `${id}-${seq++}`, client: id, kind: 'create', name: `chaos-counter-${id}`, value: 0, apiserver: target.name, startedAt: Date.now() };
+      await write(record, target, 'POST', objectPath(), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `chaos-counter-${id}`, annotations: { [OP_ANNOTATION]: record.op, [COUNTER_ANNOTATION]: '0' } } }, 201);
       if (record.outcome === 'acked') {
         counterRv = record.resourceVersion;
         counters.set(id, 0);
@@ -165,19 +167,18 @@ export const startWorkload = (options: {
       const target = nextTarget();
       const op = `${id}-${seq++}`;
       if (seq % 2 === 0) {
-        const name = `c${id}-${seq}`;
+        const name = `chaos-c${id}-${seq}`;
         const record: WriteRecord = { op, client: id, kind: 'create', name, apiserver: target.name, startedAt: Date.now() };
-        await write(record, target, 'POST', endpointsPath(), { apiVersion: 'v1', kind: 'Endpoints', metadata: { name, annotations: { [OP_ANNOTATION]: op } }, subsets: [] }, 201);
+        await write(record, target, 'POST', objectPath(), { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { [OP_ANNOTATION]: op } } }, 201);
       } else {
         const value = counterValue + 1;
-        const record: WriteRecord = { op, client: id, kind: 'update', name: `counter-${id}`, value, apiserver: target.name, startedAt: Date.now() };
+        const record: WriteRecord = { op, client: id, kind: 'update', name: `chaos-counter-${id}`, value, apiserver: target.name, startedAt: Date.now() };
         const body = {
           apiVersion: 'v1',
-          kind: 'Endpoints',
-          metadata: { name: `counter-${id}`, namespace: NAMESPACE, resourceVersion: counterRv, annotations: { [OP_ANNOTATION]: op, [COUNTER_ANNOTATION]: String(value) } },
-          subsets: [],
+          kind: 'Namespace',
+          metadata: { name: `chaos-counter-${id}`, resourceVersion: counterRv, annotations: { [OP_ANNOTATION]: op, [COUNTER_ANNOTATION]: String(value) } },
         };
-        await write(record, target, 'PUT', endpointsPath(`counter-${id}`), body, 200);
+        await write(record, target, 'PUT', objectPath(`chaos-counter-${id}`), body, 200);
         if (record.outcome === 'acked') {
           counterRv = record.resourceVersion;
           counterValue = value;
