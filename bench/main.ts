@@ -28,6 +28,7 @@ import { stopRunningClusters } from './cluster.ts';
 import { describeSweep, sweepLeftovers } from './leftovers.ts';
 import { apiScenario } from './scenarios/api.ts';
 import { failoverScenario } from './scenarios/failover.ts';
+import { peersScenario } from './scenarios/peers.ts';
 import { podStartupScenario } from './scenarios/pod-startup.ts';
 import { replayAndTimeTravel } from './scenarios/replay.ts';
 import { scheduleScenario } from './scenarios/schedule.ts';
@@ -37,7 +38,7 @@ import type { LogKind, ScenarioContext, ScenarioResult } from './support.ts';
 // most 2.25x its live size between full GCs, so the scenarios measure the control plane as it runs.
 setFlagsFromString('--heap-growing-percent=125');
 
-const SCENARIOS = ['schedule', 'memory', 'replay', 'timetravel', 'api', 'startup', 'failover'] as const;
+const SCENARIOS = ['schedule', 'memory', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 /** What one child process runs: scenarios that share their setup run together. */
@@ -133,6 +134,7 @@ const runScenarios = async (unit: Unit, quick: boolean, brokers: readonly string
     results.push(...(await replayAndTimeTravel(context, parts)));
   }
   if (wanted.has('api')) results.push(await apiScenario(context));
+  if (wanted.has('peers')) results.push(await peersScenario(context));
   if (wanted.has('startup')) results.push(await podStartupScenario(context));
   if (wanted.has('failover')) results.push(await failoverScenario(context));
   return results;
@@ -312,7 +314,7 @@ const main = async (): Promise<void> => {
   const groups: ScenarioName[][] = [
     selected.filter((s) => s === 'schedule' || s === 'memory'),
     selected.filter((s) => s === 'replay' || s === 'timetravel'),
-    ...selected.filter((s) => s === 'api' || s === 'startup' || s === 'failover').map((s) => [s]),
+    ...selected.filter((s) => s === 'api' || s === 'peers' || s === 'startup' || s === 'failover').map((s) => [s]),
   ].filter((g) => g.length > 0);
   const units: Unit[] = groups.flatMap((group) =>
     logs.flatMap((log) => {
