@@ -69,7 +69,7 @@ export const peersScenario = async (context: ScenarioContext): Promise<ScenarioR
             const b = quantile(theirs, q);
             figures.push(plain(`${op} ${label}, ${clients} client${clients === 1 ? '' : 's'}: logplane`, round(a, 2), 'ms'));
             figures.push(plain(`${op} ${label}, ${clients} client${clients === 1 ? '' : 's'}: etcd ${ETCD_NAMES[op]}`, round(b, 2), 'ms'));
-            if (op !== 'watch' || b > 0) figures.push(plain(`${op} ${label}, ${clients} client${clients === 1 ? '' : 's'}: logplane ÷ etcd`, round(a / Math.max(b, 1e-3), 1), '×'));
+            if (op !== 'watch' || (a > 0 && b > 0)) figures.push(plain(`${op} ${label}, ${clients} client${clients === 1 ? '' : 's'}: logplane ÷ etcd`, round(a / Math.max(b, 1e-3), 1), '×'));
           }
         }
       }
