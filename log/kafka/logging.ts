@@ -59,6 +59,12 @@ export const classifyKafkaLine = (entry: LogEntry): 'drop' | 'debug' | 'keep' =>
   // offsets topic is created on demand) and while a coordinator moves after a broker died.
   // kafkajs retries these itself; if no coordinator appears, the join fails with its error.
   if (typeof error === 'string' && message.startsWith('Response GroupCoordinator') && COORDINATOR_WAIT_ERRORS.has(error)) return 'debug';
+  // A topic just created is not yet known to every broker: the metadata wait of ensureTopics
+  // (topics.ts) retries it, and fails with its own error if it never appears.
+  if (message.startsWith('Response Metadata') && error === 'This server does not host this topic-partition') return 'debug';
+  // Likewise a watermark read of a partition whose leader is still being elected or has just
+  // moved: `watermarks` (index.ts) retries it (LEADERSHIP_RETRIES) before it fails.
+  if (message.startsWith('Response ListOffsets') && error === 'This server is not the leader for that topic-partition') return 'debug';
   if (message.startsWith('The group is rebalancing, re-joining')) return 'debug';
   return 'keep';
 };

@@ -61,12 +61,15 @@ describe('kafka: partition count at start', () => {
 });
 
 describe('kafka: start-up log lines', () => {
-  it('demotes the retried group-coordinator look-up to debug, and keeps other errors', () => {
+  it('demotes the retried group-coordinator look-up, the metadata and watermarks of a topic just created to debug, and keeps other errors', () => {
     const line = (message: string, error?: string) => ({ namespace: 'Connection', level: 1, label: 'ERROR', log: { timestamp: '', message, error } });
     expect(classifyKafkaLine(line('Response GroupCoordinator(key: 10, version: 2)', 'The group coordinator is not available'))).toBe('debug');
     expect(classifyKafkaLine(line('Response GroupCoordinator(key: 10, version: 2)', "The coordinator is loading and hence can't process requests for this group"))).toBe('debug');
     expect(classifyKafkaLine(line('Response GroupCoordinator(key: 10, version: 2)', 'Broker: Cluster authorization failed'))).toBe('keep');
     expect(classifyKafkaLine(line('Response Produce(key: 0, version: 7)', 'The group coordinator is not available'))).toBe('keep');
+    expect(classifyKafkaLine(line('Response Metadata(key: 3, version: 6)', 'This server does not host this topic-partition'))).toBe('debug');
+    expect(classifyKafkaLine(line('Response Produce(key: 0, version: 7)', 'This server does not host this topic-partition'))).toBe('keep');
+    expect(classifyKafkaLine(line('Response ListOffsets(key: 2, version: 3)', 'This server is not the leader for that topic-partition'))).toBe('debug');
   });
 
   it('logs nothing at warn or error level when the first consumer group of a fresh cluster starts', async () => {
