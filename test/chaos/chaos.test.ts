@@ -47,5 +47,6 @@ describe('chaos on 3 brokers: a broker, an apiserver mid-write, an agent and a c
       expect(projection.overcommitted, projection.name).toEqual([]);
     }
     expect(Object.values(report.exitCodes).every((code) => code === 0), JSON.stringify(report.exitCodes)).toBe(true);
+    expect(report.leaked).toEqual([]);
   }, 600_000);
 });

@@ -32,6 +32,7 @@ const failures = [
   ...report.counterMismatches.map((m) => `counter: ${m}`),
   ...report.projections.filter((p) => p.stateHash !== p.replayHash).map((p) => `replay mismatch: ${p.name} at ${p.position}`),
   ...report.projections.flatMap((p) => [...p.missing.map((m) => `${p.name} misses ${m}`), ...p.overcommitted.map((o) => `${p.name}: ${o}`)]),
+  ...report.leaked.map((l) => `leaked process ${l}`),
   ...Object.entries(report.exitCodes).filter(([, code]) => code !== 0).map(([name, code]) => `${name} exited ${code}`),
 ];
 for (const failure of failures) process.stdout.write(`FAIL ${failure}\n`);

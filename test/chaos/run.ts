@@ -3,7 +3,7 @@
  * checks (the log through the checker's own consumer; every apiserver's view; every
  * projection directory against a fresh replay) and one line of figures.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup } from '../e2e/process.ts';
 import { judgeAcked, judgeProjection, openCheckerLog, readLogIndex, type AckedVerdict, type ProjectionVerdict } from './checker.ts';
@@ -36,9 +36,24 @@ export interface ChaosReport {
   /** Acknowledged creates an apiserver did not list once caught up. */
   readonly apiserverMissing: readonly string[];
   readonly exitCodes: Record<string, number | null>;
+  /** Processes still running after every component stopped whose command line names the run's directory. */
+  readonly leaked: readonly string[];
   readonly logEvents: number;
   readonly line: string;
 }
+
+/** `pid: command line` of every process whose command line mentions `text`. */
+const processesMentioning = (text: string): string[] =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .flatMap((pid) => {
+      try {
+        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+        return command.includes(text) ? [`${pid}: ${command.slice(0, 200)}`] : [];
+      } catch {
+        return [];
+      }
+    });
 
 /** The round plans of `npm run chaos`: 1–3 distinct fault types. */
 export const randomPlan = (seed: number) => (round: number): FaultType[] => {
@@ -138,6 +153,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
 
         say(`  checked the log (${index.events} desired events) and the apiservers' lists at ${Date.now() - started} ms`);
         const exitCodes = await c.stopComponents();
+        // No process of a component outlives it (the brokers are still up: their command lines name root/kafka).
+        const leaked = processesMentioning(options.root).filter((p) => !p.includes(join(options.root, 'kafka')));
         // Every projection directory, now that its process has exited, against a fresh replay.
         const scratch = join(options.root, 'replays');
         mkdirSync(scratch, { recursive: true });
@@ -162,7 +179,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
           `writes=${writes.length} acked=${acked.acked} conflicts=${outcomes['conflict'] ?? 0} unknown=${outcomes['unknown'] ?? 0} ` +
           `lost=${acked.lost.length} duplicated=${acked.duplicated.length} order-violations=${acked.orderViolations.length} ` +
           `overcommits=${overcommits} longest-convergence=${Math.max(0, ...rounds.map((r) => r.convergenceMs))}ms ` +
-          `projections=${projections.length} replay-mismatches=${mismatches} log-events=${index.events} wall=${Math.round((Date.now() - started) / 1000)}s`;
+          `projections=${projections.length} replay-mismatches=${mismatches} leaked-processes=${leaked.length} log-events=${index.events} wall=${Math.round((Date.now() - started) / 1000)}s`;
         say(line);
         const problems = [...acked.lost, ...acked.duplicated, ...acked.orderViolations, ...apiserverMissing, ...counterMismatches,
           ...projections.flatMap((p) => [...p.missing, ...p.overcommitted, ...(p.stateHash === p.replayHash ? [] : [`${p.name}: hash ${p.stateHash} ≠ replay ${p.replayHash}`])])];
@@ -178,6 +195,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
           counterMismatches,
           apiserverMissing,
           exitCodes,
+          leaked,
           logEvents: index.events,
           line,
         };
