@@ -12,22 +12,27 @@
  * `--json` prints the results as JSON instead of tables, `--markdown` as Markdown tables;
  * `--save` also writes the JSON to a file, `--from file.json` prints a saved run again.
  * Kafka comes from KAFKA_BROKERS or `.kafka-local/state.json` (`npm run kafka:start`); if no
- * broker answers, the run says so and measures the embedded log only.
+ * broker answers, the run says so and starts a single broker of its own from the Apache jars
+ * (in a temp directory, stopped at the end); only if that fails too does it measure the
+ * embedded log only.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { createKafkaLog } from '../log/kafka/index.ts';
+import { startLocalBroker, type LocalBroker } from '../log/kafka/broker/launcher.ts';
 import { kafkaBrokers } from '../test/kafka-env.ts';
 import { benchKafkaCluster, deleteKafkaClusters } from './kafka-clusters.ts';
 import { stopRunningClusters } from './cluster.ts';
 import { describeSweep, sweepLeftovers } from './leftovers.ts';
 import { apiScenario } from './scenarios/api.ts';
 import { failoverScenario } from './scenarios/failover.ts';
+import { peersScenario } from './scenarios/peers.ts';
 import { podStartupScenario } from './scenarios/pod-startup.ts';
 import { replayAndTimeTravel } from './scenarios/replay.ts';
 import { scheduleScenario } from './scenarios/schedule.ts';
@@ -37,7 +42,7 @@ import type { LogKind, ScenarioContext, ScenarioResult } from './support.ts';
 // most 2.25x its live size between full GCs, so the scenarios measure the control plane as it runs.
 setFlagsFromString('--heap-growing-percent=125');
 
-const SCENARIOS = ['schedule', 'memory', 'replay', 'timetravel', 'api', 'startup', 'failover'] as const;
+const SCENARIOS = ['schedule', 'memory', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 /** What one child process runs: scenarios that share their setup run together. */
@@ -133,6 +138,7 @@ const runScenarios = async (unit: Unit, quick: boolean, brokers: readonly string
     results.push(...(await replayAndTimeTravel(context, parts)));
   }
   if (wanted.has('api')) results.push(await apiScenario(context));
+  if (wanted.has('peers')) results.push(await peersScenario(context));
   if (wanted.has('startup')) results.push(await podStartupScenario(context));
   if (wanted.has('failover')) results.push(await failoverScenario(context));
   return results;
@@ -297,8 +303,23 @@ const main = async (): Promise<void> => {
   };
   let logs: LogKind[] = values.log === 'both' ? ['embedded', 'kafka'] : [values.log as LogKind];
   let kafka: KafkaStatus = { available: false, brokers: [], reason: 'not requested' };
+  let ownBroker: LocalBroker | undefined;
   if (logs.includes('kafka')) {
     kafka = await probeKafka();
+    if (!kafka.available) {
+      // None answers: start a single broker of our own for this run (stopped at the end).
+      report(`Kafka: none answers (${kafka.reason}); starting a local broker for this run ...`);
+      try {
+        const dir = mkdtempSync(join(tmpdir(), 'logplane-bench-kafka-'));
+        ownBroker = await startLocalBroker({ dataDir: join(dir, 'data'), stateFile: null, readyTimeoutMs: 180_000 });
+        ownBrokerDir = dir;
+        process.env['KAFKA_BROKERS'] = ownBroker.brokers;
+        kafka = await probeKafka();
+        if (kafka.available) report(`Kafka: started ${ownBroker.brokers} for this run`);
+      } catch (error) {
+        kafka = { available: false, brokers: [], reason: `no broker answered and starting one failed: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    }
     if (!kafka.available) {
       report(`Kafka: NOT AVAILABLE (${kafka.reason}). Measuring the embedded log only.`);
       logs = logs.filter((l) => l !== 'kafka');
@@ -312,7 +333,7 @@ const main = async (): Promise<void> => {
   const groups: ScenarioName[][] = [
     selected.filter((s) => s === 'schedule' || s === 'memory'),
     selected.filter((s) => s === 'replay' || s === 'timetravel'),
-    ...selected.filter((s) => s === 'api' || s === 'startup' || s === 'failover').map((s) => [s]),
+    ...selected.filter((s) => s === 'api' || s === 'peers' || s === 'startup' || s === 'failover').map((s) => [s]),
   ].filter((g) => g.length > 0);
   const units: Unit[] = groups.flatMap((group) =>
     logs.flatMap((log) => {
@@ -370,8 +391,15 @@ const main = async (): Promise<void> => {
     for (const f of withTargets.filter((x) => !x.met)) console.log(`  not met: ${f.scenario}/${f.log}: ${f.name} = ${formatValue(f.value, f.unit)} (target ${f.target})`);
     for (const failure of failures) console.log(`  FAILED: ${failure.unit}: ${failure.error}`);
   }
+  if (ownBroker) {
+    await ownBroker.stop();
+    rmSync(ownBrokerDir!, { recursive: true, force: true });
+  }
   process.exitCode = failures.length > 0 ? 1 : 0;
 };
+
+/** The directory of the broker this run started, if it started one. */
+let ownBrokerDir: string | undefined;
 
 main().then(
   () => process.exit(),

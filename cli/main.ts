@@ -11,7 +11,7 @@ import { startCluster } from './up.ts';
 import { runAgent, runApiserver, runControllers, type Component } from './components.ts';
 import { registerHistoryVerbs } from './history/index.ts';
 import { registerResourceVerbs } from './verbs/index.ts';
-import { DURABILITIES, type Durability, type LogTarget } from './wiring.ts';
+import { DURABILITIES, KAFKA_DEFAULT_PARTITIONS, type Durability, type LogTarget } from './wiring.ts';
 
 const integer = (name: string) => (value: string): number => {
   const parsed = Number(value);
@@ -41,7 +41,7 @@ interface LogFlags {
   serviceCidr?: string;
   kafka?: string;
   cluster: string;
-  partitions: number;
+  partitions?: number;
   kafkaSsl?: boolean;
   kafkaSaslMechanism?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
   kafkaUsername?: string;
@@ -80,7 +80,7 @@ const durabilityOption = (): Option =>
 /** Where the log of a component command is: the embedded one in the data directory, or Kafka. */
 export const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
   if (!flags.kafka) {
-    return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions, durability: flags.durability };
+    return { type: 'embedded', dir: `${dataDir}/log`, cluster: flags.cluster, partitions: flags.partitions ?? 1, durability: flags.durability };
   }
   const sasl =
     flags.kafkaSaslMechanism && flags.kafkaUsername
@@ -90,7 +90,7 @@ export const logTarget = (flags: LogFlags, dataDir: string): LogTarget => {
     type: 'kafka',
     brokers: flags.kafka.split(',').map((b) => b.trim()).filter(Boolean),
     cluster: flags.cluster,
-    partitions: flags.partitions,
+    ...(flags.partitions !== undefined ? { partitions: flags.partitions } : {}),
     ...(flags.kafkaSsl ? { ssl: true } : {}),
     ...(sasl ? { sasl } : {}),
   };
@@ -100,7 +100,7 @@ const withLogOptions = (command: Command): Command =>
   command
     .option('--kafka <brokers>', 'Kafka bootstrap servers host:port[,host:port] (default: the embedded log in --data)')
     .option('--cluster <name>', 'cluster name (topic prefix)', 'logplane')
-    .option('--partitions <n>', 'partitions per topic when the topics are created', integer('--partitions'), 1)
+    .option('--partitions <n>', `partitions per topic when the topics are created (default: on Kafka the existing topics' count, else ${KAFKA_DEFAULT_PARTITIONS}; on the embedded log 1)`, integer('--partitions'))
     .option('--kafka-ssl', 'connect to Kafka over TLS')
     .addOption(new Option('--kafka-sasl-mechanism <m>', 'SASL mechanism').choices(['plain', 'scram-sha-256', 'scram-sha-512']))
     .option('--kafka-username <user>', 'SASL user')

@@ -38,6 +38,13 @@ import type { ClusterCredentials } from './pki.ts';
 export type Durability = 'flushed' | 'committed';
 export const DURABILITIES: readonly Durability[] = ['flushed', 'committed'];
 
+/**
+ * Partitions per topic of a new cluster on Kafka when `--partitions` is not given: enough
+ * that a second and a third `controllers` process get partitions of their own (with one,
+ * every controllers process but one is a hot standby). An existing cluster keeps its count.
+ */
+export const KAFKA_DEFAULT_PARTITIONS = 3;
+
 /** Where the log lives. */
 export type LogTarget = (
   | {
@@ -52,7 +59,8 @@ export type LogTarget = (
       readonly type: 'kafka';
       readonly brokers: readonly string[];
       readonly cluster: string;
-      readonly partitions: number;
+      /** Without it: the existing topics' count, or {@link KAFKA_DEFAULT_PARTITIONS} for a new cluster. */
+      readonly partitions?: number;
       readonly ssl?: boolean;
       readonly sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
     }
@@ -86,7 +94,7 @@ export const openLog = async (target: LogTarget, logger: Logger): Promise<EventL
       return createKafkaLog({
         brokers: [...target.brokers],
         cluster: target.cluster,
-        partitions: target.partitions,
+        ...(target.partitions !== undefined ? { partitions: target.partitions } : { defaultPartitions: KAFKA_DEFAULT_PARTITIONS }),
         logger,
         ...(target.ssl ? { ssl: true } : {}),
         ...(target.sasl ? { sasl: target.sasl } : {}),

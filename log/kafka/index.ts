@@ -34,7 +34,7 @@ import { isLeadershipError, toLogError, unreachableHint } from './kafka-errors.t
 import { defaultKafkaLogger, kafkajsLevel, pinoLogCreator } from './logging.ts';
 import { type KafkaLogOptions, type ResolvedKafkaLogOptions, resolveKafkaLogOptions } from './options.ts';
 import { type Reader, type ReaderSink, startReader } from './reader.ts';
-import { ensureTopics } from './topics.ts';
+import { ensureTopics, existingPartitionCount } from './topics.ts';
 // kafkajs 2.2.4 keeps a 1 ms timer running on every connection; see request-queue-fix.ts.
 import './request-queue-fix.ts';
 // kafkajs 2.2.4 fails all-topics metadata requests for any leaderless partition; see metadata-fix.ts.
@@ -75,7 +75,11 @@ const RUNTIME_RETRY: RetryOptions = { initialRetryTime: 100, maxRetryTime: 2_000
  * 3 × `connectionTimeoutMs` + 1 s.
  */
 export const createKafkaLog = async (options: KafkaLogOptions): Promise<KafkaEventLog> => {
-  const config = resolveKafkaLogOptions(options);
+  const checked = resolveKafkaLogOptions(options);
+  const config =
+    options.partitions === undefined && options.defaultPartitions !== undefined
+      ? resolveKafkaLogOptions({ ...options, partitions: (await probePartitions(checked)) ?? options.defaultPartitions })
+      : checked;
   const log = kafkaLog(config);
   try {
     await log.setup();
@@ -84,6 +88,27 @@ export const createKafkaLog = async (options: KafkaLogOptions): Promise<KafkaEve
     throw error;
   }
   return log;
+};
+
+/** The partition count of the cluster's existing topics (undefined when there are none yet), asked with a throwaway admin. */
+const probePartitions = async (config: ResolvedKafkaLogOptions): Promise<number | undefined> => {
+  const admin = new Kafka({
+    clientId: `${config.clientId}-partitions`,
+    brokers: [...config.brokers],
+    ...(config.ssl === undefined ? {} : { ssl: config.ssl }),
+    ...(config.sasl === undefined ? {} : { sasl: config.sasl }),
+    connectionTimeout: config.connectionTimeoutMs,
+    retry: CONNECT_RETRY,
+    logLevel: kafkajsLevel('nothing'),
+  }).admin();
+  try {
+    await admin.connect();
+    return await existingPartitionCount(admin, config.layout.cluster);
+  } catch (error) {
+    throw toLogError(error, 'connecting', config.brokers, { cluster: config.layout.cluster });
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 };
 
 const kafkaLog = (config: ResolvedKafkaLogOptions): KafkaEventLog => {

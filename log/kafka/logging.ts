@@ -32,10 +32,18 @@ export const kafkajsLevel = (level: KafkaLogLevel): logLevel => {
 
 type PinoLevel = 'error' | 'warn' | 'info' | 'debug';
 
+/** The broker's answers to FindCoordinator while a group's coordinator is not ready yet (retriable). */
+const COORDINATOR_WAIT_ERRORS: ReadonlySet<string> = new Set([
+  'The group coordinator is not available',
+  "The coordinator is loading and hence can't process requests for this group",
+  'This is not the correct coordinator for this group',
+]);
+
 /**
  * What to do with a line, by its content: `drop` for the first-JoinGroup MEMBER_ID_REQUIRED
  * round trip (KIP-394, logged at error level by kafkajs although it is the normal protocol),
- * `debug` for the normal signs of a group rebalance and for choices this adapter made on purpose.
+ * `debug` for the normal signs of a group rebalance, the retried look-up of a group's coordinator
+ * at start-up, and for choices this adapter made on purpose.
  */
 export const classifyKafkaLine = (entry: LogEntry): 'drop' | 'debug' | 'keep' => {
   const { message } = entry.log;
@@ -46,6 +54,17 @@ export const classifyKafkaLine = (entry: LogEntry): 'drop' | 'debug' | 'keep' =>
   // concurrent setup; a real failure still reaches the caller as the thrown error.
   if (typeof error === 'string' && message.startsWith('Response CreateTopics') && error === 'Topic creation errors') return 'debug';
   if (message.includes('Limiting retries for the idempotent producer')) return 'debug';
+  // A group's coordinator is found by retrying FindCoordinator (kafkajs names it
+  // GroupCoordinator) until the broker has one: at every first start of a group (the
+  // offsets topic is created on demand) and while a coordinator moves after a broker died.
+  // kafkajs retries these itself; if no coordinator appears, the join fails with its error.
+  if (typeof error === 'string' && message.startsWith('Response GroupCoordinator') && COORDINATOR_WAIT_ERRORS.has(error)) return 'debug';
+  // A topic just created is not yet known to every broker: the metadata wait of ensureTopics
+  // (topics.ts) retries it, and fails with its own error if it never appears.
+  if (message.startsWith('Response Metadata') && error === 'This server does not host this topic-partition') return 'debug';
+  // Likewise a watermark read of a partition whose leader is still being elected or has just
+  // moved: `watermarks` (index.ts) retries it (LEADERSHIP_RETRIES) before it fails.
+  if (message.startsWith('Response ListOffsets') && error === 'This server is not the leader for that topic-partition') return 'debug';
   if (message.startsWith('The group is rebalancing, re-joining')) return 'debug';
   return 'keep';
 };

@@ -27,8 +27,14 @@ export interface KafkaLogOptions {
   readonly brokers: readonly string[];
   /** Cluster name: topics are `<cluster>.desired|observed|heartbeats`. */
   readonly cluster: string;
-  /** Partitions per topic (default 1). Existing topics must have exactly this many. */
+  /** Partitions per topic (default 1, or see `defaultPartitions`). Existing topics must have exactly this many. */
   readonly partitions?: number;
+  /**
+   * Without `partitions`: take the partition count of the cluster's existing topics, and
+   * create missing topics with this many (what `logplane` components do, so that a second
+   * `controllers` process gets partitions to work on). Ignored when `partitions` is given.
+   */
+  readonly defaultPartitions?: number;
   /** Retention per topic; defaults to `DEFAULT_RETENTION` (history forever, heartbeats 1 h). */
   readonly retention?: Partial<Record<Topic, TopicRetention>>;
   /** Replication factor for topics this log creates; default 3 on a cluster of 3 or more brokers, else every broker (see `topics.ts`). */

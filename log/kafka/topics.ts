@@ -159,3 +159,11 @@ export const ensureTopics = async (
     await sleep(Math.min(100 * 2 ** attempt, 1_000));
   }
 };
+
+/** The partition count of the cluster's existing desired topic, or undefined when it does not exist yet. */
+export const existingPartitionCount = async (admin: Admin, cluster: string): Promise<number | undefined> => {
+  const name = topicName(cluster, 'desired');
+  if (!(await admin.listTopics()).includes(name)) return undefined;
+  const { topics } = await admin.fetchTopicMetadata({ topics: [name] });
+  return topics[0]?.partitions.length;
+};
