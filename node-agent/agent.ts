@@ -9,7 +9,7 @@ import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
-import { createPodRuntime, type PodRuntime, type RuntimeKind } from './kubelet/index.ts';
+import { createPodRuntime, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 
 export interface NodeResources {
@@ -25,6 +25,8 @@ export interface NodeAgentOptions {
   /** Names of the nodes this agent runs. */
   readonly nodes: readonly string[];
   readonly runtime: RuntimeKind;
+  /** Process runtime: the user pods run as (default: `nobody` when the agent runs as root, else the agent's user). */
+  readonly podUser?: PodUser;
   readonly dataDir: string;
   readonly capacity?: NodeResources;
   readonly labels?: Readonly<Record<string, string>>;
@@ -235,6 +237,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),
       ...(options.simStartDelayMs !== undefined ? { sim: { startDelayMs: options.simStartDelayMs } } : {}),
       ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
+      ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
     });
     runtimes.set(node, runtime);
     subscriptions.push(

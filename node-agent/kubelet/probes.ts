@@ -15,6 +15,8 @@ export interface ProbeTarget {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly ports: readonly ContainerPort[];
+  /** Exec probes run as this user and group (supplementary groups dropped); default the agent's. */
+  readonly user?: { readonly uid: number; readonly gid: number };
 }
 
 /** Result of one probe attempt. */
@@ -37,7 +39,8 @@ function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: n
   const [file, ...args] = command;
   if (file === undefined) return Promise.resolve(failure('exec probe has no command'));
   return new Promise((resolve) => {
-    const child = spawn(file, args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' });
+    const ids = target.user === undefined ? {} : { uid: target.user.uid, gid: target.user.gid };
+    const child = spawn(file, args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL', ...ids });
     child.once('error', (err) => resolve(failure(`exec ${file}: ${err.message}`)));
     child.once('exit', (code, signal) => {
       if (code === 0) resolve(success);

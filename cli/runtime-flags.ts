@@ -1,0 +1,44 @@
+/**
+ * The pod-runtime options of `logplane up` and `logplane agent`: which runtime, and its
+ * settings (the process runtime's pod user).
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { KubeletConfigError, type PodUser, RUNTIME_KINDS, type RuntimeKind, parsePodUser } from '../node-agent/kubelet/index.ts';
+
+/** The flags as commander parsed them. */
+export interface RuntimeFlags {
+  readonly runtime: RuntimeKind;
+  readonly podUser?: PodUser;
+}
+
+/** What the agents get: the runtime and its settings. */
+export interface RuntimeSettings {
+  readonly runtime: RuntimeKind;
+  /** Process runtime: the user pods run as (default: `nobody` when the agent runs as root). */
+  readonly podUser?: PodUser;
+}
+
+const podUserArgument = (value: string): PodUser => {
+  try {
+    return parsePodUser(value);
+  } catch (error) {
+    if (error instanceof KubeletConfigError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
+};
+
+/** Adds `--runtime` and the runtimes' options to `command`. */
+export const withRuntimeOptions = (command: Command): Command =>
+  command
+    .addOption(new Option('--runtime <runtime>', 'pod runtime').choices([...RUNTIME_KINDS]).default('process'))
+    .option(
+      '--pod-user <user>',
+      'process runtime: UID[:GID] or NAME[:GROUP] that pods run as (default: nobody when run as root, else this user; 0 runs them as root)',
+      podUserArgument,
+    );
+
+/** The settings the flags ask for. */
+export const runtimeSettings = (flags: RuntimeFlags): RuntimeSettings => ({
+  runtime: flags.runtime,
+  ...(flags.podUser === undefined ? {} : { podUser: flags.podUser }),
+});
