@@ -1,14 +1,16 @@
 /**
  * The pod-runtime options of `logplane up` and `logplane agent`: which runtime, and its
- * settings (the process runtime's pod user).
+ * settings (the process runtime's pod user; the CRI runtime's endpoint and cgroup parent).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { KubeletConfigError, type PodUser, RUNTIME_KINDS, type RuntimeKind, parsePodUser } from '../node-agent/kubelet/index.ts';
+import { type CriRuntimeOptions, DEFAULT_CRI_ENDPOINT, KubeletConfigError, type PodUser, RUNTIME_KINDS, type RuntimeKind, parsePodUser } from '../node-agent/kubelet/index.ts';
 
 /** The flags as commander parsed them. */
 export interface RuntimeFlags {
   readonly runtime: RuntimeKind;
   readonly podUser?: PodUser;
+  readonly criEndpoint: string;
+  readonly criCgroupParent?: string;
 }
 
 /** What the agents get: the runtime and its settings. */
@@ -16,6 +18,8 @@ export interface RuntimeSettings {
   readonly runtime: RuntimeKind;
   /** Process runtime: the user pods run as (default: `nobody` when the agent runs as root). */
   readonly podUser?: PodUser;
+  /** CRI runtime: the runtime's socket and the pods' cgroup parent. */
+  readonly cri?: CriRuntimeOptions;
 }
 
 const podUserArgument = (value: string): PodUser => {
@@ -35,10 +39,15 @@ export const withRuntimeOptions = (command: Command): Command =>
       '--pod-user <user>',
       'process runtime: UID[:GID] or NAME[:GROUP] that pods run as (default: nobody when run as root, else this user; 0 runs them as root)',
       podUserArgument,
-    );
+    )
+    .option('--cri-endpoint <endpoint>', 'cri runtime: the CRI socket of the container runtime (unix:///path or a path)', DEFAULT_CRI_ENDPOINT)
+    .option('--cri-cgroup-parent <path>', "cri runtime: cgroup (cgroupfs) under which each pod gets pod<uid> (default: the runtime's choice)");
 
 /** The settings the flags ask for. */
 export const runtimeSettings = (flags: RuntimeFlags): RuntimeSettings => ({
   runtime: flags.runtime,
   ...(flags.podUser === undefined ? {} : { podUser: flags.podUser }),
+  ...(flags.runtime === 'cri'
+    ? { cri: { endpoint: flags.criEndpoint, ...(flags.criCgroupParent === undefined ? {} : { cgroupParent: flags.criCgroupParent }) } }
+    : {}),
 });

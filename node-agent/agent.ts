@@ -9,7 +9,7 @@ import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
-import { createPodRuntime, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
+import { createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 
 export interface NodeResources {
@@ -27,6 +27,8 @@ export interface NodeAgentOptions {
   readonly runtime: RuntimeKind;
   /** Process runtime: the user pods run as (default: `nobody` when the agent runs as root, else the agent's user). */
   readonly podUser?: PodUser;
+  /** CRI runtime: the container runtime's endpoint (every node of this agent uses it) and settings. */
+  readonly cri?: CriRuntimeOptions;
   readonly dataDir: string;
   readonly capacity?: NodeResources;
   readonly labels?: Readonly<Record<string, string>>;
@@ -238,6 +240,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       ...(options.simStartDelayMs !== undefined ? { sim: { startDelayMs: options.simStartDelayMs } } : {}),
       ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
       ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
+      ...(options.cri !== undefined ? { cri: options.cri } : {}),
     });
     runtimes.set(node, runtime);
     subscriptions.push(

@@ -14,10 +14,16 @@
  * - Logs: the CRI log files (`<dataDir>/cri-logs/<ns>_<name>_<uid>/<container>/<n>.log`),
  *   their `<time> <stream> <P|F> ` prefixes removed, partial lines joined.
  *
- * Not yet: probes (ExecSync), adoption after an agent restart (pods are not persisted:
- * `close()` without `stopPods` leaves containers an agent restart does not find),
+ * - Sandboxes carry the label `logplane.io/agent` (a hash of the runtime's data directory).
+ *   Pods are not adopted after an agent restart: the sandboxes (and log files) an earlier run
+ *   of the same agent left are removed before the first new sandbox is made, and the pods
+ *   are started afresh (restart counts begin at 0 again).
+ *
+ * Not yet: probes (ExecSync), adoption after an agent restart,
  * image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
  */
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
 import type { ContainerExit, PodRun } from '../lifecycle.ts';
@@ -30,6 +36,9 @@ import type { Container, Pod } from '../../../schemas/index.ts';
 import { type ContainerConfig, type CriClient, type PodSandboxConfig, createCriClient } from './client.ts';
 import { CriError } from './errors.ts';
 import { linuxResources } from './resources.ts';
+
+/** containerd's default CRI socket (kubelet's `--container-runtime-endpoint` for containerd). */
+export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
 
 /** Options of the CRI runtime (`cri` of the pod runtime options). */
 export interface CriRuntimeOptions {
@@ -106,6 +115,24 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   /** Sandbox removals under way (close waits for them). */
   const removals = new Set<Promise<void>>();
   let dispatch: Dispatch = () => {};
+  /** Marks this agent's sandboxes (several agents, or clusters, may share one containerd). */
+  const agentLabel = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+
+  /** Removes what an earlier run of this agent left: its sandboxes (with their containers) and their log files. */
+  async function removeLeftovers(): Promise<void> {
+    try {
+      const left = await cri.listPodSandboxes({ labelSelector: { 'logplane.io/agent': agentLabel } });
+      for (const sandbox of left) {
+        await cri.stopPodSandbox(sandbox.id);
+        await cri.removePodSandbox(sandbox.id);
+      }
+      if (left.length > 0) logger.info({ sandboxes: left.length }, 'removed the pod sandboxes an earlier agent run left (pods are started afresh)');
+      await rm(logRoot, { recursive: true, force: true });
+    } catch (err) {
+      logger.warn({ err }, 'cannot remove the pod sandboxes an earlier agent run left');
+    }
+  }
+  const leftoversRemoved = removeLeftovers();
 
   const podName = (run: { namespace: string; name: string }) => `${run.namespace}/${run.name}`;
 
@@ -115,7 +142,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       metadata: { name: pod.metadata.name, namespace, uid, attempt: 0 },
       hostname: pod.metadata.name,
       logDirectory: join(logRoot, podLogDirName(namespace, pod.metadata.name, uid)),
-      labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node },
+      labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node, 'logplane.io/agent': agentLabel },
       linux: {
         ...(cgroupParent === undefined ? {} : { cgroupParent: join(cgroupParent, `pod${uid}`) }),
         securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } },
@@ -128,6 +155,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     const previous = sandboxes.get(uid);
     sandboxes.set(uid, { type: 'creating' });
     try {
+      await leftoversRemoved;
       const id = await cri.runPodSandbox(config);
       const status = await cri.podSandboxStatus(id);
       sandboxes.set(uid, { type: 'ready', id, ip: status.ip ?? '', config });
@@ -391,6 +419,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     logs,
     async close(opts) {
       closing = true;
+      await leftoversRemoved;
       await driver.close(opts);
       clearInterval(poller);
       while (removals.size > 0) await Promise.all([...removals]);

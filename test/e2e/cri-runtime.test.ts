@@ -1,0 +1,158 @@
+/**
+ * `logplane up --runtime cri` against a real containerd, driven as a user would: the real
+ * `logplane` command and the real kubectl. The test starts its own containerd (its own
+ * root, socket and CNI bridge, inside a network namespace it creates; see
+ * node-agent/kubelet/cri/testing.ts) with a busybox image built locally and imported; no
+ * registry is contacted. Pods bound to the node run as containers in CNI sandboxes and
+ * their status (Running, restarts, exit codes) and logs come back through the apiserver.
+ * Needs root, as CI runs it. Traffic goes only to the apiserver on 127.0.0.1 and to pod
+ * addresses inside the test's network namespace.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pod } from '../../schemas/index.ts';
+import { type TestContainerd, startTestContainerd } from '../../node-agent/kubelet/cri/testing.ts';
+import { type Daemon, cleanup, freePort, kubectl, ok, startLogplane, tempDir, waitFor } from './process.ts';
+
+/** The locally imported busybox image, named as a user would (no registry host). */
+const IMAGE = 'local/busybox:1';
+
+describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 }, () => {
+  let harness: TestContainerd;
+  const dataDir = tempDir('logplane-cri-e2e-');
+  let up: Daemon;
+  let kubeconfig = '';
+  const kube = (...args: string[]) => kubectl(kubeconfig, join(dataDir, 'kube-cache'), args);
+  const getPod = async (name: string): Promise<Pod> => JSON.parse(ok(await kube('get', 'pod', name, '-o', 'json'))) as Pod;
+  const waitForPod = (name: string, what: string, predicate: (pod: Pod) => boolean, timeoutMs = 60_000): Promise<Pod> => {
+    let last: Pod | undefined;
+    return waitFor(
+      `pod ${name}: ${what}`,
+      async () => {
+        last = await getPod(name);
+        return predicate(last) ? last : undefined;
+      },
+      { timeoutMs, describe: () => JSON.stringify(last?.status) },
+    );
+  };
+  /** This cluster's sandboxes in containerd, by pod name. */
+  const sandboxesOf = async (name: string) => harness.containerd.cri.listPodSandboxes({ labelSelector: { 'io.kubernetes.pod.name': name } });
+  const startUp = async (): Promise<Daemon> => {
+    const port = await freePort();
+    const daemon = startLogplane(
+      'logplane up --runtime cri',
+      ['up', '--data', dataDir, '--port', String(port), '--nodes', '1', '--proxy', 'none', '--runtime', 'cri',
+        '--cri-endpoint', harness.containerd.endpoint, '--cri-cgroup-parent', harness.cgroupParent],
+      { dataDir },
+    );
+    const [, path] = await daemon.waitForOutput(/export KUBECONFIG=(\S+)/, 60_000);
+    kubeconfig = path!;
+    return daemon;
+  };
+
+  beforeAll(async () => {
+    harness = await startTestContainerd();
+    up = await startUp();
+  });
+
+  afterAll(async () => {
+    try {
+      if (up?.running()) await up.stop();
+    } finally {
+      await cleanup();
+      await harness?.close();
+    }
+  });
+
+  it('runs `kubectl run` of a local image as a container: Running with a CNI address, serving, with its logs', async () => {
+    expect(up.output().stdout).toContain('1 cri node(s)');
+    ok(await kube('run', 'web', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'echo "hello from $(hostname)"; exec httpd -f -p 8080 -h /www'));
+    const pod = await waitForPod('web', 'Running and Ready', (p) => p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true);
+    expect(pod.status?.podIP).toMatch(new RegExp(`^10\\.244\\.${harness.subnetOctet}\\.\\d+$`));
+    const container = pod.status?.containerStatuses?.[0];
+    expect(container).toMatchObject({ name: 'web', ready: true, restartCount: 0, image: IMAGE, started: true });
+    expect(container?.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
+    expect(container?.state?.running?.startedAt).toBeDefined();
+    // The container is the one containerd runs, in the sandbox of this pod.
+    const [sandbox] = await sandboxesOf('web');
+    const containers = await harness.containerd.cri.listContainers({ podSandboxId: sandbox!.id });
+    expect(containers.map((c) => `containerd://${c.id}`)).toEqual([container?.containerID]);
+    expect(await waitFor('httpd answers in the pod network', () => harness.inNetns('busybox', 'wget', '-q', '-O', '-', `http://${pod.status?.podIP}:8080/`))).toBe('busybox says hi\n');
+    expect(await waitFor('the log line', async () => ok(await kube('logs', 'web')) || undefined)).toBe('hello from web\n');
+  });
+
+  it('restarts a crashing container and reports its exit code; `kubectl logs --previous` shows the crashed instance', async () => {
+    ok(await kube('run', 'crash', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'echo "attempt $(cat /proc/sys/kernel/random/uuid)"; exit 3'));
+    const pod = await waitForPod('crash', 'restarted after exit 3', (p) => {
+      const c = p.status?.containerStatuses?.[0];
+      return (c?.restartCount ?? 0) >= 1 && c?.lastState?.terminated?.exitCode === 3;
+    });
+    const container = pod.status?.containerStatuses?.[0];
+    expect(container?.lastState?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(container?.lastState?.terminated?.containerID).toMatch(/^containerd:\/\//);
+    const previous = ok(await kube('logs', 'crash', '--previous'));
+    expect(previous).toMatch(/^attempt [0-9a-f-]{36}\n$/);
+    // The backoff after the second exit: CrashLoopBackOff, as kubelet reports it.
+    await waitForPod('crash', 'CrashLoopBackOff', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff');
+  });
+
+  it('ends restartPolicy Never pods Succeeded (exit 0) or Failed (exit 7) with their exit codes', async () => {
+    ok(await kube('run', 'done', `--image=${IMAGE}`, '--restart=Never', '--command', '--', 'sh', '-c', 'echo finished'));
+    ok(await kube('run', 'fail', `--image=${IMAGE}`, '--restart=Never', '--command', '--', 'sh', '-c', 'exit 7'));
+    const done = await waitForPod('done', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    expect(done.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(ok(await kube('logs', 'done'))).toBe('finished\n');
+    const failed = await waitForPod('fail', 'Failed', (p) => p.status?.phase === 'Failed');
+    expect(failed.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 7, reason: 'Error' });
+  });
+
+  it('runs a Deployment of the image, and removes a deleted pod\'s sandbox', async () => {
+    // sh as pid 1 ignores SIGTERM unless it traps it: with the trap, stopping takes a second, not the 30 s grace.
+    ok(await kube('create', 'deployment', 'sleepers', `--image=${IMAGE}`, '--replicas=2', '--', 'sh', '-c', 'trap "exit 0" TERM; while :; do sleep 1; done'));
+    const running = await waitFor('2 running sleepers', async () => {
+      const pods = (JSON.parse(ok(await kube('get', 'pods', '-l', 'app=sleepers', '-o', 'json'))) as { items: Pod[] }).items;
+      return pods.length === 2 && pods.every((p) => p.status?.phase === 'Running') && pods;
+    });
+    expect(new Set(running.map((p) => p.status?.podIP)).size).toBe(2);
+
+    expect(await sandboxesOf('web')).toHaveLength(1);
+    ok(await kube('delete', 'pod', 'web', '--grace-period=1', '--wait=true'));
+    await waitFor('the sandbox of web removed', async () => (await sandboxesOf('web')).length === 0);
+  });
+
+  it('after a crash of `logplane up`, a new run removes what the old one left and runs the pods afresh; Ctrl-C stops every container', async () => {
+    const before = await getPod('crash');
+    const sleepersOf = async () => (JSON.parse(ok(await kube('get', 'pods', '-l', 'app=sleepers', '-o', 'json'))) as { items: Pod[] }).items;
+    const oldContainers = new Set((await sleepersOf()).map((p) => p.status?.containerStatuses?.[0]?.containerID));
+    const oldSandbox = (await harness.containerd.cri.listPodSandboxes()).find((s) => s.name.startsWith('sleepers-'));
+    expect(oldSandbox).toBeDefined();
+    up.kill();
+    await up.exited;
+    // The killed run's containers are still there: nothing stopped them.
+    expect((await harness.containerd.cri.listPodSandboxes()).map((s) => s.id)).toContain(oldSandbox!.id);
+
+    up = await startUp();
+    await waitFor('the old sandboxes removed', async () => !(await harness.containerd.cri.listPodSandboxes()).some((s) => s.id === oldSandbox!.id));
+    const sleepers = await waitFor('2 sleepers running in new containers', async () => {
+      const pods = await sleepersOf();
+      return (
+        pods.length === 2 &&
+        pods.every((p) => {
+          const c = p.status?.containerStatuses?.[0];
+          return p.status?.phase === 'Running' && c?.state?.running != null && c.restartCount === 0 && !oldContainers.has(c.containerID);
+        }) &&
+        pods
+      );
+    });
+    expect(sleepers).toHaveLength(2);
+    const sandboxes = await harness.containerd.cri.listPodSandboxes();
+    // One sandbox per pod that runs (the two sleepers, crash), none of the old run; the finished pods are not started again.
+    expect(sandboxes.map((s) => s.name).sort()).toEqual(['crash', ...sleepers.map((p) => p.metadata.name)].sort());
+    expect(before.metadata.uid).toBe((await getPod('crash')).metadata.uid);
+
+    const stopped = await up.stop();
+    expect(stopped.code).toBe(0);
+    expect(await harness.containerd.cri.listPodSandboxes()).toEqual([]);
+    expect(await harness.containerd.cri.listContainers()).toEqual([]);
+  });
+});
