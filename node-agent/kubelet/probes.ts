@@ -17,6 +17,11 @@ export interface ProbeTarget {
   readonly ports: readonly ContainerPort[];
   /** Exec probes run as this user and group (supplementary groups dropped); default the agent's. */
   readonly user?: { readonly uid: number; readonly gid: number };
+  /**
+   * Runs an exec probe's command in the container (the CRI runtime: ExecSync) instead of as a
+   * process of the agent with `env` and `cwd`. Never rejects.
+   */
+  readonly runExec?: (command: readonly string[], timeoutMs: number) => Promise<ProbeOutcome>;
 }
 
 /** Result of one probe attempt. */
@@ -86,7 +91,7 @@ function tcpProbe(action: NonNullable<Probe['tcpSocket']>, target: ProbeTarget, 
 
 /** Runs one attempt of `probe` against `target`. Never rejects. */
 export function runProbe(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
-  if (probe.exec != null) return execProbe(probe.exec.command ?? [], target, timeoutMs);
+  if (probe.exec != null) return target.runExec !== undefined ? target.runExec(probe.exec.command ?? [], timeoutMs) : execProbe(probe.exec.command ?? [], target, timeoutMs);
   if (probe.httpGet != null) return httpProbe(probe.httpGet, target, timeoutMs);
   if (probe.tcpSocket != null) return tcpProbe(probe.tcpSocket, target, timeoutMs);
   return Promise.resolve(failure('probe has no exec, httpGet or tcpSocket action'));

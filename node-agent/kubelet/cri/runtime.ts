@@ -19,17 +19,22 @@
  *   of the same agent left are removed before the first new sandbox is made, and the pods
  *   are started afresh (restart counts begin at 0 again).
  *
- * Not yet: probes (ExecSync), adoption after an agent restart,
+ * - Probes as kubelet runs them: exec through ExecSync in the container, httpGet and
+ *   tcpSocket from the agent to the pod's address (so the agent must reach the CNI network,
+ *   as kubelet does from the host).
+ *
+ * Not yet: adoption after an agent restart,
  * image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
  */
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
-import type { ContainerExit, PodRun } from '../lifecycle.ts';
+import type { ContainerExit, PodRun, ProbeKind } from '../lifecycle.ts';
 import { type LogOptions, logInstances, readLogFile } from '../logs.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver, podUid } from '../pod-driver.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from '../runtime.ts';
+import { type ProbeOutcome, type ProbeWorker, createProbeWorker } from '../probes.ts';
 import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
@@ -98,7 +103,7 @@ export async function* criLogText(chunks: AsyncIterable<string>): AsyncGenerator
 
 /** Creates the CRI runtime; see the module comment. */
 export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQueue = sharedTimerQueue()): PodRuntime {
-  const { node, logger, now, hostIP, dataDir } = options;
+  const { node, logger, now, hostIP, dataDir, probeSecondMs } = options;
   const criOptions = options.cri;
   if (criOptions === undefined) throw new KubeletConfigError('the cri runtime needs cri.endpoint');
   const cri: CriClient = createCriClient({ endpoint: criOptions.endpoint });
@@ -110,6 +115,8 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const instances = new Map<string, Instance>();
   /** Instances whose exit is not yet reported. */
   const live = new Set<Instance>();
+  /** Probe workers by `<uid>/<container>`. */
+  const probeWorkers = new Map<string, ProbeWorker[]>();
   let desiredPods: readonly Pod[] = [];
   let closing = false;
   /** Sandbox removals under way (close waits for them). */
@@ -347,8 +354,65 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       .catch((err: unknown) => logger.warn({ err, container: instance.id, signal: signalName }, 'cannot stop the container'));
   }
 
+  /** An exec probe through ExecSync: exit code 0 passes; a failed call (the container is gone, a timeout) fails. */
+  async function execInContainer(instance: Instance, command: readonly string[], timeoutMs: number): Promise<ProbeOutcome> {
+    try {
+      const result = await cri.execSync(instance.id, command, Math.max(1, Math.ceil(timeoutMs / 1000)));
+      if (result.exitCode === 0) return { type: 'success' };
+      const output = Buffer.concat([result.stdout, result.stderr]).toString('utf8').trim().slice(0, 1024);
+      return { type: 'failure', detail: `command ${JSON.stringify(command)} exited with ${result.exitCode}${output === '' ? '' : `: ${output}`}` };
+    } catch (err) {
+      return { type: 'failure', detail: `exec ${JSON.stringify(command)}: ${(err as Error).message}` };
+    }
+  }
+
+  function stopProbes(uid: string, container: string): void {
+    const key = `${uid}/${container}`;
+    for (const worker of probeWorkers.get(key) ?? []) worker.stop();
+    probeWorkers.delete(key);
+  }
+
+  function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
+    const spec = pod.spec.containers.find((c) => c.name === ref.container);
+    const instance = instances.get(instanceKey(ref.run.uid, ref.container, ref.restartCount));
+    if (spec === undefined || instance === undefined) return;
+    const target = {
+      podIP: ref.run.podIP,
+      env: {},
+      cwd: '/',
+      ports: spec.ports ?? [],
+      runExec: (command: readonly string[], timeoutMs: number) => execInContainer(instance, command, timeoutMs),
+    };
+    const key = `${ref.run.uid}/${ref.container}`;
+    const workers = probeWorkers.get(key) ?? [];
+    for (const kind of kinds) {
+      const probe = kind === 'startup' ? spec.startupProbe : kind === 'liveness' ? spec.livenessProbe : spec.readinessProbe;
+      if (probe == null) continue;
+      workers.push(
+        createProbeWorker({
+          kind,
+          probe,
+          target,
+          secondMs: probeSecondMs,
+          onVerdict: (ok, outcome) =>
+            dispatch(ref.run.uid, {
+              type: 'probe',
+              container: ref.container,
+              restartCount: ref.restartCount,
+              probe: kind,
+              ok,
+              ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
+              at: now(),
+            }),
+        }),
+      );
+    }
+    probeWorkers.set(key, workers);
+  }
+
   function release(run: PodRun): void {
     admitted.delete(run.uid);
+    for (const c of run.containers) stopProbes(run.uid, c.name);
     for (const [key, instance] of instances) {
       if (instance.uid !== run.uid) continue;
       instances.delete(key);
@@ -363,7 +427,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const createExecutor = (driverDispatch: Dispatch): RuntimeExecutor => {
     dispatch = driverDispatch;
     return {
-      runsProbes: false,
+      runsProbes: true,
       admit(_pod, uid) {
         const sandbox = sandboxes.get(uid);
         if (sandbox?.type !== 'ready') throw new KubeletError('the pod sandbox is not ready', true, { uid });
@@ -376,12 +440,16 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
         void start(pod, ref);
       },
       signal,
-      startProbes() {},
-      stopProbes() {},
+      startProbes,
+      stopProbes,
       persist() {},
       release,
       close() {
         clearInterval(poller);
+        for (const key of [...probeWorkers.keys()]) {
+          for (const worker of probeWorkers.get(key) ?? []) worker.stop();
+        }
+        probeWorkers.clear();
       },
     };
   };
