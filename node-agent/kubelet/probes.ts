@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { ProbeKind } from './lifecycle.ts';
-import type { ContainerPort, Probe } from '../../schemas/index.ts';
+import type { Container, ContainerPort, Probe } from '../../schemas/index.ts';
 
 /** Where and how a probe reaches its container. */
 export interface ProbeTarget {
@@ -172,4 +172,25 @@ export function createProbeWorker(options: ProbeWorkerOptions): ProbeWorker {
       if (timer !== undefined) clearTimeout(timer);
     },
   };
+}
+
+/**
+ * One worker per probe of `kinds` that the container declares, each reporting its verdicts
+ * through `report` (what the process and CRI runtimes start when a container starts).
+ */
+export function createContainerProbeWorkers(options: {
+  readonly container: Container;
+  readonly kinds: readonly ProbeKind[];
+  readonly target: ProbeTarget;
+  readonly secondMs: number;
+  readonly report: (kind: ProbeKind, ok: boolean, outcome: ProbeOutcome) => void;
+}): ProbeWorker[] {
+  const { container, kinds, target, secondMs, report } = options;
+  const workers: ProbeWorker[] = [];
+  for (const kind of kinds) {
+    const probe = kind === 'startup' ? container.startupProbe : kind === 'liveness' ? container.livenessProbe : container.readinessProbe;
+    if (probe == null) continue;
+    workers.push(createProbeWorker({ kind, probe, target, secondMs, onVerdict: (ok, outcome) => report(kind, ok, outcome) }));
+  }
+  return workers;
 }

@@ -41,7 +41,7 @@ import { openPodRecords } from './pod-records.ts';
 import { agentUser } from './pod-user.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
 import type { Container, Pod } from '../../schemas/index.ts';
-import { type ProbeWorker, createProbeWorker } from './probes.ts';
+import { type ProbeWorker, createContainerProbeWorkers } from './probes.ts';
 import { type ProcessIdentity, isAlive, signalNumber, signalProcessGroup } from './proc.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from './runtime.ts';
 import { sharedSpawner } from './spawner.ts';
@@ -277,30 +277,23 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         ports: spec.ports ?? [],
         ...(switchTo === undefined ? {} : { user: switchTo }),
       };
-      const workers = probeWorkers.get(key) ?? [];
-      for (const kind of kinds) {
-        const probe = kind === 'startup' ? spec.startupProbe : kind === 'liveness' ? spec.livenessProbe : spec.readinessProbe;
-        if (probe == null) continue;
-        workers.push(
-          createProbeWorker({
-            kind,
-            probe,
-            target,
-            secondMs: probeSecondMs,
-            onVerdict: (ok, outcome) =>
-              dispatch(ref.run.uid, {
-                type: 'probe',
-                container: ref.container,
-                restartCount: ref.restartCount,
-                probe: kind,
-                ok,
-                ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
-                at: now(),
-              }),
+      const workers = createContainerProbeWorkers({
+        container: spec,
+        kinds,
+        target,
+        secondMs: probeSecondMs,
+        report: (kind, ok, outcome) =>
+          dispatch(ref.run.uid, {
+            type: 'probe',
+            container: ref.container,
+            restartCount: ref.restartCount,
+            probe: kind,
+            ok,
+            ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
+            at: now(),
           }),
-        );
-      }
-      probeWorkers.set(key, workers);
+      });
+      probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
     }
 
     function restore(): PodRun[] {

@@ -34,7 +34,7 @@ import type { ContainerExit, PodRun, ProbeKind } from '../lifecycle.ts';
 import { type LogOptions, logInstances, readLogFile } from '../logs.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver, podUid } from '../pod-driver.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from '../runtime.ts';
-import { type ProbeOutcome, type ProbeWorker, createProbeWorker } from '../probes.ts';
+import { type ProbeOutcome, type ProbeWorker, createContainerProbeWorkers } from '../probes.ts';
 import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
@@ -384,30 +384,23 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       runExec: (command: readonly string[], timeoutMs: number) => execInContainer(instance, command, timeoutMs),
     };
     const key = `${ref.run.uid}/${ref.container}`;
-    const workers = probeWorkers.get(key) ?? [];
-    for (const kind of kinds) {
-      const probe = kind === 'startup' ? spec.startupProbe : kind === 'liveness' ? spec.livenessProbe : spec.readinessProbe;
-      if (probe == null) continue;
-      workers.push(
-        createProbeWorker({
-          kind,
-          probe,
-          target,
-          secondMs: probeSecondMs,
-          onVerdict: (ok, outcome) =>
-            dispatch(ref.run.uid, {
-              type: 'probe',
-              container: ref.container,
-              restartCount: ref.restartCount,
-              probe: kind,
-              ok,
-              ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
-              at: now(),
-            }),
+    const workers = createContainerProbeWorkers({
+      container: spec,
+      kinds,
+      target,
+      secondMs: probeSecondMs,
+      report: (kind, ok, outcome) =>
+        dispatch(ref.run.uid, {
+          type: 'probe',
+          container: ref.container,
+          restartCount: ref.restartCount,
+          probe: kind,
+          ok,
+          ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
+          at: now(),
         }),
-      );
-    }
-    probeWorkers.set(key, workers);
+    });
+    probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
   }
 
   function release(run: PodRun): void {
