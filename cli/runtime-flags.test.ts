@@ -25,6 +25,7 @@ describe('the runtime flags', () => {
     [['--runtime', 'docker'], /argument 'docker' is invalid/],
     [['--pod-user', 'no-such-user'], /pod user "no-such-user" is not in \/etc\/passwd/],
     [['--pod-user', '1:2:3'], /is not UID, UID:GID, NAME or NAME:GROUP/],
+    [['--runtime', 'cri', '--pod-user', '1234'], /--pod-user applies to the process runtime only/],
   ])('refuses %j', (args, message) => {
     expect(() => settingsOf(...args)).toThrow(message);
   });

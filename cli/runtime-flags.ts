@@ -43,11 +43,15 @@ export const withRuntimeOptions = (command: Command): Command =>
     .option('--cri-endpoint <endpoint>', 'cri runtime: the CRI socket of the container runtime (unix:///path or a path)', DEFAULT_CRI_ENDPOINT)
     .option('--cri-cgroup-parent <path>', "cri runtime: cgroup (cgroupfs) under which each pod gets pod<uid> (default: the runtime's choice)");
 
-/** The settings the flags ask for. */
-export const runtimeSettings = (flags: RuntimeFlags): RuntimeSettings => ({
-  runtime: flags.runtime,
-  ...(flags.podUser === undefined ? {} : { podUser: flags.podUser }),
-  ...(flags.runtime === 'cri'
-    ? { cri: { endpoint: flags.criEndpoint, ...(flags.criCgroupParent === undefined ? {} : { cgroupParent: flags.criCgroupParent }) } }
-    : {}),
-});
+/** The settings the flags ask for; `--pod-user` with another runtime than `process` is refused (it would do nothing). */
+export const runtimeSettings = (flags: RuntimeFlags): RuntimeSettings => {
+  if (flags.podUser !== undefined && flags.runtime !== 'process') {
+    throw new InvalidArgumentError(`--pod-user applies to the process runtime only (the ${flags.runtime} runtime runs containers as their image says)`);
+  }
+  const cri: CriRuntimeOptions = { endpoint: flags.criEndpoint, ...(flags.criCgroupParent === undefined ? {} : { cgroupParent: flags.criCgroupParent }) };
+  return {
+    runtime: flags.runtime,
+    ...(flags.podUser === undefined ? {} : { podUser: flags.podUser }),
+    ...(flags.runtime === 'cri' ? { cri } : {}),
+  };
+};

@@ -106,6 +106,14 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
     expect(failed.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 7, reason: 'Error' });
   });
 
+  it('reports an image that is not there and may not be pulled as ErrImageNeverPull, the pod Pending', async () => {
+    ok(await kube('run', 'absent', '--image=local/absent:1', '--image-pull-policy=Never', '--restart=Never'));
+    const pod = await waitForPod('absent', 'ErrImageNeverPull', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ErrImageNeverPull');
+    expect(pod.status?.phase).toBe('Pending');
+    expect(pod.status?.containerStatuses?.[0]?.state?.waiting?.message).toMatch(/image "local\/absent:1" is not present with pull policy Never/);
+    ok(await kube('delete', 'pod', 'absent', '--wait=true'));
+  });
+
   it('runs a Deployment of the image, and removes a deleted pod\'s sandbox', async () => {
     // sh as pid 1 ignores SIGTERM unless it traps it: with the trap, stopping takes a second, not the 30 s grace.
     ok(await kube('create', 'deployment', 'sleepers', `--image=${IMAGE}`, '--replicas=2', '--', 'sh', '-c', 'trap "exit 0" TERM; while :; do sleep 1; done'));
