@@ -9,7 +9,7 @@ import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
-import { createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
+import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 
 export interface NodeResources {
@@ -116,6 +116,10 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const nodeSet = new Set(options.nodes);
   const actorFor = (node: string) => ({ type: 'node' as const, name: node });
 
+  if (options.runtime === 'cri' && options.cri !== undefined) {
+    const version = await checkCriRuntime(options.cri.endpoint);
+    logger.info({ endpoint: options.cri.endpoint, runtime: version.runtimeName, version: version.runtimeVersion, api: version.runtimeApiVersion }, 'CRI runtime answers');
+  }
   const runtimes = new Map<string, PodRuntime>();
   const logServer = options.serveLogs
     ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), ...options.serveLogs, logger })

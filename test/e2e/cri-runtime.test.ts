@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../schemas/index.ts';
 import { type TestContainerd, startTestContainerd } from '../../node-agent/kubelet/cri/testing.ts';
-import { type Daemon, cleanup, freePort, kubectl, ok, startLogplane, tempDir, waitFor } from './process.ts';
+import { type Daemon, LOGPLANE_BIN, cleanup, freePort, kubectl, ok, run, startLogplane, tempDir, waitFor } from './process.ts';
 
 /** The locally imported busybox image, named as a user would (no registry host). */
 const IMAGE = 'local/busybox:1';
@@ -62,6 +62,13 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
       await cleanup();
       await harness?.close();
     }
+  });
+
+  it('fails to start, naming the endpoint, when no CRI runtime answers there', async () => {
+    const other = tempDir('logplane-cri-none-');
+    const result = await run(process.execPath, [LOGPLANE_BIN, 'up', '--data', other, '--port', String(await freePort()), '--nodes', '1', '--proxy', 'none', '--runtime', 'cri', '--cri-endpoint', join(other, 'none.sock')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`error: cannot reach the CRI runtime at ${join(other, 'none.sock')}: there is no socket`);
   });
 
   it('runs `kubectl run` of a local image as a container: Running with a CNI address, serving, with its logs', async () => {

@@ -27,6 +27,7 @@
  * image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
@@ -38,12 +39,32 @@ import { type ProbeOutcome, type ProbeWorker, createContainerProbeWorkers } from
 import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
-import { type ContainerConfig, type CriClient, type PodSandboxConfig, createCriClient } from './client.ts';
+import { type ContainerConfig, type CriClient, type CriVersion, type PodSandboxConfig, createCriClient } from './client.ts';
 import { CriError } from './errors.ts';
 import { linuxResources } from './resources.ts';
 
 /** containerd's default CRI socket (kubelet's `--container-runtime-endpoint` for containerd). */
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
+
+/**
+ * Asks the CRI runtime at `endpoint` for its version, so an agent pointed at a runtime that
+ * is not there fails at start (as kubelet does) instead of running Ready nodes whose pods
+ * never start. Rejects with a retriable {@link KubeletError} that names the endpoint.
+ */
+export async function checkCriRuntime(endpoint: string, timeoutMs = 5_000): Promise<CriVersion> {
+  const socket = endpoint.startsWith('unix://') ? endpoint.slice('unix://'.length) : endpoint;
+  if (socket.startsWith('/') && !existsSync(socket)) {
+    throw new KubeletError(`cannot reach the CRI runtime at ${endpoint}: there is no socket at ${socket} (is containerd running?)`, true, { endpoint });
+  }
+  const client = createCriClient({ endpoint, callTimeoutMs: timeoutMs });
+  try {
+    return await client.version();
+  } catch (err) {
+    throw new KubeletError(`cannot reach the CRI runtime at ${endpoint}: ${(err as Error).message}`, true, { endpoint }, { cause: err });
+  } finally {
+    client.close();
+  }
+}
 
 /** Options of the CRI runtime (`cri` of the pod runtime options). */
 export interface CriRuntimeOptions {
