@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -475,6 +475,8 @@ describe('process runtime', () => {
     it('runs pod processes and exec probes as nobody, not as root: no capabilities or groups, the agent\'s files and log directory out of reach', async () => {
       const dataDir = tempDir();
       writeFileSync(join(dataDir, 'tokens.csv'), 'secret-token,admin,admin\n', { mode: 0o600 });
+      // As an older agent left it: the runtime tightens it.
+      chmodSync(dataDir, 0o755);
       const runtime = processRuntime(dataDir);
       const pod = makePod('who', [
         {

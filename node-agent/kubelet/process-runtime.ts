@@ -29,7 +29,7 @@
  *   exit code): one timer per runtime checks them every `adoptedCheckMs`, and an exit seen
  *   that way is reported as `ContainerStatusUnknown`.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
 import { KubeletNotFoundError } from './errors.ts';
@@ -106,7 +106,9 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   /** Working directories of an older agent's pods (and their records, until 3ed62cb); none are made now. */
   const podsDir = join(dataDir, 'pods');
   // Pods run as another user: what the agent keeps here (records, logs) is not theirs to read.
+  // An older agent made the directory 0755: tightened.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
   const records = openPodRecords(dataDir, podsDir, logger);
   const instances = new Map<string, Instance>();
   const spawner = sharedSpawner();
