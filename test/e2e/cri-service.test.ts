@@ -53,7 +53,7 @@ spec:
     targetPort: http
 `;
 
-describe('a Service over CRI pods, through its ClusterIP', { timeout: 240_000 }, () => {
+describe('a Service over CRI pods on two nodes, through its ClusterIP', { timeout: 240_000 }, () => {
   let harness: TestContainerd;
   const dataDir = tempDir('logplane-cri-svc-');
   let up: Daemon;
@@ -66,7 +66,7 @@ describe('a Service over CRI pods, through its ClusterIP', { timeout: 240_000 },
 
   beforeAll(async () => {
     harness = await startTestContainerd();
-    const [file, argv] = inNetns(process.execPath, LOGPLANE_BIN, 'up', '--data', dataDir, '--port', '6443', '--nodes', '1', '--runtime', 'cri',
+    const [file, argv] = inNetns(process.execPath, LOGPLANE_BIN, 'up', '--data', dataDir, '--port', '6443', '--nodes', '2', '--runtime', 'cri',
       '--cri-endpoint', harness.containerd.endpoint, '--cri-cgroup-parent', harness.cgroupParent);
     up = startDaemon('logplane up --runtime cri (in the test netns)', file, argv, { dataDir });
     const [, path] = await up.waitForOutput(/export KUBECONFIG=(\S+)/, 60_000);
@@ -89,6 +89,8 @@ describe('a Service over CRI pods, through its ClusterIP', { timeout: 240_000 },
     expect(ok(await kube('rollout', 'status', 'deploy/web', '--timeout', '120s'))).toContain('deployment "web" successfully rolled out');
     const pods = (JSON.parse(ok(await kube('get', 'pods', '-l', 'app=web', '-o', 'json'))) as { items: Pod[] }).items;
     expect(pods).toHaveLength(2);
+    // Two nodes of one agent share the containerd (and its CNI network); the scheduler spreads the replicas.
+    expect(pods.map((p) => p.spec.nodeName).sort()).toEqual(['node-1', 'node-2']);
     for (const pod of pods) {
       expect(pod.status?.podIP).toMatch(new RegExp(`^10\\.244\\.${harness.subnetOctet}\\.\\d+$`));
       expect(pod.status?.containerStatuses?.[0]).toMatchObject({ ready: true, started: true });
