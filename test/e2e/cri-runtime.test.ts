@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../schemas/index.ts';
 import { type TestContainerd, startTestContainerd } from '../../node-agent/kubelet/cri/testing.ts';
-import { type Daemon, LOGPLANE_BIN, cleanup, freePort, kubectl, ok, run, startLogplane, tempDir, waitFor } from './process.ts';
+import { type Daemon, LOGPLANE_BIN, cleanup, freePort, kubectl, ok, run, startDaemon, startLogplane, tempDir, waitFor } from './process.ts';
 
 /** The locally imported busybox image, named as a user would (no registry host). */
 const IMAGE = 'local/busybox:1';
@@ -86,6 +86,17 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
     expect(containers.map((c) => `containerd://${c.id}`)).toEqual([container?.containerID]);
     expect(await waitFor('httpd answers in the pod network', () => harness.inNetns('busybox', 'wget', '-q', '-O', '-', `http://${pod.status?.podIP}:8080/`))).toBe('busybox says hi\n');
     expect(await waitFor('the log line', async () => ok(await kube('logs', 'web')) || undefined)).toBe('hello from web\n');
+  });
+
+  it('follows a container\'s output with `kubectl logs -f` until the container ends', async () => {
+    ok(await kube('run', 'ticker', `--image=${IMAGE}`, '--restart=Never', '--command', '--', 'sh', '-c', 'for i in 1 2 3 4 5; do echo "tick $i"; sleep 0.3; done'));
+    await waitForPod('ticker', 'Running', (p) => p.status?.phase === 'Running');
+    const follow = startDaemon('kubectl logs -f ticker', 'kubectl', ['--cache-dir', join(dataDir, 'kube-cache'), 'logs', '-f', 'ticker'], { env: { KUBECONFIG: kubeconfig } });
+    await follow.waitForOutput(/tick 1\n/, 30_000);
+    const ended = await follow.exited;
+    expect(ended.code).toBe(0);
+    expect(follow.output().stdout).toBe('tick 1\ntick 2\ntick 3\ntick 4\ntick 5\n');
+    await waitForPod('ticker', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
   });
 
   it('restarts a crashing container and reports its exit code; `kubectl logs --previous` shows the crashed instance', async () => {
