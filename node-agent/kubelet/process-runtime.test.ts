@@ -510,6 +510,7 @@ describe('process runtime', () => {
       });
       expect(statSync(join(dataDir, 'logs', `default_who_${pod.metadata.uid}`, 'who', '0.log'))).toMatchObject({ uid: 0, mode: 0o100640 });
       expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(statSync(join(dataDir, 'pod-records.jsonl')).mode & 0o777).toBe(0o600);
     });
 
     it('runs pods as the configured podUser', async () => {
