@@ -8,6 +8,7 @@
  * Needs root, as CI runs it. Traffic goes only to the apiserver on 127.0.0.1 and to pod
  * addresses inside the test's network namespace.
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../schemas/index.ts';
@@ -146,35 +147,39 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
     await waitFor('the sandbox of web removed', async () => (await sandboxesOf('web')).length === 0);
   });
 
-  it('after a crash of `logplane up`, a new run removes what the old one left and runs the pods afresh; Ctrl-C stops every container', async () => {
-    const before = await getPod('crash');
+  it('after a crash of `logplane up`, a new run adopts the sandboxes and containers (exits included), removes an unrecorded sandbox; Ctrl-C stops every container', async () => {
     const sleepersOf = async () => (JSON.parse(ok(await kube('get', 'pods', '-l', 'app=sleepers', '-o', 'json'))) as { items: Pod[] }).items;
-    const oldContainers = new Set((await sleepersOf()).map((p) => p.status?.containerStatuses?.[0]?.containerID));
-    const oldSandbox = (await harness.containerd.cri.listPodSandboxes()).find((s) => s.name.startsWith('sleepers-'));
-    expect(oldSandbox).toBeDefined();
+    const sleepers = await sleepersOf();
+    const before = new Map(sleepers.map((p) => [p.metadata.name, p.status?.containerStatuses?.[0]?.containerID]));
+    const crashRestarts = (await getPod('crash')).status?.containerStatuses?.[0]?.restartCount ?? 0;
+    const sandboxesBefore = (await harness.containerd.cri.listPodSandboxes()).map((s) => s.id).sort();
     up.kill();
     await up.exited;
     // The killed run's containers are still there: nothing stopped them.
-    expect((await harness.containerd.cri.listPodSandboxes()).map((s) => s.id)).toContain(oldSandbox!.id);
+    expect((await harness.containerd.cri.listPodSandboxes()).map((s) => s.id).sort()).toEqual(sandboxesBefore);
+    // A sandbox of this agent that it never recorded (as if its run died between RunPodSandbox and the record).
+    const agentLabel = createHash('sha256').update(join(dataDir, 'nodes', 'node-1')).digest('hex').slice(0, 16);
+    const orphan = await harness.containerd.cri.runPodSandbox({
+      metadata: { name: 'orphan', namespace: 'default', uid: 'orphan-uid', attempt: 0 },
+      labels: { 'logplane.io/agent': agentLabel },
+      logDirectory: join(dataDir, 'orphan-logs'),
+      linux: { cgroupParent: join(harness.cgroupParent, 'podorphan-uid') },
+    });
+    // One sleeper's container exits while no agent runs.
+    const [stoppedPod, keptPod] = sleepers;
+    await harness.containerd.cri.stopContainer(before.get(stoppedPod!.metadata.name)!.slice('containerd://'.length), 0);
 
     up = await startUp();
-    await waitFor('the old sandboxes removed', async () => !(await harness.containerd.cri.listPodSandboxes()).some((s) => s.id === oldSandbox!.id));
-    const sleepers = await waitFor('2 sleepers running in new containers', async () => {
-      const pods = await sleepersOf();
-      return (
-        pods.length === 2 &&
-        pods.every((p) => {
-          const c = p.status?.containerStatuses?.[0];
-          return p.status?.phase === 'Running' && c?.state?.running != null && c.restartCount === 0 && !oldContainers.has(c.containerID);
-        }) &&
-        pods
-      );
-    });
-    expect(sleepers).toHaveLength(2);
-    const sandboxes = await harness.containerd.cri.listPodSandboxes();
-    // One sandbox per pod that runs (the two sleepers, crash), none of the old run; the finished pods are not started again.
-    expect(sandboxes.map((s) => s.name).sort()).toEqual(['crash', ...sleepers.map((p) => p.metadata.name)].sort());
-    expect(before.metadata.uid).toBe((await getPod('crash')).metadata.uid);
+    await waitFor('the unrecorded sandbox removed', async () => !(await harness.containerd.cri.listPodSandboxes()).some((s) => s.id === orphan));
+    // The exit that happened meanwhile is reported (with the runtime's exit code) and the container restarts in the same sandbox.
+    const restarted = await waitForPod(stoppedPod!.metadata.name, 'restarted after its exit', (p) => p.status?.containerStatuses?.[0]?.restartCount === 1 && p.status.containerStatuses[0].state?.running != null);
+    expect(restarted.status?.containerStatuses?.[0]?.lastState?.terminated).toMatchObject({ exitCode: 137, containerID: before.get(stoppedPod!.metadata.name) });
+    // The crash loop goes on where it was, under the new run.
+    await waitForPod('crash', 'restarted by the new run', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > crashRestarts);
+    const kept = await getPod(keptPod!.metadata.name);
+    expect(kept.status?.containerStatuses?.[0]).toMatchObject({ restartCount: 0, containerID: before.get(keptPod!.metadata.name), state: { running: expect.anything() } });
+    // Every sandbox is the old one: adopted, not recreated.
+    expect((await harness.containerd.cri.listPodSandboxes()).map((s) => s.id).sort()).toEqual(sandboxesBefore);
 
     const stopped = await up.stop();
     expect(stopped.code).toBe(0);

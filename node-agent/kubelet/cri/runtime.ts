@@ -15,25 +15,28 @@
  *   their `<time> <stream> <P|F> ` prefixes removed, partial lines joined.
  *
  * - Sandboxes carry the label `logplane.io/agent` (a hash of the runtime's data directory).
- *   Pods are not adopted after an agent restart: the sandboxes (and log files) an earlier run
- *   of the same agent left are removed before the first new sandbox is made, and the pods
- *   are started afresh (restart counts begin at 0 again).
+ *   Each pod's state (its run, its sandbox, the CRI id of each container's current instance)
+ *   is appended to `<dataDir>/pod-records.jsonl` (pod-records.ts) on every status change, so
+ *   the next agent run adopts the sandboxes and containers of desired pods (an exit that
+ *   happened meanwhile is reported with the runtime's exit code) and stops the others. The
+ *   agent's other sandboxes (no record) and log files are removed before the first new
+ *   sandbox is made.
  *
  * - Probes as kubelet runs them: exec through ExecSync in the container, httpGet and
  *   tcpSocket from the agent to the pod's address (so the agent must reach the CNI network,
  *   as kubelet does from the host).
  *
- * Not yet: adoption after an agent restart,
- * image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
+ * Not yet: image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
-import type { ContainerExit, PodRun, ProbeKind } from '../lifecycle.ts';
+import type { ContainerExit, ContainerPhase, ContainerRun, PodRun, ProbeKind } from '../lifecycle.ts';
 import { type LogOptions, logInstances, readLogFile } from '../logs.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver, podUid } from '../pod-driver.ts';
+import { openPodRecords } from '../pod-records.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from '../runtime.ts';
 import { type ProbeOutcome, type ProbeWorker, createContainerProbeWorkers } from '../probes.ts';
 import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
@@ -93,6 +96,39 @@ interface Instance {
   readonly end: () => void;
 }
 
+/** What a pod's record holds. Versioned so a later agent can read an older layout. */
+interface CriPodRecord {
+  readonly version: 1;
+  readonly run: Omit<PodRun, 'termination'>;
+  readonly sandbox: { readonly id: string; readonly ip: string; readonly config: PodSandboxConfig };
+  /** The CRI id of each container's current instance. */
+  readonly containers: Readonly<Record<string, { readonly restartCount: number; readonly id: string }>>;
+}
+
+/**
+ * A restored container's phase: a recorded instance is assumed running (`resume` asks the
+ * runtime), one waiting for a restart restarts now, an exited one stays exited.
+ */
+function restoredContainer(c: ContainerRun, recorded: CriPodRecord['containers'][string] | undefined, startedAtFallback: number): ContainerRun {
+  if (recorded !== undefined && recorded.restartCount === c.restartCount && c.phase.type !== 'exited') {
+    const startedAt = c.phase.type === 'running' ? c.phase.startedAt : startedAtFallback;
+    const phase: ContainerPhase = { type: 'running', startedAt, started: true, ready: !c.probes.readiness, killing: null };
+    return { ...c, containerID: `containerd://${recorded.id}`, phase };
+  }
+  switch (c.phase.type) {
+    case 'exited':
+      return c;
+    case 'backoff':
+      return { ...c, restartCount: c.restartCount + 1, phase: { type: 'creating' } };
+    case 'running':
+    case 'creating':
+    case 'refused':
+      return { ...c, phase: { type: 'creating' } };
+    default:
+      return assertNever(c.phase, 'container phase');
+  }
+}
+
 const SANDBOX_RETRY_INITIAL_MS = 1_000;
 const SANDBOX_RETRY_MAX_MS = 60_000;
 
@@ -145,17 +181,51 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   let dispatch: Dispatch = () => {};
   /** Marks this agent's sandboxes (several agents, or clusters, may share one containerd). */
   const agentLabel = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const admitted = new Set<string>();
 
-  /** Removes what an earlier run of this agent left: its sandboxes (with their containers) and their log files. */
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const records = openPodRecords(dataDir, join(dataDir, 'pods'), logger);
+  /** What each pod's record holds (restored pods: a placeholder until the first write). */
+  const persisted = new Map<string, string>();
+  /** Each pod's last record write under way. */
+  const writes = new Map<string, Promise<void>>();
+  /** The pods an earlier run recorded, with their sandboxes and live instances taken over (handed to the driver by `restore`). */
+  const restoredRuns: PodRun[] = [];
+  for (const [uid, restored] of records.restored) {
+    const record = restored as CriPodRecord;
+    if (record.version !== 1) {
+      logger.error({ uid, version: record.version }, 'pod record of an unknown version (written by a newer agent?); leaving it and its sandbox alone');
+      continue;
+    }
+    sandboxes.set(uid, { type: 'ready', id: record.sandbox.id, ip: record.sandbox.ip, config: record.sandbox.config });
+    admitted.add(uid);
+    persisted.set(uid, '');
+    const containers = record.run.containers.map((c) => restoredContainer(c, record.containers[c.name], record.run.startTime));
+    for (const c of containers) {
+      const recorded = record.containers[c.name];
+      if (recorded === undefined || c.phase.type !== 'running') continue;
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      const instance: Instance = { uid, container: c.name, restartCount: recorded.restartCount, id: recorded.id, ended, end };
+      instances.set(instanceKey(uid, c.name, recorded.restartCount), instance);
+      live.add(instance);
+    }
+    restoredRuns.push({ ...record.run, containers, termination: null });
+  }
+
+  /** Removes what an earlier run of this agent left and did not record: its sandboxes (with their containers) and log files. */
   async function removeLeftovers(): Promise<void> {
+    const kept = new Set([...sandboxes.values()].flatMap((sandbox) => (sandbox.type === 'ready' ? [sandbox.id] : [])));
+    const keptLogs = new Set(restoredRuns.map((run) => podLogDirName(run.namespace, run.name, run.uid)));
     try {
-      const left = await cri.listPodSandboxes({ labelSelector: { 'logplane.io/agent': agentLabel } });
+      const left = (await cri.listPodSandboxes({ labelSelector: { 'logplane.io/agent': agentLabel } })).filter((sandbox) => !kept.has(sandbox.id));
       for (const sandbox of left) {
         await cri.stopPodSandbox(sandbox.id);
         await cri.removePodSandbox(sandbox.id);
       }
-      if (left.length > 0) logger.info({ sandboxes: left.length }, 'removed the pod sandboxes an earlier agent run left (pods are started afresh)');
-      await rm(logRoot, { recursive: true, force: true });
+      if (left.length > 0) logger.info({ sandboxes: left.length }, 'removed the pod sandboxes an earlier agent run left without a record');
+      const logDirs = existsSync(logRoot) ? await readdir(logRoot) : [];
+      await Promise.all(logDirs.filter((entry) => !keptLogs.has(entry)).map((entry) => rm(join(logRoot, entry), { recursive: true, force: true })));
     } catch (err) {
       logger.warn({ err }, 'cannot remove the pod sandboxes an earlier agent run left');
     }
@@ -208,7 +278,6 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     void removal.then(() => removals.delete(removal));
   }
 
-  const admitted = new Set<string>();
   const isTerminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 
   function sync(pods: readonly Pod[]): void {
@@ -424,8 +493,46 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
   }
 
+  /** Appends a pod's record (after everything appended before); resolves (never rejects) once it is written. */
+  function writeRecord(uid: string, write: Promise<void>): Promise<void> {
+    const settled = write.catch((err: unknown) => logger.error({ err, uid }, 'cannot record pod state; an agent restart may not adopt its containers'));
+    writes.set(uid, settled);
+    void settled.then(() => {
+      if (writes.get(uid) === settled) writes.delete(uid);
+    });
+    return settled;
+  }
+
+  function persist(run: PodRun): Promise<void> | undefined {
+    const sandbox = sandboxes.get(run.uid);
+    if (sandbox?.type !== 'ready') return undefined;
+    const containers: Record<string, CriPodRecord['containers'][string]> = {};
+    for (const c of run.containers) {
+      const instance = instances.get(instanceKey(run.uid, c.name, c.restartCount));
+      if (instance !== undefined) containers[c.name] = { restartCount: instance.restartCount, id: instance.id };
+    }
+    const { termination: _termination, ...state } = run;
+    const record: CriPodRecord = { version: 1, run: state, sandbox: { id: sandbox.id, ip: sandbox.ip, config: sandbox.config }, containers };
+    const content = JSON.stringify(record);
+    if (persisted.get(run.uid) === content) return writes.get(run.uid);
+    persisted.set(run.uid, content);
+    return writeRecord(run.uid, records.write(run.uid, content));
+  }
+
+  /** Asks the runtime about each adopted instance: one that exited meanwhile is reported with its exit code. */
+  function resume(run: PodRun): void {
+    for (const c of run.containers) {
+      const instance = instances.get(instanceKey(run.uid, c.name, c.restartCount));
+      if (instance === undefined || !live.has(instance)) continue;
+      logger.info({ pod: podName(run), container: c.name, id: instance.id }, 'adopted container');
+      void checkInstance(instance);
+    }
+  }
+
   function release(run: PodRun): void {
     admitted.delete(run.uid);
+    persisted.delete(run.uid);
+    void writeRecord(run.uid, records.remove(run.uid));
     for (const c of run.containers) stopProbes(run.uid, c.name);
     for (const [key, instance] of instances) {
       if (instance.uid !== run.uid) continue;
@@ -448,15 +555,15 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
         admitted.add(uid);
         return { podIP: sandbox.ip, hostIP };
       },
-      restore: () => [],
-      resume() {},
+      restore: () => restoredRuns.splice(0),
+      resume,
       start(pod, ref) {
         void start(pod, ref);
       },
       signal,
       startProbes,
       stopProbes,
-      persist() {},
+      persist,
       release,
       close() {
         clearInterval(poller);
@@ -505,6 +612,8 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       await driver.close(opts);
       clearInterval(poller);
       while (removals.size > 0) await Promise.all([...removals]);
+      await Promise.all(writes.values());
+      await records.close();
       cri.close();
     },
   };
