@@ -33,8 +33,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
 import { KubeletNotFoundError } from './errors.ts';
-import { assertNever } from '../../schemas/index.ts';
-import type { ContainerPhase, ContainerRun, PodRun, ProbeKind, StopSignal } from './lifecycle.ts';
+import { type PodRun, type ProbeKind, type StopSignal, restoredContainer } from './lifecycle.ts';
 import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, podWorkDir, prepareLogFile, readLogFile } from './logs.ts';
 import { allocatePodIP } from './pod-cidr.ts';
 import { openPodRecords } from './pod-records.ts';
@@ -70,30 +69,6 @@ function newInstance(identity: ProcessIdentity, restartCount: number, adopted: b
   let end = () => {};
   const ended = new Promise<void>((resolve) => (end = resolve));
   return { ...identity, restartCount, adopted, ended, end };
-}
-
-/**
- * A restored container's phase: a recorded process is assumed running (`resume` checks it),
- * a container waiting for a restart restarts now, an exited one stays exited.
- */
-function restoredContainer(c: ContainerRun, process: PodRecord['processes'][string] | undefined, startedAtFallback: number): ContainerRun {
-  if (process !== undefined && process.restartCount === c.restartCount && c.phase.type !== 'exited') {
-    const startedAt = c.phase.type === 'running' ? c.phase.startedAt : startedAtFallback;
-    const phase: ContainerPhase = { type: 'running', startedAt, started: true, ready: !c.probes.readiness, killing: null };
-    return { ...c, containerID: `process://${process.pid}`, phase };
-  }
-  switch (c.phase.type) {
-    case 'exited':
-      return c;
-    case 'backoff':
-      return { ...c, restartCount: c.restartCount + 1, phase: { type: 'creating' } };
-    case 'running':
-    case 'creating':
-    case 'refused':
-      return { ...c, phase: { type: 'creating' } };
-    default:
-      return assertNever(c.phase, 'container phase');
-  }
 }
 
 /** Creates the process runtime (see the module comment). */
@@ -310,7 +285,10 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
           logger.error({ uid, version: record.version }, 'pod record of an unknown version (written by a newer agent?); leaving it and its processes alone');
           continue;
         }
-        const containers = record.run.containers.map((c) => restoredContainer(c, record.processes[c.name], record.run.startTime));
+        const containers = record.run.containers.map((c) => {
+          const process = record.processes[c.name];
+          return restoredContainer(c, process === undefined ? undefined : { restartCount: process.restartCount, containerID: `process://${process.pid}` }, record.run.startTime);
+        });
         for (const c of containers) {
           const process = record.processes[c.name];
           if (process !== undefined && c.phase.type === 'running') instances.set(containerKey(record.run.uid, c.name), newInstance(process, process.restartCount, true));

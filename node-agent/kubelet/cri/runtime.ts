@@ -13,7 +13,6 @@
  * - `release`: StopPodSandbox and RemovePodSandbox (containers, network, cgroups go).
  * - Logs: the CRI log files (`<dataDir>/cri-logs/<ns>_<name>_<uid>/<container>/<n>.log`),
  *   their `<time> <stream> <P|F> ` prefixes removed, partial lines joined.
- *
  * - Sandboxes carry the label `logplane.io/agent` (a hash of the runtime's data directory).
  *   Each pod's state (its run, its sandbox, the CRI id of each container's current instance)
  *   is appended to `<dataDir>/pod-records.jsonl` (pod-records.ts) on every status change, so
@@ -21,7 +20,6 @@
  *   happened meanwhile is reported with the runtime's exit code) and stops the others. The
  *   agent's other sandboxes (no record) and log files are removed before the first new
  *   sandbox is made.
- *
  * - Probes as kubelet runs them: exec through ExecSync in the container, httpGet and
  *   tcpSocket from the agent to the pod's address (so the agent must reach the CNI network,
  *   as kubelet does from the host).
@@ -33,7 +31,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
-import type { ContainerExit, ContainerPhase, ContainerRun, PodRun, ProbeKind } from '../lifecycle.ts';
+import { type ContainerExit, type PodRun, type ProbeKind, restoredContainer } from '../lifecycle.ts';
 import { type LogOptions, logInstances, readLogFile } from '../logs.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver, podUid } from '../pod-driver.ts';
 import { openPodRecords } from '../pod-records.ts';
@@ -103,30 +101,6 @@ interface CriPodRecord {
   readonly sandbox: { readonly id: string; readonly ip: string; readonly config: PodSandboxConfig };
   /** The CRI id of each container's current instance. */
   readonly containers: Readonly<Record<string, { readonly restartCount: number; readonly id: string }>>;
-}
-
-/**
- * A restored container's phase: a recorded instance is assumed running (`resume` asks the
- * runtime), one waiting for a restart restarts now, an exited one stays exited.
- */
-function restoredContainer(c: ContainerRun, recorded: CriPodRecord['containers'][string] | undefined, startedAtFallback: number): ContainerRun {
-  if (recorded !== undefined && recorded.restartCount === c.restartCount && c.phase.type !== 'exited') {
-    const startedAt = c.phase.type === 'running' ? c.phase.startedAt : startedAtFallback;
-    const phase: ContainerPhase = { type: 'running', startedAt, started: true, ready: !c.probes.readiness, killing: null };
-    return { ...c, containerID: `containerd://${recorded.id}`, phase };
-  }
-  switch (c.phase.type) {
-    case 'exited':
-      return c;
-    case 'backoff':
-      return { ...c, restartCount: c.restartCount + 1, phase: { type: 'creating' } };
-    case 'running':
-    case 'creating':
-    case 'refused':
-      return { ...c, phase: { type: 'creating' } };
-    default:
-      return assertNever(c.phase, 'container phase');
-  }
 }
 
 const SANDBOX_RETRY_INITIAL_MS = 1_000;
@@ -200,7 +174,10 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     sandboxes.set(uid, { type: 'ready', id: record.sandbox.id, ip: record.sandbox.ip, config: record.sandbox.config });
     admitted.add(uid);
     persisted.set(uid, '');
-    const containers = record.run.containers.map((c) => restoredContainer(c, record.containers[c.name], record.run.startTime));
+    const containers = record.run.containers.map((c) => {
+      const recorded = record.containers[c.name];
+      return restoredContainer(c, recorded === undefined ? undefined : { restartCount: recorded.restartCount, containerID: `containerd://${recorded.id}` }, record.run.startTime);
+    });
     for (const c of containers) {
       const recorded = record.containers[c.name];
       if (recorded === undefined || c.phase.type !== 'running') continue;
