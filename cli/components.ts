@@ -5,7 +5,7 @@
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
-import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
+import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
@@ -126,6 +126,10 @@ export const runAgent = async (options: {
   pkiDir: string;
   nodes: readonly string[];
   runtime: RuntimeKind;
+  /** Process runtime: the user pods run as (default: `nobody` when the agent runs as root). */
+  podUser?: PodUser;
+  /** CRI runtime: the container runtime's endpoint and settings. */
+  cri?: CriRuntimeOptions;
   proxy: 'userspace' | 'nftables' | 'none';
   /** Pod CIDR of this agent's node (distinct per node on one machine). */
   podCIDR: string;
@@ -140,6 +144,8 @@ export const runAgent = async (options: {
     logger: options.logger,
     nodes: options.nodes,
     runtime: options.runtime,
+    ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
+    ...(options.cri !== undefined ? { cri: options.cri } : {}),
     dataDir: join(resolve(options.dataDir), 'nodes'),
     podCIDR: () => options.podCIDR,
     serveLogs: { host: '127.0.0.1', tls },

@@ -11,6 +11,7 @@ import { startCluster } from './up.ts';
 import { runAgent, runApiserver, runControllers, type Component } from './components.ts';
 import { registerHistoryVerbs } from './history/index.ts';
 import { registerResourceVerbs } from './verbs/index.ts';
+import { type RuntimeFlags, runtimeSettings, withRuntimeOptions } from './runtime-flags.ts';
 import { DURABILITIES, KAFKA_DEFAULT_PARTITIONS, type Durability, type LogTarget } from './wiring.ts';
 
 const integer = (name: string) => (value: string): number => {
@@ -166,12 +167,11 @@ export const buildProgram = (): Command => {
     .version('0.1.0')
     .option('--log-level <level>', 'structured log level on stderr (trace, debug, info, warn, error)', 'warn');
 
-  withLimitOptions(program
+  withLimitOptions(withRuntimeOptions(program
     .command('up')
     .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy')
     .option('--data <dir>', 'data directory (log, projection, kubeconfig, pod logs)', '.logplane')
     .option('--nodes <n>', 'node agents to run', integer('--nodes'), 3)
-    .addOption(new Option('--runtime <runtime>', 'pod runtime').choices(['process', 'sim']).default('process'))
     .option('--port <port>', 'apiserver port', integer('--port'), 6443)
     .option('--host <host>', 'apiserver address', '127.0.0.1')
     .addOption(new Option('--proxy <mode>', 'service forwarding').choices(['userspace', 'nftables', 'none']).default('userspace'))
@@ -181,16 +181,16 @@ export const buildProgram = (): Command => {
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
     .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
-    .addOption(durabilityOption()))
-    .action(async (flags: LimitFlags & {
-      data: string; nodes: number; runtime: 'process' | 'sim'; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
+    .addOption(durabilityOption())))
+    .action(async (flags: LimitFlags & RuntimeFlags & {
+      data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
       tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
       const cluster = await startCluster({
         dataDir: flags.data,
         nodes: flags.nodes,
-        runtime: flags.runtime,
+        ...runtimeSettings(flags),
         port: flags.port,
         host: flags.host,
         proxy: flags.proxy,
@@ -274,25 +274,24 @@ export const buildProgram = (): Command => {
     await runUntilSignal(component, logger);
   });
 
-  withLogOptions(
+  withLogOptions(withRuntimeOptions(
     program
       .command('agent')
       .description('run a node agent (distributed mode): the node\'s pods and this machine\'s service proxy')
       .requiredOption('--node <name>', 'node name (repeat the command for more nodes)')
       .option('--data <dir>', 'data directory (projection, pod state and logs)', '.logplane')
-      .addOption(new Option('--runtime <runtime>', 'pod runtime').choices(['process', 'sim']).default('process'))
       .addOption(new Option('--proxy <mode>', 'service forwarding (one per machine)').choices(['userspace', 'nftables', 'none']).default('userspace'))
       .option('--heartbeat <ms>', 'heartbeat period', integer('--heartbeat'))
       .option('--pod-cidr <cidr>', 'this node\'s pod addresses (default: a /24 in 127.101-150/16 derived from the node name)')
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  ).action(async (flags: LogFlags & { node: string; data: string; runtime: 'process' | 'sim'; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string }) => {
+  )).action(async (flags: LogFlags & RuntimeFlags & { node: string; data: string; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const component = await runAgent({
       target: logTarget(flags, flags.data),
       dataDir: flags.data,
       pkiDir: flags.pki,
       nodes: [flags.node],
-      runtime: flags.runtime,
+      ...runtimeSettings(flags),
       proxy: flags.proxy,
       podCIDR: flags.podCidr ?? podCidrFor(flags.node),
       logger,

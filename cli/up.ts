@@ -10,7 +10,7 @@ import { apiErrors, writeKubeconfig, type ApiServer } from '../apiserver/index.t
 import { KubeletNotFoundError } from '../node-agent/kubelet/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
-import type { RuntimeKind } from '../node-agent/kubelet/index.ts';
+import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
@@ -20,6 +20,10 @@ export interface UpOptions {
   readonly dataDir: string;
   readonly nodes: number;
   readonly runtime: RuntimeKind;
+  /** Process runtime: the user pods run as (default: `nobody` when run as root). */
+  readonly podUser?: PodUser;
+  /** CRI runtime: the container runtime's endpoint and settings. */
+  readonly cri?: CriRuntimeOptions;
   readonly port: number;
   readonly host: string;
   readonly proxy: 'userspace' | 'nftables' | 'none';
@@ -138,6 +142,8 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     logger: logger.child({ component: 'agent' }),
     nodes: nodeNames,
     runtime: options.runtime,
+    ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
+    ...(options.cri !== undefined ? { cri: options.cri } : {}),
     dataDir: join(dataDir, 'nodes'),
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),

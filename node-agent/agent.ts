@@ -9,7 +9,7 @@ import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
-import { createPodRuntime, type PodRuntime, type RuntimeKind } from './kubelet/index.ts';
+import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 
 export interface NodeResources {
@@ -25,6 +25,10 @@ export interface NodeAgentOptions {
   /** Names of the nodes this agent runs. */
   readonly nodes: readonly string[];
   readonly runtime: RuntimeKind;
+  /** Process runtime: the user pods run as (default: `nobody` when the agent runs as root, else the agent's user). */
+  readonly podUser?: PodUser;
+  /** CRI runtime: the container runtime's endpoint (every node of this agent uses it) and settings. */
+  readonly cri?: CriRuntimeOptions;
   readonly dataDir: string;
   readonly capacity?: NodeResources;
   readonly labels?: Readonly<Record<string, string>>;
@@ -112,6 +116,10 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const nodeSet = new Set(options.nodes);
   const actorFor = (node: string) => ({ type: 'node' as const, name: node });
 
+  if (options.runtime === 'cri' && options.cri !== undefined) {
+    const version = await checkCriRuntime(options.cri.endpoint);
+    logger.info({ endpoint: options.cri.endpoint, runtime: version.runtimeName, version: version.runtimeVersion, api: version.runtimeApiVersion }, 'CRI runtime answers');
+  }
   const runtimes = new Map<string, PodRuntime>();
   const logServer = options.serveLogs
     ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), ...options.serveLogs, logger })
@@ -235,6 +243,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),
       ...(options.simStartDelayMs !== undefined ? { sim: { startDelayMs: options.simStartDelayMs } } : {}),
       ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
+      ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
+      ...(options.cri !== undefined ? { cri: options.cri } : {}),
     });
     runtimes.set(node, runtime);
     subscriptions.push(

@@ -25,8 +25,14 @@ echo "sleeper: pod ${POD_NAME:-unknown} pid $$ sleeping$ignoring"
 # stays): opening it costs no process, where a FIFO of its own cost two more (mkfifo, rm),
 # ~2 ms of CPU per pod, which a burst of pods pays on every core. Nobody writes to it (a
 # line written to it wakes one sleeper, which waits again); each sleeper holds it open for
-# reading and writing, so its read never sees end of file.
-shared="${TMPDIR:-/tmp}/logplane-sleeper.fifo"
+# reading and writing, so its read never sees end of file. Its name carries the uid (read
+# from /proc with builtins, no process): pods run as another user than the agent, and a
+# FIFO of one user is no use to another's sleepers.
+uid=''
+while read -r key value _; do
+  if [ "$key" = 'Uid:' ]; then uid=$value; break; fi
+done </proc/self/status
+shared="${TMPDIR:-/tmp}/logplane-sleeper-${uid:-unknown}.fifo"
 if [ ! -e "$shared" ]; then mkfifo -m 600 "$shared" 2>/dev/null; fi
 if [ -p "$shared" ] && [ -O "$shared" ] && [ -r "$shared" ] && [ -w "$shared" ]; then
   exec 3<>"$shared"

@@ -14,6 +14,8 @@ export { BUILTIN_IMAGES, type BuiltinImageName } from './images.ts';
 export { DEFAULT_CRASH_LOOP, RESTART_POLICIES, type CrashLoopPolicy, type RestartPolicy } from './lifecycle.ts';
 export type { LogOptions } from './logs.ts';
 export { DEFAULT_POD_CIDR } from './pod-cidr.ts';
+export { type PodUser, parsePodUser } from './pod-user.ts';
+export { type CriRuntimeOptions, DEFAULT_CRI_ENDPOINT, checkCriRuntime } from './cri/runtime.ts';
 export { DEFAULT_GRACE_SECONDS, type PodStatusUpdate } from './pod-driver.ts';
 export { POD_PHASES, type PodPhase } from './status.ts';
 export { RUNTIME_KINDS, type InjectedFailure, type PodRuntime, type PodRuntimeOptions, type RuntimeKind } from './runtime.ts';

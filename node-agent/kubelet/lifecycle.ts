@@ -206,6 +206,36 @@ export function admitPod(init: PodRunInit, containers: readonly ContainerDecl[])
 }
 
 /**
+ * A container of a pod restored from a previous agent run: the instance recorded with the
+ * container's current restart count is assumed running as `recorded.containerID` (the
+ * runtime's `resume` checks it), a container waiting for a restart restarts now, an exited
+ * one stays exited.
+ */
+export function restoredContainer(
+  c: ContainerRun,
+  recorded: { readonly restartCount: number; readonly containerID: string } | undefined,
+  startedAtFallback: number,
+): ContainerRun {
+  if (recorded !== undefined && recorded.restartCount === c.restartCount && c.phase.type !== 'exited') {
+    const startedAt = c.phase.type === 'running' ? c.phase.startedAt : startedAtFallback;
+    const phase: ContainerPhase = { type: 'running', startedAt, started: true, ready: !c.probes.readiness, killing: null };
+    return { ...c, containerID: recorded.containerID, phase };
+  }
+  switch (c.phase.type) {
+    case 'exited':
+      return c;
+    case 'backoff':
+      return { ...c, restartCount: c.restartCount + 1, phase: { type: 'creating' } };
+    case 'running':
+    case 'creating':
+    case 'refused':
+      return { ...c, phase: { type: 'creating' } };
+    default:
+      return assertNever(c.phase, 'container phase');
+  }
+}
+
+/**
  * Effects that resume a pod restored after an agent restart: probes for the containers
  * still running (adopted; their startup counts as passed) and starts for those `creating`.
  */

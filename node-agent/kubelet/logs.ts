@@ -27,6 +27,16 @@ export function podLogDir(dataDir: string, namespace: string, name: string, uid:
   return join(dataDir, 'logs', `${namespace}_${name}_${uid}`);
 }
 
+/**
+ * The working directory (and HOME) of a pod's containers, `<pod log dir>/_work` (no
+ * container can be named so: names are DNS labels). It belongs to the pod's user; the log
+ * directory above it and the log files stay the agent's, so a pod cannot swap its own log
+ * file for a symlink that the agent would then write or read.
+ */
+export function podWorkDir(podDir: string): string {
+  return join(podDir, '_work');
+}
+
 /** Log file of one container instance. */
 export function containerLogFile(podDir: string, container: string, restartCount: number): string {
   return join(podDir, container, `${restartCount}.log`);

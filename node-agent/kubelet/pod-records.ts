@@ -106,7 +106,7 @@ export function openPodRecords(dataDir: string, podsDir: string, logger: Logger)
   const restored = new Map([...live].map(([uid, line]) => [uid, (JSON.parse(line) as { record: unknown }).record]));
   const compacted = [...live.values()].map((line) => `${line}\n`).join('');
   const liveBytes = Buffer.byteLength(compacted);
-  const fd = openSync(`${file}.tmp`, 'w');
+  const fd = openSync(`${file}.tmp`, 'w', 0o600);
   try {
     writeSync(fd, compacted);
   } finally {
@@ -141,7 +141,7 @@ function createStore(file: string, live: Map<string, string>, initialLiveBytes: 
 
   async function compact(): Promise<void> {
     const text = [...live.values()].map((line) => `${line}\n`).join('');
-    const tmp = await open(`${file}.tmp`, 'w');
+    const tmp = await open(`${file}.tmp`, 'w', 0o600);
     try {
       await tmp.writeFile(text);
     } finally {
@@ -159,7 +159,7 @@ function createStore(file: string, live: Map<string, string>, initialLiveBytes: 
       queue = [];
       const text = (torn ? '\n' : '') + batch.map((entry) => entry.line).join('');
       try {
-        handle ??= await open(file, 'a');
+        handle ??= await open(file, 'a', 0o600);
         await handle.appendFile(text);
         torn = false;
         fileBytes += Buffer.byteLength(text);

@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { ProbeKind } from './lifecycle.ts';
-import type { ContainerPort, Probe } from '../../schemas/index.ts';
+import type { Container, ContainerPort, Probe } from '../../schemas/index.ts';
 
 /** Where and how a probe reaches its container. */
 export interface ProbeTarget {
@@ -15,6 +15,13 @@ export interface ProbeTarget {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly ports: readonly ContainerPort[];
+  /** Exec probes run as this user and group (supplementary groups dropped); default the agent's. */
+  readonly user?: { readonly uid: number; readonly gid: number };
+  /**
+   * Runs an exec probe's command in the container (the CRI runtime: ExecSync) instead of as a
+   * process of the agent with `env` and `cwd`. Never rejects.
+   */
+  readonly runExec?: (command: readonly string[], timeoutMs: number) => Promise<ProbeOutcome>;
 }
 
 /** Result of one probe attempt. */
@@ -37,7 +44,8 @@ function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: n
   const [file, ...args] = command;
   if (file === undefined) return Promise.resolve(failure('exec probe has no command'));
   return new Promise((resolve) => {
-    const child = spawn(file, args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL' });
+    const ids = target.user === undefined ? {} : { uid: target.user.uid, gid: target.user.gid };
+    const child = spawn(file, args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL', ...ids });
     child.once('error', (err) => resolve(failure(`exec ${file}: ${err.message}`)));
     child.once('exit', (code, signal) => {
       if (code === 0) resolve(success);
@@ -83,7 +91,7 @@ function tcpProbe(action: NonNullable<Probe['tcpSocket']>, target: ProbeTarget, 
 
 /** Runs one attempt of `probe` against `target`. Never rejects. */
 export function runProbe(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
-  if (probe.exec != null) return execProbe(probe.exec.command ?? [], target, timeoutMs);
+  if (probe.exec != null) return target.runExec !== undefined ? target.runExec(probe.exec.command ?? [], timeoutMs) : execProbe(probe.exec.command ?? [], target, timeoutMs);
   if (probe.httpGet != null) return httpProbe(probe.httpGet, target, timeoutMs);
   if (probe.tcpSocket != null) return tcpProbe(probe.tcpSocket, target, timeoutMs);
   return Promise.resolve(failure('probe has no exec, httpGet or tcpSocket action'));
@@ -164,4 +172,25 @@ export function createProbeWorker(options: ProbeWorkerOptions): ProbeWorker {
       if (timer !== undefined) clearTimeout(timer);
     },
   };
+}
+
+/**
+ * One worker per probe of `kinds` that the container declares, each reporting its verdicts
+ * through `report` (what the process and CRI runtimes start when a container starts).
+ */
+export function createContainerProbeWorkers(options: {
+  readonly container: Container;
+  readonly kinds: readonly ProbeKind[];
+  readonly target: ProbeTarget;
+  readonly secondMs: number;
+  readonly report: (kind: ProbeKind, ok: boolean, outcome: ProbeOutcome) => void;
+}): ProbeWorker[] {
+  const { container, kinds, target, secondMs, report } = options;
+  const workers: ProbeWorker[] = [];
+  for (const kind of kinds) {
+    const probe = kind === 'startup' ? container.startupProbe : kind === 'liveness' ? container.livenessProbe : container.readinessProbe;
+    if (probe == null) continue;
+    workers.push(createProbeWorker({ kind, probe, target, secondMs, onVerdict: (ok, outcome) => report(kind, ok, outcome) }));
+  }
+  return workers;
 }

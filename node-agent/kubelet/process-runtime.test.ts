@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import type { Container, Pod } from '../../schemas/index.ts';
 import { readPodRecords } from './pod-records.ts';
 import { isAlive, readProcStart } from './proc.ts';
 import type { PodRuntime, PodRuntimeOptions } from './runtime.ts';
-import { condition, containerStatus, eventually, makePod, pidOf, tempDir, testLogger, waitForStatus } from './testing.ts';
+import { condition, containerStatus, eventually, makePod, pidOf, sharedDir, tempDir, testLogger, waitForStatus } from './testing.ts';
 
 const runtimes: PodRuntime[] = [];
 
@@ -53,6 +53,12 @@ const sleeper = (dir: string, env: Record<string, string> = {}): Container => {
 };
 
 const isReady = (update: PodStatusUpdate) => containerStatus(update).ready;
+
+async function collect(iterable: AsyncIterable<string>): Promise<string> {
+  let text = '';
+  for await (const chunk of iterable) text += chunk;
+  return text;
+}
 
 /** Pids of live processes whose environment has POD_UID=uid (duplicates would show here). */
 function pidsOfPod(uid: string): number[] {
@@ -171,7 +177,7 @@ describe('process runtime', () => {
   });
 
   it('readiness also follows the READINESS_FAIL_FILE of the echo image', async () => {
-    const dir = tempDir();
+    const dir = sharedDir();
     const failFile = join(dir, 'fail');
     const runtime = processRuntime();
     const pod = makePod('echo-file', [echo({ env: [{ name: 'READINESS_FAIL_FILE', value: failFile }] })]);
@@ -200,7 +206,7 @@ describe('process runtime', () => {
   });
 
   it('gates readiness and liveness on the startup probe', async () => {
-    const dir = tempDir();
+    const dir = sharedDir();
     const startedFile = join(dir, 'started');
     const runtime = processRuntime();
     const pod = makePod('slow-start', [
@@ -215,7 +221,7 @@ describe('process runtime', () => {
   });
 
   it('terminates a pod that leaves the desired set with SIGTERM, reporting the terminated status', async () => {
-    const dir = tempDir();
+    const dir = sharedDir();
     const signalLog = join(dir, 'signals');
     const runtime = processRuntime();
     const pod = makePod('sleepy', [sleeper(dir, { SIGNAL_LOG: signalLog })]);
@@ -231,7 +237,7 @@ describe('process runtime', () => {
   });
 
   it('SIGKILLs a container that ignores SIGTERM after the grace period (1 s)', async () => {
-    const dir = tempDir();
+    const dir = sharedDir();
     const signalLog = join(dir, 'signals');
     const runtime = processRuntime();
     const pod = makePod('stubborn', [sleeper(dir, { SIGNAL_LOG: signalLog, IGNORE_SIGTERM: '1' })], { terminationGracePeriodSeconds: 1 });
@@ -249,7 +255,7 @@ describe('process runtime', () => {
   });
 
   it('honours deletionTimestamp with deletionGracePeriodSeconds over the spec grace period', async () => {
-    const dir = tempDir();
+    const dir = sharedDir();
     const runtime = processRuntime();
     const pod = makePod('deleted', [sleeper(dir, { IGNORE_SIGTERM: '1' })], { terminationGracePeriodSeconds: 30 });
     runtime.sync([pod]);
@@ -263,7 +269,7 @@ describe('process runtime', () => {
 
   it('after an agent restart adopts live processes of desired pods and terminates the others', async () => {
     const dataDir = tempDir();
-    const dir = tempDir();
+    const dir = sharedDir();
     const keptLog = join(dir, 'kept-signals');
     const droppedLog = join(dir, 'dropped-signals');
     const first = processRuntime(dataDir);
@@ -300,7 +306,7 @@ describe('process runtime', () => {
 
   it('adopts the processes of an agent that was SIGKILLed (no clean shutdown)', async () => {
     const dataDir = tempDir();
-    const dir = tempDir();
+    const dir = sharedDir();
     const pod = makePod('survivor', [sleeper(dir)]);
     const agent = spawn(process.execPath, ['--import', 'tsx', new URL('./fixtures/agent-process.ts', import.meta.url).pathname, dataDir, JSON.stringify([pod])], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -328,7 +334,7 @@ describe('process runtime', () => {
 
   it('reports a started container only once its record (pid and /proc start time) is on disk, and removes the record with the pod', async () => {
     const dataDir = tempDir();
-    const dir = tempDir();
+    const dir = sharedDir();
     const runtime = processRuntime(dataDir);
     const pods = Array.from({ length: 5 }, (_, i) => makePod(`recorded-${i}`, [sleeper(dir)]));
     const recorded = new Map<string, { pid: number; procStart: number } | undefined>();
@@ -422,26 +428,98 @@ describe('process runtime', () => {
     expect(containerStatus(failed).state?.terminated?.message).toMatch(/ENOENT/);
   });
 
-  it("runs a container in its pod's log directory (removed with the pod) unless it sets workingDir, and makes no other directory per pod", async () => {
+  it("runs a container in its own directory of the pod's log directory (removed with the pod) unless it sets workingDir, and makes no other directory per pod", async () => {
     const dataDir = tempDir();
     const runtime = processRuntime(dataDir);
-    const here = makePod('here', [{ name: 'pwd', image: 'busybox', command: ['sh', '-c', 'pwd; echo scratch > scratch.txt'] }], { restartPolicy: 'Never' });
+    const here = makePod('here', [{ name: 'pwd', image: 'busybox', command: ['sh', '-c', 'pwd; echo "$HOME"; echo scratch > scratch.txt'] }], { restartPolicy: 'Never' });
     const there = makePod('there', [{ name: 'pwd', image: 'busybox', command: ['sh', '-c', 'pwd'], workingDir: '/tmp' }], { restartPolicy: 'Never' });
     runtime.sync([here, there]);
     await Promise.all([here, there].map((pod) => waitForStatus(runtime, pod, (u) => u.status.phase === 'Succeeded')));
-    const collect = async (iterable: AsyncIterable<string>) => {
-      let text = '';
-      for await (const chunk of iterable) text += chunk;
-      return text;
-    };
     const podDir = join(dataDir, 'logs', `default_here_${here.metadata.uid}`);
-    expect(await collect(runtime.logs('default', 'here', 'pwd', {}))).toBe(`${podDir}\n`);
-    expect(readFileSync(join(podDir, 'scratch.txt'), 'utf8')).toBe('scratch\n');
+    const workDir = join(podDir, '_work');
+    expect(await collect(runtime.logs('default', 'here', 'pwd', {}))).toBe(`${workDir}\n${workDir}\n`);
+    expect(readFileSync(join(workDir, 'scratch.txt'), 'utf8')).toBe('scratch\n');
     expect(await collect(runtime.logs('default', 'there', 'pwd', {}))).toBe('/tmp\n');
     expect(readdirSync(dataDir).sort()).toEqual(['logs', 'pod-records.jsonl']);
+    expect(readdirSync(podDir).sort()).toEqual(['_work', 'pwd']);
     runtime.sync([]);
     await eventually(async () => {
       if (existsSync(podDir)) throw new Error('pod directory left');
+    });
+  });
+
+  describe('pod user', () => {
+    /** The default pod user: `nobody` (65534 on Debian) for an agent running as root, as CI runs the suite. */
+    const nobody = { uid: 65534, gid: 65534 };
+    /** What a container reports about who it is and what it can reach (one `key=value` per line). */
+    const whoami = [
+      'echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)"',
+      'echo "capeff=$(sed -n "s/^CapEff:[[:space:]]*//p" /proc/self/status)"',
+      'echo "cwd=$(stat -c "%u:%g %a" .)"',
+      'echo "home=$HOME"',
+      'cat ../../../pod-records.jsonl >/dev/null 2>&1 && echo records=readable || echo records=unreadable',
+      'cat ../../../tokens.csv >/dev/null 2>&1 && echo tokens=readable || echo tokens=unreadable',
+      'touch ../pwned 2>/dev/null && echo logdir=writable || echo logdir=readonly',
+      'ln -sf /etc/passwd ../who/0.log 2>/dev/null && echo logfile=replaced || echo logfile=kept',
+      'echo x > mine && echo cwd=writable',
+    ].join('; ');
+    const report = (text: string): Record<string, string> => {
+      const seen: Record<string, string> = {};
+      for (const line of text.trim().split('\n')) {
+        const [key = '', value = ''] = line.split(/=(.*)/s);
+        seen[key] = seen[key] === undefined ? value : `${seen[key]} ${value}`;
+      }
+      return seen;
+    };
+
+    it('runs pod processes and exec probes as nobody, not as root: no capabilities or groups, the agent\'s files and log directory out of reach', async () => {
+      const dataDir = tempDir();
+      writeFileSync(join(dataDir, 'tokens.csv'), 'secret-token,admin,admin\n', { mode: 0o600 });
+      // As an older agent left it: the runtime tightens it.
+      chmodSync(dataDir, 0o755);
+      const runtime = processRuntime(dataDir);
+      const pod = makePod('who', [
+        {
+          name: 'who',
+          image: 'busybox',
+          command: ['sh', '-c', `${whoami}; exec sleep 600`],
+          // Ready only if the probe itself runs as the pod user.
+          readinessProbe: { exec: { command: ['sh', '-c', `test "$(id -u):$(id -g)" = "${nobody.uid}:${nobody.gid}"`] }, periodSeconds: 1, failureThreshold: 1 },
+        },
+      ]);
+      runtime.sync([pod]);
+      const ready = await waitForStatus(runtime, pod, isReady);
+      const pid = pidOf(containerStatus(ready));
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      expect(status).toMatch(new RegExp(`^Uid:\\s+${nobody.uid}\\s+${nobody.uid}\\s+${nobody.uid}\\s+${nobody.uid}$`, 'm'));
+      expect(status).toMatch(new RegExp(`^Gid:\\s+${nobody.gid}\\s+${nobody.gid}\\s+${nobody.gid}\\s+${nobody.gid}$`, 'm'));
+      const seen = report(await eventually(async () => {
+        const text = await collect(runtime.logs('default', 'who', 'who', {}));
+        if (!text.includes('cwd=writable')) throw new Error(`not done yet: ${text}`);
+        return text;
+      }));
+      expect(seen).toEqual({
+        uid: `${nobody.uid} gid=${nobody.gid} groups=${nobody.gid}`,
+        capeff: '0000000000000000',
+        cwd: `${nobody.uid}:${nobody.gid} 700 writable`,
+        home: join(dataDir, 'logs', `default_who_${pod.metadata.uid}`, '_work'),
+        records: 'unreadable',
+        tokens: 'unreadable',
+        logdir: 'readonly',
+        logfile: 'kept',
+      });
+      expect(statSync(join(dataDir, 'logs', `default_who_${pod.metadata.uid}`, 'who', '0.log'))).toMatchObject({ uid: 0, mode: 0o100640 });
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(statSync(join(dataDir, 'pod-records.jsonl')).mode & 0o777).toBe(0o600);
+    });
+
+    it('runs pods as the configured podUser', async () => {
+      const runtime = processRuntime(tempDir(), { podUser: { uid: 4321, gid: 4322 } });
+      const pod = makePod('who', [{ name: 'who', image: 'busybox', command: ['sh', '-c', whoami] }], { restartPolicy: 'Never' });
+      runtime.sync([pod]);
+      await waitForStatus(runtime, pod, (u) => u.status.phase === 'Succeeded');
+      const seen = report(await collect(runtime.logs('default', 'who', 'who', {})));
+      expect(seen).toMatchObject({ uid: '4321 gid=4322 groups=4322', capeff: '0000000000000000', cwd: '4321:4322 700 writable', records: 'unreadable', tokens: 'unreadable', logdir: 'readonly' });
     });
   });
 
@@ -451,11 +529,6 @@ describe('process runtime', () => {
     const web = makePod('logs-echo', [echo()]);
     runtime.sync([crashy, web]);
     await waitForStatus(runtime, crashy, (u) => containerStatus(u).restartCount >= 1 && containerStatus(u).state?.waiting?.reason === 'CrashLoopBackOff');
-    const collect = async (iterable: AsyncIterable<string>) => {
-      let text = '';
-      for await (const chunk of iterable) text += chunk;
-      return text;
-    };
     const current = await collect(runtime.logs('default', 'logs-crash', 'c', {}));
     expect(current).toBe('crasher: pod logs-crash will exit with code 1 after 10 ms\ncrasher: exiting with code 1\n');
     expect(await collect(runtime.logs('default', 'logs-crash', 'c', { previous: true }))).toBe(current);

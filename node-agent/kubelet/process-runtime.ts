@@ -13,28 +13,34 @@
  *   driver reports the status once it is written: a synchronous write held the agent's
  *   whole process (apiserver, projection, every other pod's report) for as long as the file
  *   system took, 1-40 ms per write during a burst of pod starts.
- * - The pod's log directory (`<dataDir>/logs/<namespace>_<name>_<uid>/`, logs.ts) is also
- *   the working directory of its containers (unless they set `workingDir`), so a container's
- *   files are removed with its pod. A directory of its own per pod (`<dataDir>/pods/<uid>/`
- *   until 3ed62cb held the record, then only the working directory) was one more file
- *   created on the spawn path of every pod, which costs 0.1-1 ms of kernel time here.
+ * - Containers run as the pod user (pod-user.ts: `nobody` when the agent is root, or the
+ *   configured one), never as root unless configured so, with supplementary groups dropped.
+ *   Their working directory (unless they set `workingDir`) and HOME is `_work` in the pod's
+ *   log directory (`<dataDir>/logs/<namespace>_<name>_<uid>/_work`, logs.ts), made 0700 and
+ *   owned by the pod user by the spawner, so a container's files are removed with its pod.
+ *   The log directory and the log files stay the agent's (opened without following
+ *   symlinks), and the data directory is 0700: a pod reaches neither another pod's files nor
+ *   the agent's. A directory elsewhere per pod (`<dataDir>/pods/<uid>/` until 3ed62cb) was
+ *   one more path to create and remove; `_work` is made in the same helper call as the log
+ *   directory. `securityContext` (runAsUser, runAsGroup, runAsNonRoot) is not read yet: the
+ *   Pod type does not carry it.
  * - Exits of the processes this run started come from the helper, which reaps them.
  *   Adopted processes (started by a previous agent run) have no one to report them (no
  *   exit code): one timer per runtime checks them every `adoptedCheckMs`, and an exit seen
  *   that way is reported as `ContainerStatusUnknown`.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
 import { KubeletNotFoundError } from './errors.ts';
-import { assertNever } from '../../schemas/index.ts';
-import type { ContainerPhase, ContainerRun, PodRun, ProbeKind, StopSignal } from './lifecycle.ts';
-import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, prepareLogFile, readLogFile } from './logs.ts';
+import { type PodRun, type ProbeKind, type StopSignal, restoredContainer } from './lifecycle.ts';
+import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, podWorkDir, prepareLogFile, readLogFile } from './logs.ts';
 import { allocatePodIP } from './pod-cidr.ts';
 import { openPodRecords } from './pod-records.ts';
+import { agentUser } from './pod-user.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
 import type { Container, Pod } from '../../schemas/index.ts';
-import { type ProbeWorker, createProbeWorker } from './probes.ts';
+import { type ProbeWorker, createContainerProbeWorkers } from './probes.ts';
 import { type ProcessIdentity, isAlive, signalNumber, signalProcessGroup } from './proc.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from './runtime.ts';
 import { sharedSpawner } from './spawner.ts';
@@ -65,36 +71,19 @@ function newInstance(identity: ProcessIdentity, restartCount: number, adopted: b
   return { ...identity, restartCount, adopted, ended, end };
 }
 
-/**
- * A restored container's phase: a recorded process is assumed running (`resume` checks it),
- * a container waiting for a restart restarts now, an exited one stays exited.
- */
-function restoredContainer(c: ContainerRun, process: PodRecord['processes'][string] | undefined, startedAtFallback: number): ContainerRun {
-  if (process !== undefined && process.restartCount === c.restartCount && c.phase.type !== 'exited') {
-    const startedAt = c.phase.type === 'running' ? c.phase.startedAt : startedAtFallback;
-    const phase: ContainerPhase = { type: 'running', startedAt, started: true, ready: !c.probes.readiness, killing: null };
-    return { ...c, containerID: `process://${process.pid}`, phase };
-  }
-  switch (c.phase.type) {
-    case 'exited':
-      return c;
-    case 'backoff':
-      return { ...c, restartCount: c.restartCount + 1, phase: { type: 'creating' } };
-    case 'running':
-    case 'creating':
-    case 'refused':
-      return { ...c, phase: { type: 'creating' } };
-    default:
-      return assertNever(c.phase, 'container phase');
-  }
-}
-
 /** Creates the process runtime (see the module comment). */
 export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntime {
-  const { dataDir, podCidr, hostIP, node, logger, now, probeSecondMs, adoptedCheckMs } = options;
+  const { dataDir, podCidr, hostIP, node, logger, now, probeSecondMs, adoptedCheckMs, podUser } = options;
+  const agent = agentUser();
+  /** The pod user when it is not the agent's own (the spawner and exec probes switch to it). */
+  const switchTo = podUser.uid === agent.uid && podUser.gid === agent.gid ? undefined : podUser;
+  if (podUser.uid === 0) logger.warn({ uid: podUser.uid, gid: podUser.gid }, 'pods run as root: every pod can read and change everything of the agent and the host');
   /** Working directories of an older agent's pods (and their records, until 3ed62cb); none are made now. */
   const podsDir = join(dataDir, 'pods');
-  mkdirSync(dataDir, { recursive: true });
+  // Pods run as another user: what the agent keeps here (records, logs) is not theirs to read.
+  // An older agent made the directory 0755: tightened.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
   const records = openPodRecords(dataDir, podsDir, logger);
   const instances = new Map<string, Instance>();
   const spawner = sharedSpawner();
@@ -113,7 +102,11 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
 
   const legacyPodDir = (uid: string) => join(podsDir, encodeURIComponent(uid));
   const logDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podLogDir(dataDir, run.namespace, run.name, encodeURIComponent(run.uid));
+  const workDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podWorkDir(logDir(run));
   const identityOf = (run: PodRun): PodIdentity => ({ namespace: run.namespace, name: run.name, uid: run.uid, podIP: run.podIP, hostIP: run.hostIP, node });
+  /** A container's environment: the agent's HOME is not the pod user's, whose HOME is its working directory. */
+  const envOf = (spec: Container, run: PodRun) =>
+    containerEnv(spec, identityOf(run), switchTo === undefined ? process.env : { PATH: process.env.PATH, HOME: workDir(run) });
   const containerSpec = (pod: Pod, name: string): Container | undefined => pod.spec.containers.find((c) => c.name === name);
 
   function createExecutor(dispatch: Dispatch): RuntimeExecutor {
@@ -186,7 +179,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const { run, container, restartCount } = ref;
       const spec = containerSpec(pod, container);
       if (spec === undefined) return;
-      const env = containerEnv(spec, identityOf(run));
+      const env = envOf(spec, run);
       const command = containerCommand(spec, env);
       if (command.type === 'refused') {
         dispatch(run.uid, { type: 'refused', container, reason: command.reason, message: command.message, at: now() });
@@ -197,12 +190,21 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const podName = `${run.namespace}/${run.name}`;
       let instance: Instance | undefined;
       spawner.spawn(
-        { file: command.file, args: command.args, cwd: spec.workingDir ?? logDir(run), env, logFile, mkdirs: [dirname(logFile)] },
+        {
+          file: command.file,
+          args: command.args,
+          cwd: spec.workingDir ?? workDir(run),
+          env,
+          logFile,
+          mkdirs: [dirname(logFile)],
+          ownedDir: workDir(run),
+          ...(switchTo === undefined ? {} : { user: switchTo }),
+        },
         {
           spawned(pid, procStart) {
             instance = newInstance({ pid, procStart }, restartCount, false);
             instances.set(containerKey(run.uid, container), instance);
-            logger.info({ pod: podName, container, restartCount, pid, command: [command.file, ...command.args] }, 'container started');
+            logger.info({ pod: podName, container, restartCount, pid, uid: podUser.uid, gid: podUser.gid, command: [command.file, ...command.args] }, 'container started');
             // Handled at once (the driver drains synchronously): the status change it makes
             // persists the record with the new process.
             dispatch(run.uid, { type: 'started', container, restartCount, containerID: `process://${pid}`, at: now() });
@@ -245,31 +247,30 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const spec = containerSpec(pod, ref.container);
       if (spec === undefined) return;
       const key = containerKey(ref.run.uid, ref.container);
-      const target = { podIP: ref.run.podIP, env: containerEnv(spec, identityOf(ref.run)), cwd: spec.workingDir ?? logDir(ref.run), ports: spec.ports ?? [] };
-      const workers = probeWorkers.get(key) ?? [];
-      for (const kind of kinds) {
-        const probe = kind === 'startup' ? spec.startupProbe : kind === 'liveness' ? spec.livenessProbe : spec.readinessProbe;
-        if (probe == null) continue;
-        workers.push(
-          createProbeWorker({
-            kind,
-            probe,
-            target,
-            secondMs: probeSecondMs,
-            onVerdict: (ok, outcome) =>
-              dispatch(ref.run.uid, {
-                type: 'probe',
-                container: ref.container,
-                restartCount: ref.restartCount,
-                probe: kind,
-                ok,
-                ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
-                at: now(),
-              }),
+      const target = {
+        podIP: ref.run.podIP,
+        env: envOf(spec, ref.run),
+        cwd: spec.workingDir ?? workDir(ref.run),
+        ports: spec.ports ?? [],
+        ...(switchTo === undefined ? {} : { user: switchTo }),
+      };
+      const workers = createContainerProbeWorkers({
+        container: spec,
+        kinds,
+        target,
+        secondMs: probeSecondMs,
+        report: (kind, ok, outcome) =>
+          dispatch(ref.run.uid, {
+            type: 'probe',
+            container: ref.container,
+            restartCount: ref.restartCount,
+            probe: kind,
+            ok,
+            ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
+            at: now(),
           }),
-        );
-      }
-      probeWorkers.set(key, workers);
+      });
+      probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
     }
 
     function restore(): PodRun[] {
@@ -284,7 +285,10 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
           logger.error({ uid, version: record.version }, 'pod record of an unknown version (written by a newer agent?); leaving it and its processes alone');
           continue;
         }
-        const containers = record.run.containers.map((c) => restoredContainer(c, record.processes[c.name], record.run.startTime));
+        const containers = record.run.containers.map((c) => {
+          const process = record.processes[c.name];
+          return restoredContainer(c, process === undefined ? undefined : { restartCount: process.restartCount, containerID: `process://${process.pid}` }, record.run.startTime);
+        });
         for (const c of containers) {
           const process = record.processes[c.name];
           if (process !== undefined && c.phase.type === 'running') instances.set(containerKey(record.run.uid, c.name), newInstance(process, process.restartCount, true));

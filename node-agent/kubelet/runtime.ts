@@ -10,6 +10,7 @@ import type { LogOptions } from './logs.ts';
 import { DEFAULT_POD_CIDR, type PodCidr, parsePodCidr } from './pod-cidr.ts';
 import type { PodStatusUpdate } from './pod-driver.ts';
 import type { CriRuntimeOptions } from './cri/runtime.ts';
+import { type PodUser, agentUser, resolvePodUser } from './pod-user.ts';
 import type { Pod } from '../../schemas/index.ts';
 
 /** The runtimes: real OS processes, simulated pods (KWOK-like) for scale tests, or a CRI runtime (containerd). */
@@ -42,6 +43,11 @@ export interface PodRuntimeOptions {
   readonly sim?: { readonly startDelayMs: number };
   /** Length of one probe "second" (periodSeconds, timeoutSeconds …) in ms; default 1000. Tests shrink it. */
   readonly probeSecondMs?: number;
+  /**
+   * Process runtime: the user and group pod processes (and exec probes) run as. Default:
+   * `nobody` when the agent runs as root, else the agent's own user (the only one it can use).
+   */
+  readonly podUser?: PodUser;
   /** Process runtime: how often processes adopted after an agent restart are checked for exit (they are not children, so no exit event); default 1000 ms. */
   readonly adoptedCheckMs?: number;
   readonly logger: Logger;
@@ -96,6 +102,8 @@ export interface ResolvedRuntimeOptions {
   readonly startDelayMs: number;
   readonly probeSecondMs: number;
   readonly adoptedCheckMs: number;
+  /** Process runtime: whom pods run as (see `PodRuntimeOptions.podUser`). */
+  readonly podUser: PodUser;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -136,6 +144,7 @@ export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeO
     startDelayMs,
     probeSecondMs,
     adoptedCheckMs,
+    podUser: opts.kind === 'process' ? resolvePodUser(opts.podUser) : agentUser(),
     logger: opts.logger.child({ component: 'kubelet', node: opts.node, runtime: opts.kind }),
     now: opts.now ?? Date.now,
   };

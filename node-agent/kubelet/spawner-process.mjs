@@ -2,7 +2,7 @@
 // `node spawner-process.mjs` with an IPC channel and no loader, so it stays small: forking
 // from it costs a fraction of forking from the agent's process.
 //
-// Messages in: { id, file, args, cwd, env, logFile, mkdirs }.
+// Messages in: { id, file, args, cwd, env, logFile, mkdirs, user?: { uid, gid }, ownedDir? }.
 // Messages out: { type: 'ready' } once it listens; { type: 'spawned', id, pid, procStart } once the child has exec'd;
 // { type: 'failed', id, message } if it could not start; { type: 'error', id, message } for a
 // later error of the child; { type: 'exit', id, code, signal } when it has exited (reaped
@@ -11,7 +11,7 @@
 // When the agent goes away (the channel closes) it exits; the containers keep running (each
 // leads its own session) and the next agent run adopts them from their records.
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, lchownSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 
 if (process.send === undefined) throw new Error('spawner-process.mjs runs only as the agent\'s helper, with an IPC channel');
 /** Sends `message` to the agent; `done(false)` if it cannot arrive (the agent is gone). */
@@ -57,15 +57,24 @@ function procStart(pid) {
 }
 
 process.on('message', (request) => {
-  const { id, file, args, cwd, env, logFile, mkdirs } = request;
+  const { id, file, args, cwd, env, logFile, mkdirs, user, ownedDir } = request;
   // Read after the agent went away: nobody would record the container (see `unreported`).
   if (!process.connected) return;
   let logFd;
   let child;
   try {
     for (const dir of mkdirs) mkdirSync(dir, { recursive: true });
-    logFd = openSync(logFile, 'a');
-    child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', logFd, logFd] });
+    if (ownedDir !== undefined) {
+      mkdirSync(ownedDir, { recursive: true, mode: 0o700 });
+      // lchown: never through a symlink (the directory's parent is not the pod's to change, but still).
+      if (user !== undefined) lchownSync(ownedDir, user.uid, user.gid);
+    }
+    // The log file is the agent's (the process writes to it through the descriptor only):
+    // never followed through a symlink, never readable by others.
+    logFd = openSync(logFile, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o640);
+    // libuv changes to cwd, then drops supplementary groups, sets the gid, then the uid, then execs.
+    const ids = user === undefined ? {} : { uid: user.uid, gid: user.gid };
+    child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', logFd, logFd], ...ids });
   } catch (err) {
     send({ type: 'failed', id, message: err instanceof Error ? err.message : String(err) });
     return;

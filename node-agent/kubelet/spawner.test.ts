@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -40,6 +40,34 @@ describe('the container spawner', () => {
     const parents = new Set(results.map((r) => readFileSync(r.logFile, 'utf8').trim()));
     expect(parents.size).toBe(2);
     expect(parents.has(String(process.pid))).toBe(false);
+  });
+
+  it('runs a process as the requested user in a directory it owns, and never opens its log file through a symlink', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logplane-spawner-'));
+    dirs.push(dir);
+    const spawner = createSpawner(1);
+    const run = (request: { logFile: string; user?: { uid: number; gid: number }; ownedDir?: string; cwd?: string }) =>
+      new Promise<{ type: 'exited'; code: number | null } | { type: 'failed'; message: string }>((resolve, reject) =>
+        spawner.spawn(
+          { file: '/bin/sh', args: ['-c', 'echo "$(id -u):$(id -g):$(id -G)"; touch owned'], cwd: request.cwd ?? dir, env: { PATH: '/usr/bin:/bin' }, mkdirs: [dir], ...request },
+          { spawned: () => {}, failed: (message) => resolve({ type: 'failed', message }), error: (message) => reject(new Error(message)), exited: (code) => resolve({ type: 'exited', code }) },
+        ),
+      );
+    const ownedDir = join(dir, 'work');
+    const logFile = join(dir, 'user.log');
+    expect(await run({ logFile, user: { uid: 4321, gid: 4322 }, ownedDir, cwd: ownedDir })).toEqual({ type: 'exited', code: 0 });
+    expect(readFileSync(logFile, 'utf8')).toBe('4321:4322:4322\n');
+    expect(statSync(ownedDir)).toMatchObject({ uid: 4321, gid: 4322, mode: 0o40700 });
+    expect(statSync(join(ownedDir, 'owned')).uid).toBe(4321);
+    expect(statSync(logFile)).toMatchObject({ uid: process.getuid?.(), mode: 0o100640 });
+
+    // A log file swapped for a symlink (by whoever could write its directory) is not followed.
+    const target = join(dir, 'target');
+    writeFileSync(target, 'untouched\n');
+    const linked = join(dir, 'linked.log');
+    symlinkSync(target, linked);
+    expect(await run({ logFile: linked })).toMatchObject({ type: 'failed', message: expect.stringMatching(/ELOOP/) });
+    expect(readFileSync(target, 'utf8')).toBe('untouched\n');
   });
 
   it('warm() resolves once every helper has started and listens', async () => {

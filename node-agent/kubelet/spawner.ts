@@ -23,6 +23,14 @@ export interface SpawnRequest {
   readonly logFile: string;
   /** Created first (recursively). */
   readonly mkdirs: readonly string[];
+  /**
+   * The user and group the process runs as (supplementary groups dropped), when not the
+   * helper's own. The helper changes to `cwd` before it drops to them, so `cwd` may lie
+   * below directories the user cannot enter.
+   */
+  readonly user?: { readonly uid: number; readonly gid: number };
+  /** Created after `mkdirs` (mode 0700) and owned by `user` (if given): the process's own directory. */
+  readonly ownedDir?: string;
 }
 
 /** What happens to one spawned process. */

@@ -2,7 +2,7 @@
  * Test helpers for the pod runtime: pod builders and wait-for-condition on `statuses$`.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -25,6 +25,16 @@ afterAll(() => {
 export function tempDir(prefix = 'logplane-kubelet-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.push(dir);
+  return dir;
+}
+
+/**
+ * A fresh temporary directory that pods may write to and read from (mode 0777): pods run as
+ * another user than a root agent (`nobody`), and `tempDir`'s directories are the agent's alone.
+ */
+export function sharedDir(prefix = 'logplane-shared-'): string {
+  const dir = tempDir(prefix);
+  chmodSync(dir, 0o777);
   return dir;
 }
 

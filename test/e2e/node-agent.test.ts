@@ -9,7 +9,8 @@
  * ClusterIP, so clusters of other test files running at the same time never collide.
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { filter, firstValueFrom, map, mergeMap, scan, timeout } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,13 +87,18 @@ interface EchoApp {
 
 describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => {
   let harness: TestCluster;
+  /** Where pods write the files the tests read: pods run as `nobody`, the cluster's directory is its own (0700). */
+  let podFiles: string;
 
   beforeAll(async () => {
+    podFiles = mkdtempSync(join(tmpdir(), 'e2e-agent-pod-files-'));
+    chmodSync(podFiles, 0o777);
     harness = await startTestCluster(adapter, 'e2e-agent', { crashLoop: { initialMs: 200, maxMs: 2000 }, probeSecondMs: 100 });
   });
 
   afterAll(async () => {
     await harness?.stop();
+    rmSync(podFiles, { recursive: true, force: true });
   });
 
   const view = (): View => harness.cluster.projection.view();
@@ -328,8 +334,8 @@ describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => 
 
   describe('deleting a pod', () => {
     const startSleeper = async (name: string, env: Record<string, string>, grace: number): Promise<{ pod: Pod; pid: number; signalLog: string }> => {
-      const signalLog = join(harness.dir, `${name}.signals`);
-      const readyFile = join(harness.dir, `${name}.ready`);
+      const signalLog = join(podFiles, `${name}.signals`);
+      const readyFile = join(podFiles, `${name}.ready`);
       await harness.api.create(PODS, {
         apiVersion: 'v1',
         kind: 'Pod',
@@ -392,7 +398,7 @@ describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => 
       const uid = randomUUID();
       // The container's first act would be to write this file (outside the pod's directories,
       // which go with the pod), with SIGTERM ignored until it has.
-      const startedFile = join(harness.dir, `${name}-${uid}.started`);
+      const startedFile = join(podFiles, `${name}-${uid}.started`);
       await appendAndWait(
         harness.cluster.log,
         harness.cluster.projection,

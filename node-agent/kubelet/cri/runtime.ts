@@ -13,23 +13,59 @@
  * - `release`: StopPodSandbox and RemovePodSandbox (containers, network, cgroups go).
  * - Logs: the CRI log files (`<dataDir>/cri-logs/<ns>_<name>_<uid>/<container>/<n>.log`),
  *   their `<time> <stream> <P|F> ` prefixes removed, partial lines joined.
+ * - Sandboxes carry the label `logplane.io/agent` (a hash of the runtime's data directory).
+ *   Each pod's state (its run, its sandbox, the CRI id of each container's current instance)
+ *   is appended to `<dataDir>/pod-records.jsonl` (pod-records.ts) on every status change, so
+ *   the next agent run adopts the sandboxes and containers of desired pods (an exit that
+ *   happened meanwhile is reported with the runtime's exit code) and stops the others. The
+ *   agent's other sandboxes (no record) and log files are removed before the first new
+ *   sandbox is made.
+ * - Probes as kubelet runs them: exec through ExecSync in the container, httpGet and
+ *   tcpSocket from the agent to the pod's address (so the agent must reach the CNI network,
+ *   as kubelet does from the host).
  *
- * Not yet: probes (ExecSync), adoption after an agent restart (pods are not persisted:
- * `close()` without `stopPods` leaves containers an agent restart does not find),
- * image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
+ * Not yet: image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
  */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
-import type { ContainerExit, PodRun } from '../lifecycle.ts';
+import { type ContainerExit, type PodRun, type ProbeKind, restoredContainer } from '../lifecycle.ts';
 import { type LogOptions, logInstances, readLogFile } from '../logs.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver, podUid } from '../pod-driver.ts';
+import { openPodRecords } from '../pod-records.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from '../runtime.ts';
+import { type ProbeOutcome, type ProbeWorker, createContainerProbeWorkers } from '../probes.ts';
 import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
-import { type ContainerConfig, type CriClient, type PodSandboxConfig, createCriClient } from './client.ts';
+import { type ContainerConfig, type CriClient, type CriVersion, type PodSandboxConfig, createCriClient } from './client.ts';
 import { CriError } from './errors.ts';
 import { linuxResources } from './resources.ts';
+
+/** containerd's default CRI socket (kubelet's `--container-runtime-endpoint` for containerd). */
+export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
+
+/**
+ * Asks the CRI runtime at `endpoint` for its version, so an agent pointed at a runtime that
+ * is not there fails at start (as kubelet does) instead of running Ready nodes whose pods
+ * never start. Rejects with a retriable {@link KubeletError} that names the endpoint.
+ */
+export async function checkCriRuntime(endpoint: string, timeoutMs = 5_000): Promise<CriVersion> {
+  const socket = endpoint.startsWith('unix://') ? endpoint.slice('unix://'.length) : endpoint;
+  if (socket.startsWith('/') && !existsSync(socket)) {
+    throw new KubeletError(`cannot reach the CRI runtime at ${endpoint}: there is no socket at ${socket} (is containerd running?)`, true, { endpoint });
+  }
+  const client = createCriClient({ endpoint, callTimeoutMs: timeoutMs });
+  try {
+    return await client.version();
+  } catch (err) {
+    throw new KubeletError(`cannot reach the CRI runtime at ${endpoint}: ${(err as Error).message}`, true, { endpoint }, { cause: err });
+  } finally {
+    client.close();
+  }
+}
 
 /** Options of the CRI runtime (`cri` of the pod runtime options). */
 export interface CriRuntimeOptions {
@@ -56,6 +92,15 @@ interface Instance {
   /** Resolves when the instance's exit has been reported (ends a followed log). */
   readonly ended: Promise<void>;
   readonly end: () => void;
+}
+
+/** What a pod's record holds. Versioned so a later agent can read an older layout. */
+interface CriPodRecord {
+  readonly version: 1;
+  readonly run: Omit<PodRun, 'termination'>;
+  readonly sandbox: { readonly id: string; readonly ip: string; readonly config: PodSandboxConfig };
+  /** The CRI id of each container's current instance. */
+  readonly containers: Readonly<Record<string, { readonly restartCount: number; readonly id: string }>>;
 }
 
 const SANDBOX_RETRY_INITIAL_MS = 1_000;
@@ -89,7 +134,7 @@ export async function* criLogText(chunks: AsyncIterable<string>): AsyncGenerator
 
 /** Creates the CRI runtime; see the module comment. */
 export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQueue = sharedTimerQueue()): PodRuntime {
-  const { node, logger, now, hostIP, dataDir } = options;
+  const { node, logger, now, hostIP, dataDir, probeSecondMs } = options;
   const criOptions = options.cri;
   if (criOptions === undefined) throw new KubeletConfigError('the cri runtime needs cri.endpoint');
   const cri: CriClient = createCriClient({ endpoint: criOptions.endpoint });
@@ -101,11 +146,68 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const instances = new Map<string, Instance>();
   /** Instances whose exit is not yet reported. */
   const live = new Set<Instance>();
+  /** Probe workers by `<uid>/<container>`. */
+  const probeWorkers = new Map<string, ProbeWorker[]>();
   let desiredPods: readonly Pod[] = [];
   let closing = false;
   /** Sandbox removals under way (close waits for them). */
   const removals = new Set<Promise<void>>();
   let dispatch: Dispatch = () => {};
+  /** Marks this agent's sandboxes (several agents, or clusters, may share one containerd). */
+  const agentLabel = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const admitted = new Set<string>();
+
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const records = openPodRecords(dataDir, join(dataDir, 'pods'), logger);
+  /** What each pod's record holds (restored pods: a placeholder until the first write). */
+  const persisted = new Map<string, string>();
+  /** Each pod's last record write under way. */
+  const writes = new Map<string, Promise<void>>();
+  /** The pods an earlier run recorded, with their sandboxes and live instances taken over (handed to the driver by `restore`). */
+  const restoredRuns: PodRun[] = [];
+  for (const [uid, restored] of records.restored) {
+    const record = restored as CriPodRecord;
+    if (record.version !== 1) {
+      logger.error({ uid, version: record.version }, 'pod record of an unknown version (written by a newer agent?); leaving it and its sandbox alone');
+      continue;
+    }
+    sandboxes.set(uid, { type: 'ready', id: record.sandbox.id, ip: record.sandbox.ip, config: record.sandbox.config });
+    admitted.add(uid);
+    persisted.set(uid, '');
+    const containers = record.run.containers.map((c) => {
+      const recorded = record.containers[c.name];
+      return restoredContainer(c, recorded === undefined ? undefined : { restartCount: recorded.restartCount, containerID: `containerd://${recorded.id}` }, record.run.startTime);
+    });
+    for (const c of containers) {
+      const recorded = record.containers[c.name];
+      if (recorded === undefined || c.phase.type !== 'running') continue;
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      const instance: Instance = { uid, container: c.name, restartCount: recorded.restartCount, id: recorded.id, ended, end };
+      instances.set(instanceKey(uid, c.name, recorded.restartCount), instance);
+      live.add(instance);
+    }
+    restoredRuns.push({ ...record.run, containers, termination: null });
+  }
+
+  /** Removes what an earlier run of this agent left and did not record: its sandboxes (with their containers) and log files. */
+  async function removeLeftovers(): Promise<void> {
+    const kept = new Set([...sandboxes.values()].flatMap((sandbox) => (sandbox.type === 'ready' ? [sandbox.id] : [])));
+    const keptLogs = new Set(restoredRuns.map((run) => podLogDirName(run.namespace, run.name, run.uid)));
+    try {
+      const left = (await cri.listPodSandboxes({ labelSelector: { 'logplane.io/agent': agentLabel } })).filter((sandbox) => !kept.has(sandbox.id));
+      for (const sandbox of left) {
+        await cri.stopPodSandbox(sandbox.id);
+        await cri.removePodSandbox(sandbox.id);
+      }
+      if (left.length > 0) logger.info({ sandboxes: left.length }, 'removed the pod sandboxes an earlier agent run left without a record');
+      const logDirs = existsSync(logRoot) ? await readdir(logRoot) : [];
+      await Promise.all(logDirs.filter((entry) => !keptLogs.has(entry)).map((entry) => rm(join(logRoot, entry), { recursive: true, force: true })));
+    } catch (err) {
+      logger.warn({ err }, 'cannot remove the pod sandboxes an earlier agent run left');
+    }
+  }
+  const leftoversRemoved = removeLeftovers();
 
   const podName = (run: { namespace: string; name: string }) => `${run.namespace}/${run.name}`;
 
@@ -115,7 +217,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       metadata: { name: pod.metadata.name, namespace, uid, attempt: 0 },
       hostname: pod.metadata.name,
       logDirectory: join(logRoot, podLogDirName(namespace, pod.metadata.name, uid)),
-      labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node },
+      labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node, 'logplane.io/agent': agentLabel },
       linux: {
         ...(cgroupParent === undefined ? {} : { cgroupParent: join(cgroupParent, `pod${uid}`) }),
         securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } },
@@ -128,6 +230,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     const previous = sandboxes.get(uid);
     sandboxes.set(uid, { type: 'creating' });
     try {
+      await leftoversRemoved;
       const id = await cri.runPodSandbox(config);
       const status = await cri.podSandboxStatus(id);
       sandboxes.set(uid, { type: 'ready', id, ip: status.ip ?? '', config });
@@ -152,7 +255,6 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     void removal.then(() => removals.delete(removal));
   }
 
-  const admitted = new Set<string>();
   const isTerminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 
   function sync(pods: readonly Pod[]): void {
@@ -319,8 +421,96 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       .catch((err: unknown) => logger.warn({ err, container: instance.id, signal: signalName }, 'cannot stop the container'));
   }
 
+  /** An exec probe through ExecSync: exit code 0 passes; a failed call (the container is gone, a timeout) fails. */
+  async function execInContainer(instance: Instance, command: readonly string[], timeoutMs: number): Promise<ProbeOutcome> {
+    try {
+      const result = await cri.execSync(instance.id, command, Math.max(1, Math.ceil(timeoutMs / 1000)));
+      if (result.exitCode === 0) return { type: 'success' };
+      const output = Buffer.concat([result.stdout, result.stderr]).toString('utf8').trim().slice(0, 1024);
+      return { type: 'failure', detail: `command ${JSON.stringify(command)} exited with ${result.exitCode}${output === '' ? '' : `: ${output}`}` };
+    } catch (err) {
+      return { type: 'failure', detail: `exec ${JSON.stringify(command)}: ${(err as Error).message}` };
+    }
+  }
+
+  function stopProbes(uid: string, container: string): void {
+    const key = `${uid}/${container}`;
+    for (const worker of probeWorkers.get(key) ?? []) worker.stop();
+    probeWorkers.delete(key);
+  }
+
+  function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
+    const spec = pod.spec.containers.find((c) => c.name === ref.container);
+    const instance = instances.get(instanceKey(ref.run.uid, ref.container, ref.restartCount));
+    if (spec === undefined || instance === undefined) return;
+    const target = {
+      podIP: ref.run.podIP,
+      env: {},
+      cwd: '/',
+      ports: spec.ports ?? [],
+      runExec: (command: readonly string[], timeoutMs: number) => execInContainer(instance, command, timeoutMs),
+    };
+    const key = `${ref.run.uid}/${ref.container}`;
+    const workers = createContainerProbeWorkers({
+      container: spec,
+      kinds,
+      target,
+      secondMs: probeSecondMs,
+      report: (kind, ok, outcome) =>
+        dispatch(ref.run.uid, {
+          type: 'probe',
+          container: ref.container,
+          restartCount: ref.restartCount,
+          probe: kind,
+          ok,
+          ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
+          at: now(),
+        }),
+    });
+    probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
+  }
+
+  /** Appends a pod's record (after everything appended before); resolves (never rejects) once it is written. */
+  function writeRecord(uid: string, write: Promise<void>): Promise<void> {
+    const settled = write.catch((err: unknown) => logger.error({ err, uid }, 'cannot record pod state; an agent restart may not adopt its containers'));
+    writes.set(uid, settled);
+    void settled.then(() => {
+      if (writes.get(uid) === settled) writes.delete(uid);
+    });
+    return settled;
+  }
+
+  function persist(run: PodRun): Promise<void> | undefined {
+    const sandbox = sandboxes.get(run.uid);
+    if (sandbox?.type !== 'ready') return undefined;
+    const containers: Record<string, CriPodRecord['containers'][string]> = {};
+    for (const c of run.containers) {
+      const instance = instances.get(instanceKey(run.uid, c.name, c.restartCount));
+      if (instance !== undefined) containers[c.name] = { restartCount: instance.restartCount, id: instance.id };
+    }
+    const { termination: _termination, ...state } = run;
+    const record: CriPodRecord = { version: 1, run: state, sandbox: { id: sandbox.id, ip: sandbox.ip, config: sandbox.config }, containers };
+    const content = JSON.stringify(record);
+    if (persisted.get(run.uid) === content) return writes.get(run.uid);
+    persisted.set(run.uid, content);
+    return writeRecord(run.uid, records.write(run.uid, content));
+  }
+
+  /** Asks the runtime about each adopted instance: one that exited meanwhile is reported with its exit code. */
+  function resume(run: PodRun): void {
+    for (const c of run.containers) {
+      const instance = instances.get(instanceKey(run.uid, c.name, c.restartCount));
+      if (instance === undefined || !live.has(instance)) continue;
+      logger.info({ pod: podName(run), container: c.name, id: instance.id }, 'adopted container');
+      void checkInstance(instance);
+    }
+  }
+
   function release(run: PodRun): void {
     admitted.delete(run.uid);
+    persisted.delete(run.uid);
+    void writeRecord(run.uid, records.remove(run.uid));
+    for (const c of run.containers) stopProbes(run.uid, c.name);
     for (const [key, instance] of instances) {
       if (instance.uid !== run.uid) continue;
       instances.delete(key);
@@ -335,25 +525,29 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const createExecutor = (driverDispatch: Dispatch): RuntimeExecutor => {
     dispatch = driverDispatch;
     return {
-      runsProbes: false,
+      runsProbes: true,
       admit(_pod, uid) {
         const sandbox = sandboxes.get(uid);
         if (sandbox?.type !== 'ready') throw new KubeletError('the pod sandbox is not ready', true, { uid });
         admitted.add(uid);
         return { podIP: sandbox.ip, hostIP };
       },
-      restore: () => [],
-      resume() {},
+      restore: () => restoredRuns.splice(0),
+      resume,
       start(pod, ref) {
         void start(pod, ref);
       },
       signal,
-      startProbes() {},
-      stopProbes() {},
-      persist() {},
+      startProbes,
+      stopProbes,
+      persist,
       release,
       close() {
         clearInterval(poller);
+        for (const key of [...probeWorkers.keys()]) {
+          for (const worker of probeWorkers.get(key) ?? []) worker.stop();
+        }
+        probeWorkers.clear();
       },
     };
   };
@@ -391,9 +585,12 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     logs,
     async close(opts) {
       closing = true;
+      await leftoversRemoved;
       await driver.close(opts);
       clearInterval(poller);
       while (removals.size > 0) await Promise.all([...removals]);
+      await Promise.all(writes.values());
+      await records.close();
       cri.close();
     },
   };

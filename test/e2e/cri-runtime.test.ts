@@ -1,0 +1,189 @@
+/**
+ * `logplane up --runtime cri` against a real containerd, driven as a user would: the real
+ * `logplane` command and the real kubectl. The test starts its own containerd (its own
+ * root, socket and CNI bridge, inside a network namespace it creates; see
+ * node-agent/kubelet/cri/testing.ts) with a busybox image built locally and imported; no
+ * registry is contacted. Pods bound to the node run as containers in CNI sandboxes and
+ * their status (Running, restarts, exit codes) and logs come back through the apiserver.
+ * Needs root, as CI runs it. Traffic goes only to the apiserver on 127.0.0.1 and to pod
+ * addresses inside the test's network namespace.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pod } from '../../schemas/index.ts';
+import { type TestContainerd, startTestContainerd } from '../../node-agent/kubelet/cri/testing.ts';
+import { type Daemon, LOGPLANE_BIN, cleanup, freePort, kubectl, ok, run, startDaemon, startLogplane, tempDir, waitFor } from './process.ts';
+
+/** The locally imported busybox image, named as a user would (no registry host). */
+const IMAGE = 'local/busybox:1';
+
+describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 }, () => {
+  let harness: TestContainerd;
+  const dataDir = tempDir('logplane-cri-e2e-');
+  let up: Daemon;
+  let kubeconfig = '';
+  const kube = (...args: string[]) => kubectl(kubeconfig, join(dataDir, 'kube-cache'), args);
+  const getPod = async (name: string): Promise<Pod> => JSON.parse(ok(await kube('get', 'pod', name, '-o', 'json'))) as Pod;
+  const waitForPod = (name: string, what: string, predicate: (pod: Pod) => boolean, timeoutMs = 60_000): Promise<Pod> => {
+    let last: Pod | undefined;
+    return waitFor(
+      `pod ${name}: ${what}`,
+      async () => {
+        last = await getPod(name);
+        return predicate(last) ? last : undefined;
+      },
+      { timeoutMs, describe: () => JSON.stringify(last?.status) },
+    );
+  };
+  /** This cluster's sandboxes in containerd, by pod name. */
+  const sandboxesOf = async (name: string) => harness.containerd.cri.listPodSandboxes({ labelSelector: { 'io.kubernetes.pod.name': name } });
+  const startUp = async (): Promise<Daemon> => {
+    const port = await freePort();
+    const daemon = startLogplane(
+      'logplane up --runtime cri',
+      ['up', '--data', dataDir, '--port', String(port), '--nodes', '1', '--proxy', 'none', '--runtime', 'cri',
+        '--cri-endpoint', harness.containerd.endpoint, '--cri-cgroup-parent', harness.cgroupParent],
+      { dataDir },
+    );
+    const [, path] = await daemon.waitForOutput(/export KUBECONFIG=(\S+)/, 60_000);
+    kubeconfig = path!;
+    return daemon;
+  };
+
+  beforeAll(async () => {
+    harness = await startTestContainerd();
+    up = await startUp();
+  });
+
+  afterAll(async () => {
+    try {
+      if (up?.running()) await up.stop();
+    } finally {
+      await cleanup();
+      await harness?.close();
+    }
+  });
+
+  it('fails to start, naming the endpoint, when no CRI runtime answers there', async () => {
+    const other = tempDir('logplane-cri-none-');
+    const result = await run(process.execPath, [LOGPLANE_BIN, 'up', '--data', other, '--port', String(await freePort()), '--nodes', '1', '--proxy', 'none', '--runtime', 'cri', '--cri-endpoint', join(other, 'none.sock')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`error: cannot reach the CRI runtime at ${join(other, 'none.sock')}: there is no socket`);
+  });
+
+  it('runs `kubectl run` of a local image as a container: Running with a CNI address, serving, with its logs', async () => {
+    expect(up.output().stdout).toContain('1 cri node(s)');
+    ok(await kube('run', 'web', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'echo "hello from $(hostname)"; exec httpd -f -p 8080 -h /www'));
+    const pod = await waitForPod('web', 'Running and Ready', (p) => p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true);
+    expect(pod.status?.podIP).toMatch(new RegExp(`^10\\.244\\.${harness.subnetOctet}\\.\\d+$`));
+    const container = pod.status?.containerStatuses?.[0];
+    expect(container).toMatchObject({ name: 'web', ready: true, restartCount: 0, image: IMAGE, started: true });
+    expect(container?.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
+    expect(container?.state?.running?.startedAt).toBeDefined();
+    // The container is the one containerd runs, in the sandbox of this pod.
+    const [sandbox] = await sandboxesOf('web');
+    const containers = await harness.containerd.cri.listContainers({ podSandboxId: sandbox!.id });
+    expect(containers.map((c) => `containerd://${c.id}`)).toEqual([container?.containerID]);
+    expect(await waitFor('httpd answers in the pod network', () => harness.inNetns('busybox', 'wget', '-q', '-O', '-', `http://${pod.status?.podIP}:8080/`))).toBe('busybox says hi\n');
+    expect(await waitFor('the log line', async () => ok(await kube('logs', 'web')) || undefined)).toBe('hello from web\n');
+  });
+
+  it('follows a container\'s output with `kubectl logs -f` until the container ends', async () => {
+    ok(await kube('run', 'ticker', `--image=${IMAGE}`, '--restart=Never', '--command', '--', 'sh', '-c', 'for i in 1 2 3 4 5; do echo "tick $i"; sleep 0.3; done'));
+    await waitForPod('ticker', 'Running', (p) => p.status?.phase === 'Running');
+    const follow = startDaemon('kubectl logs -f ticker', 'kubectl', ['--cache-dir', join(dataDir, 'kube-cache'), 'logs', '-f', 'ticker'], { env: { KUBECONFIG: kubeconfig } });
+    await follow.waitForOutput(/tick 1\n/, 30_000);
+    const ended = await follow.exited;
+    expect(ended.code).toBe(0);
+    expect(follow.output().stdout).toBe('tick 1\ntick 2\ntick 3\ntick 4\ntick 5\n');
+    await waitForPod('ticker', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+  });
+
+  it('restarts a crashing container and reports its exit code; `kubectl logs --previous` shows the crashed instance', async () => {
+    ok(await kube('run', 'crash', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'echo "attempt $(cat /proc/sys/kernel/random/uuid)"; exit 3'));
+    const pod = await waitForPod('crash', 'restarted after exit 3', (p) => {
+      const c = p.status?.containerStatuses?.[0];
+      return (c?.restartCount ?? 0) >= 1 && c?.lastState?.terminated?.exitCode === 3;
+    });
+    const container = pod.status?.containerStatuses?.[0];
+    expect(container?.lastState?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(container?.lastState?.terminated?.containerID).toMatch(/^containerd:\/\//);
+    const previous = ok(await kube('logs', 'crash', '--previous'));
+    expect(previous).toMatch(/^attempt [0-9a-f-]{36}\n$/);
+    // The backoff after the second exit: CrashLoopBackOff, as kubelet reports it.
+    await waitForPod('crash', 'CrashLoopBackOff', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff');
+  });
+
+  it('ends restartPolicy Never pods Succeeded (exit 0) or Failed (exit 7) with their exit codes', async () => {
+    ok(await kube('run', 'done', `--image=${IMAGE}`, '--restart=Never', '--command', '--', 'sh', '-c', 'echo finished'));
+    ok(await kube('run', 'fail', `--image=${IMAGE}`, '--restart=Never', '--command', '--', 'sh', '-c', 'exit 7'));
+    const done = await waitForPod('done', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    expect(done.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(ok(await kube('logs', 'done'))).toBe('finished\n');
+    const failed = await waitForPod('fail', 'Failed', (p) => p.status?.phase === 'Failed');
+    expect(failed.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 7, reason: 'Error' });
+  });
+
+  it('reports an image that is not there and may not be pulled as ErrImageNeverPull, the pod Pending', async () => {
+    ok(await kube('run', 'absent', '--image=local/absent:1', '--image-pull-policy=Never', '--restart=Never'));
+    const pod = await waitForPod('absent', 'ErrImageNeverPull', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ErrImageNeverPull');
+    expect(pod.status?.phase).toBe('Pending');
+    expect(pod.status?.containerStatuses?.[0]?.state?.waiting?.message).toMatch(/image "local\/absent:1" is not present with pull policy Never/);
+    ok(await kube('delete', 'pod', 'absent', '--wait=true'));
+  });
+
+  it('runs a Deployment of the image, and removes a deleted pod\'s sandbox', async () => {
+    // sh as pid 1 ignores SIGTERM unless it traps it: with the trap, stopping takes a second, not the 30 s grace.
+    ok(await kube('create', 'deployment', 'sleepers', `--image=${IMAGE}`, '--replicas=2', '--', 'sh', '-c', 'trap "exit 0" TERM; while :; do sleep 1; done'));
+    const running = await waitFor('2 running sleepers', async () => {
+      const pods = (JSON.parse(ok(await kube('get', 'pods', '-l', 'app=sleepers', '-o', 'json'))) as { items: Pod[] }).items;
+      return pods.length === 2 && pods.every((p) => p.status?.phase === 'Running') && pods;
+    });
+    expect(new Set(running.map((p) => p.status?.podIP)).size).toBe(2);
+
+    expect(await sandboxesOf('web')).toHaveLength(1);
+    ok(await kube('delete', 'pod', 'web', '--grace-period=1', '--wait=true'));
+    await waitFor('the sandbox of web removed', async () => (await sandboxesOf('web')).length === 0);
+  });
+
+  it('after a crash of `logplane up`, a new run adopts the sandboxes and containers (exits included), removes an unrecorded sandbox; Ctrl-C stops every container', async () => {
+    const sleepersOf = async () => (JSON.parse(ok(await kube('get', 'pods', '-l', 'app=sleepers', '-o', 'json'))) as { items: Pod[] }).items;
+    const sleepers = await sleepersOf();
+    const before = new Map(sleepers.map((p) => [p.metadata.name, p.status?.containerStatuses?.[0]?.containerID]));
+    const crashRestarts = (await getPod('crash')).status?.containerStatuses?.[0]?.restartCount ?? 0;
+    const sandboxesBefore = (await harness.containerd.cri.listPodSandboxes()).map((s) => s.id).sort();
+    up.kill();
+    await up.exited;
+    // The killed run's containers are still there: nothing stopped them.
+    expect((await harness.containerd.cri.listPodSandboxes()).map((s) => s.id).sort()).toEqual(sandboxesBefore);
+    // A sandbox of this agent that it never recorded (as if its run died between RunPodSandbox and the record).
+    const agentLabel = createHash('sha256').update(join(dataDir, 'nodes', 'node-1')).digest('hex').slice(0, 16);
+    const orphan = await harness.containerd.cri.runPodSandbox({
+      metadata: { name: 'orphan', namespace: 'default', uid: 'orphan-uid', attempt: 0 },
+      labels: { 'logplane.io/agent': agentLabel },
+      logDirectory: join(dataDir, 'orphan-logs'),
+      linux: { cgroupParent: join(harness.cgroupParent, 'podorphan-uid') },
+    });
+    // One sleeper's container exits while no agent runs.
+    const [stoppedPod, keptPod] = sleepers;
+    await harness.containerd.cri.stopContainer(before.get(stoppedPod!.metadata.name)!.slice('containerd://'.length), 0);
+
+    up = await startUp();
+    await waitFor('the unrecorded sandbox removed', async () => !(await harness.containerd.cri.listPodSandboxes()).some((s) => s.id === orphan));
+    // The exit that happened meanwhile is reported (with the runtime's exit code) and the container restarts in the same sandbox.
+    const restarted = await waitForPod(stoppedPod!.metadata.name, 'restarted after its exit', (p) => p.status?.containerStatuses?.[0]?.restartCount === 1 && p.status.containerStatuses[0].state?.running != null);
+    expect(restarted.status?.containerStatuses?.[0]?.lastState?.terminated).toMatchObject({ exitCode: 137, containerID: before.get(stoppedPod!.metadata.name) });
+    // The crash loop goes on where it was, under the new run.
+    await waitForPod('crash', 'restarted by the new run', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > crashRestarts);
+    const kept = await getPod(keptPod!.metadata.name);
+    expect(kept.status?.containerStatuses?.[0]).toMatchObject({ restartCount: 0, containerID: before.get(keptPod!.metadata.name), state: { running: expect.anything() } });
+    // Every sandbox is the old one: adopted, not recreated.
+    expect((await harness.containerd.cri.listPodSandboxes()).map((s) => s.id).sort()).toEqual(sandboxesBefore);
+
+    const stopped = await up.stop();
+    expect(stopped.code).toBe(0);
+    expect(await harness.containerd.cri.listPodSandboxes()).toEqual([]);
+    expect(await harness.containerd.cri.listContainers()).toEqual([]);
+  });
+});
