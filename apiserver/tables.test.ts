@@ -110,3 +110,27 @@ describe('other kinds', () => {
     expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Status', 'Age']);
   });
 });
+
+describe('rows of the kinds printed from the registry columns (kube printers.go)', () => {
+  const cases: [string, unknown, (string | number)[]][] = [
+    ['ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('cm', 60), data: { a: '1', b: '2' }, binaryData: { c: 'AA==' } }, ['cm', 3, '60s']],
+    ['Secret', { apiVersion: 'v1', kind: 'Secret', metadata: meta('s', 120), type: 'kubernetes.io/tls', data: { 'tls.crt': 'AA==', 'tls.key': 'AA==' } }, ['s', 'kubernetes.io/tls', 2, '2m']],
+    [
+      'Job',
+      { apiVersion: 'batch/v1', kind: 'Job', metadata: meta('j', 600), spec: { completions: 3, template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } }, status: { succeeded: 1, startTime: new Date(NOW - 300_000).toISOString() } },
+      ['j', 'Running', '1/3', '5m', '10m', 'c', 'busybox', '<none>'],
+    ],
+    [
+      'PersistentVolumeClaim',
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('data', 60), spec: { volumeName: 'pv-1', storageClassName: 'local', volumeMode: 'Filesystem' }, status: { phase: 'Bound', capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'] } },
+      ['data', 'Bound', 'pv-1', '1Gi', 'RWO', 'local', '<unset>', '60s', 'Filesystem'],
+    ],
+    ['RoleBinding', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta('rb', 60), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'app', namespace: 'default' }, { kind: 'User', name: 'alice' }] }, ['rb', 'Role/view', '60s', 'alice', '', 'default:app']],
+    ['Role', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta('r', 60) }, ['r', new Date(NOW - 60_000).toISOString()]],
+  ];
+  it.each(cases)('%s', (kind, object, cells) => {
+    expect(rowCells(object as Pod, NOW)).toEqual(cells);
+    const table = toTable([object as Pod], { kind: kind as Pod['kind'], includeObject: 'None', version: 'v1', now: NOW });
+    expect(table.columnDefinitions.length).toBe(cells.length);
+  });
+});

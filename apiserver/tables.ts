@@ -5,6 +5,7 @@
  */
 import { labelSelectorToRequirements, selectorToString } from '../projections/selectors.ts';
 import { KINDS as KIND_LIST } from '../schemas/index.ts';
+import { registryColumns, ROWS as ROWS_OF_KINDS } from './printers.ts';
 import type { Deployment, Endpoints, Kind, KubeObject, Namespace, Node, ObjectOfKind, Pod, ReplicaSet, Service } from '../schemas/index.ts';
 
 export interface TableColumnDefinition {
@@ -74,7 +75,7 @@ export const humanDuration = (ms: number): string => {
   return `${years}y`;
 };
 
-const age = (timestamp: string | undefined, now: number): string => {
+export const age = (timestamp: string | undefined, now: number): string => {
   if (!timestamp) return '<unknown>';
   const time = Date.parse(timestamp);
   return Number.isNaN(time) ? '<unknown>' : humanDuration(now - time);
@@ -197,7 +198,7 @@ const serviceRow = (service: Service, now: number): TableCell[] => {
   ];
 };
 
-const labelSelectorText = (selector: Parameters<typeof labelSelectorToRequirements>[0] | undefined): string => {
+export const labelSelectorText = (selector: Parameters<typeof labelSelectorToRequirements>[0] | undefined): string => {
   if (!selector) return '<none>';
   const parsed = labelSelectorToRequirements(selector);
   if (parsed.type === 'invalid') return '<error>';
@@ -363,12 +364,27 @@ const PRINTERS: { readonly [K in Kind]: TablePrinter<K> } = {
   Namespace: printer(COLUMNS.Namespace, ROWS.Namespace),
 };
 
+const resolved = new Map<Kind, TablePrinter<Kind>>();
+/**
+ * A kind's printer: its own here, else its rows in printers.ts with the registry's columns,
+ * else the default. Resolved on first use (printers.ts imports this module's helpers).
+ */
+const printerOf = (kind: Kind): TablePrinter<Kind> => {
+  let found = resolved.get(kind);
+  if (!found) {
+    const own = PRINTERS[kind] as TablePrinter<Kind>;
+    const row = ROWS_OF_KINDS[kind] as TablePrinter<Kind>['row'] | undefined;
+    found = own !== DEFAULT_PRINTER || row === undefined ? own : printer(registryColumns(kind), row);
+    resolved.set(kind, found);
+  }
+  return found;
+};
+
 /** The cells of one object's row. */
-export const rowCells = (object: KubeObject, now: number): TableCell[] =>
-  (PRINTERS[object.kind] as TablePrinter<Kind>).row(object, now);
+export const rowCells = (object: KubeObject, now: number): TableCell[] => printerOf(object.kind).row(object, now);
 
 /** The columns of a kind's Table. */
-export const tableColumns = (kind: Kind): readonly TableColumnDefinition[] => PRINTERS[kind].columns;
+export const tableColumns = (kind: Kind): readonly TableColumnDefinition[] => printerOf(kind).columns;
 
 /** `PartialObjectMetadata` of an object: what `-A` and `--show-labels` read from a row. */
 export const partialMetadata = (object: KubeObject, version: string): unknown => ({

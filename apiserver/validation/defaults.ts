@@ -3,6 +3,7 @@
  * ports, a Service's targetPort, a Deployment's RollingUpdate 25%/25% strategy, and so on.
  * Defaults are part of what gets appended, so every reader sees the same object.
  */
+import { KINDS } from '../../schemas/index.ts';
 import type { Container, JobSpec, Kind, KubeObject, ObjectOfKind, PodSpec, PodTemplateSpec, Probe } from '../../schemas/index.ts';
 
 const imagePullPolicy = (image: string | undefined): string => {
@@ -54,6 +55,8 @@ const defaultTemplate = (template: PodTemplateSpec | undefined): void => {
  * kinds whose Go defaulters set nothing have none.
  */
 const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
+  // Kinds without their own: none (an inert kind needs no line here).
+  ...(Object.fromEntries(KINDS.map((kind) => [kind, NONE])) as unknown as { [K in Kind]: Defaulter<K> }),
   Pod: (pod) => defaultPodSpec(pod.spec),
   Deployment: (object) => {
     const spec = object.spec;
@@ -85,12 +88,7 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
   Endpoints: (object) => {
     for (const subset of object.subsets ?? []) for (const port of subset.ports ?? []) port.protocol ??= 'TCP';
   },
-  Namespace: NONE,
-  Node: NONE,
   // core/v1
-  ConfigMap: NONE,
-  Event: NONE,
-  LimitRange: NONE,
   PersistentVolumeClaim: (object) => {
     if (object.spec) object.spec.volumeMode ??= 'Filesystem';
   },
@@ -112,13 +110,10 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
     spec.minReadySeconds ??= 0;
     defaultTemplate(spec.template);
   },
-  ResourceQuota: NONE,
   Secret: (object) => {
     object.type ??= 'Opaque';
   },
-  ServiceAccount: NONE,
   // apps/v1
-  ControllerRevision: NONE,
   DaemonSet: (object) => {
     const spec = object.spec;
     if (!spec) return;
@@ -175,22 +170,13 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
   Job: (object) => {
     if (object.spec) defaultJobSpec(object.spec);
   },
-  CertificateSigningRequest: NONE,
   // networking.k8s.io/v1
-  IngressClass: NONE,
-  Ingress: NONE,
   NetworkPolicy: (object) => {
     const spec = object.spec;
     if (!spec) return;
     for (const rule of [...(spec.ingress ?? []), ...(spec.egress ?? [])]) for (const port of rule.ports ?? []) port.protocol ??= 'TCP';
     spec.policyTypes ??= ['Ingress', ...(spec.egress !== undefined && spec.egress.length > 0 ? ['Egress'] : [])];
   },
-  PodDisruptionBudget: NONE,
-  // rbac.authorization.k8s.io/v1
-  ClusterRoleBinding: NONE,
-  ClusterRole: NONE,
-  RoleBinding: NONE,
-  Role: NONE,
   // storage.k8s.io/v1
   CSIDriver: (object) => {
     const spec = object.spec;
@@ -202,12 +188,10 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
     spec.fsGroupPolicy ??= 'ReadWriteOnceWithFSType';
     spec.volumeLifecycleModes ??= ['Persistent'];
   },
-  CSINode: NONE,
   StorageClass: (object) => {
     object.reclaimPolicy ??= 'Delete';
     object.volumeBindingMode ??= 'Immediate';
   },
-  VolumeAttachment: NONE,
   // admissionregistration.k8s.io/v1
   MutatingWebhookConfiguration: (object) => {
     for (const webhook of object.webhooks ?? []) {
@@ -233,13 +217,10 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
   ValidatingAdmissionPolicy: (object) => {
     if (object.spec) object.spec.failurePolicy ??= 'Fail';
   },
-  ValidatingAdmissionPolicyBinding: NONE,
   // scheduling.k8s.io/v1
   PriorityClass: (object) => {
     object.preemptionPolicy ??= 'PreemptLowerPriority';
   },
-  Lease: NONE,
-  RuntimeClass: NONE,
   // discovery.k8s.io/v1
   EndpointSlice: (object) => {
     for (const port of object.ports ?? []) port.protocol ??= 'TCP';
