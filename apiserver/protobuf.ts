@@ -14,7 +14,7 @@
  */
 import { apiErrors } from './errors.ts';
 
-type Scalar = 'string' | 'int32' | 'int64' | 'bool' | 'time' | 'quantity' | 'intOrString' | 'opaque';
+type Scalar = 'string' | 'bytes' | 'int32' | 'int64' | 'bool' | 'time' | 'quantity' | 'intOrString' | 'opaque';
 
 interface FieldSpec {
   readonly name: string;
@@ -202,6 +202,20 @@ const MESSAGES: Readonly<Record<string, Message>> = {
   },
   Binding: { 1: f('metadata', m('ObjectMeta')), 2: f('target', m('ObjectReference')) },
 
+  ConfigMap: { 1: f('metadata', m('ObjectMeta')), 2: f('data', 'string', map), 3: f('binaryData', 'bytes', map), 4: f('immutable', 'bool', zero) },
+  Secret: {
+    1: f('metadata', m('ObjectMeta')), 2: f('data', 'bytes', map), 3: f('type', 'string'), 4: f('stringData', 'string', map),
+    5: f('immutable', 'bool', zero),
+  },
+  Job: OBJECT('JobSpec', 'JobStatus'),
+  JobSpec: {
+    1: f('parallelism', 'int32', zero), 2: f('completions', 'int32', zero), 3: f('activeDeadlineSeconds', 'int64', zero),
+    4: f('selector', m('LabelSelector')), 5: f('manualSelector', 'bool', zero), 6: f('template', m('PodTemplateSpec')),
+    7: f('backoffLimit', 'int32', zero), 8: f('ttlSecondsAfterFinished', 'int32', zero), 9: f('completionMode', 'string'),
+    10: f('suspend', 'bool', zero), 11: f('podFailurePolicy', 'opaque'), 12: f('backoffLimitPerIndex', 'int32', zero),
+    13: f('maxFailedIndexes', 'int32', zero), 14: f('podReplacementPolicy', 'string'), 15: f('managedBy', 'string'), 16: f('successPolicy', 'opaque'),
+  },
+  JobStatus: {},
   Deployment: OBJECT('DeploymentSpec', 'DeploymentStatus'),
   DeploymentSpec: {
     1: f('replicas', 'int32', zero), 2: f('selector', m('LabelSelector')), 3: f('template', m('PodTemplateSpec')),
@@ -316,6 +330,9 @@ const decodeValue = (spec: FieldSpec, wireType: number, reader: Reader): unknown
     case 'string':
       if (wireType !== 2) throw malformed(`field ${spec.name}: expected a string`);
       return reader.bytes().toString('utf8');
+    case 'bytes':
+      if (wireType !== 2) throw malformed(`field ${spec.name}: expected bytes`);
+      return reader.bytes().toString('base64');
     case 'int32':
       return Number(BigInt.asIntN(32, reader.varint()));
     case 'int64':
@@ -436,6 +453,8 @@ const encodeValue = (spec: FieldSpec, number: number, value: unknown): Buffer =>
   switch (spec.type as Scalar) {
     case 'string':
       return field(number, 2, Buffer.from(String(value), 'utf8'));
+    case 'bytes':
+      return field(number, 2, Buffer.from(String(value), 'base64'));
     case 'int32':
     case 'int64':
       return field(number, 0, BigInt(value as number));

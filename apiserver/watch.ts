@@ -38,6 +38,7 @@
  * watcher. Any ended watch whose last bytes are not taken within `drainGraceMs` has its
  * connection destroyed, so nothing stays pinned.
  */
+import { kindRef } from '../schemas/keys.ts';
 import type { Subscription } from 'rxjs';
 import {
   FOLDED_TOPICS,
@@ -246,7 +247,7 @@ const sendErrorEvent = (server: ServerContext, ctx: RequestContext, status: Stat
 };
 
 const keyPrefix = (resource: ResourceInfo, namespace: string | undefined): string =>
-  resource.namespaced && namespace !== undefined ? `${resource.kind}/${namespace}/` : `${resource.kind}/`;
+  resource.namespaced && namespace !== undefined ? `${kindRef(resource.kind)}/${namespace}/` : `${kindRef(resource.kind)}/`;
 
 const positiveInteger = (query: URLSearchParams, name: string): number | undefined => {
   const text = query.get(name);

@@ -3,6 +3,7 @@
  * chain behind an object ("why"), the audit trail, and what changed between two moments.
  * All of them read LMDB indexes; none replays the log.
  */
+import { kindRef } from '../schemas/keys.ts';
 import { sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
 import { decodeEvent, type Actor, type BindingRationale, type Kind, type KubeObject } from '../schemas/index.ts';
@@ -238,7 +239,7 @@ const ownerCause = (store: ProjectionStore, event: EventRecord): HistoryEntry | 
   const created = store.history.get([event.key, FOLDED_TOPICS.indexOf(event.topic), event.offset]);
   const owner = created?.object?.metadata.ownerReferences?.find((r) => r.controller) ?? created?.object?.metadata.ownerReferences?.[0];
   if (!created?.object || !owner) return undefined;
-  const ownerKey = `${owner.kind}/${created.object.metadata.namespace ?? ''}/${owner.name}`;
+  const ownerKey = `${kindRef(owner.kind)}/${created.object.metadata.namespace ?? ''}/${owner.name}`;
   let cause: HistoryEntry | undefined;
   for (const { value } of store.history.getRange({ start: [ownerKey, 0, 0], end: [ownerKey, 1, 0] })) {
     if (value.time > event.time || value.verdict.type !== 'accepted' || value.change === null) continue;

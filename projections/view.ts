@@ -3,6 +3,7 @@
  * past (any position vector), which reconcilers and the apiserver read through one
  * `View` interface, so a decision can be re-run on the state it saw.
  */
+import { kindRef } from '../schemas/keys.ts';
 import { CLUSTER_SCOPED, KINDS, type Kind, type KubeObject, type Pod } from '../schemas/index.ts';
 
 import type { DesiredRecord, StatusRecord } from './fold.ts';
@@ -105,7 +106,7 @@ export const materializeShared = (desired: DesiredRecord, status: StatusRecord |
 };
 
 const kindRange = (kind: Kind, namespace?: string): { start: string; end: string } => {
-  const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
+  const prefix = namespace === undefined ? `${kindRef(kind)}/` : `${kindRef(kind)}/${namespace}/`;
   return { start: prefix, end: `${prefix}\uffff` };
 };
 
@@ -295,4 +296,4 @@ export const positionAtTime = (store: ProjectionStore, time: number, partitions:
 };
 
 
-const objectKey = (o: KubeObject): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const objectKey = (o: KubeObject): string => `${kindRef(o.kind)}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;

@@ -4,6 +4,7 @@
  * everywhere: the partition key is the object key, status goes to `observed`,
  * heartbeats to `heartbeats`, everything else to `desired`.
  */
+import { kindRef } from '../schemas/keys.ts';
 import { partitionKeyOf } from '../log/partitioner.ts';
 import type { EventLog, Topic } from '../log/port.ts';
 import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
@@ -18,7 +19,7 @@ export const keyOfBody = (body: EventBody): string => {
     case 'ObjectUpdated':
       return objectKey(body.object);
     case 'ObjectDeleted':
-      return `${body.kind}/${body.namespace ?? ''}/${body.name}`;
+      return `${kindRef(body.kind)}/${body.namespace ?? ''}/${body.name}`;
     case 'PodBound':
     case 'PodStatusChanged':
       return `Pod/${body.namespace}/${body.name}`;

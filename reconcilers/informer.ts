@@ -10,6 +10,7 @@
  * emitted synchronously after each committed batch, so between batches, when rounds run,
  * the informer holds the state at the cursor.
  */
+import { kindRef } from '../schemas/keys.ts';
 import type { Subscription } from 'rxjs';
 import { forEachIndexEntry, type IndexName, type Projection, type View } from '../projections/index.ts';
 import { KINDS, objectKey, type KubeObject, type Pod } from '../schemas/index.ts';
@@ -141,9 +142,9 @@ export const createInformer = (projection: Projection): Informer => {
     },
     get: (key) => objects.get(key),
     list: (kind, namespace) => {
-      const sorted = sortedOf(byKind.get(kind));
+      const sorted = sortedOf(byKind.get(kindRef(kind)));
       if (namespace === undefined) return objectsOf(sorted);
-      const prefix = `${kind}/${namespace}/`;
+      const prefix = `${kindRef(kind)}/${namespace}/`;
       const found: KubeObject[] = [];
       for (let index = lowerBound(sorted, prefix); index < sorted.length; index += 1) {
         const key = sorted[index] as string;
@@ -154,8 +155,8 @@ export const createInformer = (projection: Projection): Informer => {
       return found;
     },
     keys: function* (kind, namespace, after) {
-      const sorted = sortedOf(byKind.get(kind));
-      const prefix = namespace === undefined ? `${kind}/` : `${kind}/${namespace}/`;
+      const sorted = sortedOf(byKind.get(kindRef(kind)));
+      const prefix = namespace === undefined ? `${kindRef(kind)}/` : `${kindRef(kind)}/${namespace}/`;
       let index = lowerBound(sorted, after !== undefined && after > prefix ? after : prefix);
       for (; index < sorted.length; index += 1) {
         const key = sorted[index] as string;

@@ -15,7 +15,7 @@ export const CLUSTER_SCOPED: ReadonlySet<Kind> = new Set<Kind>(KINDS.filter((kin
 const REF_OF: ReadonlyMap<Kind, string> = new Map(KINDS.map((kind) => [kind, storedKind(kind)?.ref ?? kind]));
 
 /** The ref that keys use for `kind` (`Job` → `Job.batch`). */
-export const kindRef = (kind: Kind): string => REF_OF.get(kind) ?? kind;
+export const kindRef = (kind: string): string => REF_OF.get(kind as Kind) ?? kind;
 
 /** The stored kind a key's ref names (`Job.batch` → `Job`), if any. */
 export const kindOfRef = (ref: string): Kind | undefined => {

@@ -3,6 +3,7 @@
  * a past moment, diffs between moments, causation chains, the audit trail, replay, and
  * re-running a reconciler decision. The CLI's history verbs are clients of this API.
  */
+import { kindRef } from '../../schemas/keys.ts';
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -105,7 +106,7 @@ const keyFrom = (segments: readonly string[]): string => {
   if (!kind || !namespace || !name || !isKind(kind)) {
     throw new HistoryRequestError('expected /{kind}/{namespace or _}/{name} with a kind such as Pod, Deployment, Node');
   }
-  return `${kind}/${namespace === '_' ? '' : namespace}/${name}`;
+  return `${kindRef(kind)}/${namespace === '_' ? '' : namespace}/${name}`;
 };
 
 /** Creates the handler of the history API. */

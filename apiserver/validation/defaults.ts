@@ -112,6 +112,13 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
   },
   Secret: (object) => {
     object.type ??= 'Opaque';
+    // stringData is write-only: kube merges it into data (base64), over data's keys, and never stores it.
+    if (object.stringData !== undefined) {
+      const data: Record<string, string> = { ...object.data };
+      for (const [key, value] of Object.entries(object.stringData)) data[key] = Buffer.from(value, 'utf8').toString('base64');
+      object.data = data;
+      delete object.stringData;
+    }
   },
   // apps/v1
   DaemonSet: (object) => {

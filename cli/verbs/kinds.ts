@@ -6,6 +6,7 @@
  * expander). The CLI keeps no list of kinds: everything here reads a {@link Resources}
  * built from discovery (`Session.resources()`), fetched once per command.
  */
+import { kindRef } from '../../schemas/keys.ts';
 import type { KubeObject } from '../../schemas/index.ts';
 import { KINDS } from '../../schemas/index.ts';
 import { storedKind } from '../../schemas/kinds/registry.ts';
@@ -235,7 +236,7 @@ export const parseObjectReference = (args: readonly string[], usage: string, res
 
 /** The key the history API uses for an object: `Kind/namespace/name`, `Kind//name` if cluster-scoped. */
 export const historyKey = (type: ResourceType, namespace: string, name: string): string =>
-  `${type.kind}/${type.namespaced ? namespace : ''}/${name}`;
+  `${kindRef(type.kind)}/${type.namespaced ? namespace : ''}/${name}`;
 
 /** Fills in `kind` and `apiVersion` (list items may lack them). */
 export const withTypeMeta = <T extends KubeObject>(type: ResourceType, object: T): T => ({

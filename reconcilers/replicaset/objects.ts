@@ -2,6 +2,7 @@
  * Object helpers the workload controllers (replicaset, deployment, garbage-collector)
  * share: owner references, keys, commands, stable hashing and time, all pure.
  */
+import { kindRef } from '../../schemas/keys.ts';
 import { createHash } from 'node:crypto';
 import type {
   KubeObject,
@@ -33,10 +34,10 @@ export const controllerReferenceTo = (owner: KubeObject): OwnerReference => ({
 });
 
 /** The projection key of a namespaced object (`Kind/namespace/name`). */
-export const keyOf = (object: KubeObject): string => `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+export const keyOf = (object: KubeObject): string => `${kindRef(object.kind)}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
 /** The key of the object an owner reference names, in the dependent's namespace. */
-export const ownerKey = (ref: OwnerReference, namespace: string | undefined): string => `${ref.kind}/${namespace ?? ''}/${ref.name}`;
+export const ownerKey = (ref: OwnerReference, namespace: string | undefined): string => `${kindRef(ref.kind)}/${namespace ?? ''}/${ref.name}`;
 
 /** The object as a desired-state write carries it: no status, no resourceVersion (the fold owns both). */
 export const withoutStatus = <T extends KubeObject>(object: T): T => {
