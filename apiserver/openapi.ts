@@ -5,12 +5,36 @@
  * `--validate=strict` (its default) looks for before leaving validation to the server, so
  * `kubectl create -f` and `kubectl apply -f` work without `--validate=false`.
  *
- * The PATCH operations deliberately do not list the strategic merge patch media type:
- * kubectl then computes `apply` patches from its built-in types instead of from OpenAPI
- * schemas, which logplane does not publish.
+ * `components.schemas` holds every kind's schema from the vendored API document, so
+ * `kubectl explain` works. The PATCH operations deliberately do not list the strategic
+ * merge patch media type: kubectl then computes `apply` patches from its built-in types.
  */
 import { createHash } from 'node:crypto';
+import { loadApiDocument, type ApiDocument } from '../schemas/avro-gen/openapi.ts';
+import { storedKind } from '../schemas/kinds/registry.ts';
 import { GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
+
+let apiDocument: ApiDocument | undefined;
+
+/**
+ * The schemas of a group/version's kinds and of every definition they reach, from the
+ * vendored Kubernetes 1.32 API document (OpenAPI v2 definitions, `$ref`s rewritten to
+ * `#/components/schemas/`), as kube-apiserver publishes them in its v3 documents: what
+ * `kubectl explain` reads.
+ */
+const componentSchemas = (definitions: readonly string[]): Record<string, unknown> => {
+  apiDocument ??= loadApiDocument();
+  const all = apiDocument.definitions as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  const visit = (name: string): void => {
+    if (name in out || all[name] === undefined) return;
+    const text = JSON.stringify(all[name]).replaceAll('"#/definitions/', '"#/components/schemas/');
+    out[name] = JSON.parse(text) as unknown;
+    for (const match of text.matchAll(/"#\/components\/schemas\/([^"]+)"/g)) visit(match[1] as string);
+  };
+  definitions.forEach(visit);
+  return out;
+};
 
 const QUERY_PARAMETERS = ['fieldValidation', 'fieldManager', 'dryRun', 'force'].map((name) => ({
   name,
@@ -23,8 +47,11 @@ const prefixOf = (gv: GroupVersion): string => (gv.group === '' ? `/api/${gv.ver
 /** The OpenAPI v3 document of one group/version. */
 export const openapiDocument = (gv: GroupVersion) => {
   const paths: Record<string, unknown> = {};
+  const definitions: string[] = [];
   for (const resource of RESOURCES.filter((r) => r.group === gv.group && r.version === gv.version)) {
     const gvk = { group: resource.group, version: resource.version, kind: resource.kind };
+    const definition = storedKind(resource.kind)?.definition;
+    if (definition !== undefined) definitions.push(definition);
     const base = resource.namespaced ? `${prefixOf(gv)}/namespaces/{namespace}/${resource.plural}` : `${prefixOf(gv)}/${resource.plural}`;
     const response = { '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } } };
     paths[base] = {
@@ -68,18 +95,31 @@ export const openapiDocument = (gv: GroupVersion) => {
     openapi: '3.0.0',
     info: { title: 'Kubernetes (logplane)', version: 'v1.32.0' },
     paths,
-    components: { schemas: {} },
+    components: { schemas: componentSchemas(definitions) },
   };
 };
 
 const hashOf = (value: unknown): string => createHash('sha512').update(JSON.stringify(value)).digest('hex').toUpperCase().slice(0, 128);
+
+const documents = new Map<string, { document: unknown; hash: string }>();
+/** The document of a group/version and its hash, built once. */
+export const cachedOpenapiDocument = (gv: GroupVersion): { document: unknown; hash: string } => {
+  const key = `${gv.group}/${gv.version}`;
+  let found = documents.get(key);
+  if (!found) {
+    const document = openapiDocument(gv);
+    found = { document, hash: hashOf(document) };
+    documents.set(key, found);
+  }
+  return found;
+};
 
 /** `/openapi/v3`: where each group/version document lives, with a content hash for client caches. */
 export const openapiIndex = () => ({
   paths: Object.fromEntries(
     GROUP_VERSIONS.map((gv) => {
       const path = gv.group === '' ? `api/${gv.version}` : `apis/${gv.group}/${gv.version}`;
-      return [path, { serverRelativeURL: `/openapi/v3/${path}?hash=${hashOf(openapiDocument(gv))}` }];
+      return [path, { serverRelativeURL: `/openapi/v3/${path}?hash=${cachedOpenapiDocument(gv).hash}` }];
     }),
   ),
 });

@@ -25,7 +25,7 @@ import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
 import { ensureDefaultNamespaces } from './namespaces.ts';
-import { openapiDocument, openapiIndex } from './openapi.ts';
+import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
 import { findResource } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
 import { isWatchRequest, watchObjects } from './watch.ts';
@@ -303,7 +303,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       case 'openapiV3Index':
         return sendJson(res, 200, openapiIndex());
       case 'openapiV3Document':
-        return sendJson(res, 200, openapiDocument(route.groupVersion));
+        return sendJson(res, 200, cachedOpenapiDocument(route.groupVersion).document);
       case 'openapiV2':
         throw new ApiError({ ...apiErrors.pathNotFound().status, message: 'OpenAPI v2 is not served by logplane; use /openapi/v3' });
       case 'notFound':

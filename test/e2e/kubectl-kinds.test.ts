@@ -114,6 +114,15 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     expect(await ok('get', 'priorityclass', 'high')).toMatch(/^high\s+1000000\s+false\s+\d+s\s+PreemptLowerPriority$/m);
   });
 
+  it.each([
+    ['pod.spec.volumes', /FIELD: volumes <\[\]Volume>[\s\S]*List of volumes that can be mounted by containers/],
+    ['jobs.spec.backoffLimit', /GROUP:\s+batch[\s\S]*FIELD: backoffLimit <integer>/],
+    ['ingress.spec.rules.http.paths.backend.service.port', /FIELD: port <ServiceBackendPort>/],
+    ['clusterrolebinding.roleRef', /GROUP:\s+rbac\.authorization\.k8s\.io[\s\S]*FIELD: roleRef <RoleRef>/],
+  ])('explains %s', async (field, text) => {
+    expect(await ok('explain', field)).toMatch(text);
+  });
+
   it('creates config maps, secrets and jobs with kubectl create', async () => {
     await ok('create', 'configmap', 'literal', '-n', 'shop', '--from-literal=color=blue');
     await ok('create', 'secret', 'generic', 'token', '-n', 'shop', '--from-literal=token=abc');
