@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
-import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, Pod, PodStatus, Taint } from '../schemas/index.ts';
+import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSystemInfo, Pod, PodStatus, Taint } from '../schemas/index.ts';
+import { hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 
@@ -64,7 +65,7 @@ const DEFAULT_CAPACITY: NodeResources = { cpu: '4', memory: '8Gi', pods: '110' }
 
 const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const readyStatus = (capacity: NodeResources, now: number, logPort: number | undefined): NodeStatus => {
+const readyStatus = (capacity: NodeResources, now: number, logPort: number | undefined, nodeInfo: NodeSystemInfo): NodeStatus => {
   const ready: NodeCondition = {
     type: 'Ready',
     status: 'True',
@@ -78,7 +79,7 @@ const readyStatus = (capacity: NodeResources, now: number, logPort: number | und
     allocatable: { ...capacity },
     conditions: [ready],
     addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
-    nodeInfo: { kubeletVersion: 'v1.32.0-logplane', operatingSystem: 'linux', architecture: process.arch },
+    nodeInfo,
     ...(logPort !== undefined ? { daemonEndpoints: { kubeletEndpoint: { Port: logPort } } } : {}),
   };
 };
@@ -116,10 +117,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const nodeSet = new Set(options.nodes);
   const actorFor = (node: string) => ({ type: 'node' as const, name: node });
 
+  // kubelet reports the runtime as `<name>://<version>` (containerd://1.6.20); logplane's own runtimes as logplane-<kind>://<version>.
+  let runtimeVersion = `logplane-${options.runtime}://0.1.0`;
   if (options.runtime === 'cri' && options.cri !== undefined) {
     const version = await checkCriRuntime(options.cri.endpoint);
     logger.info({ endpoint: options.cri.endpoint, runtime: version.runtimeName, version: version.runtimeVersion, api: version.runtimeApiVersion }, 'CRI runtime answers');
+    runtimeVersion = `${version.runtimeName}://${version.runtimeVersion}`;
   }
+  const nodeInfo = hostNodeInfo(runtimeVersion);
   const runtimes = new Map<string, PodRuntime>();
   const logServer = options.serveLogs
     ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), ...options.serveLogs, logger })
@@ -135,14 +140,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       kind: 'Node',
       metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...options.labels } },
       spec: { ...(options.taints?.length ? { taints: options.taints.map((t) => ({ ...t })) } : {}), podCIDR: podCIDR(options.nodes.indexOf(name)) },
-      status: readyStatus(capacity, Date.now(), logServer?.port),
+      status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo),
     };
     creations.push({ type: 'ObjectCreated', object: node });
   }
   if (creations.length > 0) await appendAndWait(log, projection, creations, { actor: { type: 'node', name: 'node-agent' } });
   await appendBodies(
     log,
-    options.nodes.map((name) => ({ type: 'NodeStatusChanged', name, status: readyStatus(capacity, Date.now(), logServer?.port) }) as EventBody),
+    options.nodes.map((name) => ({ type: 'NodeStatusChanged', name, status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo) }) as EventBody),
     { actor: { type: 'node', name: options.nodes.length === 1 ? options.nodes[0]! : 'node-agent' } },
   );
 
