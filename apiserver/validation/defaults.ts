@@ -4,7 +4,7 @@
  * Defaults are part of what gets appended, so every reader sees the same object.
  */
 import { KINDS } from '../../schemas/index.ts';
-import type { Container, JobSpec, Kind, KubeObject, ObjectOfKind, PodSpec, PodTemplateSpec, Probe } from '../../schemas/index.ts';
+import type { Container, JobSpec, Kind, KubeObject, MutatingWebhook, ObjectOfKind, PodSpec, PodTemplateSpec, Probe, ValidatingWebhook } from '../../schemas/index.ts';
 
 const imagePullPolicy = (image: string | undefined): string => {
   if (!image) return 'IfNotPresent';
@@ -202,24 +202,12 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
   // admissionregistration.k8s.io/v1
   MutatingWebhookConfiguration: (object) => {
     for (const webhook of object.webhooks ?? []) {
-      webhook.failurePolicy ??= 'Fail';
-      webhook.matchPolicy ??= 'Equivalent';
-      webhook.namespaceSelector ??= {};
-      webhook.objectSelector ??= {};
-      webhook.timeoutSeconds ??= 10;
+      defaultWebhook(webhook);
       webhook.reinvocationPolicy ??= 'Never';
-      for (const rule of webhook.rules ?? []) rule.scope ??= '*';
     }
   },
   ValidatingWebhookConfiguration: (object) => {
-    for (const webhook of object.webhooks ?? []) {
-      webhook.failurePolicy ??= 'Fail';
-      webhook.matchPolicy ??= 'Equivalent';
-      webhook.namespaceSelector ??= {};
-      webhook.objectSelector ??= {};
-      webhook.timeoutSeconds ??= 10;
-      for (const rule of webhook.rules ?? []) rule.scope ??= '*';
-    }
+    for (const webhook of object.webhooks ?? []) defaultWebhook(webhook);
   },
   ValidatingAdmissionPolicy: (object) => {
     if (object.spec) object.spec.failurePolicy ??= 'Fail';
@@ -232,6 +220,16 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
   EndpointSlice: (object) => {
     for (const port of object.ports ?? []) port.protocol ??= 'TCP';
   },
+};
+
+/** pkg/apis/admissionregistration/v1/defaults.go: what mutating and validating webhooks share. */
+const defaultWebhook = (webhook: MutatingWebhook | ValidatingWebhook): void => {
+  webhook.failurePolicy ??= 'Fail';
+  webhook.matchPolicy ??= 'Equivalent';
+  webhook.namespaceSelector ??= {};
+  webhook.objectSelector ??= {};
+  webhook.timeoutSeconds ??= 10;
+  for (const rule of webhook.rules ?? []) rule.scope ??= '*';
 };
 
 /** pkg/apis/batch/v1/defaults.go SetDefaults_Job. */
