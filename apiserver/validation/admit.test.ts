@@ -143,3 +143,40 @@ describe('admitUpdate', () => {
     expect(status.details?.causes?.[0]).toMatchObject({ field: 'spec', reason: 'FieldValueForbidden' });
   });
 });
+
+describe('defaults of the kinds without a controller yet (pkg/apis/*/v1/defaults.go)', () => {
+  const template = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+  it.each([
+    [
+      'Job',
+      { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { ...template.spec, restartPolicy: 'Never' } } } },
+      { spec: { completions: 1, parallelism: 1, backoffLimit: 6, completionMode: 'NonIndexed', suspend: false, podReplacementPolicy: 'TerminatingOrFailed', template: { spec: { terminationGracePeriodSeconds: 30, containers: [{ imagePullPolicy: 'IfNotPresent' }] } } } },
+    ],
+    [
+      'CronJob',
+      { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'c' }, spec: { schedule: '@hourly', jobTemplate: { spec: { template: { spec: { ...template.spec, restartPolicy: 'OnFailure' } } } } } },
+      { spec: { concurrencyPolicy: 'Allow', suspend: false, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1, jobTemplate: { spec: { backoffLimit: 6 } } } },
+    ],
+    [
+      'DaemonSet',
+      { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'd' }, spec: { selector: { matchLabels: { app: 'a' } }, template } },
+      { spec: { revisionHistoryLimit: 10, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }, template: { spec: { restartPolicy: 'Always' } } } },
+    ],
+    [
+      'StatefulSet',
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's' }, spec: { serviceName: 's', selector: { matchLabels: { app: 'a' } }, template } },
+      { spec: { replicas: 1, podManagementPolicy: 'OrderedReady', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' } } },
+    ],
+    ['Secret', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { a: 'b' }, data: { c: 'ZA==' } }, { type: 'Opaque', data: { a: 'Yg==', c: 'ZA==' } }],
+    ['NetworkPolicy', { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'n' }, spec: { podSelector: {}, egress: [{ ports: [{ port: 53 }] }] } }, { spec: { policyTypes: ['Ingress', 'Egress'], egress: [{ ports: [{ port: 53, protocol: 'TCP' }] }] } }],
+    [
+      'ReplicationController',
+      { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'r' }, spec: { template } },
+      { metadata: { labels: { app: 'a' } }, spec: { replicas: 1, selector: { app: 'a' } } },
+    ],
+  ])('%s', (kind, body, defaults) => {
+    const { object } = create(kind as Parameters<typeof resourceOfKind>[0], body);
+    expect(object).toMatchObject(defaults);
+    if (kind === 'Secret') expect(object).not.toHaveProperty('stringData');
+  });
+});
