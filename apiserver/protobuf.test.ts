@@ -77,7 +77,8 @@ describe('decodeKubernetesProtobuf', () => {
   });
 
   it('answers kinds it has no table for with 415 and garbage with 400', () => {
-    const secret = Buffer.concat([Buffer.from('6b3873000a0c0a0276311206536563726574', 'hex')]);
+    // runtime.Unknown{typeMeta: {apiVersion: v1, kind: Event}}: a kind without a table here.
+    const secret = Buffer.from('6b3873000a0b0a0276311205' + Buffer.from('Event').toString('hex'), 'hex');
     expect(() => decodeKubernetesProtobuf(secret)).toThrow(ApiError);
     try {
       decodeKubernetesProtobuf(secret);
