@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Endpoints, Node, Pod, Service } from '../schemas/index.ts';
+import { sampleObject } from '../schemas/avro-gen/openapi-samples.ts';
+import { loadApiDocument } from '../schemas/avro-gen/openapi.ts';
+import { STORED_KINDS } from '../schemas/kinds/registry.ts';
 import { formatEndpoints, humanDuration, rowCells, toTable } from './tables.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
@@ -132,5 +135,20 @@ describe('rows of the kinds printed from the registry columns (kube printers.go)
     expect(rowCells(object as Pod, NOW)).toEqual(cells);
     const table = toTable([object as Pod], { kind: kind as Pod['kind'], includeObject: 'None', version: 'v1', now: NOW });
     expect(table.columnDefinitions.length).toBe(cells.length);
+  });
+});
+
+describe('every kind prints a row as wide as its columns', () => {
+  const document = loadApiDocument();
+  const kinds = STORED_KINDS.map((kind) => [kind.kind, kind.definition] as const);
+  it.each(kinds)('%s with every field set', (kind, definition) => {
+    const columns = toTable([], { kind: kind as Pod['kind'], includeObject: 'None', version: 'v1', now: NOW }).columnDefinitions.length;
+    const full = { ...sampleObject(document, definition), metadata: { ...meta('full', 30) } } as unknown as Pod;
+    for (const object of [full]) {
+      const cells = rowCells(object, NOW);
+      expect(cells).toHaveLength(columns);
+      for (const cell of cells) expect(['string', 'number']).toContain(typeof cell);
+    }
+    expect(String(rowCells(full, NOW)[0])).not.toBe('');
   });
 });

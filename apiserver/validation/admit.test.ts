@@ -190,3 +190,56 @@ describe('defaults of the kinds without a controller yet (pkg/apis/*/v1/defaults
     if (kind === 'Secret') expect(object).not.toHaveProperty('stringData');
   });
 });
+
+describe('updates of the new kinds (immutable fields, as kube validates them)', () => {
+  const template = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+  const update = (kind: Parameters<typeof resourceOfKind>[0], current: unknown, body: unknown) =>
+    admitUpdate({ resource: resourceOfKind(kind), body, fieldValidation: 'Strict', namespace: 'default', name: (body as { metadata: { name: string } }).metadata.name, current: current as never });
+  it.each([
+    [
+      'a stateful set\'s volume claim templates',
+      'StatefulSet',
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's', namespace: 'default' }, spec: { serviceName: 's', selector: { matchLabels: { app: 'a' } }, template } },
+      (o: Record<string, any>) => ({ ...o, spec: { ...o.spec, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: { accessModes: ['ReadWriteOnce'] } }] } }),
+      'spec',
+      expect.stringContaining('updates to statefulset spec for fields other than'),
+    ],
+    [
+      'a running job\'s template',
+      'Job',
+      { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', namespace: 'default' }, spec: { template: { spec: { ...template.spec, restartPolicy: 'Never' } } } },
+      (o: Record<string, any>) => ({ ...o, spec: { ...o.spec, template: { spec: { ...o.spec.template.spec, containers: [{ name: 'c', image: 'busybox:1.37' }] } } } }),
+      'spec.template',
+      expect.stringContaining('field is immutable'),
+    ],
+    [
+      'a daemon set\'s selector',
+      'DaemonSet',
+      { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'd', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'a' } }, template } },
+      (o: Record<string, any>) => ({ ...o, spec: { ...o.spec, selector: { matchLabels: { app: 'a', tier: 'x' } }, template: { ...template, metadata: { labels: { app: 'a', tier: 'x' } } } } }),
+      'spec.selector',
+      expect.stringContaining('field is immutable'),
+    ],
+    [
+      'an immutable config map\'s data',
+      'ConfigMap',
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: { a: '1' }, immutable: true },
+      (o: Record<string, any>) => ({ ...o, data: { a: '2' } }),
+      'data',
+      expect.stringContaining('field is immutable when `immutable` is set'),
+    ],
+    [
+      'a secret\'s type',
+      'Secret',
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'default' }, type: 'Opaque', data: { a: 'eA==' } },
+      (o: Record<string, any>) => ({ ...o, type: 'kubernetes.io/tls' }),
+      'type',
+      expect.stringContaining('field is immutable'),
+    ],
+  ])('refuses a change of %s', (_title, kind, body, change, field, message) => {
+    const { object: current } = create(kind as Parameters<typeof resourceOfKind>[0], body);
+    const status = failure(() => update(kind as Parameters<typeof resourceOfKind>[0], current, change(structuredClone(current) as Record<string, any>)));
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(status.details?.causes).toContainEqual(expect.objectContaining({ field, message }));
+  });
+});
