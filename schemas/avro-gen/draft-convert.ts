@@ -83,43 +83,9 @@ export function readAttributes(schemas: readonly unknown[]): DraftAttributes {
   return { kinds, jsonNames };
 }
 
-/** A JSON value → avsc's representation of `logplane.json.JsonValue`. */
-export function jsonToAvro(value: unknown): Plain {
-  if (value === null) {
-    return { value: null };
-  }
-  switch (typeof value) {
-    case 'boolean':
-      return { value: { boolean: value } };
-    case 'number':
-      return { value: Number.isSafeInteger(value) ? { long: value } : { double: value } };
-    case 'string':
-      return { value: { string: value } };
-    case 'object':
-      return Array.isArray(value)
-        ? { value: { array: value.map(jsonToAvro) } }
-        : { value: { map: Object.fromEntries(Object.entries(value as Plain).map(([key, entry]) => [key, jsonToAvro(entry)])) } };
-    default:
-      throw new SchemaError(`not a JSON value: ${typeof value}`);
-  }
-}
-
-/** avsc's representation of `logplane.json.JsonValue` → the JSON value. */
-export function jsonFromAvro(wrapped: unknown): unknown {
-  const { value } = wrapped as { value: Plain | null };
-  if (value === null) {
-    return null;
-  }
-  const [branch, inner] = Object.entries(value)[0] as [string, unknown];
-  switch (branch) {
-    case 'array':
-      return (inner as unknown[]).map(jsonFromAvro);
-    case 'map':
-      return Object.fromEntries(Object.entries(inner as Plain).map(([key, entry]) => [key, jsonFromAvro(entry)]));
-    default:
-      return inner;
-  }
-}
+/** The JsonValue conversions are convert.ts's (one implementation for the codec and this second reader). */
+export { jsonFromAvro, jsonToAvro } from '../convert.ts';
+import { jsonFromAvro, jsonToAvro } from '../convert.ts';
 
 const isK8s = (name: string | undefined): boolean => name !== undefined && name.startsWith(`${K8S_PREFIX}.`);
 const groupOf = (apiVersion: unknown): string | undefined =>
