@@ -70,14 +70,14 @@ describeOnBothLogs('apiserver', (adapter) => {
     }
   });
 
-  it('serves legacy discovery for every group of the stored kinds, with short names and subresources', async () => {
+  it('serves legacy discovery for every group and version of the served kinds, with short names and subresources', async () => {
     const version = await client.request('GET', '/version');
     expect(version.body).toMatchObject({ major: '1', minor: '32' });
     expect((await client.request('GET', '/api')).body).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
     const groups = await client.request('GET', '/apis');
     expect(groups.headers.get('content-type')).toBe('application/json');
     expect(groups.body.groups.map((g: { name: string }) => g.name)).toEqual([
-      'apps', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io', 'policy', 'rbac.authorization.k8s.io',
+      'apps', 'events.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io', 'policy', 'rbac.authorization.k8s.io',
       'storage.k8s.io', 'admissionregistration.k8s.io', 'scheduling.k8s.io', 'coordination.k8s.io', 'node.k8s.io', 'discovery.k8s.io',
     ]);
     const core = await client.request('GET', '/api/v1');
@@ -91,7 +91,7 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(apps.body.resources.find((r: { name: string }) => r.name === 'replicasets').shortNames).toEqual(['rs']);
     const openapi = await client.request('GET', '/openapi/v3');
     expect(Object.keys(openapi.body.paths)).toEqual([
-      'api/v1', 'apis/apps/v1', 'apis/autoscaling/v2', 'apis/batch/v1', 'apis/certificates.k8s.io/v1', 'apis/networking.k8s.io/v1',
+      'api/v1', 'apis/apps/v1', 'apis/events.k8s.io/v1', 'apis/autoscaling/v2', 'apis/autoscaling/v1', 'apis/batch/v1', 'apis/certificates.k8s.io/v1', 'apis/networking.k8s.io/v1',
       'apis/policy/v1', 'apis/rbac.authorization.k8s.io/v1', 'apis/storage.k8s.io/v1', 'apis/admissionregistration.k8s.io/v1',
       'apis/scheduling.k8s.io/v1', 'apis/coordination.k8s.io/v1', 'apis/node.k8s.io/v1', 'apis/discovery.k8s.io/v1',
     ]);

@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import { loadApiDocument, type ApiDocument } from '../schemas/avro-gen/openapi.ts';
-import { storedKind } from '../schemas/kinds/registry.ts';
 import { GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
 
 let apiDocument: ApiDocument | undefined;
@@ -50,8 +49,7 @@ export const openapiDocument = (gv: GroupVersion) => {
   const definitions: string[] = [];
   for (const resource of RESOURCES.filter((r) => r.group === gv.group && r.version === gv.version)) {
     const gvk = { group: resource.group, version: resource.version, kind: resource.kind };
-    const definition = storedKind(resource.kind)?.definition;
-    if (definition !== undefined) definitions.push(definition);
+    definitions.push(resource.definition);
     const base = resource.namespaced ? `${prefixOf(gv)}/namespaces/{namespace}/${resource.plural}` : `${prefixOf(gv)}/${resource.plural}`;
     const response = { '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } } };
     paths[base] = {

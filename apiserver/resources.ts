@@ -6,6 +6,7 @@
  */
 import { KINDS, type Kind } from '../schemas/index.ts';
 import { storedKind, kindByRef, REGISTERED_KINDS, type RegisteredKind } from '../schemas/kinds/registry.ts';
+import { conversionOf, type Conversion } from './conversion/index.ts';
 
 /** An API group/version; the core group is `''`. */
 export interface GroupVersion {
@@ -41,6 +42,10 @@ export interface ResourceInfo extends GroupVersion {
   readonly nameFormat: RegisteredKind['nameFormat'];
   /** Fields a fieldSelector may name for this resource. */
   readonly selectableFields: readonly string[];
+  /** The kind's definition in the vendored API document, at this version. */
+  readonly definition: string;
+  /** How this version converts to and from the stored one; absent for the stored version itself. */
+  readonly conversion?: Conversion;
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
@@ -49,41 +54,66 @@ const BASE_FIELDS = ['metadata.name', 'metadata.namespace'] as const;
 
 const isHandled = (name: string): name is HandledSubresource => (HANDLED_SUBRESOURCES as readonly string[]).includes(name);
 
-/** The resource of a registered kind, with the subresources the apiserver handles. */
-const resourceOf = (kind: Kind): ResourceInfo => {
+/**
+ * The resource of a registered kind at one of its versions, with the subresources the
+ * apiserver handles. `kind` is the stored kind whose records hold its objects; a version
+ * other than the stored one (or a kind served from another's storage) has a conversion.
+ */
+const resourceOf = (registered: RegisteredKind, version: string, stored: Kind, conversion: Conversion | undefined): ResourceInfo => ({
+  group: registered.group,
+  version,
+  plural: registered.plural,
+  singular: registered.singular,
+  kind: stored,
+  namespaced: registered.scope === 'Namespaced',
+  shortNames: registered.shortNames,
+  categories: registered.categories,
+  nameFormat: registered.nameFormat,
+  selectableFields: [...BASE_FIELDS, ...registered.selectableFields],
+  definition: conversion?.definition ?? registered.definition,
+  ...(conversion ? { conversion } : {}),
+  subresources: registered.subresources
+    .filter((sub) => isHandled(sub.name))
+    .map((sub) => ({
+      name: sub.name as HandledSubresource,
+      // The log subresource answers text; its Table and discovery kind is the Pod itself, as kube shows it.
+      kind: sub.kind === '' && sub.name === 'log' ? stored : sub.kind,
+      ...(sub.group !== undefined ? { group: sub.group } : {}),
+      ...(sub.version !== undefined ? { version: sub.version } : {}),
+      verbs: sub.verbs,
+    })),
+});
+
+const storedResource = (kind: Kind): ResourceInfo => {
   const registered = storedKind(kind);
   if (!registered) throw new Error(`the current event schema stores ${kind}, which the kind registry does not have`);
   const [version = 'v1'] = registered.versions;
-  return {
-    group: registered.group,
-    version,
-    plural: registered.plural,
-    singular: registered.singular,
-    kind,
-    namespaced: registered.scope === 'Namespaced',
-    shortNames: registered.shortNames,
-    categories: registered.categories,
-    nameFormat: registered.nameFormat,
-    selectableFields: [...BASE_FIELDS, ...registered.selectableFields],
-    subresources: registered.subresources
-      .filter((sub) => isHandled(sub.name))
-      .map((sub) => ({
-        name: sub.name as HandledSubresource,
-        // The log subresource answers text; its Table and discovery kind is the Pod itself, as kube shows it.
-        kind: sub.kind === '' && sub.name === 'log' ? kind : sub.kind,
-        ...(sub.group !== undefined ? { group: sub.group } : {}),
-        ...(sub.version !== undefined ? { version: sub.version } : {}),
-        verbs: sub.verbs,
-      })),
-  };
+  return resourceOf(registered, version, kind, undefined);
 };
 
-const DISCOVERY_ORDER: ReadonlyMap<string, number> = new Map(REGISTERED_KINDS.map((kind, index) => [kind.ref, index]));
+/** A served version without records of its own; the registry and the conversions must agree on each. */
+const convertedResource = (registered: RegisteredKind, version: string): ResourceInfo => {
+  const stored = kindByRef(registered.storageRef);
+  if (!stored || !(KINDS as readonly string[]).includes(stored.kind)) throw new Error(`${registered.ref} is stored as ${registered.storageRef}, which the current event schema does not store`);
+  const conversion = conversionOf(registered.group, version, registered.kind);
+  if (!conversion) throw new Error(`${registered.ref} ${version} is served from ${registered.storageRef}'s records, but apiserver/conversion has no conversion for it`);
+  return resourceOf(registered, version, stored.kind as Kind, conversion);
+};
 
-/** The served resources, in the registry's (kube's discovery) order. */
-export const RESOURCES: readonly ResourceInfo[] = KINDS.map(resourceOf).sort(
-  (a, b) => DISCOVERY_ORDER.get(a.kind)! - DISCOVERY_ORDER.get(b.kind)!,
-);
+/** Every served version other than each kind's stored one: the other versions of a stored kind, and the kinds stored as another. */
+const convertedResources = (): ResourceInfo[] =>
+  REGISTERED_KINDS.flatMap((registered) => {
+    const storedHere = registered.storageRef === registered.ref;
+    if (storedHere && !(KINDS as readonly string[]).includes(registered.kind)) return [];
+    const versions = storedHere ? registered.versions.slice(1) : registered.versions;
+    return versions.map((version) => convertedResource(registered, version));
+  });
+
+const DISCOVERY_ORDER: ReadonlyMap<string, number> = new Map(REGISTERED_KINDS.map((kind, index) => [`${kind.group}/${kind.plural}`, index]));
+const discoveryIndex = (resource: ResourceInfo): number => DISCOVERY_ORDER.get(`${resource.group}/${resource.plural}`) ?? Number.MAX_SAFE_INTEGER;
+
+/** The served resources, in the registry's (kube's discovery) order; each kind's stored version first. */
+export const RESOURCES: readonly ResourceInfo[] = [...KINDS.map(storedResource), ...convertedResources()].sort((a, b) => discoveryIndex(a) - discoveryIndex(b));
 
 /** `v1` or `apps/v1`. */
 export const apiVersionOf = (gv: GroupVersion): string => (gv.group === '' ? gv.version : `${gv.group}/${gv.version}`);
@@ -94,7 +124,7 @@ export const findResource = (group: string, version: string, plural: string): Re
 
 /** The resource that stores `kind`. */
 export const resourceOfKind = (kind: Kind): ResourceInfo => {
-  const found = RESOURCES.find((r) => r.kind === kind);
+  const found = RESOURCES.find((r) => r.kind === kind && r.conversion === undefined);
   if (!found) throw new Error(`no resource serves kind ${kind}`);
   return found;
 };

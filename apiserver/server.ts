@@ -26,7 +26,8 @@ import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
 import { ensureDefaultNamespaces } from './namespaces.ts';
 import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
-import { findResource } from './resources.ts';
+import { servedBody } from './conversion/index.ts';
+import { findResource, type ResourceInfo } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
 import { isWatchRequest, watchObjects } from './watch.ts';
 import { createHealth } from './health.ts';
@@ -213,6 +214,10 @@ const isLongRunning = (method: string, routed: Route, query: URLSearchParams): b
   routed.type === 'resource' &&
   (routed.watchPrefix || (routed.target.name === undefined && isWatchRequest(query)) || routed.target.subresource === 'log');
 
+/** A reply as the requested version shows its objects (the stored version's replies as they are). */
+const servedReply = (resource: ResourceInfo, reply: Reply): Reply =>
+  reply.type === 'json' && resource.conversion ? { ...reply, body: servedBody(resource.conversion, reply.body) } : reply;
+
 const sendReply = (res: ServerResponse, reply: Reply): void => {
   if (reply.type === 'streamed') return;
   const headers: Record<string, string[]> = reply.warnings ? { Warning: reply.warnings.map(warningHeader) } : {};
@@ -368,7 +373,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       }
       const verb = verbOf(method, target, url.searchParams, routed.watchPrefix);
       labels.verb = verb;
-      sendReply(res, await dispatch(server, ctx, verb));
+      sendReply(res, servedReply(target.resource, await dispatch(server, ctx, verb)));
     } catch (error) {
       const apiError = toApiError(error);
       if (!(error instanceof ApiError)) logger.error({ err: error, method, path: url.pathname }, 'request failed');

@@ -55,6 +55,7 @@ import { catchUp, keyOf, type Reply, type RequestContext, type ServerContext } f
 import { ApiError, apiErrors } from './errors.ts';
 import { negotiate, type Representation } from './http.ts';
 import { waitForPosition } from './handlers/read.ts';
+import { servedBody, toServed } from './conversion/index.ts';
 import { apiVersionOf, type ResourceInfo } from './resources.ts';
 import { queryBool } from './query.ts';
 import { parseSelection, pinnedName, type Selection } from './selection.ts';
@@ -192,12 +193,13 @@ const replayChanges = (store: ProjectionStore, from: PositionVector, to: Positio
 /** Encodes objects of events in the representation the client negotiated. */
 const renderer = (ctx: RequestContext, representation: Representation) => {
   const includeObject = parseIncludeObject(ctx.query.get('includeObject'));
+  const { conversion } = ctx.target.resource;
   return (object: KubeObject): unknown => {
     switch (representation.type) {
       case 'object':
-        return object;
+        return toServed(conversion, object);
       case 'table':
-        return toTable([object], { kind: object.kind, includeObject, version: representation.version });
+        return conversion ? servedBody(conversion, toTable([object], { kind: object.kind, includeObject, version: representation.version })) : toTable([object], { kind: object.kind, includeObject, version: representation.version });
       case 'partialMetadata':
         return partialMetadata(object, representation.version);
       default:

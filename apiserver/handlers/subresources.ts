@@ -19,6 +19,7 @@ import {
   type ServerContext,
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
+import { toServed } from '../conversion/index.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
 import { applyPatch, mergePatch, patchTypeOf } from '../patch/index.ts';
 import { queryBool } from '../query.ts';
@@ -74,7 +75,7 @@ export const patchStatus = async (server: ServerContext, ctx: RequestContext): P
   const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   const current = await currentObject(server, ctx);
-  const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown } };
+  const patched = applyPatch(patchType, resource.kind, toServed(resource.conversion, current), patch) as { metadata?: { resourceVersion?: unknown } };
   const version = patched?.metadata?.resourceVersion;
   const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : null;
   return submitStatus(server, ctx, current, patched, pinned, options);

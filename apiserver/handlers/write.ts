@@ -30,6 +30,7 @@ import {
   withPatchDuplicateWarnings,
   type BodyScan,
 } from '../duplicate-fields.ts';
+import { toServed } from '../conversion/index.ts';
 import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
@@ -211,7 +212,7 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
   const scan = patchType === 'merge' || patchType === 'strategic' ? scanJsonBody(raw, 'application/json') : undefined;
   for (let attempt = 1; ; attempt++) {
     const current = await currentObject(server, ctx);
-    const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown; uid?: unknown } } | null;
+    const patched = applyPatch(patchType, resource.kind, toServed(resource.conversion, current), patch) as { metadata?: { resourceVersion?: unknown; uid?: unknown } } | null;
     // metadata.uid is immutable (kube's ValidateObjectMetaUpdate): a patch that changes or
     // removes it is invalid, not a Conflict to retry.
     const patchedUid = patched?.metadata?.uid;

@@ -7,6 +7,7 @@
 import { randomInt } from 'node:crypto';
 import { validateObjectShape, type KubeObject } from '../../schemas/index.ts';
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
+import { storedFromServed, toServed } from '../conversion/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
 import { applyDefaults } from './defaults.ts';
@@ -73,8 +74,10 @@ const checkSchema = (
   body: Record<string, unknown>,
   fieldValidation: FieldValidation,
   name: string,
+  servedUnknownFields: readonly string[] = [],
 ): { object: KubeObject; warnings: string[] } => {
-  const report = checkShape(resource.kind, body);
+  const checked = checkShape(resource.kind, body);
+  const report = servedUnknownFields.length === 0 ? checked : { ...checked, unknownFields: [...servedUnknownFields, ...checked.unknownFields] };
   const typeProblems = report.problems.filter((p) => p.reason === CAUSE_TYPES.FieldValueTypeInvalid || p.reason === CAUSE_TYPES.FieldValueNotSupported);
   if (typeProblems.length > 0) {
     throw decodeError(resource, typeProblems.map((p) => `${p.field}: ${p.message}`).join(', '), typeProblems);
@@ -91,6 +94,21 @@ const checkSchema = (
   }
   const warnings = fieldValidation === 'Warn' ? report.unknownFields.map((f) => `unknown field "${f}"`) : [];
   return { object: report.value as unknown as KubeObject, warnings };
+};
+
+/**
+ * A body of the resource's version as the stored kind (a served version that is a
+ * conversion: kube decodes into the request's version, then converts), with the top-level
+ * fields that version does not have; the body itself for the stored version.
+ */
+const toStoredBody = (resource: ResourceInfo, body: Record<string, unknown>): { body: Record<string, unknown>; unknownFields: readonly string[] } => {
+  if (!resource.conversion) return { body, unknownFields: [] };
+  try {
+    const { stored, unknownFields } = storedFromServed(resource.conversion, body);
+    return { body: stored, unknownFields };
+  } catch (error) {
+    throw decodeError(resource, error instanceof Error ? error.message : String(error), []);
+  }
 };
 
 /** Last line of defence: the object must encode (a failure here is a bug, hence 500). */
@@ -128,7 +146,8 @@ export const admitCreate = (options: AdmitOptions): Admitted => {
   delete body['status'];
   if (resource.kind === 'Namespace') body['status'] = { phase: 'Active' };
   const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
-  const { object, warnings } = checkSchema(resource, body, fieldValidation, name);
+  const stored = toStoredBody(resource, body);
+  const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   applyDefaults(object);
   throwIfInvalid(resource, name, validateObject(resource, object));
   assertEncodable(object);
@@ -150,7 +169,8 @@ export const admitUpdate = (options: AdmitOptions & { readonly name: string; rea
   // The status of the main resource is not writable through it (kube ignores it; /status writes it).
   delete body['status'];
   const currentStatus = (current as { status?: unknown }).status;
-  const { object, warnings } = checkSchema(resource, body, fieldValidation, name);
+  const stored = toStoredBody(resource, body);
+  const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   applyDefaults(object);
   throwIfInvalid(resource, name, validateObject(resource, object, current));
   if (currentStatus !== undefined) (object as { status?: unknown }).status = currentStatus;
@@ -170,8 +190,10 @@ export const admitStatus = (options: AdmitOptions & { readonly name: string; rea
   if (metadata['name'] !== undefined && metadata['name'] !== name) {
     throw apiErrors.badRequest(`the name of the object (${String(metadata['name'])}) does not match the name on the URL (${name})`);
   }
-  const merged = { ...structuredClone(current), status: body['status'] ?? {} } as Record<string, unknown>;
-  const { object, warnings } = checkSchema(resource, merged, fieldValidation, name);
+  // The status is the served version's: it replaces the current object's as that version shows it.
+  const merged = { ...(toServed(resource.conversion, structuredClone(current)) as Record<string, unknown>), status: body['status'] ?? {} };
+  const stored = toStoredBody(resource, merged);
+  const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   object.metadata.uid = current.metadata.uid;
   throwIfInvalid(resource, name, validateStatus(object));
   assertEncodable(object);

@@ -23,9 +23,10 @@ import {
   validateWorkloadTemplate,
   type Causes,
 } from './objects.ts';
+import { validateEvent } from './events.ts';
 import { validateCronJob, validateDaemonSet, validateJob, validateReplicationController, validateStatefulSet } from './workloads.ts';
 
-type Validator<K extends Kind> = (causes: Causes, object: ObjectOfKind<K>, old: ObjectOfKind<K> | undefined) => void;
+type Validator<K extends Kind> = (causes: Causes, object: ObjectOfKind<K>, old: ObjectOfKind<K> | undefined, resource: ResourceInfo) => void;
 
 const NONE = (): void => undefined;
 
@@ -94,6 +95,7 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
   Job: validateJob,
   CronJob: (causes, object) => validateCronJob(causes, object),
   ReplicationController: (causes, object) => validateReplicationController(causes, object),
+  Event: validateEvent,
   PodTemplate: (causes, object) => {
     if (object.template) causes.push(...validatePodSpec('template.spec', object.template.spec));
   },
@@ -102,6 +104,6 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
 /** Validates an object (metadata and spec) about to be created or to replace `old`. */
 export const validateObject = (resource: ResourceInfo, object: KubeObject, old?: KubeObject): Causes => {
   const causes = validateMetadata(resource, object.metadata);
-  (VALIDATORS[object.kind] as Validator<Kind>)(causes, object, old?.kind === object.kind ? old : undefined);
+  (VALIDATORS[object.kind] as Validator<Kind>)(causes, object, old?.kind === object.kind ? old : undefined, resource);
   return causes;
 };

@@ -142,6 +142,43 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     expect((await kubectl('get', 'configmap', 'bad', '-n', 'shop')).stderr).toMatch(/NotFound|not found/);
   });
 
+  it('serves autoscaling/v1 and events.k8s.io/v1 as conversions of the stored versions', async () => {
+    const manifest = join(temp.dir, 'converted.yaml');
+    writeFileSync(
+      manifest,
+      [
+        'apiVersion: autoscaling/v1',
+        'kind: HorizontalPodAutoscaler',
+        'metadata: {name: api}',
+        'spec: {scaleTargetRef: {apiVersion: apps/v1, kind: StatefulSet, name: db}, minReplicas: 2, maxReplicas: 6, targetCPUUtilizationPercentage: 65}',
+        '---',
+        'apiVersion: events.k8s.io/v1',
+        'kind: Event',
+        'metadata: {name: db-0.restarted}',
+        'eventTime: "2026-01-01T00:00:00.000000Z"',
+        'regarding: {kind: Pod, name: db-0, namespace: shop}',
+        'reason: Restarted',
+        'note: Restarted by the operator',
+        'type: Warning',
+        'action: Restart',
+        'reportingController: example.com/operator',
+        'reportingInstance: operator-0',
+      ].join('\n'),
+    );
+    await ok('apply', '-n', 'shop', '-f', manifest);
+    const v2 = JSON.parse(await ok('get', 'hpa', 'api', '-n', 'shop', '-o', 'json')) as Doc;
+    expect(v2).toMatchObject({ apiVersion: 'autoscaling/v2', spec: { metrics: [{ resource: { name: 'cpu', target: { averageUtilization: 65 } } }] } });
+    const v1 = JSON.parse(await ok('get', 'horizontalpodautoscalers.v1.autoscaling', 'api', '-n', 'shop', '-o', 'json')) as Doc;
+    expect(v1).toMatchObject({ apiVersion: 'autoscaling/v1', spec: { targetCPUUtilizationPercentage: 65, minReplicas: 2 } });
+    expect(await ok('get', 'hpa', 'api', '-n', 'shop')).toMatch(/^api\s+StatefulSet\/db\s+cpu: <unknown>\/65%\s+2\s+6\s+0\s+\d+s$/m);
+    expect(await ok('explain', 'hpa.spec.targetCPUUtilizationPercentage', '--api-version=autoscaling/v1')).toMatch(/FIELD: targetCPUUtilizationPercentage <integer>/);
+    const core = JSON.parse(await ok('get', 'events', 'db-0.restarted', '-n', 'shop', '-o', 'json')) as Doc;
+    expect(core).toMatchObject({ apiVersion: 'v1', involvedObject: { name: 'db-0' }, message: 'Restarted by the operator', reportingComponent: 'example.com/operator' });
+    const events = JSON.parse(await ok('get', 'events.v1.events.k8s.io', '-n', 'shop', '-o', 'json')) as { items: Doc[] };
+    expect(events.items).toContainEqual(expect.objectContaining({ apiVersion: 'events.k8s.io/v1', note: 'Restarted by the operator', regarding: expect.objectContaining({ name: 'db-0' }) }));
+    expect(await ok('get', 'events', '-n', 'shop')).toMatch(/Warning\s+Restarted\s+pod\/db-0\s+Restarted by the operator/);
+  });
+
   it('deletes objects of the new kinds, and a namespace deletion removes every namespaced kind', async () => {
     await ok('delete', 'cronjob', 'report', '-n', 'shop');
     expect((await kubectl('get', 'cronjob', 'report', '-n', 'shop')).stderr).toMatch(/not found/);
