@@ -15,6 +15,7 @@ import type { FoldSettings, Projection } from '../projections/index.ts';
 import { assertNever } from '../schemas/index.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticate, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
+import { aggregatedContentType, aggregatedCore, aggregatedGroups, aggregatedVersionOf } from './aggregated-discovery.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
 import { ApiError, apiErrors } from './errors.ts';
 import { getObject, listObjects } from './handlers/read.ts';
@@ -287,7 +288,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const health = createHealth({ log, projection, closing: closing.signal, timeoutMs: options.healthTimeoutMs ?? 5000, logger });
 
   /** Non-resource routes: discovery, OpenAPI, version, metrics. */
-  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' }>, res: ServerResponse): Promise<void> => {
+  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' }>, res: ServerResponse, accept: string | undefined): Promise<void> => {
     switch (route.type) {
       case 'metrics': {
         const text = await metrics.registry.metrics();
@@ -297,10 +298,16 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       }
       case 'version':
         return sendJson(res, 200, versionInfo());
-      case 'apiVersions':
-        return sendJson(res, 200, apiVersions(serverAddress));
-      case 'apiGroupList':
-        return sendJson(res, 200, apiGroupList());
+      case 'apiVersions': {
+        const aggregated = aggregatedVersionOf(accept);
+        if (aggregated) return sendJson(res, 200, aggregatedCore(aggregated), { 'Content-Type': aggregatedContentType(aggregated), Vary: 'Accept' });
+        return sendJson(res, 200, apiVersions(serverAddress), { Vary: 'Accept' });
+      }
+      case 'apiGroupList': {
+        const aggregated = aggregatedVersionOf(accept);
+        if (aggregated) return sendJson(res, 200, aggregatedGroups(aggregated), { 'Content-Type': aggregatedContentType(aggregated), Vary: 'Accept' });
+        return sendJson(res, 200, apiGroupList(), { Vary: 'Accept' });
+      }
       case 'apiGroup':
         return sendJson(res, 200, apiGroup(route.group));
       case 'resourceList':
@@ -345,7 +352,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       if (routed.type !== 'resource' && routed.type !== 'bindings') {
         // A path that names nothing served is 404 whatever the verb, as kube's NotFound handler.
         if (routed.type !== 'notFound' && method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
-        await serveNonResource(routed, res);
+        await serveNonResource(routed, res, req.headers.accept);
         return;
       }
       if (!user) throw apiErrors.unauthorized();
