@@ -4,7 +4,8 @@
  * pluggable hook, the node agent's).
  */
 import { labelSelectorToRequirements, selectorToString } from '../../projections/selectors.ts';
-import { objectKey, type Deployment, type KubeObject, type ReplicaSet } from '../../schemas/index.ts';
+import { objectKey, type KubeObject } from '../../schemas/index.ts';
+import { storedKind } from '../../schemas/kinds/registry.ts';
 import {
   CONFLICT_RETRIES,
   catchUp,
@@ -86,32 +87,41 @@ export const patchStatus = async (server: ServerContext, ctx: RequestContext): P
 
 const MAX_INT32 = 2_147_483_647;
 
-type Scalable = Deployment | ReplicaSet;
+/** An object of a kind with a scale subresource: `spec.replicas` and a selector (a LabelSelector, or a label map for ReplicationController). */
+type Scalable = Extract<KubeObject, { kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet' | 'ReplicationController' }>;
 
-/** The autoscaling/v1 Scale of a Deployment or ReplicaSet. */
-export const scaleOf = (object: Scalable) => {
+/** The selector of a Scale as text (kube: `LabelSelectorAsSelector(...).String()`, `SelectorFromSet(...)` for a map). */
+const scaleSelector = (object: Scalable): string => {
+  if (object.kind === 'ReplicationController') {
+    return Object.entries(object.spec?.selector ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, value]) => `${key}=${value}`)
+      .join(',');
+  }
+  if (!object.spec?.selector) return '';
   const parsed = labelSelectorToRequirements(object.spec.selector);
-  return {
-    kind: 'Scale',
-    apiVersion: 'autoscaling/v1',
-    metadata: {
-      name: object.metadata.name,
-      namespace: object.metadata.namespace,
-      uid: object.metadata.uid,
-      resourceVersion: object.metadata.resourceVersion,
-      creationTimestamp: object.metadata.creationTimestamp,
-    },
-    spec: { replicas: object.spec.replicas ?? 1 },
-    status: {
-      replicas: object.status?.replicas ?? 0,
-      selector: parsed.type === 'ok' ? selectorToString(parsed.requirements) : '',
-    },
-  };
+  return parsed.type === 'ok' ? selectorToString(parsed.requirements) : '';
 };
 
+/** The autoscaling/v1 Scale of a scalable object. */
+export const scaleOf = (object: Scalable) => ({
+  kind: 'Scale',
+  apiVersion: 'autoscaling/v1',
+  metadata: {
+    name: object.metadata.name,
+    namespace: object.metadata.namespace,
+    uid: object.metadata.uid,
+    resourceVersion: object.metadata.resourceVersion,
+    creationTimestamp: object.metadata.creationTimestamp,
+  },
+  spec: { replicas: object.spec?.replicas ?? 1 },
+  status: { replicas: object.status?.replicas ?? 0, selector: scaleSelector(object) },
+});
+
+/** The object, if its kind has a scale subresource in the kind registry (the fold scales any kind's `spec.replicas`). */
 const scalable = (object: KubeObject): Scalable => {
-  if (object.kind !== 'Deployment' && object.kind !== 'ReplicaSet') throw apiErrors.methodNotAllowed();
-  return object;
+  if (!storedKind(object.kind)?.subresources.some((sub) => sub.name === 'scale')) throw apiErrors.methodNotAllowed();
+  return object as Scalable;
 };
 
 /** GET `.../scale`. */
@@ -145,7 +155,7 @@ const submitScale = async (
   // spec.replicas is an int32 in kube's API (and in the schemas).
   if (replicas > MAX_INT32) throw scaleInvalid(name, 'spec.replicas', replicas, `must be less than or equal to ${MAX_INT32}`);
   const object = structuredClone(current);
-  object.spec.replicas = replicas;
+  if (object.spec) object.spec.replicas = replicas;
   precheckVersion(resource, current, expectedResourceVersion);
   if (dryRun) return json(200, scaleOf(object));
   const key = objectKey(object);

@@ -142,6 +142,23 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     expect((await kubectl('get', 'configmap', 'bad', '-n', 'shop')).stderr).toMatch(/NotFound|not found/);
   });
 
+  it('scales every kind with a scale subresource: StatefulSet and ReplicationController too', async () => {
+    const rc = join(temp.dir, 'rc.yaml');
+    writeFileSync(
+      rc,
+      'apiVersion: v1\nkind: ReplicationController\nmetadata: {name: mysql}\nspec:\n  replicas: 1\n  selector: {app: mysql, tier: db}\n  template:\n    metadata: {labels: {app: mysql, tier: db}}\n    spec: {containers: [{name: mysql, image: mysql:8}]}\n',
+    );
+    await ok('create', '-n', 'shop', '-f', rc);
+    expect(await ok('scale', 'rc', 'mysql', '-n', 'shop', '--replicas=2')).toMatch(/replicationcontroller\/mysql scaled/);
+    expect(await ok('scale', 'statefulset', 'db', '-n', 'shop', '--replicas=4')).toMatch(/statefulset.apps\/db scaled/);
+    expect(await ok('get', 'rc', 'mysql', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}')).toBe('2');
+    expect(await ok('get', 'statefulset', 'db', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}')).toBe('4');
+    const scale = JSON.parse(await ok('get', '--raw', '/api/v1/namespaces/shop/replicationcontrollers/mysql/scale')) as Doc;
+    expect(scale).toMatchObject({ kind: 'Scale', spec: { replicas: 2 }, status: { selector: 'app=mysql,tier=db' } });
+    const refused = await kubectl('scale', 'daemonset', 'agent', '-n', 'shop', '--replicas=2');
+    expect(refused.code).not.toBe(0);
+  });
+
   it('serves autoscaling/v1 and events.k8s.io/v1 as conversions of the stored versions', async () => {
     const manifest = join(temp.dir, 'converted.yaml');
     writeFileSync(
