@@ -3,7 +3,7 @@
  * and `/version`. Replies are plain `application/json`, which tells kubectl to use the
  * legacy (not aggregated) discovery format.
  */
-import { ALL_VERBS, apiVersionOf, GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
+import { apiVersionOf, GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
 
 /** The Kubernetes version logplane speaks (kubectl's version skew checks read it). */
 export const KUBERNETES_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-logplane' } as const;
@@ -52,7 +52,7 @@ export const apiResourceList = (gv: GroupVersion) => {
       singularName: resource.singular,
       namespaced: resource.namespaced,
       kind: resource.kind,
-      verbs: [...ALL_VERBS],
+      verbs: resource.verbs,
       ...(resource.shortNames.length > 0 ? { shortNames: resource.shortNames } : {}),
       ...(resource.categories.length > 0 ? { categories: resource.categories } : {}),
     });

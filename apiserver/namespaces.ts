@@ -1,12 +1,40 @@
 /**
- * The namespaces every cluster has: default, kube-system, kube-public, kube-node-lease.
+ * The namespaces every cluster has: default, kube-system, kube-public, kube-node-lease, as
+ * kube-apiserver keeps them: created at start, recreated when one is deleted (its system
+ * namespaces controller), and the first three immortal (the NamespaceLifecycle admission
+ * plugin answers a deletion 403).
  */
 import type { Logger } from 'pino';
+import { filter, type Subscription } from 'rxjs';
 import { catchUp, type ServerContext } from './context.ts';
-import { resourceOfKind } from './resources.ts';
+import { ApiError } from './errors.ts';
+import { resourceOfKind, type ResourceInfo } from './resources.ts';
+import { failureStatus } from './status.ts';
 import { admitCreate } from './validation/admit.ts';
 
 export const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+/** The namespaces no one may delete (kube's NamespaceLifecycle `immortalNamespaces`). */
+const IMMORTAL_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube-system', 'kube-public']);
+
+/** Throws kube's 403 for a deletion of an immortal namespace. */
+export const checkNamespaceDeletion = (resource: ResourceInfo, name: string): void => {
+  if (resource.kind !== 'Namespace' || resource.conversion !== undefined || !IMMORTAL_NAMESPACES.has(name)) return;
+  throw new ApiError(failureStatus('Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, group: '', kind: 'namespaces' }));
+};
+
+/**
+ * Recreates a default namespace once its deletion is complete (kube-node-lease can be
+ * deleted; the others only through the log itself), as kube's system namespaces controller
+ * does. Returns the subscription to end with the server.
+ */
+export const keepDefaultNamespaces = (server: ServerContext, logger: Logger): Subscription =>
+  server.projection.changes$
+    .pipe(filter((change) => change.type === 'DELETED' && change.object.kind === 'Namespace' && (DEFAULT_NAMESPACES as readonly string[]).includes(change.object.metadata.name)))
+    .subscribe((change) => {
+      logger.info({ namespace: change.object.metadata.name }, 'a default namespace was deleted; recreating it');
+      ensureDefaultNamespaces(server, logger).catch((error: unknown) => logger.warn({ err: error }, 'could not recreate a default namespace; it is recreated at the next start'));
+    });
 
 /**
  * Creates the default namespaces that are missing. Safe to run from several apiservers at

@@ -42,13 +42,13 @@ export interface ResourceInfo extends GroupVersion {
   readonly nameFormat: RegisteredKind['nameFormat'];
   /** Fields a fieldSelector may name for this resource. */
   readonly selectableFields: readonly string[];
+  /** The verbs of the main resource (kube's: namespaces have no deletecollection). */
+  readonly verbs: readonly string[];
   /** The kind's definition in the vendored API document, at this version. */
   readonly definition: string;
   /** How this version converts to and from the stored one; absent for the stored version itself. */
   readonly conversion?: Conversion;
 }
-
-export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
 
 const BASE_FIELDS = ['metadata.name', 'metadata.namespace'] as const;
 
@@ -70,6 +70,7 @@ const resourceOf = (registered: RegisteredKind, version: string, stored: Kind, c
   categories: registered.categories,
   nameFormat: registered.nameFormat,
   selectableFields: [...BASE_FIELDS, ...registered.selectableFields],
+  verbs: registered.verbs,
   definition: conversion?.definition ?? registered.definition,
   ...(conversion ? { conversion } : {}),
   subresources: registered.subresources

@@ -25,7 +25,8 @@ import { sendJson, warningHeader } from './http.ts';
 import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
-import { ensureDefaultNamespaces } from './namespaces.ts';
+import type { Subscription } from 'rxjs';
+import { ensureDefaultNamespaces, keepDefaultNamespaces } from './namespaces.ts';
 import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
 import { servedBody } from './conversion/index.ts';
 import { findResource, type ResourceInfo } from './resources.ts';
@@ -84,7 +85,7 @@ export interface ApiServer {
   readonly port: number;
   /** This server's Prometheus registry (also served at `/metrics`). */
   readonly metrics: Registry;
-  /** Creates default, kube-system, kube-public and kube-node-lease if missing. */
+  /** Creates default, kube-system, kube-public and kube-node-lease if missing, and from then on recreates one that is deleted. */
   ensureDefaultNamespaces(): Promise<void>;
   /**
    * Appends the cluster configuration to a log that holds none (`requested`, else the
@@ -165,6 +166,8 @@ const causationHeaders = (req: IncomingMessage, user: UserInfo) => {
 /** Runs the handler of a verb on a resource target. */
 const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promise<Reply> => {
   const { subresource, name } = ctx.target;
+  // The main resource serves the verbs its kind has (namespaces have no deletecollection).
+  if (subresource === undefined && !ctx.target.resource.verbs.includes(verb)) throw apiErrors.methodNotAllowed();
   switch (verb) {
     case 'get':
       if (subresource === undefined || subresource === 'status') return getObject(server, ctx);
@@ -443,14 +446,19 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const url = `${options.tls ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
   logger.info({ url }, 'apiserver listening');
 
+  let keeping: Subscription | undefined;
   return {
     url,
     port,
     metrics: metrics.registry,
-    ensureDefaultNamespaces: () => ensureDefaultNamespaces(server, logger),
+    ensureDefaultNamespaces: async () => {
+      await ensureDefaultNamespaces(server, logger);
+      keeping ??= keepDefaultNamespaces(server, logger);
+    },
     ensureClusterConfiguration: (requested = {}) => ensureClusterConfiguration(server, requested, logger),
     close: async () => {
       closing.abort();
+      keeping?.unsubscribe();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

@@ -31,6 +31,7 @@ import {
   type BodyScan,
 } from '../duplicate-fields.ts';
 import { toServed } from '../conversion/index.ts';
+import { checkNamespaceDeletion } from '../namespaces.ts';
 import { mediaTypeOf, parseBody, readBody } from '../http.ts';
 import { applyPatch, patchTypeOf } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
@@ -363,6 +364,7 @@ export const deleteObject = async (server: ServerContext, ctx: RequestContext): 
   const name = nameOf(ctx.target);
   const options = await parseDeleteOptions(ctx);
   const current = await currentObject(server, ctx);
+  checkNamespaceDeletion(ctx.target.resource, name);
   precheckVersion(ctx.target.resource, current, options.resourceVersion);
   if (options.uid !== null && options.uid !== current.metadata.uid) {
     throw apiErrors.conflict(ctx.target.resource, name, `Precondition failed: UID in precondition: ${options.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
