@@ -69,11 +69,15 @@ describe('docker-compose.yml', () => {
 });
 
 describe('Dockerfile', () => {
-  it('installs with npm ci on node:20-slim and runs bin/logplane.mjs', () => {
+  it('installs with npm ci on node:20-slim, builds the dashboard in a stage of its own, and runs bin/logplane.mjs', () => {
     const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20-slim$/m);
     expect(dockerfile).toMatch(/^RUN npm ci\b/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "bin\/logplane\.mjs"\]$/m);
-    expect(readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['node_modules', '.git', '.logplane', '.kafka-local']));
+    // The dashboard is built in its own stage (Vite is a dev dependency) and copied in; a local build is not.
+    expect(dockerfile).toMatch(/^FROM node:20-slim AS dashboard$/m);
+    expect(dockerfile).toMatch(/^RUN node dashboard\/build\.mjs$/m);
+    expect(dockerfile).toMatch(/^COPY --from=dashboard \/build\/dashboard\/dist \.\/dashboard\/dist$/m);
+    expect(readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['node_modules', '.git', '.logplane', '.kafka-local', 'dashboard/dist']));
   });
 });
