@@ -23,6 +23,9 @@ import {
   validateWorkloadTemplate,
   type Causes,
 } from './objects.ts';
+import { validateHorizontalPodAutoscaler, validatePodDisruptionBudget } from './autoscaling-policy.ts';
+import { checkSecretType } from './secrets.ts';
+import { checkClaimSpec } from './volumes.ts';
 import { validateCronJob, validateDaemonSet, validateJob, validateReplicationController, validateStatefulSet } from './workloads.ts';
 
 type Validator<K extends Kind> = (causes: Causes, object: ObjectOfKind<K>, old: ObjectOfKind<K> | undefined) => void;
@@ -88,7 +91,11 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
     checkDataKeys(causes, object, ['data', 'stringData']);
     immutableData(causes, object, old);
     if (old && (object.type ?? 'Opaque') !== (old.type ?? 'Opaque')) causes.push(fieldErrors.invalid('type', object.type ?? 'Opaque', 'field is immutable'));
+    checkSecretType(causes, object);
   },
+  PersistentVolumeClaim: (causes, object) => checkClaimSpec(causes, 'spec', object.spec),
+  HorizontalPodAutoscaler: (causes, object) => validateHorizontalPodAutoscaler(causes, object),
+  PodDisruptionBudget: (causes, object) => validatePodDisruptionBudget(causes, object),
   DaemonSet: validateDaemonSet,
   StatefulSet: validateStatefulSet,
   Job: validateJob,
