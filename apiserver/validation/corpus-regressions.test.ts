@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors.ts';
 import { resourceOfKind } from '../resources.ts';
-import { admitCreate } from './admit.ts';
+import { admitCreate, admitUpdate } from './admit.ts';
 
 const create = (kind: Parameters<typeof resourceOfKind>[0], body: Record<string, unknown>) =>
   admitCreate({ resource: resourceOfKind(kind), body: { metadata: { name: 'x' }, ...body }, fieldValidation: 'Strict', namespace: 'default' }).object as unknown as Record<string, any>;
@@ -48,6 +48,14 @@ describe('ExternalName services', () => {
       'spec.clusterIPs: Forbidden: may not be set for ExternalName services',
     ]);
     expect(refusal('Service', { spec: { type: 'ClusterIP' } })).toEqual(['spec.ports: Required value']);
+  });
+
+  it('accepts an update of one that holds the cluster IP the fold gave it', () => {
+    const current = create('Service', { spec: { type: 'ExternalName', externalName: 'db.example.com' } });
+    const allocated = { ...current, metadata: { ...current['metadata'], uid: 'u', resourceVersion: '1' }, spec: { ...current['spec'], clusterIP: '127.96.0.1', clusterIPs: ['127.96.0.1'] } };
+    const next = { ...allocated, spec: { ...allocated.spec, externalName: 'db2.example.com' } };
+    const { object } = admitUpdate({ resource: resourceOfKind('Service'), body: next, fieldValidation: 'Strict', namespace: 'default', name: 'x', current: allocated as never });
+    expect((object as unknown as { spec: { externalName: string } }).spec.externalName).toBe('db2.example.com');
   });
 });
 

@@ -344,7 +344,11 @@ export const validateDeployment = (causes: Causes, deployment: Deployment): void
   }
 };
 
-export const validateService = (causes: Causes, service: Service): void => {
+/**
+ * Validates a Service; `creating` is false for an update, where an ExternalName service's
+ * cluster IP is not judged (the fold allocates one and keeps it across updates).
+ */
+export const validateService = (causes: Causes, service: Service, creating = true): void => {
   const spec = service.spec;
   const type = spec.type ?? 'ClusterIP';
   checkEnum(causes, 'spec.type', type, ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName']);
@@ -356,7 +360,7 @@ export const validateService = (causes: Causes, service: Service): void => {
       const problem = dns1123SubdomainProblem(spec.externalName.replace(/\.$/, ''));
       if (problem) causes.push(fieldErrors.invalid('spec.externalName', spec.externalName, problem));
     }
-    if (spec.clusterIP) causes.push(fieldErrors.forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
+    if (creating && spec.clusterIP) causes.push(fieldErrors.forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
   }
   checkEnum(causes, 'spec.sessionAffinity', spec.sessionAffinity, ['None', 'ClientIP']);
   const headless = spec.clusterIP === 'None';

@@ -75,7 +75,7 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
     if (old) checkImmutableSelector(causes, object.spec.selector, old.spec.selector);
   },
   Service: (causes, object, old) => {
-    validateService(causes, object);
+    validateService(causes, object, old === undefined);
     if (old && object.spec.clusterIP && old.spec.clusterIP && object.spec.clusterIP !== old.spec.clusterIP) {
       causes.push(fieldErrors.invalid('spec.clusterIP', object.spec.clusterIP, 'field is immutable'));
     }
