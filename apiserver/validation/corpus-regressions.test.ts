@@ -148,3 +148,19 @@ describe('autoscalers and disruption budgets', () => {
     expect(create('PodDisruptionBudget', { spec: { minAvailable: '50%', unhealthyPodEvictionPolicy: 'AlwaysAllow' } })['spec']).toMatchObject({ minAvailable: '50%' });
   });
 });
+
+describe('core/v1 events', () => {
+  const about = (namespace?: string) => ({ involvedObject: { kind: 'Pod', name: 'web-0', ...(namespace ? { namespace } : {}) }, reason: 'Pulled' });
+  const inNamespace = (namespace: string, body: Record<string, unknown>) =>
+    admitCreate({ resource: resourceOfKind('Event'), body: { metadata: { name: 'e' }, ...body }, fieldValidation: 'Strict', namespace });
+
+  it('refuses an event outside the namespace of the object it is about', () => {
+    expect(() => inNamespace('shop', about('default'))).toThrow(/involvedObject\.namespace: Invalid value: "default": does not match event\.namespace/);
+    expect(() => inNamespace('shop', about())).toThrow(/involvedObject\.namespace: Invalid value: "": does not match event\.namespace/);
+  });
+
+  it('accepts one in the namespace of its object, and one about a cluster-scoped object in default', () => {
+    expect(inNamespace('shop', about('shop')).object.metadata.namespace).toBe('shop');
+    expect(inNamespace('default', { involvedObject: { kind: 'Node', name: 'node-1' }, reason: 'Rebooted' }).object.metadata.namespace).toBe('default');
+  });
+});

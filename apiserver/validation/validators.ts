@@ -24,6 +24,7 @@ import {
   type Causes,
 } from './objects.ts';
 import { validateHorizontalPodAutoscaler, validatePodDisruptionBudget } from './autoscaling-policy.ts';
+import { validateEvent } from './events.ts';
 import { checkSecretType } from './secrets.ts';
 import { checkClaimSpec } from './volumes.ts';
 import { validateCronJob, validateDaemonSet, validateJob, validateReplicationController, validateStatefulSet } from './workloads.ts';
@@ -94,6 +95,7 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
     checkSecretType(causes, object);
   },
   PersistentVolumeClaim: (causes, object) => checkClaimSpec(causes, 'spec', object.spec),
+  Event: (causes, object) => validateEvent(causes, object),
   HorizontalPodAutoscaler: (causes, object) => validateHorizontalPodAutoscaler(causes, object),
   PodDisruptionBudget: (causes, object) => validatePodDisruptionBudget(causes, object),
   DaemonSet: validateDaemonSet,
