@@ -46,7 +46,7 @@ describe('admitCreate', () => {
     const kept = create('Pod', pod({ containers: [{ ...container, terminationMessagePolicy: 'File' }], dnsPolicy: 'None', volumes: [{ name: 'v', emptyDir: {} }], securityContext: { runAsUser: 1000 } }));
     expect(kept.warnings).toEqual([]);
     expect((kept.object as { spec: object }).spec).toMatchObject({ dnsPolicy: 'None', volumes: [{ name: 'v', emptyDir: {} }], securityContext: { runAsUser: 1000 } });
-    const loud = create('Pod', pod({ containers: [container], dnsPolicie: 'None', volumes: [{ name: 'v', emptyDri: { medium: 'Memory' } }] }));
+    const loud = create('Pod', pod({ containers: [container], dnsPolicie: 'None', volumes: [{ name: 'v', emptyDir: {}, emptyDri: { medium: 'Memory' } }] }));
     expect(loud.warnings).toEqual(['unknown field "spec.dnsPolicie"', 'unknown field "spec.volumes[0].emptyDri"']);
     expect((loud.object as { spec: object }).spec).not.toHaveProperty('dnsPolicie');
     expect(create('Pod', pod({ containers: [container], dnsPolicie: 'None' }), 'Ignore').warnings).toEqual([]);

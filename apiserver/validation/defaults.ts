@@ -243,6 +243,8 @@ const defaultJobSpec = (spec: JobSpec): void => {
   spec.completionMode ??= 'NonIndexed';
   spec.suspend ??= false;
   spec.podReplacementPolicy ??= spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
+  // SetDefaults_PodFailurePolicyOnPodConditionsPattern: a pod condition matches when True.
+  for (const rule of spec.podFailurePolicy?.rules ?? []) for (const pattern of rule.onPodConditions ?? []) pattern.status ??= 'True';
   defaultTemplate(spec.template);
 };
 

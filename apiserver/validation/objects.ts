@@ -37,6 +37,7 @@ import {
   portNameProblem,
   qualifiedNameProblem,
 } from './names.ts';
+import { checkPodVolumes } from './volumes.ts';
 
 export type Causes = StatusCause[];
 
@@ -160,11 +161,12 @@ const checkNamedPort = (causes: Causes, field: string, port: number | string): v
 
 const checkProbe = (causes: Causes, field: string, probe: Probe | undefined): void => {
   if (!probe) return;
-  const handlers = [probe.exec, probe.httpGet, probe.tcpSocket].filter((h) => h !== undefined);
+  const handlers = [probe.exec, probe.httpGet, probe.tcpSocket, probe.grpc].filter((h) => h !== undefined);
   if (handlers.length === 0) causes.push(fieldErrors.required(field, 'must specify a handler type'));
   if (handlers.length > 1) causes.push(fieldErrors.forbidden(field, 'may not specify more than 1 handler type'));
   if (probe.httpGet) checkNamedPort(causes, `${field}.httpGet.port`, probe.httpGet.port);
   if (probe.tcpSocket) checkNamedPort(causes, `${field}.tcpSocket.port`, probe.tcpSocket.port);
+  if (probe.grpc) checkPort(causes, `${field}.grpc.port`, probe.grpc.port);
   if (probe.exec && (probe.exec.command ?? []).length === 0) causes.push(fieldErrors.required(`${field}.exec.command`));
   checkNonNegative(causes, `${field}.initialDelaySeconds`, probe.initialDelaySeconds);
   for (const key of ['periodSeconds', 'timeoutSeconds', 'successThreshold', 'failureThreshold'] as const) {
@@ -207,9 +209,14 @@ const checkContainer = (causes: Causes, field: string, container: Container): vo
   checkProbe(causes, `${field}.startupProbe`, container.startupProbe);
 };
 
-/** Validates a PodSpec found at `field` (`spec` or `spec.template.spec`). */
-export const validatePodSpec = (field: string, spec: PodSpec): Causes => {
+/**
+ * Validates a PodSpec found at `field` (`spec` or `spec.template.spec`). `volumes: false`
+ * skips the volume and mount checks: kube does not run them on a StatefulSet's template,
+ * whose containers mount the claims of its volumeClaimTemplates.
+ */
+export const validatePodSpec = (field: string, spec: PodSpec, options: { volumes?: boolean } = {}): Causes => {
   const causes: Causes = [];
+  if (options.volumes !== false) checkPodVolumes(causes, field, spec);
   if (spec.containers.length === 0) causes.push(fieldErrors.required(`${field}.containers`));
   const names = new Set<string>();
   const each = (list: readonly Container[] | undefined, listField: string): void =>
@@ -337,10 +344,24 @@ export const validateDeployment = (causes: Causes, deployment: Deployment): void
   }
 };
 
-export const validateService = (causes: Causes, service: Service): void => {
+/**
+ * Validates a Service; `creating` is false for an update, where an ExternalName service's
+ * cluster IP is not judged (the fold allocates one and keeps it across updates).
+ */
+export const validateService = (causes: Causes, service: Service, creating = true): void => {
   const spec = service.spec;
   const type = spec.type ?? 'ClusterIP';
-  checkEnum(causes, 'spec.type', type, ['ClusterIP', 'NodePort', 'LoadBalancer']);
+  checkEnum(causes, 'spec.type', type, ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName']);
+  const externalName = type === 'ExternalName';
+  if (externalName) {
+    // A DNS name, a trailing dot allowed; no cluster IP of its own.
+    if (!spec.externalName) causes.push(fieldErrors.required('spec.externalName'));
+    else {
+      const problem = dns1123SubdomainProblem(spec.externalName.replace(/\.$/, ''));
+      if (problem) causes.push(fieldErrors.invalid('spec.externalName', spec.externalName, problem));
+    }
+    if (creating && spec.clusterIP) causes.push(fieldErrors.forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
+  }
   checkEnum(causes, 'spec.sessionAffinity', spec.sessionAffinity, ['None', 'ClientIP']);
   const headless = spec.clusterIP === 'None';
   if (spec.clusterIP && !headless) {
@@ -351,7 +372,7 @@ export const validateService = (causes: Causes, service: Service): void => {
     causes.push(fieldErrors.invalid('spec.clusterIP', 'None', `may not be set to 'None' for ${type} services`));
   }
   const ports = spec.ports ?? [];
-  if (ports.length === 0 && !headless) causes.push(fieldErrors.required('spec.ports'));
+  if (ports.length === 0 && !headless && !externalName) causes.push(fieldErrors.required('spec.ports'));
   const names = new Set<string>();
   const seen = new Set<string>();
   ports.forEach((port, i) => {

@@ -116,6 +116,15 @@ const fitsKind = (type: avro.Type, value: unknown): boolean => {
   }
 };
 
+/**
+ * Fields the API document marks required that kube-apiserver defaults before it validates
+ * (so a manifest may leave them out), by record: the defaulting step (`defaults.ts`) fills them.
+ */
+const DEFAULTED_REQUIRED: Readonly<Record<string, ReadonlySet<string>>> = {
+  // SetDefaults_PodFailurePolicyOnPodConditionsPattern: status True.
+  PodFailurePolicyOnPodConditionsPattern: new Set(['status']),
+};
+
 /** A record type's fields as the walk needs them, worked out once per type. */
 interface RecordShape {
   readonly fields: readonly { readonly name: string; readonly type: avro.Type; readonly optional: boolean; readonly quantity: boolean }[];
@@ -127,13 +136,16 @@ const recordShape = (record: avro.types.RecordType): RecordShape => {
   if (!shape) {
     const view = viewOf(record);
     const quantities = new Set(view.type === 'record' ? view.fields.filter((field) => field.quantity).map((field) => field.name) : []);
+    const defaulted = DEFAULTED_REQUIRED[shortName(record.name ?? '')];
     shape = {
       fields: record.fields.map((field) => ({
         name: field.name,
         type: field.type,
         quantity: quantities.has(field.name),
         // A union with null may be absent; anything else is required.
-        optional: field.type.typeName.startsWith('union') && (field.type as avro.types.UnwrappedUnionType).types.some((t) => t.typeName === 'null'),
+        optional:
+          defaulted?.has(field.name) === true ||
+          (field.type.typeName.startsWith('union') && (field.type as avro.types.UnwrappedUnionType).types.some((t) => t.typeName === 'null')),
       })),
       declared: new Set(record.fields.map((field) => field.name)),
     };

@@ -23,7 +23,10 @@ import {
   validateWorkloadTemplate,
   type Causes,
 } from './objects.ts';
+import { validateHorizontalPodAutoscaler, validatePodDisruptionBudget } from './autoscaling-policy.ts';
 import { validateEvent } from './events.ts';
+import { checkSecretType } from './secrets.ts';
+import { checkClaimSpec } from './volumes.ts';
 import { validateCronJob, validateDaemonSet, validateJob, validateReplicationController, validateStatefulSet } from './workloads.ts';
 
 type Validator<K extends Kind> = (causes: Causes, object: ObjectOfKind<K>, old: ObjectOfKind<K> | undefined, resource: ResourceInfo) => void;
@@ -73,7 +76,7 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
     if (old) checkImmutableSelector(causes, object.spec.selector, old.spec.selector);
   },
   Service: (causes, object, old) => {
-    validateService(causes, object);
+    validateService(causes, object, old === undefined);
     if (old && object.spec.clusterIP && old.spec.clusterIP && object.spec.clusterIP !== old.spec.clusterIP) {
       causes.push(fieldErrors.invalid('spec.clusterIP', object.spec.clusterIP, 'field is immutable'));
     }
@@ -89,7 +92,11 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
     checkDataKeys(causes, object, ['data', 'stringData']);
     immutableData(causes, object, old);
     if (old && (object.type ?? 'Opaque') !== (old.type ?? 'Opaque')) causes.push(fieldErrors.invalid('type', object.type ?? 'Opaque', 'field is immutable'));
+    checkSecretType(causes, object);
   },
+  PersistentVolumeClaim: (causes, object) => checkClaimSpec(causes, 'spec', object.spec),
+  HorizontalPodAutoscaler: (causes, object) => validateHorizontalPodAutoscaler(causes, object),
+  PodDisruptionBudget: (causes, object) => validatePodDisruptionBudget(causes, object),
   DaemonSet: validateDaemonSet,
   StatefulSet: validateStatefulSet,
   Job: validateJob,

@@ -17,6 +17,7 @@ const checkTemplate = (
   template: PodTemplateSpec | undefined,
   selector: { field: string; labels: (labels: Readonly<Record<string, string>>) => boolean } | undefined,
   restartPolicies: readonly string[],
+  podSpec: { volumes?: boolean } = {},
 ): void => {
   if (!template) {
     causes.push(fieldErrors.required(field));
@@ -27,7 +28,7 @@ const checkTemplate = (
   if (selector && !selector.labels(labels ?? {})) {
     causes.push(fieldErrors.invalid(`${field}.metadata.labels`, labels ?? {}, '`selector` does not match template `labels`'));
   }
-  causes.push(...validatePodSpec(`${field}.spec`, template.spec));
+  causes.push(...validatePodSpec(`${field}.spec`, template.spec, podSpec));
   const restartPolicy = template.spec.restartPolicy;
   if (restartPolicy !== undefined && !restartPolicies.includes(restartPolicy)) {
     causes.push(fieldErrors.notSupported(`${field}.spec.restartPolicy`, restartPolicy, restartPolicies));
@@ -64,7 +65,8 @@ export const validateStatefulSet = (causes: Causes, object: StatefulSet, old: St
   checkNonNegative(causes, 'spec.minReadySeconds', spec.minReadySeconds);
   checkEnum(causes, 'spec.podManagementPolicy', spec.podManagementPolicy, ['OrderedReady', 'Parallel']);
   checkEnum(causes, 'spec.updateStrategy.type', spec.updateStrategy?.type, ['RollingUpdate', 'OnDelete']);
-  checkTemplate(causes, 'spec.template', spec.template, selectorMatcher(causes, 'spec.selector', spec.selector), ['Always']);
+  // kube's ValidatePodTemplateSpecForStatefulSet leaves volumes unchecked: containers mount the claim templates.
+  checkTemplate(causes, 'spec.template', spec.template, selectorMatcher(causes, 'spec.selector', spec.selector), ['Always'], { volumes: false });
   if (old?.spec) {
     checkImmutableSelector(causes, spec.selector, old.spec.selector);
     if ((spec.serviceName ?? '') !== (old.spec.serviceName ?? '') || !sameJson(spec.volumeClaimTemplates ?? [], old.spec.volumeClaimTemplates ?? [])) {
