@@ -25,6 +25,7 @@ import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
 import { ensureDefaultNamespaces } from './namespaces.ts';
+import { startSystemObjects, type SystemObjects, type SystemObjectsOptions } from './system-objects/index.ts';
 import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
 import { findResource } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
@@ -89,6 +90,8 @@ export interface ApiServer {
    * defaults); throws ConfigurationMismatchError when `requested` contradicts the log's.
    */
   ensureClusterConfiguration(requested?: RequestedConfiguration): Promise<FoldSettings>;
+  /** Starts keeping the `kubernetes` Service, its endpoints and this apiserver's Lease (after the configuration and namespaces); stopped by `close`. */
+  startSystemObjects(options?: Partial<Pick<SystemObjectsOptions, 'intervalMs' | 'leaseDurationSeconds'>>): SystemObjects;
   /** Ends open watches and closes the listener and every connection. */
   close(): Promise<void>;
 }
@@ -430,6 +433,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   const url = `${options.tls ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
   logger.info({ url }, 'apiserver listening');
+  let systemObjects: SystemObjects | undefined;
 
   return {
     url,
@@ -437,7 +441,9 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     metrics: metrics.registry,
     ensureDefaultNamespaces: () => ensureDefaultNamespaces(server, logger),
     ensureClusterConfiguration: (requested = {}) => ensureClusterConfiguration(server, requested, logger),
+    startSystemObjects: (started = {}) => (systemObjects ??= startSystemObjects(server, { ...started, address: reachable, port, logger })),
     close: async () => {
+      await systemObjects?.stop();
       closing.abort();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
