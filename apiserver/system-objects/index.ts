@@ -13,6 +13,7 @@ import { hostname as osHostname } from 'node:os';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { foldSettingsOf, CONFIGURATION_ALLOCATION } from '../../projections/index.ts';
+import { kindRef, objectKey } from '../../schemas/index.ts';
 import { catchUp, type ServerContext } from '../context.ts';
 import { planSystemObjects, KUBERNETES_SERVICE, LEASE_NAMESPACE, type ApiserverIdentity, type SystemWrite } from './plan.ts';
 
@@ -45,11 +46,12 @@ const identityOf = (hostname: string, address: string, port: number): ApiserverI
   return { leaseName, holderIdentity: `${leaseName}_${randomUUID()}`, hostname, address, port };
 };
 
-const isWatched = (key: string): boolean =>
-  key === `Service/${KUBERNETES_SERVICE.namespace}/${KUBERNETES_SERVICE.name}` ||
-  key === `Endpoints/${KUBERNETES_SERVICE.namespace}/${KUBERNETES_SERVICE.name}` ||
-  key === `EndpointSlice.discovery.k8s.io/${KUBERNETES_SERVICE.namespace}/${KUBERNETES_SERVICE.name}` ||
-  key.startsWith(`Lease.coordination.k8s.io/${LEASE_NAMESPACE}/apiserver-`);
+/** The keys whose changes call for a pass: the Service, its Endpoints and EndpointSlice, and the apiservers' Leases. */
+const WATCHED_KEYS = new Set(
+  (['Service', 'Endpoints', 'EndpointSlice'] as const).map((kind) => objectKey({ kind, metadata: KUBERNETES_SERVICE })),
+);
+const LEASE_PREFIX = `${kindRef('Lease')}/${LEASE_NAMESPACE}/`;
+const isWatched = (key: string): boolean => WATCHED_KEYS.has(key) || key.startsWith(LEASE_PREFIX);
 
 /** Starts keeping the system objects for the apiserver of `server`, reachable at `options.address:port`. */
 export const startSystemObjects = (server: ServerContext, options: SystemObjectsOptions): SystemObjects => {

@@ -67,4 +67,28 @@ describeOnBothLogs('the kubernetes Service of several apiservers', (adapter) => 
       temp.remove();
     }
   });
+
+  it('keeps the endpoints when a user Service already holds the reserved address, and creates the Service once it is free', async () => {
+    const temp = tempDir('system-objects-taken-');
+    const log = await openTestLog(adapter, { dir: temp.dir });
+    const api = await startTestApiServer(log, temp.dir);
+    try {
+      await api.server.ensureClusterConfiguration();
+      const squatter = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'squatter' }, spec: { clusterIP: '127.96.0.1', ports: [{ port: 80 }] } };
+      expect((await api.client.request('POST', '/api/v1/namespaces/default/services', { body: squatter })).status).toBe(201);
+      await api.server.startSystemObjects({ intervalMs: 200 }).ready;
+      expect((await api.client.request('GET', '/api/v1/namespaces/default/services/kubernetes')).status).toBe(404);
+      const endpoints = (await api.client.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).body as Endpoints;
+      expect(endpoints.subsets?.[0]?.addresses?.map((x) => x.ip)).toEqual(['127.0.0.1']);
+      expect((await api.client.request('DELETE', '/api/v1/namespaces/default/services/squatter')).status).toBe(200);
+      await vi.waitFor(async () => {
+        const service = (await api.client.request('GET', '/api/v1/namespaces/default/services/kubernetes')).body as Service;
+        expect(service.spec?.clusterIP).toBe('127.96.0.1');
+      }, WAIT);
+    } finally {
+      await api.close();
+      await log.close();
+      temp.remove();
+    }
+  });
 });
