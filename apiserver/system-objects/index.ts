@@ -150,14 +150,21 @@ export const startSystemObjects = (server: ServerContext, options: SystemObjects
       stopped = true;
       subscription.unsubscribe();
       if (timer) clearTimeout(timer);
-      await ready.catch(() => undefined);
-      while (running) await running;
-      // As kube's Stop: leave the endpoints at once, but never hold the shutdown for longer than two intervals.
+      // As kube's Stop: leave the endpoints at once (after the pass under way), but never hold
+      // the shutdown for longer than two intervals, even when the log does not answer.
+      const leave = (async () => {
+        await ready.catch(() => undefined);
+        while (running) await running;
+        await pass(false, true);
+      })().catch((error: unknown) => logger.warn({ error: String(error) }, 'could not remove this apiserver from the kubernetes endpoints'));
       let deadline: NodeJS.Timeout | undefined;
       await Promise.race([
-        pass(false, true).catch((error: unknown) => logger.warn({ error: String(error) }, 'could not remove this apiserver from the kubernetes endpoints')),
+        leave,
         new Promise<void>((resolve) => {
-          deadline = setTimeout(resolve, 2 * intervalMs);
+          deadline = setTimeout(() => {
+            logger.warn({ waitedMs: 2 * intervalMs }, 'stopping without removing this apiserver from the kubernetes endpoints: the log did not answer in time (its Lease expires instead)');
+            resolve();
+          }, 2 * intervalMs);
           deadline.unref();
         }),
       ]);
