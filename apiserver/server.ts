@@ -27,6 +27,7 @@ import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
 import type { Subscription } from 'rxjs';
 import { ensureDefaultNamespaces, keepDefaultNamespaces } from './namespaces.ts';
+import { startSystemObjects, type SystemObjects, type SystemObjectsOptions } from './system-objects/index.ts';
 import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
 import { servedBody } from './conversion/index.ts';
 import { findResource, type ResourceInfo } from './resources.ts';
@@ -92,6 +93,8 @@ export interface ApiServer {
    * defaults); throws ConfigurationMismatchError when `requested` contradicts the log's.
    */
   ensureClusterConfiguration(requested?: RequestedConfiguration): Promise<FoldSettings>;
+  /** Starts keeping the `kubernetes` Service, its endpoints and this apiserver's Lease (after the configuration and namespaces); stopped by `close`. */
+  startSystemObjects(options?: Partial<Pick<SystemObjectsOptions, 'intervalMs' | 'leaseDurationSeconds'>>): SystemObjects;
   /** Ends open watches and closes the listener and every connection. */
   close(): Promise<void>;
 }
@@ -445,6 +448,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   const url = `${options.tls ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
   logger.info({ url }, 'apiserver listening');
+  let systemObjects: SystemObjects | undefined;
 
   let keeping: Subscription | undefined;
   return {
@@ -456,7 +460,9 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       keeping ??= keepDefaultNamespaces(server, logger);
     },
     ensureClusterConfiguration: (requested = {}) => ensureClusterConfiguration(server, requested, logger),
+    startSystemObjects: (started = {}) => (systemObjects ??= startSystemObjects(server, { ...started, address: reachable, port, logger })),
     close: async () => {
+      await systemObjects?.stop();
       closing.abort();
       keeping?.unsubscribe();
       await new Promise<void>((resolve) => {

@@ -2,6 +2,7 @@
  * Distributed mode: each component is its own process on Kafka (or any shared log), with
  * its own projection; run as many of each as wanted.
  */
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
@@ -92,6 +93,8 @@ export const runControllers = async (options: {
   only?: readonly ControllerName[];
   nodeGracePeriodMs?: number;
   tolerationSeconds?: number;
+  /** `--root-ca-file`: the PEM bundle `root-ca-cert-publisher` publishes. */
+  rootCAFile?: string;
   logger: Logger;
 }): Promise<Component> => {
   // A stable directory: a restarted process resumes its projection instead of replaying the
@@ -104,6 +107,7 @@ export const runControllers = async (options: {
     ...(options.only ? { only: options.only } : {}),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
+    ...(options.rootCAFile !== undefined ? { rootCA: readFileSync(options.rootCAFile, 'utf8') } : {}),
   });
   return {
     description: `controllers ${controllers.runtimes.map((r) => r.controller.name).join(', ')}`,

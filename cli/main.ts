@@ -256,8 +256,9 @@ export const buildProgram = (): Command => {
       .option('--data <dir>', 'data directory (this process projection)', '.logplane')
       .option('--only <names>', `comma-separated subset of ${CONTROLLER_NAMES.join(', ')}`)
       .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
-      .option('--toleration <seconds>', 'default toleration of an unreachable node', integer('--toleration')),
-  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number }) => {
+      .option('--toleration <seconds>', 'default toleration of an unreachable node', integer('--toleration'))
+      .option('--root-ca-file <file>', "the CA bundle published as every namespace's kube-root-ca.crt (the apiserver's certificate: <apiserver --data>/apiserver.crt)"),
+  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; rootCaFile?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const only = flags.only?.split(',').map((n) => n.trim());
     const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
@@ -269,6 +270,7 @@ export const buildProgram = (): Command => {
       ...(only ? { only: only as ControllerName[] } : {}),
       ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
       ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
+      ...(flags.rootCaFile !== undefined ? { rootCAFile: flags.rootCaFile } : {}),
     });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);

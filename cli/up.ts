@@ -134,6 +134,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     registry: apiserver.metrics,
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
+    ...(tls ? { rootCA: tls.cert } : {}),
   });
   const nodeNames = Array.from({ length: options.nodes }, (_, i) => `node-${i + 1}`);
   agent = await startNodeAgent({

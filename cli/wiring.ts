@@ -180,6 +180,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     throw error;
   }
   await server.ensureDefaultNamespaces();
+  await server.startSystemObjects().ready;
   return server;
 };
 

@@ -25,13 +25,25 @@ export const startServiceProxy = (options: { projection: Projection; mode: Proxy
       : createProxy({ mode: 'userspace', logger, ...(options.nodePortAddress ? { nodePortAddress: options.nodePortAddress } : {}) });
   let applying: Promise<void> = Promise.resolve();
   let scheduled = false;
+  let lastFailure: string | undefined;
   const apply = (): void => {
     scheduled = false;
     const view = projection.view();
     const table = forwardingTable(view.list('Service') as Service[], view.list('Endpoints') as Endpoints[]);
     applying = applying
       .then(() => proxy.apply(table))
-      .catch((error: unknown) => logger.warn({ error: String(error) }, 'applying forwarding rules failed; will retry on the next change'));
+      .then(
+        () => {
+          lastFailure = undefined;
+        },
+        (error: unknown) => {
+          // The same failure on every change (a port this user may not bind, such as the
+          // kubernetes Service's 443 without root) is a warning once, not one per change.
+          const text = String(error);
+          logger[text === lastFailure ? 'debug' : 'warn']({ error: text }, 'applying forwarding rules failed; will retry on the next change');
+          lastFailure = text;
+        },
+      );
   };
   const schedule = (): void => {
     if (scheduled) return;

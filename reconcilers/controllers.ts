@@ -13,6 +13,8 @@ import { createNamespaceController } from './namespace/index.ts';
 import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
 import { createRuntimeMetrics, startReconciler, type Controller, type ReconcilerRuntime } from './runtime.ts';
 import { createReplicaSetController } from './replicaset/index.ts';
+import { createRootCACertPublisher } from './root-ca-cert-publisher/index.ts';
+import { createServiceAccountController } from './serviceaccount/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
@@ -24,6 +26,8 @@ export const CONTROLLER_NAMES = [
   'node-lifecycle',
   'garbage-collector',
   'namespace',
+  'root-ca-cert-publisher',
+  'serviceaccount',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -38,6 +42,8 @@ export interface ControllersOptions {
   readonly nodeGracePeriodMs?: number;
   /** Default toleration of the unreachable taint (s, default 300). */
   readonly defaultTolerationSeconds?: number;
+  /** The CA bundle `root-ca-cert-publisher` puts in every namespace's `kube-root-ca.crt` (`--root-ca-file`; default none). */
+  readonly rootCA?: string;
   /** Replacement controllers by name (tests). */
   readonly factories?: Partial<Record<ControllerName, () => Controller>>;
 }
@@ -55,6 +61,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
+  serviceaccount: () => createServiceAccountController(),
 };
 
 /** Starts the selected controllers; the ones without a factory are reported and skipped. */
@@ -70,6 +77,8 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),
+    'root-ca-cert-publisher': () => createRootCACertPublisher({ rootCA: options.rootCA ?? '' }),
+    serviceaccount: () => createServiceAccountController(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);
       return createNodeLifecycleController({

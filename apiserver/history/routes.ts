@@ -3,7 +3,7 @@
  * a past moment, diffs between moments, causation chains, the audit trail, replay, and
  * re-running a reconciler decision. The CLI's history verbs are clients of this API.
  */
-import { kindRef } from '../../schemas/keys.ts';
+import { kindOfRef, kindRef } from '../../schemas/keys.ts';
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -102,8 +102,10 @@ export const replayTarget = (dataDir: string | undefined, into: string): string 
 };
 
 const keyFrom = (segments: readonly string[]): string => {
-  const [kind, namespace, name] = segments;
-  if (!kind || !namespace || !name || !isKind(kind)) {
+  const [segment, namespace, name] = segments;
+  // A kind (EndpointSlice) or its ref as history and audit keys print it (EndpointSlice.discovery.k8s.io).
+  const kind = segment === undefined ? undefined : isKind(segment) ? segment : kindOfRef(segment);
+  if (!kind || !namespace || !name) {
     throw new HistoryRequestError('expected /{kind}/{namespace or _}/{name} with a kind such as Pod, Deployment, Node');
   }
   return `${kindRef(kind)}/${namespace === '_' ? '' : namespace}/${name}`;

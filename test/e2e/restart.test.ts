@@ -157,6 +157,8 @@ describe('logplane up stopped in the middle of a rollout and started again', { t
 
     const replay = okJson<ReplayResult>(await cli('replay', '-o', 'json'));
     expect(replay.stateHash).toBe(replay.liveStateHash);
-    expect(replay.events).toBe(events.length);
+    // The log grows while the cluster idles (the apiserver renews its Lease every 10 s), so
+    // the replay, started after the audit, folds at least the events the audit listed.
+    expect(replay.events).toBeGreaterThanOrEqual(events.length);
   });
 });
