@@ -292,11 +292,31 @@ const update = (
     else if (next.spec) delete next.spec.nodeName;
   }
   if (previous.kind === 'Service' && next.kind === 'Service' && previous.spec) {
-    next.spec = { ...next.spec, clusterIP: previous.spec.clusterIP, clusterIPs: previous.spec.clusterIPs };
+    const settings = foldSettingsOf(state.getAllocation);
+    // The ClusterIP is kept; a service that becomes ExternalName gives it back, and one that
+    // stops being ExternalName gets one (kube clears and allocates on those type changes).
+    let claimed: string | undefined;
+    if (next.spec?.type === 'ExternalName') {
+      next.spec = { ...next.spec };
+      delete next.spec.clusterIP;
+      delete next.spec.clusterIPs;
+    } else if (previous.spec.type === 'ExternalName' && !previous.spec.clusterIP) {
+      const picked = clusterIPFor(state, next.spec ?? {}, settings);
+      if (!('ip' in picked)) return picked;
+      claimed = picked.ip;
+      next.spec = { ...next.spec, ...(claimed ? { clusterIP: claimed, clusterIPs: [claimed] } : {}) };
+    } else {
+      next.spec = { ...next.spec, clusterIP: previous.spec.clusterIP, clusterIPs: previous.spec.clusterIPs };
+    }
     // NodePorts are allocations like the ClusterIP: kept, claimed or released here, never just written.
     const previousPorts = previous.spec.ports ?? [];
-    const nodePorts = planNodePorts(state, key, previousPorts, next, foldSettingsOf(state.getAllocation));
+    const nodePorts = planNodePorts(state, key, previousPorts, next, settings);
     if (!Array.isArray(nodePorts)) return nodePorts;
+    const released = previous.spec.clusterIP;
+    if (next.spec.type === 'ExternalName' && released && released !== 'None' && state.getAllocation(`ip/${released}`) === key) {
+      state.putAllocation(`ip/${released}`, undefined);
+    }
+    if (claimed) state.putAllocation(`ip/${claimed}`, key);
     for (const port of next.spec.ports ?? []) if (!nodePorts.includes(port.nodePort ?? 0)) delete port.nodePort;
     for (const port of previousPorts) {
       if (port.nodePort && !nodePorts.includes(port.nodePort) && state.getAllocation(`nodeport/${port.nodePort}`) === key) {
@@ -517,6 +537,37 @@ const configure = (state: FoldState, key: string, body: Extract<EventEnvelope['b
 };
 
 /** Allocates the ClusterIP (and NodePorts) of a new Service in log order; undefined when all went well. */
+/**
+ * The ClusterIP `spec` gets: none for a headless (`None`) or ExternalName service (kube
+ * allocates none for either), the requested one if it is free and in the range, else the
+ * lowest free one; a rejection when there is none to give.
+ */
+const clusterIPFor = (state: FoldState, spec: NonNullable<Extract<KubeObject, { kind: 'Service' }>['spec']>, settings: FoldSettings): { ip: string | undefined } | FoldOutcome => {
+  if (spec.clusterIP === 'None' || spec.type === 'ExternalName') return { ip: undefined };
+  const [base, bitsText] = settings.serviceCIDR.split('/');
+  const size = 2 ** (32 - Number(bitsText));
+  const start = ipv4ToNumber(base ?? '127.96.0.0');
+  if (spec.clusterIP) {
+    // As kube's allocator: only an address of the range, not its network or broadcast address.
+    const requested = ipv4ToNumber(spec.clusterIP);
+    if (!(requested > start && requested < start + size - 1)) {
+      return reject(
+        'Invalid',
+        `spec.clusterIP: Invalid value: "${spec.clusterIP}": the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${settings.serviceCIDR}`,
+      );
+    }
+    if (state.getAllocation(`ip/${spec.clusterIP}`)) {
+      return reject('Invalid', `spec.clusterIP: Invalid value: "${spec.clusterIP}": provided IP is already allocated`);
+    }
+    return { ip: spec.clusterIP };
+  }
+  for (let i = 1; i < size - 1; i++) {
+    const candidate = numberToIpv4(start + i);
+    if (!state.getAllocation(`ip/${candidate}`)) return { ip: candidate };
+  }
+  return reject('Invalid', `spec.clusterIP: no free address left in ${settings.serviceCIDR}`);
+};
+
 const allocateServiceAddresses = (
   state: FoldState,
   key: string,
@@ -524,33 +575,9 @@ const allocateServiceAddresses = (
   settings: FoldSettings,
 ): FoldOutcome | undefined => {
   const spec = (service.spec ??= {});
-  let clusterIP: string | undefined;
-  if (spec.clusterIP !== 'None') {
-    const [base, bitsText] = settings.serviceCIDR.split('/');
-    const size = 2 ** (32 - Number(bitsText));
-    const start = ipv4ToNumber(base ?? '127.96.0.0');
-    if (spec.clusterIP) {
-      // As kube's allocator: only an address of the range, not its network or broadcast address.
-      const requested = ipv4ToNumber(spec.clusterIP);
-      if (!(requested > start && requested < start + size - 1)) {
-        return reject(
-          'Invalid',
-          `spec.clusterIP: Invalid value: "${spec.clusterIP}": the provided IP (${spec.clusterIP}) is not in the valid range. The range of valid IPs is ${settings.serviceCIDR}`,
-        );
-      }
-      const owner = state.getAllocation(`ip/${spec.clusterIP}`);
-      if (owner) {
-        return reject('Invalid', `spec.clusterIP: Invalid value: "${spec.clusterIP}": provided IP is already allocated`);
-      }
-      clusterIP = spec.clusterIP;
-    } else {
-      for (let i = 1; i < size - 1 && !clusterIP; i++) {
-        const candidate = numberToIpv4(start + i);
-        if (!state.getAllocation(`ip/${candidate}`)) clusterIP = candidate;
-      }
-      if (!clusterIP) return reject('Invalid', `spec.clusterIP: no free address left in ${settings.serviceCIDR}`);
-    }
-  }
+  const picked = clusterIPFor(state, spec, settings);
+  if (!('ip' in picked)) return picked;
+  const clusterIP = picked.ip;
   // Judge every address before claiming any, so a rejected create leaves nothing allocated.
   const nodePorts = planNodePorts(state, key, [], service, settings);
   if (!Array.isArray(nodePorts)) return nodePorts;
