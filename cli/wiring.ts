@@ -23,6 +23,7 @@ import {
   type TokenFile,
 } from '../apiserver/index.ts';
 import { createHistoryApi } from '../apiserver/history/routes.ts';
+import type { AuthorizationMode } from '../apiserver/authorization/modes.ts';
 import type { ServingLimits } from '../apiserver/limits.ts';
 import { failureStatus } from '../apiserver/status.ts';
 import { createEmbeddedLog } from '../log/embedded/index.ts';
@@ -150,6 +151,8 @@ export interface ServeOptions {
   readonly dataDir?: string;
   /** `--request-timeout`, `--max-connections`, `--max-requests-inflight`, `--max-mutating-requests-inflight`. */
   readonly limits?: Partial<ServingLimits>;
+  /** `--authorization-mode`; with RBAC the bootstrap roles and bindings are created at start. */
+  readonly authorizationModes?: readonly AuthorizationMode[];
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
@@ -170,6 +173,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     logger: options.logger.child({ component: 'apiserver' }),
     extensions: [historyApi],
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.authorizationModes ? { authorizationModes: options.authorizationModes } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
   });
@@ -180,6 +184,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     throw error;
   }
   await server.ensureDefaultNamespaces();
+  await server.ensureBootstrapPolicy();
   return server;
 };
 
