@@ -29,8 +29,11 @@ export const apiVersions = (serverAddress: string) => ({
 
 const groupVersionEntry = (gv: GroupVersion) => ({ groupVersion: apiVersionOf(gv), version: gv.version });
 
-/** Every served group/version: the stored kinds', then the review resources' (kube lists authentication and authorization after the core groups). */
-const DISCOVERY_GROUP_VERSIONS: readonly GroupVersion[] = [...GROUP_VERSIONS, ...REVIEW_GROUP_VERSIONS];
+/** Every served group/version: the stored kinds', with the review resources' groups right after apps, where kube lists them. */
+const DISCOVERY_GROUP_VERSIONS: readonly GroupVersion[] = (() => {
+  const afterApps = GROUP_VERSIONS.filter((gv) => gv.group === '' || gv.group === 'apps').length;
+  return [...GROUP_VERSIONS.slice(0, afterApps), ...REVIEW_GROUP_VERSIONS, ...GROUP_VERSIONS.slice(afterApps)];
+})();
 
 const apiGroupOf = (group: string) => {
   const versions = DISCOVERY_GROUP_VERSIONS.filter((gv) => gv.group === group).map(groupVersionEntry);
