@@ -103,6 +103,22 @@ describeOnBothLogs('RBAC with kubectl', (adapter) => {
     expect(await logEnd(log, 'desired')).toBe(before);
   });
 
+  it('reconciles an autoupdate bootstrap role at start (missing rules come back), and leaves one set to "false" alone', async () => {
+    const rulesOf = async (name: string) => JSON.parse((await admin('get', 'clusterrole', name, '-o', 'json')).stdout).rules;
+    const publicInfo = await rulesOf('system:public-info-viewer');
+    expect(publicInfo).toEqual([{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }]);
+    for (const name of ['system:public-info-viewer', 'system:monitoring']) {
+      expect((await admin('patch', 'clusterrole', name, '--type=json', '-p', '[{"op":"remove","path":"/rules"}]')).code).toBe(0);
+    }
+    expect((await admin('annotate', 'clusterrole', 'system:monitoring', 'rbac.authorization.kubernetes.io/autoupdate=false', '--overwrite')).code).toBe(0);
+    await api.server.ensureBootstrapPolicy();
+    expect(await rulesOf('system:public-info-viewer')).toEqual(publicInfo);
+    expect(await rulesOf('system:monitoring')).toBeUndefined();
+    const before = await logEnd(log, 'desired');
+    await api.server.ensureBootstrapPolicy();
+    expect(await logEnd(log, 'desired')).toBe(before);
+  });
+
   it('the viewer gets and lists pods in its namespace', async () => {
     const list = await viewer('get', 'pods', '-n', 'a', '-o', 'name');
     expect(list).toMatchObject({ code: 0, stderr: '', stdout: 'pod/web\n' });
