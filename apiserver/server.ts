@@ -100,7 +100,10 @@ export interface ApiServer {
    * defaults); throws ConfigurationMismatchError when `requested` contradicts the log's.
    */
   ensureClusterConfiguration(requested?: RequestedConfiguration): Promise<FoldSettings>;
-  /** With RBAC among the modes: creates the bootstrap ClusterRoles and ClusterRoleBindings that are missing. */
+  /**
+   * With RBAC among the modes: creates the bootstrap ClusterRoles and ClusterRoleBindings that
+   * are missing and adds to the autoupdate ones what they lack (see `authorization/bootstrap.ts`).
+   */
   ensureBootstrapPolicy(): Promise<void>;
   /** Ends open watches and closes the listener and every connection. */
   close(): Promise<void>;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino, { type Logger } from 'pino';
-import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/authorization/modes.ts';
+import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/index.ts';
 import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controllers.ts';
 import { startCluster } from './up.ts';
 import { runAgent, runApiserver, runControllers, type Component } from './components.ts';

@@ -18,12 +18,12 @@ import {
   generateSelfSignedCertificate,
   parseTokenFile,
   type ApiServer,
+  type AuthorizationMode,
   type PodLogsHook,
   type TlsMaterial,
   type TokenFile,
 } from '../apiserver/index.ts';
 import { createHistoryApi } from '../apiserver/history/routes.ts';
-import type { AuthorizationMode } from '../apiserver/authorization/modes.ts';
 import type { ServingLimits } from '../apiserver/limits.ts';
 import { failureStatus } from '../apiserver/status.ts';
 import { createEmbeddedLog } from '../log/embedded/index.ts';

@@ -21,7 +21,7 @@ export const parseAuthorizationModes = (text: string): readonly AuthorizationMod
   const seen = new Set<string>();
   for (const mode of modes) {
     if (mode === 'Node') {
-      throw new AuthorizationModeError('--authorization-mode: the Node authorizer is not implemented in logplane yet; use RBAC (nodes are authorized by their RBAC bindings)');
+      throw new AuthorizationModeError('--authorization-mode: the Node authorizer is not implemented in logplane yet; use RBAC (node agents write to the log directly, not through the apiserver)');
     }
     if (!isMode(mode)) {
       throw new AuthorizationModeError(`--authorization-mode: authorization mode ${JSON.stringify(mode)} is not a valid mode; supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
