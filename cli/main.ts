@@ -127,17 +127,16 @@ const withLimitOptions = (command: Command): Command =>
 
 /** `--authorization-mode`, kube-apiserver's flag: a comma list of `AlwaysAllow`, `AlwaysDeny`, `RBAC` (default RBAC). */
 const withAuthorizationOption = (command: Command): Command =>
-  command.option(
-    '--authorization-mode <modes>',
-    `authorizers asked in order after the system:masters group, comma-separated: ${AUTHORIZATION_MODES.join(', ')}`,
-    (value: string) => {
-      try {
-        return parseAuthorizationModes(value);
-      } catch (error) {
-        throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
-      }
-    },
-    ['RBAC'] as readonly AuthorizationMode[],
+  command.addOption(
+    new Option('--authorization-mode <modes>', `authorizers asked in order after the system:masters group, comma-separated: ${AUTHORIZATION_MODES.join(', ')}`)
+      .argParser((value: string) => {
+        try {
+          return parseAuthorizationModes(value);
+        } catch (error) {
+          throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+        }
+      })
+      .default(['RBAC'] as readonly AuthorizationMode[], 'RBAC'),
   );
 
 const limitsOf = (flags: LimitFlags) => ({
