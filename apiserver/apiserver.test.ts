@@ -87,7 +87,7 @@ describeOnBothLogs('apiserver', (adapter) => {
     for (const sub of ['pods/status', 'pods/binding', 'pods/log', 'namespaces/status']) expect(byName.has(sub)).toBe(true);
     const authorization = await client.request('GET', '/apis/authorization.k8s.io/v1');
     expect(authorization.body.resources.map((r: { name: string; verbs: string[] }) => `${r.name} ${r.verbs}`)).toEqual([
-      'selfsubjectaccessreviews create', 'selfsubjectrulesreviews create', 'subjectaccessreviews create',
+      'localsubjectaccessreviews create', 'selfsubjectaccessreviews create', 'selfsubjectrulesreviews create', 'subjectaccessreviews create',
     ]);
     const apps = await client.request('GET', '/apis/apps/v1');
     const scale = apps.body.resources.find((r: { name: string }) => r.name === 'deployments/scale');

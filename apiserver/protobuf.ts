@@ -261,6 +261,7 @@ const MESSAGES: Readonly<Record<string, Message>> = {
   SelfSubjectAccessReview: OBJECT('SelfSubjectAccessReviewSpec', 'SubjectAccessReviewStatus'),
   SelfSubjectAccessReviewSpec: { 1: f('resourceAttributes', m('ResourceAttributes')), 2: f('nonResourceAttributes', m('NonResourceAttributes')) },
   SubjectAccessReview: OBJECT('SubjectAccessReviewSpec', 'SubjectAccessReviewStatus'),
+  LocalSubjectAccessReview: OBJECT('SubjectAccessReviewSpec', 'SubjectAccessReviewStatus'),
   SubjectAccessReviewSpec: {
     1: f('resourceAttributes', m('ResourceAttributes')), 2: f('nonResourceAttributes', m('NonResourceAttributes')), 3: f('user', 'string'),
     4: f('groups', 'string', list), 5: f('extra', 'opaque', map), 6: f('uid', 'string'),

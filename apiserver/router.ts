@@ -31,7 +31,7 @@ export type Route =
   | { readonly type: 'resource'; readonly target: ResourceTarget; readonly watchPrefix: boolean }
   | { readonly type: 'bindings'; readonly namespace: string }
   /** A create-only review (SelfSubjectAccessReview …), answered by the authorizer, not stored. */
-  | { readonly type: 'review'; readonly review: ReviewResource }
+  | { readonly type: 'review'; readonly review: ReviewResource; readonly namespace: string | undefined }
   | { readonly type: 'notFound' };
 
 const NOT_FOUND: Route = { type: 'notFound' };
@@ -114,8 +114,12 @@ export const route = (pathname: string): Route => {
       const reviewGroupVersion = REVIEW_GROUP_VERSIONS.find((gv) => gv.group === group && gv.version === version);
       if (reviewGroupVersion) {
         if (tail.length === 0) return { type: 'resourceList', groupVersion: reviewGroupVersion };
-        const review = tail.length === 1 ? findReviewResource(group!, version, tail[0]!) : undefined;
-        return review ? { type: 'review', review } : NOT_FOUND;
+        if (tail.length === 1) {
+          const review = findReviewResource(group!, version, tail[0]!, false);
+          return review ? { type: 'review', review, namespace: undefined } : NOT_FOUND;
+        }
+        const local = tail.length === 3 && tail[0] === 'namespaces' ? findReviewResource(group!, version, tail[2]!, true) : undefined;
+        return local ? { type: 'review', review: local, namespace: tail[1]! } : NOT_FOUND;
       }
       const gv = servedGroupVersion(group!, version);
       if (!gv || gv.group === '') return NOT_FOUND;

@@ -369,7 +369,15 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         labels.verb = 'create';
         labels.resource = routed.review.plural;
         const body = await readJsonBody(req);
-        sendReply(res, answerReview(routed.review, body, { user, authorizer: authorization.authorizer, authenticateToken: (token) => authenticateToken(tokens, token) }));
+        sendReply(
+          res,
+          answerReview(routed.review, body, {
+            user,
+            namespace: routed.namespace,
+            authorizer: authorization.authorizer,
+            authenticateToken: (token) => authenticateToken(tokens, token),
+          }),
+        );
         return;
       }
       if (routed.type !== 'resource' && routed.type !== 'bindings') {

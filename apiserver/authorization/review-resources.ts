@@ -10,25 +10,34 @@ export interface ReviewResource extends GroupVersion {
   readonly plural: string;
   readonly singular: string;
   readonly kind: ReviewKind;
-  readonly namespaced: false;
+  /** Served under `namespaces/{ns}/` (LocalSubjectAccessReview). */
+  readonly namespaced: boolean;
 }
 
-export const REVIEW_KINDS = ['SelfSubjectReview', 'TokenReview', 'SelfSubjectAccessReview', 'SelfSubjectRulesReview', 'SubjectAccessReview'] as const;
+export const REVIEW_KINDS = [
+  'SelfSubjectReview',
+  'TokenReview',
+  'LocalSubjectAccessReview',
+  'SelfSubjectAccessReview',
+  'SelfSubjectRulesReview',
+  'SubjectAccessReview',
+] as const;
 export type ReviewKind = (typeof REVIEW_KINDS)[number];
 
-const review = (group: string, kind: ReviewKind): ReviewResource => ({
+const review = (group: string, kind: ReviewKind, namespaced = false): ReviewResource => ({
   group,
   version: 'v1',
   kind,
   singular: kind.toLowerCase(),
   plural: `${kind.toLowerCase()}s`,
-  namespaced: false,
+  namespaced,
 });
 
 /** In kube's discovery order. */
 export const REVIEW_RESOURCES: readonly ReviewResource[] = [
   review('authentication.k8s.io', 'SelfSubjectReview'),
   review('authentication.k8s.io', 'TokenReview'),
+  review('authorization.k8s.io', 'LocalSubjectAccessReview', true),
   review('authorization.k8s.io', 'SelfSubjectAccessReview'),
   review('authorization.k8s.io', 'SelfSubjectRulesReview'),
   review('authorization.k8s.io', 'SubjectAccessReview'),
@@ -40,5 +49,5 @@ export const REVIEW_GROUP_VERSIONS: readonly GroupVersion[] = REVIEW_RESOURCES.r
   return served;
 }, []);
 
-export const findReviewResource = (group: string, version: string, plural: string): ReviewResource | undefined =>
-  REVIEW_RESOURCES.find((r) => r.group === group && r.version === version && r.plural === plural);
+export const findReviewResource = (group: string, version: string, plural: string, namespaced: boolean): ReviewResource | undefined =>
+  REVIEW_RESOURCES.find((r) => r.group === group && r.version === version && r.plural === plural && r.namespaced === namespaced);

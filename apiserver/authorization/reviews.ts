@@ -91,6 +91,8 @@ const userInfoOf = (user: UserInfo) => ({ username: user.name, uid: user.uid, gr
 
 export interface ReviewContext {
   readonly user: UserInfo;
+  /** The namespace of the URL (LocalSubjectAccessReview). */
+  readonly namespace: string | undefined;
   readonly authorizer: Authorizer;
   /** The user a bearer token stands for (TokenReview). */
   readonly authenticateToken: (token: string) => UserInfo | undefined;
@@ -104,15 +106,23 @@ export const answerReview = (resource: ReviewResource, body: unknown, ctx: Revie
     throw apiErrors.badRequest(`the body is ${String(body['apiVersion'])}, Kind=${String(body['kind'])}; this endpoint takes ${apiVersion}, Kind=${resource.kind}`);
   }
   const spec = objectField(body, 'spec', '');
-  const metadata = objectField(body, 'metadata', '') ?? {};
+  const given = objectField(body, 'metadata', '') ?? {};
+  const metadata = resource.namespaced ? { ...given, namespace: ctx.namespace } : given;
   const reply = (status: unknown): Reply => json(201, { kind: resource.kind, apiVersion, metadata, ...(spec ? { spec } : {}), status });
   switch (resource.kind) {
     case 'SelfSubjectAccessReview':
       return reply(accessReviewStatus(ctx.authorizer, specAttributes(resource, spec, ctx.user)));
-    case 'SubjectAccessReview': {
+    case 'SubjectAccessReview':
+    case 'LocalSubjectAccessReview': {
       const subject: Subject = { name: stringField(spec, 'user', 'spec'), uid: stringField(spec, 'uid', 'spec'), groups: stringList(spec, 'groups', 'spec') };
       if (subject.name === '' && subject.groups.length === 0) throw invalid(resource, 'spec.user', '', 'at least one of user or group must be specified');
-      return reply(accessReviewStatus(ctx.authorizer, specAttributes(resource, spec, subject)));
+      const attributes = specAttributes(resource, spec, subject);
+      if (resource.kind === 'LocalSubjectAccessReview') {
+        // kube's ValidateLocalSubjectAccessReview, then its REST check of the namespace.
+        if (attributes.type === 'nonResource') throw invalid(resource, 'spec.nonResourceAttributes', objectField(spec, 'nonResourceAttributes', 'spec'), 'disallowed on this kind of request');
+        if (attributes.namespace !== ctx.namespace) throw apiErrors.badRequest(`spec.resourceAttributes.namespace must match namespace: ${ctx.namespace ?? ''}`);
+      }
+      return reply(accessReviewStatus(ctx.authorizer, attributes));
     }
     case 'SelfSubjectRulesReview': {
       const namespace = stringField(spec, 'namespace', 'spec');

@@ -260,6 +260,14 @@ describeOnBothLogs('RBAC with kubectl', (adapter) => {
     expect(forViewer.body.message).toBe(
       'subjectaccessreviews.authorization.k8s.io is forbidden: User "viewer" cannot create resource "subjectaccessreviews" in API group "authorization.k8s.io" at the cluster scope',
     );
+    const local = await call('POST', '/apis/authorization.k8s.io/v1/namespaces/a/localsubjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', spec: { user: 'viewer', resourceAttributes: { namespace: 'a', verb: 'create', resource: 'pods' } } },
+    });
+    expect(local).toMatchObject({ status: 201, body: { metadata: { namespace: 'a' }, status: { allowed: false } } });
+    const elsewhere = await call('POST', '/apis/authorization.k8s.io/v1/namespaces/a/localsubjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', spec: { user: 'viewer', resourceAttributes: { namespace: 'b', verb: 'get', resource: 'pods' } } },
+    });
+    expect(elsewhere).toMatchObject({ status: 400, body: { message: 'spec.resourceAttributes.namespace must match namespace: a' } });
     expect(await logEnd(log, 'desired')).toBe(before);
   });
 });
