@@ -13,6 +13,9 @@ import { policySnapshot, type PolicyObjects } from './policy-index.ts';
 import { createRbacAuthorizer } from './rbac.ts';
 import { ruleAllows, type PolicyRule } from './rules.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './bootstrap-policy.ts';
+import { REVIEW_RESOURCES } from './review-resources.ts';
+import { answerReview } from './reviews.ts';
+import { ApiError } from '../errors.ts';
 
 const list = (csv: string): string[] => (csv === '' ? [] : csv.split(','));
 /** kube's test `newRule(verbs, apiGroups, resources, nonResourceURLs)`. */
@@ -321,5 +324,27 @@ describe('denial', () => {
     expect(() => parseAuthorizationModes('Node,RBAC')).toThrow(/Node authorizer is not implemented/);
     expect(() => parseAuthorizationModes('ABAC')).toThrow('authorization mode "ABAC" is not a valid mode; supported modes: AlwaysAllow, AlwaysDeny, RBAC');
     expect(() => parseAuthorizationModes('RBAC,RBAC')).toThrow(/more than once/);
+  });
+});
+
+describe('review bodies', () => {
+  const ssar = REVIEW_RESOURCES.find((r) => r.kind === 'SelfSubjectAccessReview')!;
+  const ctx = { user: { name: 'u', uid: 'u', groups: ['system:authenticated'] }, namespace: undefined, authorizer: authorizerOf({}), authenticateToken: () => undefined };
+  it.each([
+    [{ spec: { resourceAttributes: { verb: 7 } } }, 400, 'spec.resourceAttributes.verb: expected a string, got 7'],
+    [{ spec: { resourceAttributes: [] } }, 400, 'spec.resourceAttributes: expected an object'],
+    [{ metadata: 'x', spec: {} }, 400, 'metadata: expected an object'],
+    [{ kind: 'Pod', spec: {} }, 400, 'the body is undefined, Kind=Pod; this endpoint takes authorization.k8s.io/v1, Kind=SelfSubjectAccessReview'],
+    [{ spec: { resourceAttributes: {}, nonResourceAttributes: {} } }, 422, 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: {}: cannot be specified in combination with resourceAttributes'],
+    ['text', 400, 'the request body must be a SelfSubjectAccessReview object'],
+  ])('%j is refused with %i naming the field', (body, code, message) => {
+    let error: unknown;
+    try {
+      answerReview(ssar, body, ctx);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toMatchObject({ code, message });
   });
 });

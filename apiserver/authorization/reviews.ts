@@ -19,25 +19,27 @@ type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const fieldPath = (path: string, field: string): string => (path === '' ? field : `${path}.${field}`);
+
 /** A string field of a review (absent or null: ''); 400 naming the field for anything else. */
 const stringField = (object: Json | undefined, field: string, path: string): string => {
   const value = object?.[field];
   if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw apiErrors.badRequest(`${path}.${field}: expected a string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string') throw apiErrors.badRequest(`${fieldPath(path, field)}: expected a string, got ${JSON.stringify(value)}`);
   return value;
 };
 
 const objectField = (object: Json | undefined, field: string, path: string): Json | undefined => {
   const value = object?.[field];
   if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) throw apiErrors.badRequest(`${path}.${field}: expected an object`);
+  if (!isObject(value)) throw apiErrors.badRequest(`${fieldPath(path, field)}: expected an object`);
   return value;
 };
 
 const stringList = (object: Json | undefined, field: string, path: string): string[] => {
   const value = object?.[field];
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw apiErrors.badRequest(`${path}.${field}: expected a list of strings`);
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw apiErrors.badRequest(`${fieldPath(path, field)}: expected a list of strings`);
   return value as string[];
 };
 
