@@ -231,6 +231,27 @@ describeOnBothLogs('RBAC with kubectl', (adapter) => {
     );
   });
 
+  it('a second apiserver on the same log: bootstrapping from both at once appends nothing more; a binding made (and removed) through one authorizes (and stops) through the other', async () => {
+    const second = await startTestApiServer(log, temp.dir, { tokens: TOKENS, authorizationModes: ['RBAC'] });
+    try {
+      const before = await logEnd(log, 'desired');
+      await Promise.all([second.server.ensureBootstrapPolicy(), api.server.ensureBootstrapPolicy()]);
+      expect(await logEnd(log, 'desired')).toBe(before);
+      const asViewer = (path: string) => second.client.request('GET', path, { token: 'viewer-token' });
+      expect((await asViewer('/apis/apps/v1/namespaces/b/deployments')).status).toBe(403);
+      expect((await admin('create', 'rolebinding', 'viewer-view', '--clusterrole=view', '--user=viewer', '-n', 'b')).code).toBe(0);
+      await second.projection.waitFor(api.projection.cursor(), 10_000);
+      expect((await asViewer('/apis/apps/v1/namespaces/b/deployments')).status).toBe(200);
+      expect((await admin('delete', 'rolebinding', 'viewer-view', '-n', 'b')).code).toBe(0);
+      await second.projection.waitFor(api.projection.cursor(), 10_000);
+      expect((await asViewer('/apis/apps/v1/namespaces/b/deployments')).body.message).toBe(
+        'deployments.apps is forbidden: User "viewer" cannot list resource "deployments" in API group "apps" in the namespace "b"',
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
   it('SubjectAccessReview answers for another user; a malformed review is 422 and appends nothing', async () => {
     const before = await logEnd(log, 'desired');
     const review = await call('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
