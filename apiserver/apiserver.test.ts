@@ -70,14 +70,14 @@ describeOnBothLogs('apiserver', (adapter) => {
     }
   });
 
-  it('serves legacy discovery for every group and version of the served kinds, with short names and subresources', async () => {
+  it('serves legacy discovery for every group and version of the served kinds and the review groups, with short names and subresources', async () => {
     const version = await client.request('GET', '/version');
     expect(version.body).toMatchObject({ major: '1', minor: '32' });
     expect((await client.request('GET', '/api')).body).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
     const groups = await client.request('GET', '/apis');
     expect(groups.headers.get('content-type')).toBe('application/json');
     expect(groups.body.groups.map((g: { name: string }) => g.name)).toEqual([
-      'apps', 'events.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io', 'policy', 'rbac.authorization.k8s.io',
+      'apps', 'events.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io', 'policy', 'rbac.authorization.k8s.io',
       'storage.k8s.io', 'admissionregistration.k8s.io', 'scheduling.k8s.io', 'coordination.k8s.io', 'node.k8s.io', 'discovery.k8s.io',
     ]);
     const core = await client.request('GET', '/api/v1');
@@ -85,6 +85,10 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(byName.get('pods')).toMatchObject({ kind: 'Pod', namespaced: true, shortNames: ['po'], verbs: expect.arrayContaining(['watch', 'patch']) });
     expect(byName.get('nodes')).toMatchObject({ namespaced: false, shortNames: ['no'] });
     for (const sub of ['pods/status', 'pods/binding', 'pods/log', 'namespaces/status']) expect(byName.has(sub)).toBe(true);
+    const authorization = await client.request('GET', '/apis/authorization.k8s.io/v1');
+    expect(authorization.body.resources.map((r: { name: string; verbs: string[] }) => `${r.name} ${r.verbs}`)).toEqual([
+      'localsubjectaccessreviews create', 'selfsubjectaccessreviews create', 'selfsubjectrulesreviews create', 'subjectaccessreviews create',
+    ]);
     const apps = await client.request('GET', '/apis/apps/v1');
     const scale = apps.body.resources.find((r: { name: string }) => r.name === 'deployments/scale');
     expect(scale).toMatchObject({ group: 'autoscaling', version: 'v1', kind: 'Scale' });

@@ -2,8 +2,9 @@
  * Authentication with static bearer tokens, from a token file in kube-apiserver's format
  * (`--token-auth-file`): CSV lines `token,user,uid,"group1,group2"`.
  *
- * Authorization is "every authenticated user may do everything" (like kube's
- * AlwaysAllow authorizer); the user is recorded as the actor of every event it appends.
+ * Every authenticated user is also in `system:authenticated`, as kube adds it. What a user
+ * may do is the authorizer's (`authorization/`); the user is recorded as the actor of every
+ * event it appends.
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
@@ -80,6 +81,16 @@ export const loadTokenFile = (path: string): TokenFile => parseTokenFile(readFil
 export const formatTokenFile = (entries: readonly { token: string; user: UserInfo }[]): string =>
   entries.map(({ token, user }) => `${token},${user.name},${user.uid},"${user.groups.join(',')}"`).join('\n') + '\n';
 
+/** The group kube adds to every authenticated user. */
+export const AUTHENTICATED_GROUP = 'system:authenticated';
+
+/** The user a bearer token stands for, with `system:authenticated` added (kube's `AuthenticatedGroupAdder`). */
+export const authenticateToken = (tokens: TokenFile, token: string): UserInfo | undefined => {
+  const user = tokens.users.get(token);
+  if (!user) return undefined;
+  return user.groups.includes(AUTHENTICATED_GROUP) ? user : { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
+};
+
 /**
  * The user of a request: from `Authorization: Bearer <token>`. Throws 401 Unauthorized
  * for a missing or unknown token.
@@ -87,7 +98,7 @@ export const formatTokenFile = (entries: readonly { token: string; user: UserInf
 export const authenticate = (tokens: TokenFile, req: IncomingMessage): UserInfo => {
   const header = req.headers.authorization ?? '';
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const user = match ? tokens.users.get(match[1]!) : undefined;
+  const user = match ? authenticateToken(tokens, match[1]!) : undefined;
   if (!user) throw apiErrors.unauthorized();
   return user;
 };

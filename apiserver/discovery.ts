@@ -3,6 +3,7 @@
  * and `/version`. Replies are plain `application/json`, which tells kubectl to use the
  * legacy (not aggregated) discovery format.
  */
+import { REVIEW_GROUP_VERSIONS, REVIEW_RESOURCES } from './authorization/review-resources.ts';
 import { apiVersionOf, GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
 
 /** The Kubernetes version logplane speaks (kubectl's version skew checks read it). */
@@ -28,8 +29,14 @@ export const apiVersions = (serverAddress: string) => ({
 
 const groupVersionEntry = (gv: GroupVersion) => ({ groupVersion: apiVersionOf(gv), version: gv.version });
 
+/** Every served group/version: the stored kinds', with the review resources' groups right after apps and events.k8s.io, where kube lists them. */
+const DISCOVERY_GROUP_VERSIONS: readonly GroupVersion[] = (() => {
+  const afterApps = GROUP_VERSIONS.filter((gv) => gv.group === '' || gv.group === 'apps' || gv.group === 'events.k8s.io').length;
+  return [...GROUP_VERSIONS.slice(0, afterApps), ...REVIEW_GROUP_VERSIONS, ...GROUP_VERSIONS.slice(afterApps)];
+})();
+
 const apiGroupOf = (group: string) => {
-  const versions = GROUP_VERSIONS.filter((gv) => gv.group === group).map(groupVersionEntry);
+  const versions = DISCOVERY_GROUP_VERSIONS.filter((gv) => gv.group === group).map(groupVersionEntry);
   return { name: group, versions, preferredVersion: versions[0] };
 };
 
@@ -40,7 +47,7 @@ export const apiGroup = (group: string) => ({ kind: 'APIGroup', apiVersion: 'v1'
 export const apiGroupList = () => ({
   kind: 'APIGroupList',
   apiVersion: 'v1',
-  groups: [...new Set(GROUP_VERSIONS.filter((gv) => gv.group !== '').map((gv) => gv.group))].map(apiGroupOf),
+  groups: [...new Set(DISCOVERY_GROUP_VERSIONS.filter((gv) => gv.group !== '').map((gv) => gv.group))].map(apiGroupOf),
 });
 
 /** `/api/v1` or `/apis/apps/v1`: resources with verbs, short names and subresources. */
@@ -66,6 +73,9 @@ export const apiResourceList = (gv: GroupVersion) => {
         verbs: sub.verbs,
       });
     }
+  }
+  for (const review of REVIEW_RESOURCES.filter((r) => r.group === gv.group && r.version === gv.version)) {
+    resources.push({ name: review.plural, singularName: review.singular, namespaced: review.namespaced, kind: review.kind, verbs: ['create'] });
   }
   if (gv.group === '') {
     resources.push({ name: 'bindings', singularName: 'binding', namespaced: true, kind: 'Binding', verbs: ['create'] });

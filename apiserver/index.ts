@@ -1,5 +1,6 @@
 /** The apiserver: Kubernetes-shaped REST and watch over the log. */
 export { actorOf, formatTokenFile, loadTokenFile, parseTokenFile, type TokenFile, type UserInfo } from './auth.ts';
+export { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from './authorization/modes.ts';
 export type { PodLogRequest, PodLogsHook } from './context.ts';
 export { ApiError, apiErrors } from './errors.ts';
 export { kubeconfigYaml, writeKubeconfig, type KubeconfigOptions } from './kubeconfig.ts';

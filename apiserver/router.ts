@@ -4,6 +4,7 @@
  * namespaces), `/api/v1/nodes/{name}`, the legacy `/api/v1/watch/...` prefix, discovery,
  * OpenAPI, health and metrics.
  */
+import { findReviewResource, REVIEW_GROUP_VERSIONS, type ReviewResource } from './authorization/review-resources.ts';
 import { findResource, GROUP_VERSIONS, type GroupVersion, type ResourceInfo, type SubresourceInfo } from './resources.ts';
 
 /** A resource, collection or subresource a request addresses. */
@@ -29,6 +30,8 @@ export type Route =
   | { readonly type: 'openapiV3Document'; readonly groupVersion: GroupVersion }
   | { readonly type: 'resource'; readonly target: ResourceTarget; readonly watchPrefix: boolean }
   | { readonly type: 'bindings'; readonly namespace: string }
+  /** A create-only review (SelfSubjectAccessReview …), answered by the authorizer, not stored. */
+  | { readonly type: 'review'; readonly review: ReviewResource; readonly namespace: string | undefined }
   | { readonly type: 'notFound' };
 
 const NOT_FOUND: Route = { type: 'notFound' };
@@ -106,7 +109,17 @@ export const route = (pathname: string): Route => {
       if (rest.length === 0) return { type: 'apiGroupList' };
       const [group, version, ...tail] = rest;
       if (version === undefined) {
-        return GROUP_VERSIONS.some((gv) => gv.group === group) ? { type: 'apiGroup', group: group! } : NOT_FOUND;
+        return [...GROUP_VERSIONS, ...REVIEW_GROUP_VERSIONS].some((gv) => gv.group === group) ? { type: 'apiGroup', group: group! } : NOT_FOUND;
+      }
+      const reviewGroupVersion = REVIEW_GROUP_VERSIONS.find((gv) => gv.group === group && gv.version === version);
+      if (reviewGroupVersion) {
+        if (tail.length === 0) return { type: 'resourceList', groupVersion: reviewGroupVersion };
+        if (tail.length === 1) {
+          const review = findReviewResource(group!, version, tail[0]!, false);
+          return review ? { type: 'review', review, namespace: undefined } : NOT_FOUND;
+        }
+        const local = tail.length === 3 && tail[0] === 'namespaces' ? findReviewResource(group!, version, tail[2]!, true) : undefined;
+        return local ? { type: 'review', review: local, namespace: tail[1]! } : NOT_FOUND;
       }
       const gv = servedGroupVersion(group!, version);
       if (!gv || gv.group === '') return NOT_FOUND;

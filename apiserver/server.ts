@@ -13,7 +13,12 @@ import { LogError } from '../log/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import type { FoldSettings, Projection } from '../projections/index.ts';
 import { assertNever } from '../schemas/index.ts';
-import { actorOf, ANONYMOUS_PATHS, authenticate, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
+import { requestAttributes } from './authorization/attributes.ts';
+import { ensureBootstrapPolicy } from './authorization/bootstrap.ts';
+import { forbidden } from './authorization/errors.ts';
+import { createAuthorization, type AuthorizationMode } from './authorization/modes.ts';
+import { answerReview } from './authorization/reviews.ts';
+import { actorOf, ANONYMOUS_PATHS, authenticate, authenticateToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
 import { aggregatedContentType, aggregatedCore, aggregatedGroups, aggregatedVersionOf } from './aggregated-discovery.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
@@ -21,7 +26,7 @@ import { ApiError, apiErrors } from './errors.ts';
 import { getObject, listObjects } from './handlers/read.ts';
 import { bindPod, getScale, patchScale, patchStatus, podLog, updateScale, updateStatus } from './handlers/subresources.ts';
 import { createObject, deleteCollection, deleteObject, patchObject, updateObject } from './handlers/write.ts';
-import { sendJson, warningHeader } from './http.ts';
+import { readJsonBody, sendJson, warningHeader } from './http.ts';
 import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
 import { ensureClusterConfiguration, type RequestedConfiguration } from './cluster-configuration.ts';
@@ -71,6 +76,12 @@ export interface ApiServerOptions {
   readonly healthTimeoutMs?: number;
   /** Request timeouts, the connection cap and the in-flight limits (kube's defaults for what is left out). */
   readonly limits?: Partial<ServingLimits>;
+  /**
+   * `--authorization-mode`: the authorizers asked in order, after `system:masters` (always
+   * allowed). Default `AlwaysAllow`, kube-apiserver's default; `logplane up` and
+   * `logplane apiserver` pass `RBAC`.
+   */
+  readonly authorizationModes?: readonly AuthorizationMode[];
 }
 
 /**
@@ -95,6 +106,11 @@ export interface ApiServer {
   ensureClusterConfiguration(requested?: RequestedConfiguration): Promise<FoldSettings>;
   /** Starts keeping the `kubernetes` Service, its endpoints and this apiserver's Lease (after the configuration and namespaces); stopped by `close`. */
   startSystemObjects(options?: Partial<Pick<SystemObjectsOptions, 'intervalMs' | 'leaseDurationSeconds'>>): SystemObjects;
+  /**
+   * With RBAC among the modes: creates the bootstrap ClusterRoles and ClusterRoleBindings that
+   * are missing and adds to the autoupdate ones what they lack (see `authorization/bootstrap.ts`).
+   */
+  ensureBootstrapPolicy(): Promise<void>;
   /** Ends open watches and closes the listener and every connection. */
   close(): Promise<void>;
 }
@@ -234,6 +250,7 @@ const sendReply = (res: ServerResponse, reply: Reply): void => {
 /** Creates and starts an apiserver; resolves once it listens. */
 export const createApiServer = async (options: ApiServerOptions): Promise<ApiServer> => {
   const { log, projection, tokens } = options;
+  const authorization = createAuthorization(options.authorizationModes ?? ['AlwaysAllow'], projection);
   const limits = servingLimits(options.limits);
   const inflight = createInflightLimiter(limits);
   const logger = options.logger ?? pino({ level: 'info' }).child({ component: 'apiserver' });
@@ -294,7 +311,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const health = createHealth({ log, projection, closing: closing.signal, timeoutMs: options.healthTimeoutMs ?? 5000, logger });
 
   /** Non-resource routes: discovery, OpenAPI, version, metrics. */
-  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' }>, res: ServerResponse, accept: string | undefined): Promise<void> => {
+  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' | 'review' }>, res: ServerResponse, accept: string | undefined): Promise<void> => {
     switch (route.type) {
       case 'metrics': {
         const text = await metrics.registry.metrics();
@@ -352,8 +369,34 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         release = inflight.acquire(requestKind(method, isLongRunning(method, routed, url.searchParams)));
         if (!release) throw tooManyRequests();
       }
+      // As kube's authorization filter: after the in-flight limit, before any handler.
+      if (user) {
+        const attributes = requestAttributes(user, method, url.pathname, url.searchParams);
+        const decision = authorization.authorizer.authorize(attributes);
+        if (decision.type !== 'allow') {
+          logger.debug({ user: user.name, attributes, reason: decision.reason }, 'forbidden');
+          throw forbidden(attributes, decision.reason);
+        }
+      }
       for (const extension of options.extensions ?? []) {
         if (await extension(req, res, url, user)) return;
+      }
+      if (routed.type === 'review') {
+        if (!user) throw apiErrors.unauthorized();
+        if (method !== 'POST') throw apiErrors.methodNotAllowed();
+        labels.verb = 'create';
+        labels.resource = routed.review.plural;
+        const body = await readJsonBody(req);
+        sendReply(
+          res,
+          answerReview(routed.review, body, {
+            user,
+            namespace: routed.namespace,
+            authorizer: authorization.authorizer,
+            authenticateToken: (token) => authenticateToken(tokens, token),
+          }),
+        );
+        return;
       }
       if (routed.type !== 'resource' && routed.type !== 'bindings') {
         // A path that names nothing served is 404 whatever the verb, as kube's NotFound handler.
@@ -461,10 +504,12 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     },
     ensureClusterConfiguration: (requested = {}) => ensureClusterConfiguration(server, requested, logger),
     startSystemObjects: (started = {}) => (systemObjects ??= startSystemObjects(server, { ...started, address: reachable, port, logger })),
+    ensureBootstrapPolicy: () => (authorization.rbac ? ensureBootstrapPolicy(server, logger) : Promise.resolve()),
     close: async () => {
       await systemObjects?.stop();
       closing.abort();
       keeping?.unsubscribe();
+      authorization.close();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

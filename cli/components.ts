@@ -55,6 +55,8 @@ export const runApiserver = async (options: {
   serviceCIDR?: string;
   /** The apiserver's request timeouts, connection cap and in-flight limits. */
   limits?: ServeOptions['limits'];
+  /** `--authorization-mode` (default `RBAC`). */
+  authorizationModes?: ServeOptions['authorizationModes'];
 }): Promise<Component & { url: string; kubeconfig: string }> => {
   const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger);
   const { token, tokens } = adminCredentials(options.dataDir);
@@ -70,6 +72,7 @@ export const runApiserver = async (options: {
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    authorizationModes: options.authorizationModes ?? ['RBAC'],
     dataDir: options.dataDir,
   });
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');

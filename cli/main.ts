@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino, { type Logger } from 'pino';
+import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/index.ts';
 import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controllers.ts';
 import { startCluster } from './up.ts';
 import { runAgent, runApiserver, runControllers, type Component } from './components.ts';
@@ -124,6 +125,20 @@ const withLimitOptions = (command: Command): Command =>
     .option('--max-requests-inflight <n>', 'read-only requests in flight at most, watches and logs excluded; more get 429 (0: no limit)', integer('--max-requests-inflight'), 400)
     .option('--max-mutating-requests-inflight <n>', 'mutating requests in flight at most; more get 429 (0: no limit)', integer('--max-mutating-requests-inflight'), 200);
 
+/** `--authorization-mode`, kube-apiserver's flag: a comma list of `AlwaysAllow`, `AlwaysDeny`, `RBAC` (default RBAC). */
+const withAuthorizationOption = (command: Command): Command =>
+  command.addOption(
+    new Option('--authorization-mode <modes>', `authorizers asked in order after the system:masters group, comma-separated: ${AUTHORIZATION_MODES.join(', ')}`)
+      .argParser((value: string) => {
+        try {
+          return parseAuthorizationModes(value);
+        } catch (error) {
+          throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+        }
+      })
+      .default(['RBAC'] as readonly AuthorizationMode[], 'RBAC'),
+  );
+
 const limitsOf = (flags: LimitFlags) => ({
   requestTimeoutMs: flags.requestTimeout,
   maxConnections: flags.maxConnections,
@@ -167,7 +182,7 @@ export const buildProgram = (): Command => {
     .version('0.1.0')
     .option('--log-level <level>', 'structured log level on stderr (trace, debug, info, warn, error)', 'warn');
 
-  withLimitOptions(withRuntimeOptions(program
+  withAuthorizationOption(withLimitOptions(withRuntimeOptions(program
     .command('up')
     .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy')
     .option('--data <dir>', 'data directory (log, projection, kubeconfig, pod logs)', '.logplane')
@@ -181,8 +196,9 @@ export const buildProgram = (): Command => {
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
     .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
-    .addOption(durabilityOption())))
+    .addOption(durabilityOption()))))
     .action(async (flags: LimitFlags & RuntimeFlags & {
+      authorizationMode: readonly AuthorizationMode[];
       data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
       tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
     }) => {
@@ -200,6 +216,7 @@ export const buildProgram = (): Command => {
         podCIDR: flags.podCidr,
         durability: flags.durability,
         limits: limitsOf(flags),
+        authorizationModes: flags.authorizationMode,
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
@@ -222,7 +239,7 @@ export const buildProgram = (): Command => {
       await runUntilSignal({ description: 'the cluster', stop: () => cluster.stop() }, logger);
     });
 
-  withLimitOptions(withLogOptions(
+  withAuthorizationOption(withLimitOptions(withLogOptions(
     program
       .command('apiserver')
       .description('run an apiserver (distributed mode); several may run against the same log')
@@ -232,7 +249,7 @@ export const buildProgram = (): Command => {
       .option('--no-tls', 'serve plain HTTP')
       .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  )).action(async (flags: LogFlags & LimitFlags & { data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
+  ))).action(async (flags: LogFlags & LimitFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const component = await runApiserver({
       target: logTarget(flags, flags.data),
@@ -243,6 +260,7 @@ export const buildProgram = (): Command => {
       tls: flags.tls,
       logger,
       limits: limitsOf(flags),
+      authorizationModes: flags.authorizationMode,
       ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
     });
     process.stdout.write(`${component.description}\n`);

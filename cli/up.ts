@@ -47,6 +47,8 @@ export interface UpOptions {
   readonly podCIDR?: string;
   /** The apiserver's request timeouts, connection cap and in-flight limits. */
   readonly limits?: ServeOptions['limits'];
+  /** `--authorization-mode` (default `RBAC`; the admin token's user is in `system:masters`). */
+  readonly authorizationModes?: ServeOptions['authorizationModes'];
 }
 
 export interface RunningCluster {
@@ -104,6 +106,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    authorizationModes: options.authorizationModes ?? ['RBAC'],
     dataDir,
     podLogs: async (request) => {
       const node = request.pod.spec.nodeName;

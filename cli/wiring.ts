@@ -18,6 +18,7 @@ import {
   generateSelfSignedCertificate,
   parseTokenFile,
   type ApiServer,
+  type AuthorizationMode,
   type PodLogsHook,
   type TlsMaterial,
   type TokenFile,
@@ -150,6 +151,8 @@ export interface ServeOptions {
   readonly dataDir?: string;
   /** `--request-timeout`, `--max-connections`, `--max-requests-inflight`, `--max-mutating-requests-inflight`. */
   readonly limits?: Partial<ServingLimits>;
+  /** `--authorization-mode`; with RBAC the bootstrap roles and bindings are created at start. */
+  readonly authorizationModes?: readonly AuthorizationMode[];
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
@@ -170,6 +173,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     logger: options.logger.child({ component: 'apiserver' }),
     extensions: [historyApi],
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.authorizationModes ? { authorizationModes: options.authorizationModes } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
   });
@@ -180,6 +184,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     throw error;
   }
   await server.ensureDefaultNamespaces();
+  await server.ensureBootstrapPolicy();
   await server.startSystemObjects().ready;
   return server;
 };

@@ -1,0 +1,73 @@
+/**
+ * `--authorization-mode`: kube-apiserver's comma-separated list of authorizers, asked in
+ * order after the `system:masters` group (always allowed, as kube's superuser authorizer).
+ * logplane has `AlwaysAllow`, `AlwaysDeny` and `RBAC`; `Node` is refused until it exists.
+ */
+import type { Projection } from '../../projections/index.ts';
+import { assertNever } from '../../schemas/index.ts';
+import { alwaysAllow, alwaysDeny, privilegedGroups, SYSTEM_MASTERS, unionAuthorizer, type Authorizer } from './decision.ts';
+import { AuthorizationModeError } from './errors.ts';
+import { createPolicyIndex } from './policy-index.ts';
+import { createRbacAuthorizer } from './rbac.ts';
+
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'] as const;
+export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
+
+const isMode = (mode: string): mode is AuthorizationMode => (AUTHORIZATION_MODES as readonly string[]).includes(mode);
+
+/** Parses `RBAC` or `AlwaysAllow,RBAC` (kube's names; no repeats, at least one). */
+export const parseAuthorizationModes = (text: string): readonly AuthorizationMode[] => {
+  const modes = text.split(',').map((mode) => mode.trim());
+  const seen = new Set<string>();
+  for (const mode of modes) {
+    if (mode === 'Node') {
+      throw new AuthorizationModeError('--authorization-mode: the Node authorizer is not implemented in logplane yet; use RBAC (node agents write to the log directly, not through the apiserver)');
+    }
+    if (!isMode(mode)) {
+      throw new AuthorizationModeError(`--authorization-mode: authorization mode ${JSON.stringify(mode)} is not a valid mode; supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
+    }
+    if (seen.has(mode)) throw new AuthorizationModeError(`--authorization-mode: authorization mode ${JSON.stringify(mode)} is specified more than once`);
+    seen.add(mode);
+  }
+  return modes as AuthorizationMode[];
+};
+
+/** The authorizer of a server, and how to release what it holds. */
+export interface Authorization {
+  readonly authorizer: Authorizer;
+  readonly modes: readonly AuthorizationMode[];
+  /** Whether RBAC is one of the modes (the bootstrap roles are then ensured at start). */
+  readonly rbac: boolean;
+  close(): void;
+}
+
+/** Builds the union of `modes` (after the system:masters authorizer) over `projection`. */
+export const createAuthorization = (modes: readonly AuthorizationMode[], projection: Projection): Authorization => {
+  if (modes.length === 0) throw new AuthorizationModeError('--authorization-mode: at least one mode is required');
+  const closers: (() => void)[] = [];
+  const authorizers: Authorizer[] = [privilegedGroups(SYSTEM_MASTERS)];
+  for (const mode of modes) {
+    switch (mode) {
+      case 'AlwaysAllow':
+        authorizers.push(alwaysAllow);
+        break;
+      case 'AlwaysDeny':
+        authorizers.push(alwaysDeny);
+        break;
+      case 'RBAC': {
+        const index = createPolicyIndex(projection);
+        closers.push(() => index.close());
+        authorizers.push(createRbacAuthorizer(index));
+        break;
+      }
+      default:
+        assertNever(mode, 'authorization mode');
+    }
+  }
+  return {
+    authorizer: unionAuthorizer(authorizers),
+    modes,
+    rbac: modes.includes('RBAC'),
+    close: () => closers.forEach((close) => close()),
+  };
+};
