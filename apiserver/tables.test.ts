@@ -84,6 +84,15 @@ describe('other kinds', () => {
     expect(rowCells(service, NOW)).toEqual(['s', 'NodePort', '127.96.0.5', '<none>', '80:30080/TCP,53/UDP', '5s', 'a=1,b=2']);
   });
 
+  it.each([
+    ['an ExternalName by its name', { type: 'ExternalName', externalName: 'db.example.com' }, ['<none>', 'db.example.com']],
+    ['external IPs', { type: 'ClusterIP', clusterIP: '127.96.0.7', externalIPs: ['192.0.2.1', '192.0.2.2'] }, ['127.96.0.7', '192.0.2.1,192.0.2.2']],
+    ['a pending load balancer', { type: 'LoadBalancer', clusterIP: '127.96.0.8' }, ['127.96.0.8', '<pending>']],
+  ] as const)('prints %s in the EXTERNAL-IP column as kube does', (_case, spec, [clusterIp, external]) => {
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: meta('s', 5), spec } as unknown as Service;
+    expect(rowCells(service, NOW).slice(2, 4)).toEqual([clusterIp, external]);
+  });
+
   it('formats endpoints like kubectl, with "+ N more..."', () => {
     const endpoints = (ips: string[]): Endpoints => ({
       apiVersion: 'v1',

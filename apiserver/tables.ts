@@ -181,10 +181,15 @@ const mapSelector = (selector: Readonly<Record<string, string>> | undefined): st
 const serviceRow = (service: Service, now: number): TableCell[] => {
   const spec = service.spec;
   const type = spec.type ?? 'ClusterIP';
-  let externalIp = '<none>';
+  // kube's getServiceExternalIP: the external IPs (after a load balancer's), the ExternalName's name.
+  const externalIPs = spec.externalIPs ?? [];
+  let externalIp = externalIPs.length > 0 ? externalIPs.join(',') : '<none>';
   if (type === 'LoadBalancer') {
     const ingress = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname ?? '').filter((s) => s !== '');
-    externalIp = ingress.length > 0 ? ingress.join(',') : '<pending>';
+    const all = [...ingress, ...externalIPs];
+    externalIp = all.length > 0 ? all.join(',') : '<pending>';
+  } else if (type === 'ExternalName') {
+    externalIp = spec.externalName ?? '';
   }
   const ports = (spec.ports ?? []).map((p) => (p.nodePort ? `${p.port}:${p.nodePort}/${p.protocol ?? 'TCP'}` : `${p.port}/${p.protocol ?? 'TCP'}`));
   return [
