@@ -9,7 +9,7 @@ import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSystemInfo, Pod, PodStatus, Taint } from '../schemas/index.ts';
-import { hostNodeInfo } from './node-info.ts';
+import { goArch, hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 
@@ -138,7 +138,18 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     const node: Node = {
       apiVersion: 'v1',
       kind: 'Node',
-      metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...options.labels } },
+      // kubelet's initial labels (initialNode): hostname, os and arch, with their deprecated beta twins.
+      metadata: {
+        name,
+        labels: {
+          'beta.kubernetes.io/arch': nodeInfo.architecture ?? goArch(),
+          'beta.kubernetes.io/os': 'linux',
+          'kubernetes.io/arch': nodeInfo.architecture ?? goArch(),
+          'kubernetes.io/hostname': name,
+          'kubernetes.io/os': 'linux',
+          ...options.labels,
+        },
+      },
       spec: { ...(options.taints?.length ? { taints: options.taints.map((t) => ({ ...t })) } : {}), podCIDR: podCIDR(options.nodes.indexOf(name)) },
       status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo),
     };

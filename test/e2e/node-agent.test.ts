@@ -466,6 +466,17 @@ describe.each(LOG_ADAPTERS)('node agent end to end on the %s log', (adapter) => 
         n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
       );
       expect(stillReady).toHaveLength(nodes);
+      // kubelet's initial labels, the architecture in Go's name as nodeInfo has it.
+      const first = sim.cluster.projection.view().get('Node//node-1') as Node;
+      const arch = first.status?.nodeInfo?.architecture;
+      expect(arch).toMatch(/^(amd64|arm64|386|arm|ppc64le|s390x|riscv64)$/);
+      expect(first.metadata.labels).toMatchObject({
+        'kubernetes.io/hostname': 'node-1',
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': arch,
+        'beta.kubernetes.io/os': 'linux',
+        'beta.kubernetes.io/arch': arch,
+      });
     } finally {
       await sim.stop();
     }
