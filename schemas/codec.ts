@@ -71,6 +71,9 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
   // judges and describes the rest (see `compileFastCheck`).
   const fitsWriter = compileFastCheck(writer.type);
   const fitsObject = new Map([...objectTypes].map(([kind, type]) => [kind, compileFastCheck(type)]));
+  // Objects are checked in avsc's representation, as they are encoded: JSON values
+  // (RawExtension, FieldsV1 of managedFields) are records there.
+  const objectToAvro = new Map([...objectTypes].map(([kind, type]) => [kind, compileToAvro(type) ?? ((value: unknown) => value)]));
   let scratch = withHeader(Buffer.allocUnsafe(INITIAL_SCRATCH_BYTES), writer);
 
   const encode = (event: EventEnvelope): Buffer => {
@@ -125,7 +128,8 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
     if (type === undefined) {
       return { valid: false, path: 'kind', detail: `expected one of ${[...objectTypes.keys()].join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}` };
     }
-    const problem = (fitsObject.get(kind as string) as (value: unknown) => boolean)(fields) ? undefined : findProblem(type, fields);
+    const value = (objectToAvro.get(kind as string) as (value: unknown) => unknown)(fields);
+    const problem = (fitsObject.get(kind as string) as (value: unknown) => boolean)(value) ? undefined : findProblem(type, value);
     return problem === undefined ? { valid: true, object: object as KubeObject } : { valid: false, ...problem };
   };
 

@@ -20,7 +20,7 @@ import {
 } from '../context.ts';
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
-import { applyPatch, mergePatch, patchTypeOf } from '../patch/index.ts';
+import { applyPatch, mergePatch, subresourcePatchTypeOf } from '../patch/index.ts';
 import { queryBool } from '../query.ts';
 import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus } from '../validation/admit.ts';
@@ -71,7 +71,7 @@ export const updateStatus = async (server: ServerContext, ctx: RequestContext): 
 export const patchStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource } = ctx.target;
   const options = parseWriteOptions('PatchOptions', ctx.query);
-  const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const patchType = subresourcePatchTypeOf(mediaTypeOf(ctx.req.headers['content-type']), 'status');
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   const current = await currentObject(server, ctx);
   const patched = applyPatch(patchType, resource.kind, current, patch) as { metadata?: { resourceVersion?: unknown } };
@@ -171,12 +171,12 @@ export const updateScale = async (server: ServerContext, ctx: RequestContext): P
 /** PATCH `.../scale` (kubectl scale sends a merge patch); retried on Conflict unless pinned. */
 export const patchScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { dryRun } = parseWriteOptions('PatchOptions', ctx.query);
-  const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const patchType = subresourcePatchTypeOf(mediaTypeOf(ctx.req.headers['content-type']), 'scale');
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   for (let attempt = 1; ; attempt++) {
     const current = scalable(await currentObject(server, ctx));
     const scale = scaleOf(current);
-    const patched = patchType === 'json' ? applyPatch('json', current.kind, scale, patch) : patchType === 'apply' ? applyPatch('apply', current.kind, scale, patch) : mergePatch(scale, patch);
+    const patched = patchType === 'json' ? applyPatch('json', current.kind, scale, patch) : mergePatch(scale, patch);
     const version = (patched as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
     const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : undefined;
     try {
