@@ -230,7 +230,7 @@ describeOnBothLogs('server-side apply', (adapter) => {
     expect((await getYaml('deploy', 'migrate')).spec.replicas).toBe(3);
   });
 
-  it('records the manager of create, edit-like patches and scale as Update entries', async () => {
+  it('records the manager of a create and of a merge patch as Update entries, which an applier then conflicts with', async () => {
     expect((await kubectl('create', 'configmap', 'settings', '--from-literal=a=1')).code).toBe(0);
     const created = await getYaml('configmap', 'settings', '--show-managed-fields');
     expect((created.metadata.managedFields as ManagedEntry[]).map((e) => [e.manager, e.operation])).toEqual([['kubectl-create', 'Update']]);
