@@ -280,7 +280,7 @@ export const compareValues = (type: MergeType, lhs: Json, rhs: Json): Comparison
       leaf: (path, l, r) => {
         if (l === undefined) insert(comparison.added, path);
         else if (r === undefined) insert(comparison.removed, path);
-        else if (!sameJson(l, r)) insert(comparison.modified, path);
+        else if (l !== r && (typeof l !== 'object' || l === null || typeof r !== 'object' || r === null || !sameJson(l, r))) insert(comparison.modified, path);
       },
       container: (path, l, r) => {
         if (l === undefined) insert(comparison.added, path);
