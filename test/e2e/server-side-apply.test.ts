@@ -8,7 +8,7 @@
  * with the apply patch type.
  */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -183,6 +183,25 @@ describeOnBothLogs('server-side apply', (adapter) => {
     // Both still own the image they applied with the same value: no conflict, shared.
     expect(JSON.stringify(byManager['kubectl']!.fieldsV1)).toContain('"f:image"');
     expect(JSON.stringify(byManager['ci']!.fieldsV1)).toContain('"f:image"');
+  });
+
+  it("applies the README's example (a Deployment and a Service): created, unchanged, conflict, forced", async () => {
+    const example = new URL('../../examples/echo.yaml', import.meta.url);
+    const created = await kubectl('apply', '--server-side', '-f', example.pathname);
+    expect(created).toMatchObject({ code: 0, stderr: '', stdout: 'deployment.apps/echo serverside-applied\nservice/echo serverside-applied\n' });
+    const service = await getYaml('svc', 'echo');
+    expect(service.spec.clusterIP).toMatch(/^127\.96\./);
+    const end = await logEnd(log, 'desired');
+    expect((await kubectl('apply', '--server-side', '-f', example.pathname)).code).toBe(0);
+    expect(await logEnd(log, 'desired')).toBe(end);
+    expect((await getYaml('svc', 'echo')).metadata.resourceVersion).toBe(service.metadata.resourceVersion);
+
+    const scaled = file('echo-5.yaml', readFileSync(example, 'utf8').replace('replicas: 3', 'replicas: 5'));
+    const conflict = await kubectl('apply', '--server-side', '--field-manager=gitops', '-f', scaled);
+    expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas');
+    const forced = await kubectl('apply', '--server-side', '--field-manager=gitops', '--force-conflicts', '-f', scaled);
+    expect(forced).toMatchObject({ code: 0, stderr: '' });
+    expect((await getYaml('deploy', 'echo')).spec.replicas).toBe(5);
   });
 
   it('removes a field the applier no longer applies and nobody else owns', async () => {

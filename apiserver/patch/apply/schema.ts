@@ -54,13 +54,13 @@ type Extensions = OpenApiSchema & {
 
 /**
  * The default of a list-map key field: the schema's `default`, else the one its
- * description states (`Defaults to "TCP".`), which the v2 document carries only in words
- * while kube-apiserver reads it from its v3 document.
+ * description states (`Defaults to "TCP".`, `Default is TCP.`), which the v2 document
+ * carries only in words while kube-apiserver reads it from its v3 document.
  */
 const keyDefaultOf = (schema: Extensions | undefined): Json => {
   if (!schema) return undefined;
   if (schema.default !== undefined) return schema.default;
-  const stated = /Defaults to "([^"]+)"/.exec(schema.description ?? '');
+  const stated = /Defaults? (?:to|is) "?([A-Za-z0-9_.-]+?)"?\.(?:\s|$)/.exec(schema.description ?? '');
   return stated ? stated[1] : undefined;
 };
 

@@ -165,5 +165,7 @@ describe('FieldsV1 (kube managedfields fields_test.go)', () => {
       '.spec.template.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"]',
       '.spec.template.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"].containerPort',
     ]);
+    const service = toFieldSet(mergeTypeOf('io.k8s.api.core.v1.Service'), { spec: { ports: [{ port: 80 }] } }, { strict: true });
+    expect(leaves(service).map(pathString)).toEqual(['.spec.ports[port=80,protocol="TCP"]', '.spec.ports[port=80,protocol="TCP"].port']);
   });
 });
