@@ -14,7 +14,7 @@ import { serverSideApply } from '../patch/index.ts';
 import { apiVersionOf } from '../resources.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCreated, type WriteOptions } from '../write-options.ts';
-import { submitUpdate } from './write.ts';
+import { submitUpdate } from './submit-update.ts';
 
 /** The object without its resourceVersion, to tell whether a write would change anything. */
 const withoutVersion = (object: KubeObject): Json => {

@@ -40,6 +40,7 @@ import { CAUSE_TYPES, successStatus, type StatusCause } from '../status.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCause, dryRunCreated, managerOf, parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { applyObject } from './apply.ts';
+import { submitUpdate } from './submit-update.ts';
 
 /**
  * How many names a create with generateName tries before giving up (kube's
@@ -182,29 +183,6 @@ export const currentObject = async (server: ServerContext, ctx: RequestContext):
   const current = server.projection.view().get(keyOf(resource, namespace, name));
   if (!current) throw apiErrors.notFound(resource, name);
   return current;
-};
-
-/** Appends an update of the main resource (at the request's `time`) and answers with the updated object. */
-export const submitUpdate = async (
-  server: ServerContext,
-  ctx: RequestContext,
-  object: KubeObject,
-  expectedResourceVersion: string | null,
-  time: number,
-): Promise<KubeObject> => {
-  const { resource } = ctx.target;
-  const key = objectKey(object);
-  const result = await server.writer.submit({
-    topic: 'desired',
-    key,
-    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: null },
-    identity: ctx.identity,
-    time,
-  });
-  throwIfRejected(result, resource, object.metadata.name);
-  const updated = objectAfter(server, result, key);
-  // An update that removed the last finalizer of a deleting object completes the deletion.
-  return updated ?? object;
 };
 
 /** PUT of the main resource. A stale `metadata.resourceVersion` gets 409 Conflict from the fold. */
