@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors.ts';
-import { applyPatch, jsonPatch, mergePatch, patchTypeOf, strategicMerge } from './index.ts';
+import { jsonPatch, mergePatch, patchTypeOf, strategicMerge } from './index.ts';
 
 const pod = {
   metadata: { name: 'p', labels: { app: 'web', tier: 'front' }, finalizers: ['a'] },

@@ -98,11 +98,6 @@ const withManager = (managed: Managed, fields: Map<string, { set: FieldSet; appl
   return { fields, info, times };
 };
 
-/** What a write of a manager leaves in `metadata.managedFields`. */
-export interface Recorded {
-  readonly managedFields: ManagedFieldsEntry[];
-}
-
 /**
  * The managedFields after `manager` wrote `next` over `live` (undefined: a create) with
  * a create, update or non-apply patch at `time` (epoch millis). `requested` is the

@@ -49,19 +49,11 @@ export const insert = (set: FieldSet, path: Path): void => {
   node.members.add(path[path.length - 1]!);
 };
 
-/** Whether `path` is a member of `set`. */
-export const has = (set: FieldSet, path: Path): boolean => {
-  if (path.length === 0) return false;
-  let node: FieldSet | undefined = set;
-  for (let i = 0; i < path.length - 1 && node; i++) node = node.children.get(path[i]!);
-  return node?.members.has(path[path.length - 1]!) ?? false;
-};
-
 /** Whether the set has no member at any depth (children are never empty, so this looks at one level). */
 export const isEmpty = (set: FieldSet): boolean => set.members.size === 0 && set.children.size === 0;
 
 /** The set below `element`, or an empty one. */
-export const withPrefix = (set: FieldSet, element: PathElement): FieldSet => set.children.get(element) ?? emptySet();
+const withPrefix = (set: FieldSet, element: PathElement): FieldSet => set.children.get(element) ?? emptySet();
 
 const build = (members: Iterable<PathElement>, children: Iterable<[PathElement, FieldSet]>): FieldSet => {
   const out: FieldSet = { members: new Set(members), children: new Map() };

@@ -82,7 +82,7 @@ const shapeOf = (type: MergeType, value: Json): Shape => {
 };
 
 /** The path element of a list item: by its key fields, its value (sets) or its position. */
-export const itemElement = (type: MergeType & { type: 'list' }, item: Json, index: number, path: Path, options: TypedOptions): PathElement | undefined => {
+const itemElement = (type: MergeType & { type: 'list' }, item: Json, index: number, path: Path, options: TypedOptions): PathElement | undefined => {
   if (type.relationship === 'map' && type.keys.length > 0) {
     if (!isObject(item)) {
       if (options.strict) throw new TypedValueError(path, `element ${index}: associative list with keys has an element that is not a map type`);
