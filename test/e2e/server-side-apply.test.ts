@@ -204,6 +204,18 @@ describeOnBothLogs('server-side apply', (adapter) => {
     expect((await getYaml('deploy', 'echo')).spec.replicas).toBe(5);
   });
 
+  it('applies with --dry-run=server without appending, and applies cluster-scoped kinds', async () => {
+    const end = await logEnd(log, 'desired');
+    const dry = await kubectl('apply', '--server-side', '--dry-run=server', '-f', file('dry.yaml', deployment({ name: 'dry', replicas: 1 })));
+    expect(dry).toMatchObject({ code: 0, stderr: '', stdout: 'deployment.apps/dry serverside-applied (server dry run)\n' });
+    expect(await logEnd(log, 'desired')).toBe(end);
+    expect((await kubectl('get', 'deploy', 'dry')).stderr).toContain('NotFound');
+    const ns = await kubectl('apply', '--server-side', '-f', file('ns.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: applied\n  labels:\n    team: a\n'));
+    expect(ns).toMatchObject({ code: 0, stderr: '', stdout: 'namespace/applied serverside-applied\n' });
+    const shown = await getYaml('namespace', 'applied', '--show-managed-fields');
+    expect(shown.metadata.managedFields[0]).toMatchObject({ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } });
+  });
+
   it('removes a field the applier no longer applies and nobody else owns', async () => {
     const withExtras = file('extras.yaml', deployment({ name: 'extras', replicas: 1, labels: { tier: 'front' }, env: true }));
     expect((await kubectl('apply', '--server-side', '-f', withExtras)).code).toBe(0);
