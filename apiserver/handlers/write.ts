@@ -72,6 +72,7 @@ export const recordManager = (
   object: KubeObject,
   requested: unknown,
   time: number,
+  subresource?: 'scale',
 ): void => {
   const { resource } = ctx.target;
   const definition = storedKind(resource.kind)?.definition;
@@ -83,6 +84,7 @@ export const recordManager = (
     requested,
     manager: managerOf(options, ctx.req.headers['user-agent']),
     time,
+    ...(subresource ? { subresource } : {}),
   });
   if (managedFields.length > 0) object.metadata.managedFields = managedFields as typeof object.metadata.managedFields;
   else delete object.metadata.managedFields;

@@ -216,6 +216,18 @@ describeOnBothLogs('server-side apply', (adapter) => {
     expect(shown.metadata.managedFields[0]).toMatchObject({ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } });
   });
 
+  it('records kubectl scale as an Update entry of the scale subresource, which takes spec.replicas', async () => {
+    const path = file('scaled.yaml', deployment({ name: 'scaled', replicas: 2 }));
+    expect((await kubectl('apply', '--server-side', '-f', path)).code).toBe(0);
+    expect((await kubectl('scale', 'deploy', 'scaled', '--replicas=4')).stdout).toBe('deployment.apps/scaled scaled\n');
+    const shown = await getYaml('deploy', 'scaled', '--show-managed-fields');
+    expect(shown.spec.replicas).toBe(4);
+    const scaleEntry = (shown.metadata.managedFields as (ManagedEntry & { subresource?: string })[]).find((e) => e.subresource === 'scale');
+    expect(scaleEntry).toMatchObject({ operation: 'Update', apiVersion: 'apps/v1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } });
+    const conflict = await kubectl('apply', '--server-side', '-f', path);
+    expect(conflict.stderr).toContain(`Apply failed with 1 conflict: conflict with "${scaleEntry!.manager}" with subresource "scale" using apps/v1: .spec.replicas`);
+  });
+
   it('removes a field the applier no longer applies and nobody else owns', async () => {
     const withExtras = file('extras.yaml', deployment({ name: 'extras', replicas: 1, labels: { tier: 'front' }, env: true }));
     expect((await kubectl('apply', '--server-side', '-f', withExtras)).code).toBe(0);

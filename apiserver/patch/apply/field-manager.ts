@@ -110,10 +110,12 @@ export const recordUpdate = (options: {
   readonly requested: unknown;
   readonly manager: string;
   readonly time: number;
+  /** `scale` for a write through /scale: its entry is its own, naming the subresource. */
+  readonly subresource?: string;
 }): ManagedFieldsEntry[] => {
   const { target, manager, time } = options;
   const managed = options.live === undefined ? (Array.isArray(options.requested) && !isResetManagedFields(options.requested) ? decodeOrEmpty(options.requested) : emptyManaged()) : managedOfUpdate(options.live, options.requested);
-  const info: ManagerInfo = { manager, operation: 'Update', apiVersion: target.apiVersion, subresource: '' };
+  const info: ManagerInfo = { manager, operation: 'Update', apiVersion: target.apiVersion, subresource: options.subresource ?? '' };
   const id = managerIdentifier(info);
   const live = options.live === undefined ? {} : withoutManagedFields(options.live);
   const updated = updateManagers(contextOf(target), live, withoutManagedFields(options.next), managed.fields, id);
