@@ -36,6 +36,7 @@ export const CAUSE_TYPES = {
   FieldValueTooLong: 'FieldValueTooLong',
   FieldValueTypeInvalid: 'FieldValueTypeInvalid',
   FieldValueUnknown: 'FieldValueUnknown',
+  FieldManagerConflict: 'FieldManagerConflict',
 } as const;
 export type CauseType = (typeof CAUSE_TYPES)[keyof typeof CAUSE_TYPES];
 

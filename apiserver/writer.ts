@@ -26,6 +26,11 @@ export interface WriteRequest {
   readonly key: string;
   readonly body: EventBody;
   readonly identity: WriteIdentity;
+  /**
+   * The request's time (epoch millis), when the body already carries timestamps taken
+   * from it (managedFields times), so that the event's time is the same; else now.
+   */
+  readonly time?: number;
 }
 
 /** An appended event and what the fold said about it. */
@@ -52,8 +57,8 @@ export const createWriter = (options: WriterOptions): Writer => {
   const { log, projection, logger } = options;
   const applyTimeoutMs = options.applyTimeoutMs ?? 30_000;
   return {
-    submit: async ({ topic, key, body, identity }) => {
-      const time = Date.now();
+    submit: async ({ topic, key, body, identity, time: requestTime }) => {
+      const time = requestTime ?? Date.now();
       const id = newEventId(time);
       const event: EventEnvelope = {
         id,

@@ -268,6 +268,9 @@ const update = (
     const scaled = clone(previous) as KubeObject & { spec?: { replicas?: number } };
     const replicas = (input as { spec?: { replicas?: number } }).spec?.replicas;
     if (scaled.spec) scaled.spec.replicas = replicas ?? 0;
+    // The writer's managedFields (its scale entry), computed against exactly this version:
+    // taken only from a write that expected it (logs of earlier releases carry none).
+    if (expectedResourceVersion !== null && input.metadata.managedFields !== undefined) scaled.metadata.managedFields = input.metadata.managedFields;
     return commitUpdate(state, key, previous, scaled as KubeObject, version);
   }
   // Identity and system fields are the fold's, not the writer's.

@@ -71,7 +71,8 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
   // judges and describes the rest (see `compileFastCheck`).
   const fitsWriter = compileFastCheck(writer.type);
   const fitsObject = new Map([...objectTypes].map(([kind, type]) => [kind, compileFastCheck(type)]));
-  // An object is judged in the form it is written in (JSON values as the JsonValue union), as encode judges it.
+  // Objects are checked in avsc's representation, as they are encoded: JSON values
+  // (RawExtension, FieldsV1 of managedFields) are records there.
   const objectToAvro = new Map([...objectTypes].map(([kind, type]) => [kind, compileToAvro(type) ?? ((value: unknown) => value)]));
   let scratch = withHeader(Buffer.allocUnsafe(INITIAL_SCRATCH_BYTES), writer);
 
@@ -127,8 +128,8 @@ export function createEventCodec(options: { registry: SchemaRegistry; writer?: S
     if (type === undefined) {
       return { valid: false, path: 'kind', detail: `expected one of ${[...objectTypes.keys()].join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}` };
     }
-    const written = (objectToAvro.get(kind as string) as (value: unknown) => unknown)(fields);
-    const problem = (fitsObject.get(kind as string) as (value: unknown) => boolean)(written) ? undefined : findProblem(type, written);
+    const value = (objectToAvro.get(kind as string) as (value: unknown) => unknown)(fields);
+    const problem = (fitsObject.get(kind as string) as (value: unknown) => boolean)(value) ? undefined : findProblem(type, value);
     return problem === undefined ? { valid: true, object: object as KubeObject } : { valid: false, ...problem };
   };
 

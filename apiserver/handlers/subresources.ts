@@ -22,12 +22,12 @@ import {
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { toServed } from '../conversion/index.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
-import { applyPatch, mergePatch, patchTypeOf } from '../patch/index.ts';
+import { applyPatch, mergePatch, subresourcePatchTypeOf } from '../patch/index.ts';
 import { queryBool } from '../query.ts';
 import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus } from '../validation/admit.ts';
 import { parseWriteOptions, type WriteOptions } from '../write-options.ts';
-import { currentObject } from './write.ts';
+import { currentObject, recordManager } from './write.ts';
 
 // ---------------------------------------------------------------------------------------
 // status
@@ -73,7 +73,7 @@ export const updateStatus = async (server: ServerContext, ctx: RequestContext): 
 export const patchStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource } = ctx.target;
   const options = parseWriteOptions('PatchOptions', ctx.query);
-  const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const patchType = subresourcePatchTypeOf(mediaTypeOf(ctx.req.headers['content-type']), 'status');
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   const current = await currentObject(server, ctx);
   const patched = applyPatch(patchType, resource.kind, toServed(resource.conversion, current), patch) as { metadata?: { resourceVersion?: unknown } };
@@ -145,10 +145,11 @@ const submitScale = async (
   current: Scalable,
   scale: unknown,
   expectedResourceVersion: string | null,
-  dryRun: boolean,
+  options: WriteOptions,
 ): Promise<Reply> => {
   const { resource } = ctx.target;
   const name = nameOf(ctx.target);
+  const { dryRun } = options;
   const replicas = (scale as { spec?: { replicas?: unknown } })?.spec?.replicas ?? 0;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be an integer');
   if (replicas < 0) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be greater than or equal to 0');
@@ -156,6 +157,8 @@ const submitScale = async (
   if (replicas > MAX_INT32) throw scaleInvalid(name, 'spec.replicas', replicas, `must be less than or equal to ${MAX_INT32}`);
   const object = structuredClone(current);
   if (object.spec) object.spec.replicas = replicas;
+  const time = Date.now();
+  recordManager(ctx, options, current, object, current.metadata.managedFields, time, 'scale');
   precheckVersion(resource, current, expectedResourceVersion);
   if (dryRun) return json(200, scaleOf(object));
   const key = objectKey(object);
@@ -164,6 +167,7 @@ const submitScale = async (
     key,
     body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: 'scale' },
     identity: ctx.identity,
+    time,
   });
   throwIfRejected(result, resource, name);
   const updated = objectAfter(server, result, key);
@@ -172,26 +176,26 @@ const submitScale = async (
 
 /** PUT `.../scale`; a stale `metadata.resourceVersion` gets 409. */
 export const updateScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
-  const { dryRun } = parseWriteOptions('UpdateOptions', ctx.query);
+  const options = parseWriteOptions('UpdateOptions', ctx.query);
   const body = await readJsonBody(ctx.req);
   const current = scalable(await currentObject(server, ctx));
   const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
-  return submitScale(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null, dryRun);
+  return submitScale(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null, options);
 };
 
 /** PATCH `.../scale` (kubectl scale sends a merge patch); retried on Conflict unless pinned. */
 export const patchScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
-  const { dryRun } = parseWriteOptions('PatchOptions', ctx.query);
-  const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const options = parseWriteOptions('PatchOptions', ctx.query);
+  const patchType = subresourcePatchTypeOf(mediaTypeOf(ctx.req.headers['content-type']), 'scale');
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   for (let attempt = 1; ; attempt++) {
     const current = scalable(await currentObject(server, ctx));
     const scale = scaleOf(current);
-    const patched = patchType === 'json' ? applyPatch('json', current.kind, scale, patch) : patchType === 'apply' ? applyPatch('apply', current.kind, scale, patch) : mergePatch(scale, patch);
+    const patched = patchType === 'json' ? applyPatch('json', current.kind, scale, patch) : mergePatch(scale, patch);
     const version = (patched as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
     const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : undefined;
     try {
-      return await submitScale(server, ctx, current, patched, pinned ?? current.metadata.resourceVersion ?? null, dryRun);
+      return await submitScale(server, ctx, current, patched, pinned ?? current.metadata.resourceVersion ?? null, options);
     } catch (error) {
       const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < CONFLICT_RETRIES;
       if (!retry) throw error;

@@ -33,13 +33,16 @@ import {
 import { toServed } from '../conversion/index.ts';
 import { checkNamespaceDeletion } from '../namespaces.ts';
 import { mediaTypeOf, parseBody, readBody } from '../http.ts';
-import { applyPatch, patchTypeOf } from '../patch/index.ts';
+import { applyPatch, patchTypeOf, recordUpdate } from '../patch/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
+import { storedKind } from '../../schemas/kinds/registry.ts';
 import { queryBool } from '../query.ts';
 import { parseSelection } from '../selection.ts';
 import { CAUSE_TYPES, successStatus, type StatusCause } from '../status.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
-import { dryRunCause, dryRunCreated, parseWriteOptions } from '../write-options.ts';
+import { dryRunCause, dryRunCreated, managerOf, parseWriteOptions, type WriteOptions } from '../write-options.ts';
+import { applyObject } from './apply.ts';
+import { submitUpdate } from './submit-update.ts';
 
 /**
  * How many names a create with generateName tries before giving up (kube's
@@ -52,7 +55,41 @@ export const createObject = async (server: ServerContext, ctx: RequestContext): 
   const { resource, namespace } = ctx.target;
   if (resource.namespaced && namespace === undefined) throw apiErrors.methodNotAllowed();
   const { body, scan } = await readObjectBody(ctx);
-  return createFrom(server, ctx, body, scan);
+  return createFrom(server, ctx, body, scan, parseWriteOptions('CreateOptions', ctx.query));
+};
+
+/** The managedFields of a body, before admission. */
+const requestedManagedFields = (body: unknown): unknown =>
+  (body as { metadata?: { managedFields?: unknown } } | null)?.metadata?.managedFields;
+
+/**
+ * Records the writer of `object` (written over `live`, undefined for a create) in its
+ * managedFields, operation Update, at the request's `time` (kube's field manager on
+ * create, update and non-apply patches).
+ */
+export const recordManager = (
+  ctx: RequestContext,
+  options: WriteOptions,
+  live: KubeObject | undefined,
+  object: KubeObject,
+  requested: unknown,
+  time: number,
+  subresource?: 'scale',
+): void => {
+  const { resource } = ctx.target;
+  const definition = storedKind(resource.kind)?.definition;
+  if (definition === undefined) return;
+  const managedFields = recordUpdate({
+    target: { definition, apiVersion: apiVersionOf(resource) },
+    live,
+    next: object,
+    requested,
+    manager: managerOf(options, ctx.req.headers['user-agent']),
+    time,
+    ...(subresource ? { subresource } : {}),
+  });
+  if (managedFields.length > 0) object.metadata.managedFields = managedFields as typeof object.metadata.managedFields;
+  else delete object.metadata.managedFields;
 };
 
 /** The body of a create or update, and its duplicate fields. */
@@ -89,9 +126,9 @@ const createRefusal = (
   return undefined;
 };
 
-const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown, scan: BodyScan): Promise<Reply> => {
+const createFrom = async (server: ServerContext, ctx: RequestContext, body: unknown, scan: BodyScan, options: WriteOptions): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
-  const { dryRun, fieldValidation } = parseWriteOptions('CreateOptions', ctx.query);
+  const { dryRun, fieldValidation } = options;
   throwIfStrictDuplicates(resource, scan, body, fieldValidation);
   const generated = !(body as { metadata?: { name?: string } })?.metadata?.name;
   // The fold judges every create (name taken, namespace missing or terminating), so a create
@@ -107,6 +144,8 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
   for (let attempt = 1; ; attempt++) {
     const admitted = admitCreate({ resource, body, fieldValidation, namespace });
     const { object } = admitted;
+    const time = Date.now();
+    recordManager(ctx, options, undefined, object, requestedManagedFields(body), time);
     const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
     const key = objectKey(object);
     let refusal = createRefusal(server.projection.view(), resource, object, key);
@@ -126,6 +165,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
       key,
       body: { type: 'ObjectCreated', object },
       identity: ctx.identity,
+      time,
     });
     const verdict = result.record.verdict;
     if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && generated) {
@@ -149,32 +189,12 @@ export const currentObject = async (server: ServerContext, ctx: RequestContext):
   return current;
 };
 
-/** Appends an update of the main resource and answers with the updated object. */
-const submitUpdate = async (
-  server: ServerContext,
-  ctx: RequestContext,
-  object: KubeObject,
-  expectedResourceVersion: string | null,
-): Promise<KubeObject> => {
-  const { resource } = ctx.target;
-  const key = objectKey(object);
-  const result = await server.writer.submit({
-    topic: 'desired',
-    key,
-    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: null },
-    identity: ctx.identity,
-  });
-  throwIfRejected(result, resource, object.metadata.name);
-  const updated = objectAfter(server, result, key);
-  // An update that removed the last finalizer of a deleting object completes the deletion.
-  return updated ?? object;
-};
-
 /** PUT of the main resource. A stale `metadata.resourceVersion` gets 409 Conflict from the fold. */
 export const updateObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
-  const { dryRun, fieldValidation } = parseWriteOptions('UpdateOptions', ctx.query);
+  const options = parseWriteOptions('UpdateOptions', ctx.query);
+  const { dryRun, fieldValidation } = options;
   const { body, scan } = await readObjectBody(ctx);
   throwIfStrictDuplicates(resource, scan, body, fieldValidation);
   await catchUp(server);
@@ -186,18 +206,20 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
       if (bodyName !== undefined && bodyName !== name) {
         throw apiErrors.badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
       }
-      return createFrom(server, ctx, body, scan);
+      return createFrom(server, ctx, body, scan, options);
     }
     throw apiErrors.notFound(resource, name);
   }
   const expected = (body as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
   const admitted = admitUpdate({ resource, body, fieldValidation, namespace, name, current });
   const { object } = admitted;
+  const time = Date.now();
+  recordManager(ctx, options, current, object, requestedManagedFields(body), time);
   const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
   const expectedVersion = typeof expected === 'string' && expected !== '' ? expected : null;
   precheckVersion(resource, current, expectedVersion);
   if (dryRun) return json(200, object, warnings);
-  const updated = await submitUpdate(server, ctx, object, expectedVersion);
+  const updated = await submitUpdate(server, ctx, object, expectedVersion, time);
   return json(200, updated, warnings);
 };
 
@@ -205,10 +227,12 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
 export const patchObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
-  const { dryRun, fieldValidation } = parseWriteOptions('PatchOptions', ctx.query);
   const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  const options = parseWriteOptions('PatchOptions', ctx.query, { apply: patchType === 'apply' });
+  const { dryRun, fieldValidation } = options;
   const raw = await readBody(ctx.req);
   const patch = parseBody(raw, ctx.req.headers['content-type']);
+  if (patchType === 'apply') return applyObject(server, ctx, options, patch);
   // Duplicate fields of merge patches (JSON text) are reported as kube reports them.
   const scan = patchType === 'merge' || patchType === 'strategic' ? scanJsonBody(raw, 'application/json') : undefined;
   for (let attempt = 1; ; attempt++) {
@@ -225,11 +249,13 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
     throwIfStrictPatchDuplicates(resource, scan, patched, fieldValidation);
     const admitted = admitUpdate({ resource, body: patched, fieldValidation, namespace, name, current });
     const { object } = admitted;
+    const time = Date.now();
+    recordManager(ctx, options, current, object, requestedManagedFields(patched), time);
     const warnings = withPatchDuplicateWarnings(scan, admitted.warnings, fieldValidation);
     precheckVersion(resource, current, pinned ?? null);
     if (dryRun) return json(200, object, warnings);
     try {
-      const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null);
+      const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null, time);
       return json(200, updated, warnings);
     } catch (error) {
       const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < CONFLICT_RETRIES;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors.ts';
-import { applyPatch, jsonPatch, mergePatch, patchTypeOf, strategicMerge } from './index.ts';
+import { jsonPatch, mergePatch, patchTypeOf, strategicMerge } from './index.ts';
 
 const pod = {
   metadata: { name: 'p', labels: { app: 'web', tier: 'front' }, finalizers: ['a'] },
@@ -114,17 +114,18 @@ describe('JSON patch (RFC 6902)', () => {
 });
 
 describe('patch types', () => {
-  it('maps media types, refusing unknown ones and server-side apply with 415', () => {
+  it('maps media types, the apply patch in YAML and JSON, refusing unknown ones with 415', () => {
     expect(patchTypeOf('application/merge-patch+json')).toBe('merge');
     expect(patchTypeOf('application/strategic-merge-patch+json')).toBe('strategic');
     expect(patchTypeOf('application/json-patch+json')).toBe('json');
-    expect(() => patchTypeOf('text/plain')).toThrow(/accepted media types include/);
+    expect(patchTypeOf('application/apply-patch+yaml')).toBe('apply');
+    expect(patchTypeOf('application/apply-patch+json')).toBe('apply');
     try {
-      applyPatch('apply', 'Pod', {}, {});
+      patchTypeOf('text/plain');
       expect.unreachable();
     } catch (error) {
       expect((error as ApiError).status).toMatchObject({ code: 415, reason: 'UnsupportedMediaType' });
-      expect((error as ApiError).message).toContain('server-side apply');
+      expect((error as ApiError).message).toContain('accepted media types include');
     }
   });
 });

@@ -73,6 +73,7 @@ interface GetOptions {
   readonly at?: string;
   readonly headers?: boolean;
   readonly showLabels?: boolean;
+  readonly showManagedFields?: boolean;
 }
 
 interface ListReply {
@@ -223,7 +224,7 @@ const printFetched = (
   single: boolean,
   listVersion?: string,
 ): TablePrinter[] => {
-  const objects = fetched.flatMap((f) => f.objects);
+  const objects = fetched.flatMap((f) => f.objects).map((o) => shownObject(o, options));
   switch (format) {
     case 'yaml':
     case 'json': {
@@ -254,14 +255,21 @@ const printFetched = (
   }
 };
 
+/** The object as YAML/JSON output shows it: without managedFields unless asked for, as kubectl prints it. */
+const shownObject = (object: KubeObject, options: GetOptions): KubeObject => {
+  if (options.showManagedFields === true || object.metadata?.managedFields === undefined) return object;
+  const { managedFields: _managedFields, ...metadata } = object.metadata;
+  return { ...object, metadata } as KubeObject;
+};
+
 /** Prints the objects of watch events (Tables in the table formats, through the list's printer). */
-const watchPrinter = (format: OutputFormat, type: ResourceType, printer: TablePrinter | undefined) => (object: unknown): void => {
+const watchPrinter = (format: OutputFormat, type: ResourceType, printer: TablePrinter | undefined, options: GetOptions) => (object: unknown): void => {
   switch (format) {
     case 'yaml':
-      out(`---\n${toYaml(withTypeMeta(type, object as KubeObject))}`);
+      out(`---\n${toYaml(withTypeMeta(type, shownObject(object as KubeObject, options)))}`);
       return;
     case 'json':
-      out(toJson(withTypeMeta(type, object as KubeObject)));
+      out(toJson(withTypeMeta(type, shownObject(object as KubeObject, options))));
       return;
     case 'name':
       out(`${typedName(type, (object as KubeObject).metadata.name)}\n`);
@@ -328,6 +336,7 @@ export const registerGet = (program: Command): void => {
     .option('-A, --all-namespaces', 'list across all namespaces')
     .option('--no-headers', 'print no column headers')
     .option('--show-labels', 'add a LABELS column with each object\'s labels')
+    .option('--show-managed-fields', 'keep metadata.managedFields in yaml and json output')
     .option('--at <moment>', 'show the objects as they were at a position (a resourceVersion such as 42.17, as history and why print it) or time (RFC 3339, epoch ms, -5m, 5m ago)');
   withNamespaceOption(command);
   withConnectionOptions(command);
@@ -373,7 +382,7 @@ export const registerGet = (program: Command): void => {
       const [request] = requests as [GetRequest];
       const [result] = fetched as [Fetched];
       const printer = printers[0] ?? new TablePrinter(printOptions(format, options, several, request.type));
-      const print = watchPrinter(format, request.type, printer);
+      const print = watchPrinter(format, request.type, printer, options);
       const accept = asTables ? TABLE_ACCEPT : 'application/json';
       if (request.names) {
         if (request.names.length !== 1) throw new Error('you may only watch a single named object at a time');

@@ -228,5 +228,9 @@ describe('logplane get prints what kubectl prints', () => {
     const ours = await logplane('get', 'deploy', 'web', '-o', 'json');
     const theirs = await kubectl('get', 'deploy', 'web', '-o', 'json');
     expect(JSON.parse(ours.stdout)).toEqual(JSON.parse(theirs.stdout));
+    expect(JSON.parse(ours.stdout).metadata.managedFields).toBeUndefined();
+    const oursManaged = JSON.parse((await logplane('get', 'deploy', 'web', '-o', 'json', '--show-managed-fields')).stdout);
+    expect(oursManaged).toEqual(JSON.parse((await kubectl('get', 'deploy', 'web', '-o', 'json', '--show-managed-fields')).stdout));
+    expect(oursManaged.metadata.managedFields.length).toBeGreaterThan(0);
   }, 120_000);
 });

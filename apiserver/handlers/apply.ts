@@ -1,0 +1,73 @@
+/**
+ * Server-side apply (PATCH with `application/apply-patch+yaml`): the configuration is
+ * merged into the live object by field ownership (`../patch/apply/`), in the request
+ * path at the request's time; the object is created when absent (kube's create on
+ * apply). An apply that changes nothing (neither the object nor its managedFields)
+ * appends nothing and answers the live object, resourceVersion unchanged.
+ */
+import { objectKey, type KubeObject } from '../../schemas/index.ts';
+import { storedKind } from '../../schemas/kinds/registry.ts';
+import { CONFLICT_RETRIES, catchUp, json, keyOf, nameOf, objectAfter, precheckVersion, throwIfRejected, type Reply, type RequestContext, type ServerContext } from '../context.ts';
+import { ApiError, apiErrors } from '../errors.ts';
+import { jsonEqual, isObject, type Json } from '../patch/json.ts';
+import { serverSideApply } from '../patch/index.ts';
+import { apiVersionOf } from '../resources.ts';
+import { admitCreate, admitUpdate } from '../validation/admit.ts';
+import { dryRunCreated, type WriteOptions } from '../write-options.ts';
+import { submitUpdate } from './submit-update.ts';
+
+/** The object without its resourceVersion, to tell whether a write would change anything. */
+const withoutVersion = (object: KubeObject): Json => {
+  const { resourceVersion: _version, ...metadata } = object.metadata;
+  return { ...object, metadata };
+};
+
+const nameOfConfig = (config: Json): unknown => (isObject(config) && isObject(config['metadata']) ? config['metadata']['name'] : undefined);
+
+/** PATCH with an apply configuration. `options.fieldManager` is set (checked with the options). */
+export const applyObject = async (server: ServerContext, ctx: RequestContext, options: WriteOptions, config: Json): Promise<Reply> => {
+  const { resource, namespace } = ctx.target;
+  const name = nameOf(ctx.target);
+  const definition = storedKind(resource.kind)?.definition;
+  if (definition === undefined) throw apiErrors.unsupportedMediaType(`server-side apply is not available for ${resource.kind}`);
+  const configName = nameOfConfig(config);
+  if (configName !== name) {
+    throw apiErrors.badRequest(`the name of the object (${String(configName ?? '')}) does not match the name on the URL (${name})`);
+  }
+  const target = { definition, apiVersion: apiVersionOf(resource) };
+  const key = keyOf(resource, namespace, name);
+  const { dryRun, fieldValidation, force, fieldManager } = options;
+  for (let attempt = 1; ; attempt++) {
+    await catchUp(server);
+    const current = server.projection.view().get(key);
+    const time = Date.now();
+    const applied = serverSideApply({ target, live: current, config, manager: fieldManager, force, time });
+    if (!current) {
+      const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace });
+      const { object } = admitted;
+      if (dryRun) return json(201, dryRunCreated(object), admitted.warnings);
+      const result = await server.writer.submit({ topic: 'desired', key: objectKey(object), body: { type: 'ObjectCreated', object }, identity: ctx.identity, time });
+      const verdict = result.record.verdict;
+      if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && attempt < CONFLICT_RETRIES) continue;
+      throwIfRejected(result, resource, name);
+      const created = objectAfter(server, result, key);
+      if (!created) throw apiErrors.internal(`${key} was created but is already gone`);
+      return json(201, created, admitted.warnings);
+    }
+    const admitted = admitUpdate({ resource, body: applied.object, fieldValidation, namespace, name, current });
+    const { object } = admitted;
+    if (jsonEqual(withoutVersion(object), withoutVersion(current))) return json(200, current, admitted.warnings);
+    const appliedVersion = (applied.object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
+    const pinned = typeof appliedVersion === 'string' && appliedVersion !== current.metadata.resourceVersion ? appliedVersion : undefined;
+    precheckVersion(resource, current, pinned ?? null);
+    if (dryRun) return json(200, object, admitted.warnings);
+    try {
+      const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null, time);
+      return json(200, updated, admitted.warnings);
+    } catch (error) {
+      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < CONFLICT_RETRIES;
+      if (!retry) throw error;
+      ctx.logger.debug({ attempt, name }, 'apply conflicted with a concurrent write; retrying on the current object');
+    }
+  }
+};
