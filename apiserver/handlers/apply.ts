@@ -5,6 +5,7 @@
  * apply). An apply that changes nothing (neither the object nor its managedFields)
  * appends nothing and answers the live object, resourceVersion unchanged.
  */
+import { toServed } from '../conversion/index.ts';
 import { objectKey, type KubeObject } from '../../schemas/index.ts';
 import { storedKind } from '../../schemas/kinds/registry.ts';
 import { CONFLICT_RETRIES, catchUp, json, keyOf, nameOf, objectAfter, precheckVersion, throwIfRejected, type Reply, type RequestContext, type ServerContext } from '../context.ts';
@@ -28,8 +29,9 @@ const nameOfConfig = (config: Json): unknown => (isObject(config) && isObject(co
 export const applyObject = async (server: ServerContext, ctx: RequestContext, options: WriteOptions, config: Json): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
-  const definition = storedKind(resource.kind)?.definition;
-  if (definition === undefined) throw apiErrors.unsupportedMediaType(`server-side apply is not available for ${resource.kind}`);
+  // The merge is in the request's version (a served conversion's definition and shape); admission converts the result.
+  const definition = resource.definition;
+  if (storedKind(resource.kind) === undefined) throw apiErrors.unsupportedMediaType(`server-side apply is not available for ${resource.kind}`);
   const configName = nameOfConfig(config);
   if (configName !== name) {
     throw apiErrors.badRequest(`the name of the object (${String(configName ?? '')}) does not match the name on the URL (${name})`);
@@ -41,7 +43,8 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
     await catchUp(server);
     const current = server.projection.view().get(key);
     const time = Date.now();
-    const applied = serverSideApply({ target, live: current, config, manager: fieldManager, force, time });
+    const live = current ? (toServed(resource.conversion, current) as typeof current) : undefined;
+    const applied = serverSideApply({ target, live, config, manager: fieldManager, force, time });
     if (!current) {
       const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace });
       const { object } = admitted;

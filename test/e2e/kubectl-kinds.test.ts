@@ -194,6 +194,16 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     const events = JSON.parse(await ok('get', 'events.v1.events.k8s.io', '-n', 'shop', '-o', 'json')) as { items: Doc[] };
     expect(events.items).toContainEqual(expect.objectContaining({ apiVersion: 'events.k8s.io/v1', note: 'Restarted by the operator', regarding: expect.objectContaining({ name: 'db-0' }) }));
     expect(await ok('get', 'events', '-n', 'shop')).toMatch(/Warning\s+Restarted\s+pod\/db-0\s+Restarted by the operator/);
+    // Server-side apply merges in the request's version.
+    const serverSide = join(temp.dir, 'hpa-v1.yaml');
+    const hpaV1 = (target: number) =>
+      `apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: api2}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: StatefulSet, name: db}, maxReplicas: 4, targetCPUUtilizationPercentage: ${target}}\n`;
+    writeFileSync(serverSide, hpaV1(50));
+    await ok('apply', '--server-side', '-n', 'shop', '-f', serverSide);
+    writeFileSync(serverSide, hpaV1(40));
+    await ok('apply', '--server-side', '-n', 'shop', '-f', serverSide);
+    expect(await ok('get', 'horizontalpodautoscalers.v1.autoscaling', 'api2', '-n', 'shop', '-o', 'jsonpath={.spec.targetCPUUtilizationPercentage}')).toBe('40');
+    expect(await ok('get', 'hpa', 'api2', '-n', 'shop', '-o', 'jsonpath={.spec.metrics[0].resource.target.averageUtilization}')).toBe('40');
   });
 
   it('deletes objects of the new kinds, and a namespace deletion removes every namespaced kind', async () => {
