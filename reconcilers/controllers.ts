@@ -13,12 +13,14 @@ import { createNamespaceController } from './namespace/index.ts';
 import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
 import { createRuntimeMetrics, startReconciler, type Controller, type ReconcilerRuntime } from './runtime.ts';
 import { createReplicaSetController } from './replicaset/index.ts';
+import { createReplicationController } from './replicationcontroller/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
 export const CONTROLLER_NAMES = [
   'scheduler',
   'replicaset',
+  'replicationcontroller',
   'deployment',
   'endpoints',
   'node-lifecycle',
@@ -51,6 +53,7 @@ export interface RunningControllers {
 export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = {
   scheduler: () => createSchedulerController(),
   replicaset: () => createReplicaSetController(),
+  replicationcontroller: () => createReplicationController(),
   deployment: () => createDeploymentController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
@@ -66,6 +69,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
   const builtIn: Partial<Record<ControllerName, () => Promise<Controller> | Controller>> = {
     scheduler: () => createSchedulerController(),
     replicaset: () => createReplicaSetController(),
+    replicationcontroller: () => createReplicationController(),
     deployment: () => createDeploymentController(),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
