@@ -14,6 +14,8 @@ import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker }
 import { createRuntimeMetrics, startReconciler, type Controller, type ReconcilerRuntime } from './runtime.ts';
 import { createReplicaSetController } from './replicaset/index.ts';
 import { createReplicationController } from './replicationcontroller/index.ts';
+import { createJobController } from './job/index.ts';
+import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
@@ -22,6 +24,8 @@ export const CONTROLLER_NAMES = [
   'replicaset',
   'replicationcontroller',
   'deployment',
+  'job',
+  'ttl-after-finished',
   'endpoints',
   'node-lifecycle',
   'garbage-collector',
@@ -55,6 +59,8 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   replicaset: () => createReplicaSetController(),
   replicationcontroller: () => createReplicationController(),
   deployment: () => createDeploymentController(),
+  job: () => createJobController(),
+  'ttl-after-finished': () => createTtlAfterFinishedController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
@@ -71,6 +77,8 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     replicaset: () => createReplicaSetController(),
     replicationcontroller: () => createReplicationController(),
     deployment: () => createDeploymentController(),
+    job: () => createJobController(),
+    'ttl-after-finished': () => createTtlAfterFinishedController(),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),

@@ -1,0 +1,398 @@
+/**
+ * The Job decision, pure (kube-controller-manager 1.32's `syncJob`, one round at a time):
+ * from a Job and its pods in a view to the pods to create or delete, the tracking
+ * finalizers to remove and the status to write.
+ *
+ * Finished pods are counted as kube counts them, through `status.uncountedTerminatedPods`
+ * and the `batch.kubernetes.io/job-tracking` finalizer: a round records a finished pod's
+ * uid (or, Indexed, its completion index) in the status; a later round, seeing the record
+ * stored, removes the pod's finalizer; a round after that moves the uid into the
+ * `succeeded`/`failed` counters. Each step is judged on what the fold already applied, so
+ * a crash between two appends loses or doubles no count. The interim FailureTarget or
+ * SuccessCriteriaMet condition is written first; Failed or Complete once no pod is
+ * uncounted, active or terminating.
+ */
+import type { View } from '../../projections/index.ts';
+import { matchesLabels, type LabelRequirement } from '../../projections/selectors.ts';
+import { labelSelectorToRequirements } from '../../projections/selectors.ts';
+import type { EventBody, Job, JobCondition, JobStatus, Pod } from '../../schemas/index.ts';
+import { canonicalJson, controllerRef, controllerReferenceTo, deleteCommand, isControlledBy, isoTime, parseTime, statusCommand, updateCommand } from '../replicaset/objects.ts';
+import { compareForDeletion, isPodReady, podsToDelete } from '../replicaset/pods.ts';
+import type { Decision } from '../runtime.ts';
+import {
+  DEFAULT_POD_FAILURE_BACKOFF_MS,
+  ensureCondition,
+  isJobFinished,
+  JOB_CONDITION,
+  JOB_REASON,
+  MAX_POD_FAILURE_BACKOFF_MS,
+  newCondition,
+  remainingBackoffMs,
+  trueCondition,
+} from './conditions.ts';
+import { formatIndexes, parseIndexes } from './indexes.ts';
+import {
+  completionIndexOf,
+  countsAsFailure,
+  finishedTime,
+  hasTrackingFinalizer,
+  isIndexed,
+  isJobPodActive,
+  isJobPodTerminating,
+  isPodFailed,
+  isPodSucceeded,
+  JOB_TRACKING_FINALIZER,
+  matchPodFailurePolicy,
+  onlyReplaceFailedPods,
+  podRestarts,
+} from './pods.ts';
+import { freeJobPodNames, jobPodFromTemplate } from './template.ts';
+
+/** Most pods one round creates or deletes for one Job (kube's `MaxPodCreateDeletePerSync`). */
+export const MAX_POD_CREATE_DELETE_PER_ROUND = 500;
+
+export interface JobDecideOptions {
+  /** Backoff after the first pod failure (default kube's 10 s); doubles per failure. */
+  readonly podFailureBackoffMs?: number;
+  /** Cap of the backoff (default kube's 6 min). */
+  readonly maxPodFailureBackoffMs?: number;
+}
+
+/** Why a Job is finishing: the interim condition and the terminal one that follows it. */
+interface Finishing {
+  readonly interim: typeof JOB_CONDITION.FailureTarget | typeof JOB_CONDITION.SuccessCriteriaMet;
+  readonly terminal: typeof JOB_CONDITION.Failed | typeof JOB_CONDITION.Complete;
+  readonly reason: string;
+  readonly message: string;
+}
+
+const failing = (reason: string, message: string): Finishing => ({ interim: JOB_CONDITION.FailureTarget, terminal: JOB_CONDITION.Failed, reason, message });
+const succeeding = (reason: string, message: string): Finishing => ({ interim: JOB_CONDITION.SuccessCriteriaMet, terminal: JOB_CONDITION.Complete, reason, message });
+
+/** The requirements of the Job's selector; empty without one (the pods are then found by owner reference only). */
+const selectorOf = (job: Job): readonly LabelRequirement[] => {
+  if (job.spec?.selector === undefined) return [];
+  const parsed = labelSelectorToRequirements(job.spec.selector);
+  return parsed.type === 'ok' ? parsed.requirements : [];
+};
+
+/** Pods of the view that the Job controls (by uid), in any state. */
+export const jobPods = (job: Job, view: View): Pod[] =>
+  view
+    .ownedBy(job.metadata.uid ?? '')
+    .filter((o): o is Pod => o.kind === 'Pod' && o.metadata.namespace === job.metadata.namespace && isControlledBy(o, job.metadata.uid));
+
+/** Orphan pods the Job adopts: matching its (non-empty) selector, not being deleted. */
+const adoptablePods = (job: Job, view: View): Pod[] => {
+  const selector = selectorOf(job);
+  if (selector.length === 0) return [];
+  return (view.list('Pod', job.metadata.namespace) as Pod[]).filter(
+    (pod) => !controllerRef(pod) && !pod.metadata.deletionTimestamp && matchesLabels(selector, pod.metadata.labels),
+  );
+};
+
+/** `pod` without the tracking finalizer (an update judged against the version read). */
+export const withoutTrackingFinalizer = (pod: Pod): EventBody => {
+  const finalizers = (pod.metadata.finalizers ?? []).filter((f) => f !== JOB_TRACKING_FINALIZER);
+  const metadata = { ...pod.metadata, finalizers };
+  if (finalizers.length === 0) delete (metadata as { finalizers?: string[] }).finalizers;
+  return updateCommand(pod, { ...pod, metadata });
+};
+
+/** Failures since the last success and when the last one was (what kube's backoff record holds), from the pods in the view. */
+const failuresSinceLastSuccess = (job: Job, pods: readonly Pod[], now: number): { count: number; last: number | undefined } => {
+  let lastSuccess = Number.NEGATIVE_INFINITY;
+  for (const pod of pods) if (isPodSucceeded(pod)) lastSuccess = Math.max(lastSuccess, finishedTime(pod, now));
+  let count = 0;
+  let last: number | undefined;
+  for (const pod of pods) {
+    if (!isPodFailed(pod, job) || !countsAsFailure(job, pod)) continue;
+    const at = finishedTime(pod, now);
+    if (at <= lastSuccess) continue;
+    count += 1;
+    last = last === undefined ? at : Math.max(last, at);
+  }
+  return { count, last };
+};
+
+/** Restarts of the running and pending pods reach `backoffLimit` with restartPolicy OnFailure (kube's `pastBackoffLimitOnFailure`). */
+const pastBackoffLimitOnFailure = (job: Job, pods: readonly Pod[]): boolean => {
+  if (job.spec?.template.spec.restartPolicy !== 'OnFailure') return false;
+  const restarts = pods.filter((pod) => pod.status?.phase === 'Running' || pod.status?.phase === 'Pending').reduce((sum, pod) => sum + podRestarts(pod), 0);
+  const limit = job.spec.backoffLimit ?? 6;
+  return limit === 0 ? restarts > 0 : restarts >= limit;
+};
+
+/**
+ * Active pods to delete first, at least `count` (kube's `activePodsForRemoval`): for an
+ * Indexed Job the pods with an invalid, out-of-range, already succeeded or duplicated
+ * index, then the others in the ReplicaSet order.
+ */
+const activePodsForRemoval = (job: Job, active: readonly Pod[], count: number, succeeded: ReadonlySet<number>): Pod[] => {
+  if (!isIndexed(job)) return podsToDelete(active, count);
+  const completions = job.spec?.completions ?? 0;
+  const removed: Pod[] = [];
+  const kept = new Map<number, Pod>();
+  // The pod of an index kept is the one the ReplicaSet order deletes last.
+  for (const pod of [...active].sort(compareForDeletion).reverse()) {
+    const index = completionIndexOf(pod);
+    if (index === undefined || index >= completions || succeeded.has(index) || kept.has(index)) removed.push(pod);
+    else kept.set(index, pod);
+  }
+  return [...removed, ...podsToDelete([...kept.values()], count - removed.length)];
+};
+
+/**
+ * Decides Job `key`: adopt orphans first (nothing else that round); otherwise track the
+ * finished pods, judge whether the Job fails (pod failure policy FailJob, backoffLimit,
+ * activeDeadlineSeconds) or succeeds, create or delete pods (suspend, parallelism,
+ * completions, the failure backoff) and write the status when it changed.
+ */
+export const decideJob = (key: string, view: View, now: number, options: JobDecideOptions = {}): Decision => {
+  const job = view.get(key);
+  if (!job || job.kind !== 'Job' || !job.spec || isJobFinished(job)) return { commands: [] };
+  const spec = job.spec;
+  const status: JobStatus = job.status ?? {};
+  const namespace = job.metadata.namespace ?? 'default';
+  const indexed = isIndexed(job);
+  const completions = spec.completions;
+  const backoffLimit = spec.backoffLimit ?? 6;
+  const suspended = spec.suspend === true;
+  const deleting = Boolean(job.metadata.deletionTimestamp);
+
+  if (!deleting) {
+    const orphans = adoptablePods(job, view);
+    if (orphans.length > 0) {
+      const adoptions = orphans.map((pod) => {
+        const finalizers = pod.metadata.finalizers ?? [];
+        return updateCommand(pod, {
+          ...pod,
+          metadata: {
+            ...pod.metadata,
+            ownerReferences: [...(pod.metadata.ownerReferences ?? []), controllerReferenceTo(job)],
+            finalizers: finalizers.includes(JOB_TRACKING_FINALIZER) ? finalizers : [...finalizers, JOB_TRACKING_FINALIZER],
+          },
+        });
+      });
+      return { commands: adoptions };
+    }
+  }
+
+  const pods = jobPods(job, view);
+  const byUid = new Map(pods.map((pod) => [pod.metadata.uid ?? '', pod]));
+  const recorded = (uid: string): boolean => {
+    const pod = byUid.get(uid);
+    return pod !== undefined && hasTrackingFinalizer(pod);
+  };
+  // Uncounted uids whose pods lost their finalizer (or are gone) move into the counters now.
+  const storedSucceeded = status.uncountedTerminatedPods?.succeeded ?? [];
+  const storedFailed = status.uncountedTerminatedPods?.failed ?? [];
+  const storedUids = new Set([...storedSucceeded, ...storedFailed]);
+  const uncountedSucceeded = storedSucceeded.filter(recorded);
+  const uncountedFailed = storedFailed.filter(recorded);
+  let succeededCount = (status.succeeded ?? 0) + (indexed ? 0 : storedSucceeded.length - uncountedSucceeded.length);
+  let failedCount = (status.failed ?? 0) + storedFailed.length - uncountedFailed.length;
+  const previousIndexes = indexed ? parseIndexes(status.completedIndexes, completions ?? 0) : [];
+  const succeededIndexes = new Set(previousIndexes);
+
+  const active = pods.filter(isJobPodActive);
+  const terminating = pods.filter(isJobPodTerminating).length;
+  const startTime = status.startTime ?? (suspended ? undefined : isoTime(now));
+
+  // Finished pods not recorded yet, and the finalizers whose record the fold has applied.
+  const newlySucceeded: string[] = [];
+  const newlyFailed: Pod[] = [];
+  const finalizerRemovals: Pod[] = [];
+  const recordableIndex = (pod: Pod): number | undefined => {
+    const index = completionIndexOf(pod);
+    return index !== undefined && index < (completions ?? 0) ? index : undefined;
+  };
+  for (const pod of pods) {
+    if (!hasTrackingFinalizer(pod)) continue;
+    const uid = pod.metadata.uid ?? '';
+    if (storedUids.has(uid)) {
+      finalizerRemovals.push(pod);
+    } else if (isPodSucceeded(pod)) {
+      if (!indexed) newlySucceeded.push(uid);
+      else {
+        const index = recordableIndex(pod);
+        if (index === undefined || previousIndexes.includes(index)) finalizerRemovals.push(pod);
+        else succeededIndexes.add(index);
+      }
+    } else if (isPodFailed(pod, job)) {
+      if ((indexed && recordableIndex(pod) === undefined) || !countsAsFailure(job, pod)) finalizerRemovals.push(pod);
+      else newlyFailed.push(pod);
+    }
+  }
+  const succeededTotal = indexed ? succeededIndexes.size : succeededCount + uncountedSucceeded.length + newlySucceeded.length;
+  const failedTotal = failedCount + uncountedFailed.length + newlyFailed.length;
+
+  // Is the Job finishing? A stored interim condition decides; else the failure rules.
+  let requeueAfterMs: number | undefined;
+  const requeue = (ms: number): void => {
+    requeueAfterMs = requeueAfterMs === undefined ? ms : Math.min(requeueAfterMs, ms);
+  };
+  const storedSuccess = trueCondition(job, JOB_CONDITION.SuccessCriteriaMet);
+  const storedFailure = trueCondition(job, JOB_CONDITION.FailureTarget);
+  let finishing: Finishing | undefined;
+  if (storedSuccess) finishing = succeeding(storedSuccess.reason ?? '', storedSuccess.message ?? '');
+  else if (storedFailure) finishing = failing(storedFailure.reason ?? '', storedFailure.message ?? '');
+  else {
+    const failJob = spec.podFailurePolicy
+      ? pods.filter((pod) => isPodFailed(pod, job)).map((pod) => matchPodFailurePolicy(job, pod)).find((match) => match?.rule.action === 'FailJob')
+      : undefined;
+    const deadlineMs = spec.activeDeadlineSeconds === undefined ? undefined : spec.activeDeadlineSeconds * 1000;
+    const started = parseTime(startTime);
+    if (failJob) finishing = failing(JOB_REASON.PodFailurePolicy.reason, failJob.message);
+    else if (failedTotal > backoffLimit || pastBackoffLimitOnFailure(job, pods)) finishing = failing(JOB_REASON.BackoffLimitExceeded.reason, JOB_REASON.BackoffLimitExceeded.message);
+    else if (deadlineMs !== undefined && started !== undefined && !suspended) {
+      if (now - started >= deadlineMs) finishing = failing(JOB_REASON.DeadlineExceeded.reason, JOB_REASON.DeadlineExceeded.message);
+      else requeue(started + deadlineMs - now);
+    }
+  }
+
+  const commands: EventBody[] = [];
+  let conditions: JobCondition[] = [...(status.conditions ?? [])];
+  let activeAfter = active.length;
+  let deleted = 0;
+  let resumedAt: string | undefined;
+  const remove = (victims: readonly Pod[]): void => {
+    for (const pod of victims.slice(0, MAX_POD_CREATE_DELETE_PER_ROUND)) {
+      commands.push(deleteCommand(pod));
+      deleted += 1;
+    }
+    activeAfter -= Math.min(victims.length, MAX_POD_CREATE_DELETE_PER_ROUND);
+  };
+
+  if (finishing || deleting) {
+    // A finishing Job deletes its active pods and counts the unfinished ones as failed; a Job
+    // being deleted only lets its pods go (kube removes their finalizers uncounted).
+    if (finishing) remove(active);
+    for (const pod of pods) {
+      const uid = pod.metadata.uid ?? '';
+      if (!hasTrackingFinalizer(pod) || storedUids.has(uid) || isPodSucceeded(pod) || newlyFailed.includes(pod) || finalizerRemovals.includes(pod)) continue;
+      if (finishing) newlyFailed.push(pod);
+      else finalizerRemovals.push(pod);
+    }
+  } else {
+    const result = manage(job, view, namespace, active, succeededTotal, succeededIndexes, terminating, pods, now, options);
+    commands.push(...result.commands);
+    activeAfter = result.active;
+    deleted = result.deleted;
+    if (result.requeueAfterMs !== undefined) requeue(result.requeueAfterMs);
+    const complete = completions === undefined ? succeededTotal > 0 && activeAfter === 0 : succeededTotal >= completions && activeAfter === 0;
+    if (complete) finishing = succeeding(JOB_REASON.CompletionsReached.reason, JOB_REASON.CompletionsReached.message);
+    else if (suspended) conditions = ensureCondition(conditions, JOB_CONDITION.Suspended, 'True', JOB_REASON.Suspended.reason, JOB_REASON.Suspended.message, now).conditions;
+    else {
+      const resumed = ensureCondition(conditions, JOB_CONDITION.Suspended, 'False', JOB_REASON.Resumed.reason, JOB_REASON.Resumed.message, now);
+      conditions = resumed.conditions;
+      // A resumed Job's activeDeadlineSeconds counts from the resume.
+      if (resumed.changed) resumedAt = isoTime(now);
+    }
+  }
+
+  const nextSucceeded = [...uncountedSucceeded, ...newlySucceeded];
+  const nextFailed = [...uncountedFailed, ...newlyFailed.map((pod) => pod.metadata.uid ?? '')];
+  for (const pod of finalizerRemovals) commands.push(withoutTrackingFinalizer(pod));
+
+  let completionTime = status.completionTime;
+  if (finishing) {
+    if (!trueCondition(job, finishing.interim)) {
+      conditions = [...conditions, newCondition(finishing.interim, 'True', finishing.reason, finishing.message, now)];
+    } else if (nextSucceeded.length + nextFailed.length === 0 && terminating === 0 && active.length === 0 && deleted === 0) {
+      conditions = ensureCondition(conditions, finishing.terminal, 'True', finishing.reason, finishing.message, now).conditions;
+      if (finishing.terminal === JOB_CONDITION.Complete) completionTime = isoTime(now);
+    }
+  }
+  if (indexed) succeededCount = succeededIndexes.size;
+
+  const next: JobStatus = {
+    ...status,
+    active: activeAfter,
+    ready: active.filter(isPodReady).length,
+    terminating,
+    succeeded: succeededCount,
+    failed: failedCount,
+    uncountedTerminatedPods: { ...(nextSucceeded.length > 0 ? { succeeded: nextSucceeded } : {}), ...(nextFailed.length > 0 ? { failed: nextFailed } : {}) },
+    ...(conditions.length > 0 ? { conditions } : {}),
+  };
+  const start = resumedAt ?? startTime;
+  if (start !== undefined) next.startTime = start;
+  if (completionTime !== undefined) next.completionTime = completionTime;
+  if (indexed) next.completedIndexes = formatIndexes(succeededIndexes);
+  if (canonicalJson(next) !== canonicalJson(status)) commands.push(statusCommand(job, next));
+  return { commands, ...(requeueAfterMs === undefined ? {} : { requeueAfterMs }) };
+};
+
+/** What {@link manage} did: the commands, the active pods after it, and when to look again. */
+interface Managed {
+  readonly commands: EventBody[];
+  readonly active: number;
+  readonly deleted: number;
+  readonly requeueAfterMs?: number;
+}
+
+/** kube's `manageJob`: delete the surplus (all when suspended) or create the missing pods, one or the other per round. */
+const manage = (
+  job: Job,
+  view: View,
+  namespace: string,
+  active: readonly Pod[],
+  succeeded: number,
+  succeededIndexes: ReadonlySet<number>,
+  terminatingCount: number,
+  pods: readonly Pod[],
+  now: number,
+  options: JobDecideOptions,
+): Managed => {
+  const spec = job.spec;
+  if (!spec) return { commands: [], active: active.length, deleted: 0 };
+  const parallelism = spec.parallelism ?? 1;
+  const completions = spec.completions;
+  let wantActive: number;
+  if (spec.suspend === true) wantActive = 0;
+  else if (completions === undefined) wantActive = succeeded > 0 ? active.length : parallelism;
+  else wantActive = Math.max(0, Math.min(parallelism, completions - succeeded));
+
+  const surplus = active.length - wantActive;
+  const victims = surplus > 0 || isIndexed(job) ? activePodsForRemoval(job, active, Math.max(0, surplus), succeededIndexes).slice(0, MAX_POD_CREATE_DELETE_PER_ROUND) : [];
+  if (victims.length > 0) return { commands: victims.map((pod) => deleteCommand(pod)), active: active.length - victims.length, deleted: victims.length };
+
+  const terminating = onlyReplaceFailedPods(job) ? terminatingCount : 0;
+  let missing = Math.min(wantActive - terminating - active.length, MAX_POD_CREATE_DELETE_PER_ROUND);
+  if (missing <= 0) return { commands: [], active: active.length, deleted: 0 };
+  const failures = failuresSinceLastSuccess(job, pods, now);
+  const waitMs = remainingBackoffMs(
+    failures.count,
+    failures.last,
+    now,
+    options.podFailureBackoffMs ?? DEFAULT_POD_FAILURE_BACKOFF_MS,
+    options.maxPodFailureBackoffMs ?? MAX_POD_FAILURE_BACKOFF_MS,
+  );
+  if (waitMs > 0) return { commands: [], active: active.length, deleted: 0, requeueAfterMs: waitMs };
+
+  const prefix = `Pod/${namespace}/`;
+  const isTaken = (name: string): boolean => view.get(prefix + name) !== undefined;
+  const created: Pod[] = [];
+  if (isIndexed(job)) {
+    // The lowest indexes that neither succeeded nor have a pod running (or, replacing only failed pods, terminating).
+    const busy = new Set<number>(succeededIndexes);
+    for (const pod of onlyReplaceFailedPods(job) ? pods.filter((p) => isJobPodActive(p) || isJobPodTerminating(p)) : active) {
+      const index = completionIndexOf(pod);
+      if (index !== undefined) busy.add(index);
+    }
+    for (let index = 0; index < (completions ?? 0) && created.length < missing; index++) {
+      if (busy.has(index)) continue;
+      const [name] = freeJobPodNames(job, index, 1, isTaken);
+      if (name !== undefined) created.push(jobPodFromTemplate(job, name, index));
+    }
+    missing = created.length;
+  } else {
+    for (const name of freeJobPodNames(job, undefined, missing, isTaken)) created.push(jobPodFromTemplate(job, name, undefined));
+  }
+  return {
+    commands: created.map((object): EventBody => ({ type: 'ObjectCreated', object })),
+    active: active.length + created.length,
+    deleted: 0,
+  };
+};
