@@ -27,7 +27,7 @@ export const JOB_REASON = {
 
 /** kube's `DefaultJobPodFailureBackOff` and `MaxJobPodFailureBackOff`. */
 export const DEFAULT_POD_FAILURE_BACKOFF_MS = 10_000;
-export const MAX_POD_FAILURE_BACKOFF_MS = 360_000;
+export const MAX_POD_FAILURE_BACKOFF_MS = 600_000;
 
 /** A condition as kube's `newCondition` makes it (probe and transition time `now`). */
 export const newCondition = (type: string, status: 'True' | 'False', reason: string, message: string, now: number): JobCondition => ({

@@ -51,10 +51,13 @@ import { freeJobPodNames, jobPodFromTemplate } from './template.ts';
 /** Most pods one round creates or deletes for one Job (kube's `MaxPodCreateDeletePerSync`). */
 export const MAX_POD_CREATE_DELETE_PER_ROUND = 500;
 
+/** Most uids (and new indexes) `status.uncountedTerminatedPods` holds, keeping it under ~20 KB (kube's `MaxUncountedPods`). */
+export const MAX_UNCOUNTED_PODS = 500;
+
 export interface JobDecideOptions {
   /** Backoff after the first pod failure (default kube's 10 s); doubles per failure. */
   readonly podFailureBackoffMs?: number;
-  /** Cap of the backoff (default kube's 6 min). */
+  /** Cap of the backoff (default kube's 10 min). */
   readonly maxPodFailureBackoffMs?: number;
 }
 
@@ -207,9 +210,12 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
     const index = completionIndexOf(pod);
     return index !== undefined && index < (completions ?? 0) ? index : undefined;
   };
+  const full = (): boolean =>
+    uncountedSucceeded.length + uncountedFailed.length + newlySucceeded.length + newlyFailed.length + succeededIndexes.size - previousIndexes.length >= MAX_UNCOUNTED_PODS;
   for (const pod of pods) {
     if (!hasTrackingFinalizer(pod)) continue;
     const uid = pod.metadata.uid ?? '';
+    if (!storedUids.has(uid) && full()) continue;
     if (storedUids.has(uid)) {
       finalizerRemovals.push(pod);
     } else if (isPodSucceeded(pod)) {
@@ -255,30 +261,34 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
   let conditions: JobCondition[] = [...(status.conditions ?? [])];
   let activeAfter = active.length;
   let deleted = 0;
+  let readyDeleted = 0;
   let resumedAt: string | undefined;
   const remove = (victims: readonly Pod[]): void => {
     for (const pod of victims.slice(0, MAX_POD_CREATE_DELETE_PER_ROUND)) {
       commands.push(deleteCommand(pod));
       deleted += 1;
+      if (isPodReady(pod)) readyDeleted += 1;
     }
     activeAfter -= Math.min(victims.length, MAX_POD_CREATE_DELETE_PER_ROUND);
   };
 
   if (finishing || deleting) {
-    // A finishing Job deletes its active pods and counts the unfinished ones as failed; a Job
-    // being deleted only lets its pods go (kube removes their finalizers uncounted).
+    // A finishing Job deletes its active pods (keeping their finalizers) and, when it fails,
+    // counts the unfinished ones as failed; otherwise (success, or the Job being deleted) their
+    // finalizers go uncounted, as kube's canRemoveFinalizer lets them.
     if (finishing) remove(active);
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
       if (!hasTrackingFinalizer(pod) || storedUids.has(uid) || isPodSucceeded(pod) || newlyFailed.includes(pod) || finalizerRemovals.includes(pod)) continue;
-      if (finishing) newlyFailed.push(pod);
-      else finalizerRemovals.push(pod);
+      if (finishing?.terminal === JOB_CONDITION.Failed && !full()) newlyFailed.push(pod);
+      else if (finishing?.terminal !== JOB_CONDITION.Failed) finalizerRemovals.push(pod);
     }
   } else {
     const result = manage(job, view, namespace, active, succeededTotal, succeededIndexes, terminating, pods, now, options);
     commands.push(...result.commands);
     activeAfter = result.active;
     deleted = result.deleted;
+    readyDeleted = result.readyDeleted;
     if (result.requeueAfterMs !== undefined) requeue(result.requeueAfterMs);
     const complete = completions === undefined ? succeededTotal > 0 && activeAfter === 0 : succeededTotal >= completions && activeAfter === 0;
     if (complete) finishing = succeeding(JOB_REASON.CompletionsReached.reason, JOB_REASON.CompletionsReached.message);
@@ -306,16 +316,18 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
   }
   if (indexed) succeededCount = succeededIndexes.size;
 
+  // active, succeeded and failed are omitted when 0, as kube's omitempty int32s; ready and terminating are not.
   const next: JobStatus = {
     ...status,
-    active: activeAfter,
-    ready: active.filter(isPodReady).length,
-    terminating,
-    succeeded: succeededCount,
-    failed: failedCount,
+    ready: Math.max(0, active.filter(isPodReady).length - readyDeleted),
+    terminating: terminating + deleted,
     uncountedTerminatedPods: { ...(nextSucceeded.length > 0 ? { succeeded: nextSucceeded } : {}), ...(nextFailed.length > 0 ? { failed: nextFailed } : {}) },
     ...(conditions.length > 0 ? { conditions } : {}),
   };
+  for (const [field, value] of [['active', activeAfter], ['succeeded', succeededCount], ['failed', failedCount]] as const) {
+    if (value > 0) next[field] = value;
+    else delete next[field];
+  }
   const start = resumedAt ?? startTime;
   if (start !== undefined) next.startTime = start;
   if (completionTime !== undefined) next.completionTime = completionTime;
@@ -329,6 +341,7 @@ interface Managed {
   readonly commands: EventBody[];
   readonly active: number;
   readonly deleted: number;
+  readonly readyDeleted: number;
   readonly requeueAfterMs?: number;
 }
 
@@ -346,7 +359,8 @@ const manage = (
   options: JobDecideOptions,
 ): Managed => {
   const spec = job.spec;
-  if (!spec) return { commands: [], active: active.length, deleted: 0 };
+  const idle = { commands: [], active: active.length, deleted: 0, readyDeleted: 0 };
+  if (!spec) return idle;
   const parallelism = spec.parallelism ?? 1;
   const completions = spec.completions;
   let wantActive: number;
@@ -356,11 +370,16 @@ const manage = (
 
   const surplus = active.length - wantActive;
   const victims = surplus > 0 || isIndexed(job) ? activePodsForRemoval(job, active, Math.max(0, surplus), succeededIndexes).slice(0, MAX_POD_CREATE_DELETE_PER_ROUND) : [];
-  if (victims.length > 0) return { commands: victims.map((pod) => deleteCommand(pod)), active: active.length - victims.length, deleted: victims.length };
+  if (victims.length > 0) {
+    // kube's deleteJobPods: the finalizer goes first, so a pod removed for the surplus or a
+    // suspension is not counted as a failure; then the delete (same partition, in order).
+    const commands = victims.flatMap((pod) => (hasTrackingFinalizer(pod) ? [withoutTrackingFinalizer(pod), deleteCommand(pod)] : [deleteCommand(pod)]));
+    return { commands, active: active.length - victims.length, deleted: victims.length, readyDeleted: victims.filter(isPodReady).length };
+  }
 
   const terminating = onlyReplaceFailedPods(job) ? terminatingCount : 0;
   let missing = Math.min(wantActive - terminating - active.length, MAX_POD_CREATE_DELETE_PER_ROUND);
-  if (missing <= 0) return { commands: [], active: active.length, deleted: 0 };
+  if (missing <= 0) return idle;
   const failures = failuresSinceLastSuccess(job, pods, now);
   const waitMs = remainingBackoffMs(
     failures.count,
@@ -369,7 +388,7 @@ const manage = (
     options.podFailureBackoffMs ?? DEFAULT_POD_FAILURE_BACKOFF_MS,
     options.maxPodFailureBackoffMs ?? MAX_POD_FAILURE_BACKOFF_MS,
   );
-  if (waitMs > 0) return { commands: [], active: active.length, deleted: 0, requeueAfterMs: waitMs };
+  if (waitMs > 0) return { ...idle, requeueAfterMs: waitMs };
 
   const prefix = `Pod/${namespace}/`;
   const isTaken = (name: string): boolean => view.get(prefix + name) !== undefined;
@@ -394,5 +413,6 @@ const manage = (
     commands: created.map((object): EventBody => ({ type: 'ObjectCreated', object })),
     active: active.length + created.length,
     deleted: 0,
+    readyDeleted: 0,
   };
 };
