@@ -17,12 +17,14 @@ import type { Controller } from '../runtime.ts';
 import type { Job, KubeObject, Pod } from '../../schemas/index.ts';
 import { controllerRef, keyOf, ownerKey } from '../replicaset/objects.ts';
 import { isJobFinished } from './conditions.ts';
-import { decideJob, withoutTrackingFinalizer, type JobDecideOptions } from './decide.ts';
-import { hasTrackingFinalizer } from './pods.ts';
+import { decideJob } from './decide.ts';
+import type { JobDecideOptions } from './manage.ts';
+import { hasTrackingFinalizer, withoutTrackingFinalizer } from './pods.ts';
 
 export * from './conditions.ts';
 export * from './decide.ts';
 export * from './indexes.ts';
+export * from './manage.ts';
 export * from './pods.ts';
 export * from './template.ts';
 

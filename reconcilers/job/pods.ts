@@ -3,8 +3,8 @@
  * its completion index, whether it carries the tracking finalizer, whether it counts as
  * failed, when it finished, and the pod failure policy rule it matches.
  */
-import type { Job, Pod, PodFailurePolicyRule } from '../../schemas/index.ts';
-import { parseTime } from '../replicaset/objects.ts';
+import type { EventBody, Job, Pod, PodFailurePolicyRule } from '../../schemas/index.ts';
+import { parseTime, updateCommand } from '../replicaset/objects.ts';
 import { POD_PHASE } from '../replicaset/pods.ts';
 
 /** The finalizer that keeps a finished pod until the job controller has counted it. */
@@ -20,6 +20,14 @@ export const LEGACY_JOB_NAME_LABEL = 'job-name';
 export const JOB_COMPLETION_INDEX_ENV = 'JOB_COMPLETION_INDEX';
 
 export const hasTrackingFinalizer = (pod: Pod): boolean => (pod.metadata.finalizers ?? []).includes(JOB_TRACKING_FINALIZER);
+
+/** `pod` without the tracking finalizer (an update judged against the version read). */
+export const withoutTrackingFinalizer = (pod: Pod): EventBody => {
+  const finalizers = (pod.metadata.finalizers ?? []).filter((f) => f !== JOB_TRACKING_FINALIZER);
+  const metadata = { ...pod.metadata, finalizers };
+  if (finalizers.length === 0) delete (metadata as { finalizers?: string[] }).finalizers;
+  return updateCommand(pod, { ...pod, metadata });
+};
 
 export const isIndexed = (job: Job): boolean => job.spec?.completionMode === 'Indexed';
 
