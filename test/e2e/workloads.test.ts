@@ -5,7 +5,8 @@
  * with EXIT_CODE): an RC created with `kubectl create -f`, scaled to 2, a deleted pod
  * recreated; a Job of 10 completions with parallelism 3 completing (COMPLETIONS 10/10);
  * a failing Job stopping at its backoffLimit with BackoffLimitExceeded; and a replay of the
- * log from offset 0 giving the live projection's state hash.
+ * log from offset 0 giving the live projection's state hash; and, on the sim runtime, an
+ * Indexed Job (one pod per index, its hostname, completedIndexes).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -219,4 +220,56 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
       rmSync(replayDir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe.each(LOG_ADAPTERS)('an Indexed Job on the sim runtime with kubectl on the %s log', (adapter) => {
+  let cluster: RunningCluster;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'e2e-workloads-sim-'));
+    cluster = await startCluster({
+      dataDir: dir,
+      nodes: 2,
+      runtime: 'sim',
+      simStartDelayMs: 50,
+      proxy: 'none',
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
+      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-workloads-sim-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('runs one pod per completion index, with its hostname, to Complete with completedIndexes 0-3', async () => {
+    const kubectl = (...args: string[]): Promise<string> =>
+      new Promise((resolve, reject) => {
+        execFile('kubectl', ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
+          error ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
+        );
+      });
+    const path = join(dir, 'indexed.yaml');
+    writeFileSync(path, job('indexed', '  completions: 4\n  parallelism: 2\n  completionMode: Indexed', 0));
+    expect(await kubectl('create', '-f', path)).toBe('job.batch/indexed created\n');
+    await firstValueFrom(
+      cluster.projection.cursor$.pipe(
+        filter(() => (cluster.projection.view().get('Job.batch/default/indexed') as Job | undefined)?.status?.conditions?.some((c) => c.type === 'Complete') === true),
+        timeout({ first: 60_000, with: () => throwError(() => new Error('timed out waiting for the Indexed Job to complete')) }),
+      ),
+    );
+    expect(await kubectl('get', 'job', 'indexed')).toMatch(/^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\nindexed\s+Complete\s+4\/4\s+\d+s\s+\d+s\n$/);
+    const stored = JSON.parse(await kubectl('get', 'job', 'indexed', '-o', 'json')) as Job;
+    expect(stored.status).toMatchObject({ completedIndexes: '0-3', succeeded: 4 });
+    const pods = (JSON.parse(await kubectl('get', 'pods', '-l', 'job-name=indexed', '-o', 'json')) as { items: Pod[] }).items;
+    expect(pods.map((pod) => [pod.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], pod.spec.hostname]).sort()).toEqual([
+      ['0', 'indexed-0'],
+      ['1', 'indexed-1'],
+      ['2', 'indexed-2'],
+      ['3', 'indexed-3'],
+    ]);
+    expect(pods.every((pod) => pod.status?.phase === 'Succeeded')).toBe(true);
+  }, 90_000);
 });
