@@ -17,7 +17,7 @@ import pino from 'pino';
 import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../../cli/up.ts';
-import { createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
 import { isPodActive, isPodReady } from '../../reconcilers/replicaset/pods.ts';
 import type { Job, Pod, ReplicationController } from '../../schemas/index.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
@@ -198,6 +198,26 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
     expect(secondStarted - (finished[0] ?? 0)).toBeGreaterThanOrEqual(9_000);
     expect(await ok('get', 'job', 'fail')).toMatch(/^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\nfail\s+Failed\s+0\/1\s+\d+s\s+\d+s\n$/);
   }, 120_000);
+
+  it('deletes a finished Job after ttlSecondsAfterFinished, its pods with it (ttl-after-finished and the garbage collector)', async () => {
+    expect(await ok('create', '-f', file('ttl.yaml', job('short', '  ttlSecondsAfterFinished: 1', 0)))).toBe('job.batch/short created\n');
+    let uid: string | undefined;
+    let completionTime: string | undefined;
+    await waitUntil('the Job completes', (view) => {
+      const stored = view.get('Job.batch/default/short') as Job | undefined;
+      uid = stored?.metadata.uid ?? uid;
+      completionTime = stored?.status?.completionTime ?? completionTime;
+      return stored?.status?.conditions?.some((c) => c.type === 'Complete') === true;
+    });
+    await waitUntil('the Job and its pod are gone', (view) => view.get('Job.batch/default/short') === undefined && podsOf(view, 'job-name', 'short').length === 0, 30_000);
+    expect((await kubectl('get', 'job', 'short')).stderr).toBe('Error from server (NotFound): jobs.batch "short" not found\n');
+    // The Job's deletion is the ttl-after-finished controller's, a second or more after it finished.
+    const events = audit(cluster.projection.store, cluster.log.layout.partitions, { allActors: true, limit: 100_000 });
+    const deletions = events.filter((e) => e.key === 'Job.batch/default/short' && e.eventType === 'ObjectDeleted' && e.verdict.type === 'accepted');
+    expect(deletions.map((e) => e.actor)).toEqual([{ type: 'controller', name: 'ttl-after-finished' }]);
+    expect((deletions[0]?.time ?? 0) - Date.parse(completionTime ?? '')).toBeGreaterThanOrEqual(1_000);
+    expect(uid).toMatch(/^[0-9a-f-]{36}$/);
+  }, 60_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
     const replayDir = mkdtempSync(join(tmpdir(), 'e2e-workloads-replay-'));
