@@ -21,6 +21,8 @@ export const JOB_REASON = {
   DeadlineExceeded: { reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' },
   CompletionsReached: { reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods' },
   PodFailurePolicy: { reason: 'PodFailurePolicy', message: '' },
+  MaxFailedIndexesExceeded: { reason: 'MaxFailedIndexesExceeded', message: 'Job has exceeded the specified maximal number of failed indexes' },
+  FailedIndexes: { reason: 'FailedIndexes', message: 'Job has failed indexes' },
   Suspended: { reason: 'JobSuspended', message: 'Job suspended' },
   Resumed: { reason: 'JobResumed', message: 'Job resumed' },
 } as const;

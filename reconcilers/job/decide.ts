@@ -31,7 +31,9 @@ import { formatIndexes, parseIndexes } from './indexes.ts';
 import {
   completionIndexOf,
   countsAsFailure,
+  hasBackoffLimitPerIndex,
   hasTrackingFinalizer,
+  indexFailureCount,
   isIndexed,
   isJobPodActive,
   isJobPodTerminating,
@@ -175,6 +177,17 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
     }
   }
   const succeededTotal = indexed ? succeededIndexes.size : succeededCount + uncountedSucceeded.length + newlySucceeded.length;
+  // backoffLimitPerIndex: an index fails when a failed pod of it had used its failures up (or matched FailIndex).
+  const perIndex = hasBackoffLimitPerIndex(job);
+  const failedIndexes = new Set(perIndex ? parseIndexes(status.failedIndexes, completions ?? 0) : []);
+  if (perIndex) {
+    for (const pod of pods) {
+      const index = recordableIndex(pod);
+      if (index === undefined || pod.status?.phase !== 'Failed' || !hasTrackingFinalizer(pod)) continue;
+      const action = spec.podFailurePolicy ? matchPodFailurePolicy(job, pod)?.rule.action : undefined;
+      if (action === 'FailIndex' || (countsAsFailure(job, pod) && indexFailureCount(pod) >= (spec.backoffLimitPerIndex ?? 0))) failedIndexes.add(index);
+    }
+  }
   const failedTotal = failedCount + uncountedFailed.length + newlyFailed.length;
 
   // Is the Job finishing? A stored interim condition decides; else the failure rules.
@@ -198,6 +211,13 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
     else if (deadlineMs !== undefined && started !== undefined && !suspended) {
       if (now - started >= deadlineMs) finishing = failing(JOB_REASON.DeadlineExceeded.reason, JOB_REASON.DeadlineExceeded.message);
       else requeue(started + deadlineMs - now);
+    }
+    if (!finishing && perIndex) {
+      if (spec.maxFailedIndexes !== undefined && failedIndexes.size > spec.maxFailedIndexes) {
+        finishing = failing(JOB_REASON.MaxFailedIndexesExceeded.reason, JOB_REASON.MaxFailedIndexesExceeded.message);
+      } else if (failedIndexes.size > 0 && failedIndexes.size + succeededIndexes.size >= (completions ?? 0)) {
+        finishing = failing(JOB_REASON.FailedIndexes.reason, JOB_REASON.FailedIndexes.message);
+      }
     }
   }
 
@@ -228,7 +248,7 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
       else if (finishing?.terminal !== JOB_CONDITION.Failed) finalizerRemovals.push(pod);
     }
   } else {
-    const result = manage(job, view, namespace, active, succeededTotal, succeededIndexes, terminating, pods, now, options);
+    const result = manage(job, view, namespace, active, succeededTotal, succeededIndexes, failedIndexes, terminating, pods, now, options);
     commands.push(...result.commands);
     activeAfter = result.active;
     deleted = result.deleted;
@@ -276,6 +296,7 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
   if (start !== undefined) next.startTime = start;
   if (completionTime !== undefined) next.completionTime = completionTime;
   if (indexed) next.completedIndexes = formatIndexes(succeededIndexes);
+  if (perIndex) next.failedIndexes = formatIndexes(failedIndexes);
   if (canonicalJson(next) !== canonicalJson(status)) commands.push(statusCommand(job, next));
   return { commands, ...(requeueAfterMs === undefined ? {} : { requeueAfterMs }) };
 };

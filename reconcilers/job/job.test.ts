@@ -226,6 +226,37 @@ describe('job decide', () => {
     expect(conditionsOf(cluster).map(([type]) => type)).toEqual(['SuccessCriteriaMet', 'Complete']);
   });
 
+  it('limits failures per index (backoffLimitPerIndex): a retry carries the failure count, waits its own backoff, and the Job fails with FailedIndexes', () => {
+    const { cluster } = setup({ completionMode: 'Indexed', completions: 3, parallelism: 3, backoffLimit: 2147483647, backoffLimitPerIndex: 1 });
+    run(cluster, T0);
+    const byIndex = (index: number): Pod => running(cluster).find((p) => p.metadata.annotations?.[JOB_COMPLETION_INDEX] === String(index)) as Pod;
+    expect(byIndex(1).metadata.annotations?.['batch.kubernetes.io/job-index-failure-count']).toBe('0');
+    finish(cluster, byIndex(1), 1, T0 + 1_000);
+    finish(cluster, byIndex(0), 0, T0 + 1_000);
+    run(cluster, T0 + 2_000);
+    // Index 1 waits for its backoff; the Job's other indexes are not held back.
+    const waiting = decideJob(KEY, cluster.view(), T0 + 2_000);
+    expect(creates(waiting.commands)).toEqual([]);
+    expect(waiting.requeueAfterMs).toBe(9_000);
+    expect(job(cluster).status).toMatchObject({ failed: 1, failedIndexes: '', completedIndexes: '0' });
+    run(cluster, T0 + 11_000);
+    const retry = byIndex(1);
+    expect(retry.metadata.annotations?.['batch.kubernetes.io/job-index-failure-count']).toBe('1');
+    finish(cluster, retry, 1, T0 + 12_000);
+    run(cluster, T0 + 13_000);
+    expect(job(cluster).status).toMatchObject({ failed: 2, failedIndexes: '1', completedIndexes: '0' });
+    expect(conditionsOf(cluster)).toEqual([]);
+    // No third pod for index 1; the Job fails once index 2 is done too.
+    expect(running(cluster).map((p) => p.metadata.annotations?.[JOB_COMPLETION_INDEX])).toEqual(['2']);
+    finish(cluster, byIndex(2), 0, T0 + 14_000);
+    run(cluster, T0 + 15_000);
+    expect(conditionsOf(cluster)).toEqual([
+      ['FailureTarget', 'True', 'FailedIndexes'],
+      ['Failed', 'True', 'FailedIndexes'],
+    ]);
+    expect(job(cluster).status).toMatchObject({ failed: 2, succeeded: 2, failedIndexes: '1', completedIndexes: '0,2' });
+  });
+
   it('suspends: no pods and no startTime while suspended; resuming sets startTime and creates the pods', () => {
     const { cluster } = setup({ suspend: true, parallelism: 2, completions: 2 });
     run(cluster, T0);
@@ -242,9 +273,12 @@ describe('job decide', () => {
     const resumed = job(cluster);
     cluster.apply({ type: 'ObjectUpdated', object: { ...resumed, spec: { ...resumed.spec, suspend: true } as JobSpec }, expectedResourceVersion: null, subresource: null });
     const suspension = decideJob(KEY, cluster.view(), T0 + 6_000);
-    expect(suspension.commands.slice(0, 4).map((c) => (c.type === 'ObjectUpdated' ? `release ${c.object.metadata.name}` : c.type === 'ObjectDeleted' ? `delete ${c.name}` : c.type))).toEqual(
-      running(cluster).flatMap((pod) => [`release ${pod.metadata.name}`, `delete ${pod.metadata.name}`]),
-    );
+    const steps = suspension.commands.slice(0, 4).map((c) => (c.type === 'ObjectUpdated' ? `release ${c.object.metadata.name}` : c.type === 'ObjectDeleted' ? `delete ${c.name}` : c.type));
+    // Pod by pod: the release, then the delete.
+    const pairs = [steps.slice(0, 2), steps.slice(2, 4)].map(([release, remove]) => [release?.replace('release ', ''), remove?.replace('delete ', '')]);
+    expect(pairs.every(([released, deleted]) => released === deleted)).toBe(true);
+    expect(pairs.map(([name]) => name).sort()).toEqual(running(cluster).map((pod) => pod.metadata.name).sort());
+    expect(steps.filter((step) => step.startsWith('release'))).toHaveLength(2);
     expect(statusOf(suspension.commands)).toMatchObject({ terminating: 2, ready: 0 });
     run(cluster, T0 + 7_000);
     expect(pods(cluster)).toEqual([]);

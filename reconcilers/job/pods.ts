@@ -16,6 +16,9 @@ export const CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 export const LEGACY_CONTROLLER_UID_LABEL = 'controller-uid';
 export const LEGACY_JOB_NAME_LABEL = 'job-name';
+/** Annotations of the pods of a Job with backoffLimitPerIndex: failures (and ignored failures) of its index before it. */
+export const JOB_INDEX_FAILURE_COUNT = 'batch.kubernetes.io/job-index-failure-count';
+export const JOB_INDEX_IGNORED_FAILURE_COUNT = 'batch.kubernetes.io/job-index-ignored-failure-count';
 /** The env variable an Indexed Job's containers read their index from. */
 export const JOB_COMPLETION_INDEX_ENV = 'JOB_COMPLETION_INDEX';
 
@@ -30,6 +33,20 @@ export const withoutTrackingFinalizer = (pod: Pod): EventBody => {
 };
 
 export const isIndexed = (job: Job): boolean => job.spec?.completionMode === 'Indexed';
+
+/** Whether failures are limited per index (an Indexed Job with `backoffLimitPerIndex`). */
+export const hasBackoffLimitPerIndex = (job: Job): boolean => isIndexed(job) && job.spec?.backoffLimitPerIndex !== undefined;
+
+const countAnnotation = (pod: Pod, name: string): number => {
+  const text = pod.metadata.annotations?.[name];
+  const count = text !== undefined && /^\d+$/.test(text) ? Number(text) : 0;
+  return Number.isSafeInteger(count) ? count : 0;
+};
+
+/** Failures of the pod's index before it (kube's `getIndexFailureCount`). */
+export const indexFailureCount = (pod: Pod): number => countAnnotation(pod, JOB_INDEX_FAILURE_COUNT);
+/** Ignored failures of the pod's index before it. */
+export const indexIgnoredFailureCount = (pod: Pod): number => countAnnotation(pod, JOB_INDEX_IGNORED_FAILURE_COUNT);
 
 /** The pod's completion index (annotation, else label); undefined when absent or not a valid index. */
 export const completionIndexOf = (pod: Pod): number | undefined => {

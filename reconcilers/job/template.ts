@@ -60,13 +60,13 @@ const indexEnv: EnvVar = {
 };
 
 /** A new pod of `job` named `name` (for completion `index` of an Indexed Job). */
-export const jobPodFromTemplate = (job: Job, name: string, index: number | undefined): Pod => {
+export const jobPodFromTemplate = (job: Job, name: string, index: number | undefined, extraAnnotations: Readonly<Record<string, string>> = {}): Pod => {
   const template = job.spec?.template;
   if (!template) throw new TypeError(`Job ${job.metadata.name} has no pod template`);
   // Without a manual selector kube's apiserver put these labels on the template; a template
   // written without them (the apiserver here does not generate a selector) still gets them.
   const labels: Record<string, string> = { ...(job.spec?.manualSelector === true ? {} : jobPodLabels(job)), ...template.metadata?.labels };
-  const annotations: Record<string, string> = { ...template.metadata?.annotations };
+  const annotations: Record<string, string> = { ...template.metadata?.annotations, ...extraAnnotations };
   const spec = structuredClone(template.spec);
   if (index !== undefined) {
     annotations[JOB_COMPLETION_INDEX] = String(index);
