@@ -23,6 +23,7 @@ export const JOB_REASON = {
   PodFailurePolicy: { reason: 'PodFailurePolicy', message: '' },
   MaxFailedIndexesExceeded: { reason: 'MaxFailedIndexesExceeded', message: 'Job has exceeded the specified maximal number of failed indexes' },
   FailedIndexes: { reason: 'FailedIndexes', message: 'Job has failed indexes' },
+  SuccessPolicy: { reason: 'SuccessPolicy', message: 'Matched rules at index' },
   Suspended: { reason: 'JobSuspended', message: 'Job suspended' },
   Resumed: { reason: 'JobResumed', message: 'Job resumed' },
 } as const;

@@ -27,7 +27,7 @@ import {
   newCondition,
   trueCondition,
 } from './conditions.ts';
-import { formatIndexes, parseIndexes } from './indexes.ts';
+import { formatIndexes, matchSuccessPolicy, parseIndexes } from './indexes.ts';
 import {
   completionIndexOf,
   countsAsFailure,
@@ -219,6 +219,10 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
         finishing = failing(JOB_REASON.FailedIndexes.reason, JOB_REASON.FailedIndexes.message);
       }
     }
+    if (!finishing && indexed && spec.successPolicy) {
+      const matched = matchSuccessPolicy(spec.successPolicy.rules, completions ?? 0, succeededIndexes);
+      if (matched !== undefined) finishing = succeeding(JOB_REASON.SuccessPolicy.reason, matched);
+    }
   }
 
   const commands: EventBody[] = [];
@@ -226,9 +230,15 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
   let activeAfter = active.length;
   let deleted = 0;
   let readyDeleted = 0;
+  const released = new Set<Pod>();
   let resumedAt: string | undefined;
-  const remove = (victims: readonly Pod[]): void => {
+  /** Deletes `victims`; `release`: their finalizers first (uncounted), each just before its delete (whose new version would refuse the release). */
+  const remove = (victims: readonly Pod[], release: boolean): void => {
     for (const pod of victims.slice(0, MAX_POD_CREATE_DELETE_PER_ROUND)) {
+      if (release && hasTrackingFinalizer(pod)) {
+        commands.push(withoutTrackingFinalizer(pod));
+        released.add(pod);
+      }
       commands.push(deleteCommand(pod));
       deleted += 1;
       if (isPodReady(pod)) readyDeleted += 1;
@@ -240,12 +250,13 @@ export const decideJob = (key: string, view: View, now: number, options: JobDeci
     // A finishing Job deletes its active pods (keeping their finalizers) and, when it fails,
     // counts the unfinished ones as failed; otherwise (success, or the Job being deleted) their
     // finalizers go uncounted, as kube's canRemoveFinalizer lets them.
-    if (finishing) remove(active);
+    const failed = finishing?.terminal === JOB_CONDITION.Failed;
+    if (finishing) remove(active, !failed);
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
-      if (!hasTrackingFinalizer(pod) || storedUids.has(uid) || isPodSucceeded(pod) || newlyFailed.includes(pod) || finalizerRemovals.includes(pod)) continue;
-      if (finishing?.terminal === JOB_CONDITION.Failed && !full()) newlyFailed.push(pod);
-      else if (finishing?.terminal !== JOB_CONDITION.Failed) finalizerRemovals.push(pod);
+      if (!hasTrackingFinalizer(pod) || storedUids.has(uid) || isPodSucceeded(pod) || newlyFailed.includes(pod) || finalizerRemovals.includes(pod) || released.has(pod)) continue;
+      if (failed && !full()) newlyFailed.push(pod);
+      else if (!failed) finalizerRemovals.push(pod);
     }
   } else {
     const result = manage(job, view, namespace, active, succeededTotal, succeededIndexes, failedIndexes, terminating, pods, now, options);

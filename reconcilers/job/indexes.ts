@@ -34,3 +34,28 @@ export const formatIndexes = (indexes: Iterable<number>): string => {
   }
   return parts.join(',');
 };
+
+/**
+ * The message of the first rule of an Indexed Job's success policy that `succeeded` meets
+ * (kube's `matchSuccessPolicy`): all of its `succeededIndexes`, or `succeededCount` of them
+ * (of all indexes without `succeededIndexes`); undefined when none is met.
+ */
+export const matchSuccessPolicy = (
+  rules: readonly { readonly succeededIndexes?: string; readonly succeededCount?: number }[],
+  completions: number,
+  succeeded: ReadonlySet<number>,
+): string | undefined => {
+  if (succeeded.size === 0) return undefined;
+  for (const [index, rule] of rules.entries()) {
+    if (rule.succeededIndexes !== undefined) {
+      const required = parseIndexes(rule.succeededIndexes, completions);
+      if (required.length === 0) continue;
+      const matched = required.filter((i) => succeeded.has(i)).length;
+      if (matched === 0) continue;
+      if (rule.succeededCount !== undefined ? rule.succeededCount <= matched : matched === required.length) return `Matched rules at index ${index}`;
+    } else if (rule.succeededCount !== undefined && rule.succeededCount <= succeeded.size) {
+      return `Matched rules at index ${index}`;
+    }
+  }
+  return undefined;
+};

@@ -9,6 +9,7 @@ import {
   JOB_COMPLETION_INDEX,
   JOB_TRACKING_FINALIZER,
   jobKeysFor,
+  matchSuccessPolicy,
   parseIndexes,
   remainingBackoffMs,
 } from './index.ts';
@@ -255,6 +256,35 @@ describe('job decide', () => {
       ['Failed', 'True', 'FailedIndexes'],
     ]);
     expect(job(cluster).status).toMatchObject({ failed: 2, succeeded: 2, failedIndexes: '1', completedIndexes: '0,2' });
+  });
+
+  it('succeeds by its success policy: the matched rule completes the Job and its other pods are deleted uncounted', () => {
+    const { cluster } = setup({ completionMode: 'Indexed', completions: 4, parallelism: 4, successPolicy: { rules: [{ succeededIndexes: '0,3', succeededCount: 5 }, { succeededIndexes: '1-2' }] } });
+    run(cluster, T0);
+    const byIndex = (index: number): Pod => running(cluster).find((p) => p.metadata.annotations?.[JOB_COMPLETION_INDEX] === String(index)) as Pod;
+    finish(cluster, byIndex(1), 0, T0 + 1_000);
+    run(cluster, T0 + 2_000);
+    expect(conditionsOf(cluster)).toEqual([]);
+    finish(cluster, byIndex(2), 0, T0 + 3_000);
+    run(cluster, T0 + 4_000);
+    expect(conditionsOf(cluster)).toEqual([
+      ['SuccessCriteriaMet', 'True', 'SuccessPolicy'],
+      ['Complete', 'True', 'SuccessPolicy'],
+    ]);
+    expect(job(cluster).status?.conditions?.[0]?.message).toBe('Matched rules at index 1');
+    expect(job(cluster).status).toMatchObject({ succeeded: 2, completedIndexes: '1,2' });
+    expect(job(cluster).status).not.toHaveProperty('failed');
+    expect(running(cluster)).toEqual([]);
+  });
+
+  it.each([
+    { rules: [{ succeededCount: 2 }], succeeded: [0, 5], matched: 'Matched rules at index 0' },
+    { rules: [{ succeededCount: 3 }], succeeded: [0, 5], matched: undefined },
+    { rules: [{ succeededIndexes: '0-2', succeededCount: 2 }], succeeded: [1, 2, 7], matched: 'Matched rules at index 0' },
+    { rules: [{ succeededIndexes: 'x' }, { succeededIndexes: '4' }], succeeded: [4], matched: 'Matched rules at index 1' },
+    { rules: [{ succeededIndexes: '0-2' }], succeeded: [0, 2], matched: undefined },
+  ])('success policy $rules with $succeeded succeeded: $matched', ({ rules, succeeded, matched }) => {
+    expect(matchSuccessPolicy(rules, 10, new Set(succeeded))).toBe(matched);
   });
 
   it('suspends: no pods and no startTime while suspended; resuming sets startTime and creates the pods', () => {
