@@ -1,8 +1,9 @@
 /**
  * The job controller: runs a Job's pods to completion (completions, parallelism, Indexed
- * completion mode, suspend), fails it at its backoffLimit (with kube's exponential pod
- * failure backoff), its activeDeadlineSeconds or a pod failure policy's FailJob rule, and
- * tracks finished pods with the `batch.kubernetes.io/job-tracking` finalizer.
+ * completion mode, suspend, successPolicy), fails it at its backoffLimit (with kube's
+ * exponential pod failure backoff), its backoffLimitPerIndex / maxFailedIndexes, its
+ * activeDeadlineSeconds or a pod failure policy's FailJob rule, and tracks finished pods
+ * with the `batch.kubernetes.io/job-tracking` finalizer.
  *
  * Keys are Jobs (`Job.batch/<ns>/<name>`) and, as kube's `syncOrphanPod`, pods that still
  * carry the tracking finalizer while their Job is gone or finished (the key is the pod's).
