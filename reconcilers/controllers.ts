@@ -15,13 +15,19 @@ import { createRuntimeMetrics, startReconciler, type Controller, type Reconciler
 import { createReplicaSetController } from './replicaset/index.ts';
 import { createRootCACertPublisher } from './root-ca-cert-publisher/index.ts';
 import { createServiceAccountController } from './serviceaccount/index.ts';
+import { createReplicationController } from './replicationcontroller/index.ts';
+import { createJobController } from './job/index.ts';
+import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
 export const CONTROLLER_NAMES = [
   'scheduler',
   'replicaset',
+  'replicationcontroller',
   'deployment',
+  'job',
+  'ttl-after-finished',
   'endpoints',
   'node-lifecycle',
   'garbage-collector',
@@ -57,7 +63,10 @@ export interface RunningControllers {
 export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = {
   scheduler: () => createSchedulerController(),
   replicaset: () => createReplicaSetController(),
+  replicationcontroller: () => createReplicationController(),
   deployment: () => createDeploymentController(),
+  job: () => createJobController(),
+  'ttl-after-finished': () => createTtlAfterFinishedController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
@@ -73,7 +82,10 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
   const builtIn: Partial<Record<ControllerName, () => Promise<Controller> | Controller>> = {
     scheduler: () => createSchedulerController(),
     replicaset: () => createReplicaSetController(),
+    replicationcontroller: () => createReplicationController(),
     deployment: () => createDeploymentController(),
+    job: () => createJobController(),
+    'ttl-after-finished': () => createTtlAfterFinishedController(),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),

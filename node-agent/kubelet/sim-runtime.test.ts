@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, merge, scan, takeWhile, timeout } from 'rxjs';
 import { createPodRuntime } from './index.ts';
+import { simulatedExit } from './sim-runtime.ts';
 import type { PodRuntime, PodRuntimeOptions } from './runtime.ts';
 import { condition, containerStatus, makePod, testLogger, waitForStatus } from './testing.ts';
 
@@ -106,5 +107,31 @@ describe('sim runtime', () => {
     for (const { runtime, pods } of fleet) runtime.sync(pods);
     expect(await allReady).toBe(nodes * podsPerNode);
     testLogger.info({ elapsed: Date.now() - started, pods: nodes * podsPerNode }, 'sim fleet ready');
+  });
+});
+
+describe('sim runtime: the built-in crasher exits by itself', () => {
+  it('runs a Never pod of logplane/crasher to Succeeded (EXIT_CODE 0) or Failed (--exit-code 3) after EXIT_AFTER_MS', async () => {
+    const runtime = simRuntime();
+    const env = (code: string) => [{ name: 'EXIT_CODE', value: code }, { name: 'EXIT_AFTER_MS', value: '150' }];
+    const ok = makePod('sim-job-ok', [{ name: 'main', image: 'logplane/crasher', env: env('0') }], { restartPolicy: 'Never' });
+    const bad = makePod('sim-job-bad', [{ name: 'main', image: 'logplane/crasher:1', env: env('0'), args: ['--exit-code', '3'] }], { restartPolicy: 'Never' });
+    runtime.sync([ok, bad]);
+    await waitForStatus(runtime, ok, (u) => u.status.phase === 'Running');
+    const succeeded = await waitForStatus(runtime, ok, (u) => u.status.phase === 'Succeeded');
+    expect(containerStatus(succeeded).state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    const failed = await waitForStatus(runtime, bad, (u) => u.status.phase === 'Failed');
+    expect(containerStatus(failed).state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+  });
+
+  it.each([
+    { image: 'nginx:1.27', args: [], env: {}, exit: undefined },
+    { image: 'logplane/crasher', args: [], env: {}, exit: { exitCode: 1, afterMs: 0 } },
+    { image: 'docker.io/logplane/crasher:latest', args: ['--after-ms=20'], env: { EXIT_CODE: '0' }, exit: { exitCode: 0, afterMs: 20 } },
+    { image: 'logplane/crasher', args: ['--exit-code', '7'], env: { EXIT_CODE: '0' }, exit: { exitCode: 7, afterMs: 0 } },
+    { image: 'logplane/crasher', args: [], env: { EXIT_CODE: 'x' }, exit: { exitCode: 2, afterMs: 0 } },
+  ])('$image $args $env exits with $exit', ({ image, args, env, exit }) => {
+    const pod = makePod('p', [{ name: 'main', image, args, env: Object.entries(env).map(([name, value]) => ({ name, value })) }]);
+    expect(simulatedExit(pod, 'main')).toEqual(exit);
   });
 });

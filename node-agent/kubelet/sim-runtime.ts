@@ -1,19 +1,49 @@
 /**
  * The `sim` runtime (KWOK-like): no processes. A container "starts" `startDelayMs` after
  * it is asked to and is then Running and ready; SIGTERM makes it exit 0 at once, SIGKILL
- * with 137. Failures are injected with `inject`. Probes do not run.
+ * with 137. Failures are injected with `inject`. Probes do not run. A container of the
+ * built-in `logplane/crasher` image exits as the real one does (EXIT_CODE, default 1,
+ * after EXIT_AFTER_MS, default 0; or `--exit-code`, `--after-ms`), so Jobs finish.
  *
  * Built to run the pods of ~1,000 nodes in one process: per pod only the small immutable
  * lifecycle state and its last status are kept, and every runtime schedules on one shared
  * timer queue (one Node timer for all simulated nodes; no per-pod intervals).
  */
+import type { Pod } from '../../schemas/index.ts';
 import { KubeletError, KubeletNotFoundError } from './errors.ts';
+import { resolveImage } from './images.ts';
 import { assertNever } from '../../schemas/index.ts';
 import type { ContainerRun } from './lifecycle.ts';
 import { allocatePodIP } from './pod-cidr.ts';
 import { type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
 import type { InjectedFailure, PodRuntime, ResolvedRuntimeOptions } from './runtime.ts';
 import { type TimerQueue, sharedTimerQueue } from './timer-queue.ts';
+
+/**
+ * How a container of `pod` exits by itself in the sim runtime: only the built-in crasher
+ * does, with its arguments (`--exit-code N`, `--after-ms M`, also `--flag=value`) over its
+ * literal env values (EXIT_CODE, EXIT_AFTER_MS); undefined for every other image.
+ */
+export function simulatedExit(pod: Pod, containerName: string): { readonly exitCode: number; readonly afterMs: number } | undefined {
+  const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === containerName);
+  if (container === undefined) return undefined;
+  const image = resolveImage(container.image ?? '');
+  if (image.type !== 'builtin' || image.name !== 'logplane/crasher') return undefined;
+  const args = container.args ?? [];
+  const arg = (flag: string): string | undefined => {
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === flag) return args[i + 1];
+      if (args[i]?.startsWith(`${flag}=`)) return args[i]?.slice(flag.length + 1);
+    }
+    return undefined;
+  };
+  const env = (name: string): string | undefined => container.env?.find((e) => e.name === name)?.value;
+  const exitCode = Number(arg('--exit-code') ?? env('EXIT_CODE') ?? 1);
+  const afterMs = Number(arg('--after-ms') ?? env('EXIT_AFTER_MS') ?? 0);
+  // The real crasher exits 2 on bad arguments.
+  if (!Number.isInteger(exitCode) || exitCode < 0 || exitCode > 255 || !Number.isFinite(afterMs) || afterMs < 0) return { exitCode: 2, afterMs: 0 };
+  return { exitCode, afterMs };
+}
 
 /** Creates a sim runtime; `timers` defaults to the process-wide shared queue. */
 export function createSimRuntime(options: ResolvedRuntimeOptions, timers: TimerQueue = sharedTimerQueue()): PodRuntime {
@@ -30,10 +60,13 @@ export function createSimRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     },
     restore: () => [],
     resume() {},
-    start(_pod, { run, container, restartCount }) {
-      timers.schedule(startDelayMs, () =>
-        dispatch(run.uid, { type: 'started', container, restartCount, containerID: `sim://${run.uid}/${container}/${restartCount}`, at: now() }),
-      );
+    start(pod, { run, container, restartCount }) {
+      const exit = simulatedExit(pod, container);
+      timers.schedule(startDelayMs, () => {
+        dispatch(run.uid, { type: 'started', container, restartCount, containerID: `sim://${run.uid}/${container}/${restartCount}`, at: now() });
+        // A stale exit (the container was stopped or restarted meanwhile) is ignored by the lifecycle.
+        if (exit) timers.schedule(exit.afterMs, () => dispatch(run.uid, { type: 'exited', container, restartCount, exitCode: exit.exitCode, signal: null, at: now() }));
+      });
     },
     signal({ run, container, restartCount }, signal) {
       switch (signal) {

@@ -7,9 +7,9 @@
  * decide on the same view create the same names, and the fold rejects the second create
  * as AlreadyExists instead of making a second Pod.
  */
-import { labelSelectorToRequirements, matchesLabels } from '../../projections/selectors.ts';
+import { matchesLabels } from '../../projections/selectors.ts';
 import type { View } from '../../projections/index.ts';
-import type { EventBody, Pod, ReplicaSet, ReplicaSetStatus } from '../../schemas/index.ts';
+import type { EventBody, Pod, ReplicaSetStatus } from '../../schemas/index.ts';
 import type { Decision } from '../runtime.ts';
 import {
   canonicalJson,
@@ -24,6 +24,7 @@ import {
 } from './objects.ts';
 import { EMPTY_COUNTS, type PodCounts } from './pod-counts.ts';
 import { countActivePods, isPodActive, isPodFinished, nextAvailabilityInMs, podsToDelete, type ActivePodCounts } from './pods.ts';
+import { replicatedSpec, selectorRequirements, type Replicated, type ReplicatedKind } from './replicated.ts';
 
 /** Most pods one round creates for one ReplicaSet (kube's `BurstReplicas`). */
 export const DEFAULT_BURST_REPLICAS = 500;
@@ -49,7 +50,7 @@ const suffixes = new Map<string, string>();
 const SUFFIX_CACHE_LIMIT = 100_000;
 
 /** The name of the pod in `slot` of a ReplicaSet: stable for a given (rs uid, slot). */
-export const podNameForSlot = (rs: ReplicaSet, slot: number): string => {
+export const podNameForSlot = (rs: Replicated, slot: number): string => {
   const input = `${rs.metadata.uid ?? rs.metadata.name}/${slot}`;
   let suffix = suffixes.get(input);
   if (suffix === undefined) {
@@ -67,7 +68,7 @@ const MAX_SLOTS = 1_000_000;
  * The names of the `count` lowest slots whose names are not taken (`isTaken` says whether
  * a pod of that name exists, in any state).
  */
-export const freePodNames = (rs: ReplicaSet, count: number, isTaken: (name: string) => boolean): string[] => {
+export const freePodNames = (rs: Replicated, count: number, isTaken: (name: string) => boolean): string[] => {
   const names: string[] = [];
   const chosen = new Set<string>();
   for (let slot = 0; names.length < count && slot < MAX_SLOTS; slot++) {
@@ -79,10 +80,10 @@ export const freePodNames = (rs: ReplicaSet, count: number, isTaken: (name: stri
   return names;
 };
 
-/** A new pod of `rs` named `name`: the template's labels, annotations and spec, owned by the ReplicaSet. */
-export const podFromTemplate = (rs: ReplicaSet, name: string): Pod => {
-  const template = rs.spec.template;
-  if (!template) throw new TypeError(`ReplicaSet ${rs.metadata.name} has no pod template`);
+/** A new pod of `rs` named `name`: the template's labels, annotations and spec, owned by `rs`. */
+export const podFromTemplate = (rs: Replicated, name: string): Pod => {
+  const template = replicatedSpec(rs).template;
+  if (!template) throw new TypeError(`${rs.kind} ${rs.metadata.name} has no pod template`);
   const labels = template.metadata?.labels;
   const annotations = template.metadata?.annotations;
   return {
@@ -100,16 +101,17 @@ export const podFromTemplate = (rs: ReplicaSet, name: string): Pod => {
 };
 
 /** The desired replica count (`spec.replicas`, default 1). */
-export const desiredReplicas = (rs: ReplicaSet): number => rs.spec.replicas ?? 1;
+export const desiredReplicas = (rs: Replicated): number => replicatedSpec(rs).replicas;
 
 /** The status `rs` should report given the pods it controls, at `now`. */
-export const replicaSetStatus = (rs: ReplicaSet, pods: readonly Pod[], now: number): ReplicaSetStatus => {
-  const templateLabels = Object.entries(rs.spec.template?.metadata?.labels ?? {});
-  const minReadySeconds = rs.spec.minReadySeconds ?? 0;
-  return statusFromCounts(rs, countActivePods(pods, minReadySeconds, now, templateLabels));
+export const replicaSetStatus = (rs: Replicated, pods: readonly Pod[], now: number): ReplicaSetStatus => {
+  const spec = replicatedSpec(rs);
+  const templateLabels = Object.entries(spec.template?.metadata?.labels ?? {});
+  return statusFromCounts(rs, countActivePods(pods, spec.minReadySeconds, now, templateLabels));
 };
 
-const statusFromCounts = (rs: ReplicaSet, counts: ActivePodCounts): ReplicaSetStatus => {
+/** The status of a ReplicaSet and of a ReplicationController have the same fields. */
+const statusFromCounts = (rs: Replicated, counts: ActivePodCounts): ReplicaSetStatus => {
   const status: ReplicaSetStatus = {
     replicas: counts.active.length,
     fullyLabeledReplicas: counts.fullyLabeled,
@@ -122,7 +124,7 @@ const statusFromCounts = (rs: ReplicaSet, counts: ActivePodCounts): ReplicaSetSt
 };
 
 /** Pods of the view that `rs` controls (by uid), in any state. */
-export const controlledPods = (rs: ReplicaSet, view: View): Pod[] =>
+export const controlledPods = (rs: Replicated, view: View): Pod[] =>
   view.ownedBy(rs.metadata.uid ?? '').filter((o): o is Pod => o.kind === 'Pod' && isControlledBy(o, rs.metadata.uid));
 
 /**
@@ -130,11 +132,11 @@ export const controlledPods = (rs: ReplicaSet, view: View): Pod[] =>
  * non-empty) selector, alive and not finished. `inNamespace`: the namespace's pods, when
  * the caller has listed them already.
  */
-export const adoptablePods = (rs: ReplicaSet, view: View, inNamespace?: readonly Pod[]): Pod[] => {
-  const selector = labelSelectorToRequirements(rs.spec.selector);
-  if (selector.type !== 'ok' || selector.requirements.length === 0) return [];
+export const adoptablePods = (rs: Replicated, view: View, inNamespace?: readonly Pod[]): Pod[] => {
+  const requirements = selectorRequirements(rs);
+  if (requirements.length === 0) return [];
   return (inNamespace ?? (view.list('Pod', rs.metadata.namespace) as Pod[])).filter(
-    (pod) => !controllerRef(pod) && isPodActive(pod) && matchesLabels(selector.requirements, pod.metadata.labels),
+    (pod) => !controllerRef(pod) && isPodActive(pod) && matchesLabels(requirements, pod.metadata.labels),
   );
 };
 
@@ -144,7 +146,7 @@ export const adoptablePods = (rs: ReplicaSet, view: View, inNamespace?: readonly
  * namespace. Only without minReadySeconds (availability is then readiness).
  */
 const decideFromCounts = (
-  rs: ReplicaSet,
+  rs: Replicated,
   namespace: string,
   uid: string,
   view: View,
@@ -154,7 +156,7 @@ const decideFromCounts = (
   const counts = podCounts.controlled(namespace, uid) ?? EMPTY_COUNTS;
   const status: ReplicaSetStatus = {
     replicas: counts.active,
-    fullyLabeledReplicas: podCounts.fullyLabeled(counts, Object.entries(rs.spec.template?.metadata?.labels ?? {})),
+    fullyLabeledReplicas: podCounts.fullyLabeled(counts, Object.entries(replicatedSpec(rs).template?.metadata?.labels ?? {})),
     readyReplicas: counts.ready,
     availableReplicas: counts.ready,
   };
@@ -183,7 +185,7 @@ const decideFromCounts = (
           .map((pod) => deleteCommand(pod))
       : [];
   const diff = counts.active - desiredReplicas(rs);
-  if (diff < 0 && rs.spec.template) {
+  if (diff < 0 && replicatedSpec(rs).template) {
     const count = createBatchSize(-diff, counts.active, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
     const prefix = `Pod/${namespace}/`;
     const names = freePodNames(rs, count, (name) => view.get(prefix + name) !== undefined);
@@ -212,10 +214,24 @@ export const decideReplicaSet = (
   now: number,
   options: ReplicaSetDecideOptions = {},
   podCounts?: PodCounts,
+): Decision => decideReplicated('ReplicaSet', key, view, now, options, podCounts);
+
+/**
+ * {@link decideReplicaSet} for an object of `kind` (a ReplicaSet or a ReplicationController):
+ * the same guarantees for both.
+ */
+export const decideReplicated = (
+  kind: ReplicatedKind,
+  key: string,
+  view: View,
+  now: number,
+  options: ReplicaSetDecideOptions = {},
+  podCounts?: PodCounts,
 ): Decision => {
   const rs = view.get(key);
-  if (!rs || rs.kind !== 'ReplicaSet') return { commands: [] };
-  if (podCounts && rs.metadata.namespace !== undefined && rs.metadata.uid !== undefined && (rs.spec.minReadySeconds ?? 0) <= 0) {
+  if (!rs || rs.kind !== kind) return { commands: [] };
+  const spec = replicatedSpec(rs);
+  if (podCounts && rs.metadata.namespace !== undefined && rs.metadata.uid !== undefined && spec.minReadySeconds <= 0) {
     return decideFromCounts(rs, rs.metadata.namespace, rs.metadata.uid, view, podCounts, options);
   }
   // One listing of the namespace's pods gives the controlled pods, the orphans and the
@@ -232,11 +248,11 @@ export const decideReplicaSet = (
     if (ref === undefined) uncontrolled.push(pod);
     else if (uid !== undefined && ref.uid === uid) pods.push(pod);
   }
-  const counts = countActivePods(pods, rs.spec.minReadySeconds ?? 0, now, Object.entries(rs.spec.template?.metadata?.labels ?? {}));
+  const counts = countActivePods(pods, spec.minReadySeconds, now, Object.entries(spec.template?.metadata?.labels ?? {}));
   const status = statusFromCounts(rs, counts);
   const statusCommands: EventBody[] = canonicalJson(status) === canonicalJson(rs.status) ? [] : [statusCommand(rs, status)];
   const active = counts.active;
-  const waitMs = nextAvailabilityInMs(active, rs.spec.minReadySeconds ?? 0, now);
+  const waitMs = nextAvailabilityInMs(active, spec.minReadySeconds, now);
   const requeue = waitMs === undefined ? {} : { requeueAfterMs: waitMs };
   if (isBeingDeleted(rs)) return { commands: statusCommands, ...requeue };
 
@@ -255,7 +271,7 @@ export const decideReplicaSet = (
     .filter((pod) => isPodFinished(pod) && !isBeingDeleted(pod))
     .map((pod) => deleteCommand(pod));
   const diff = active.length - desiredReplicas(rs);
-  if (diff < 0 && rs.spec.template) {
+  if (diff < 0 && spec.template) {
     const count = createBatchSize(-diff, active.length, options.burstReplicas ?? DEFAULT_BURST_REPLICAS);
     const taken = new Set(inNamespace.filter((pod) => (pod.metadata.namespace ?? 'default') === namespace).map((pod) => pod.metadata.name));
     const names = freePodNames(rs, count, (name) => taken.has(name));

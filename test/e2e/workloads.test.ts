@@ -1,0 +1,295 @@
+/**
+ * The ReplicationController and Job controllers end to end on both logs, with the real
+ * kubectl against `startCluster` (every controller, one process-runtime node agent: pods
+ * are real OS processes; a Job's pods run the built-in `logplane/crasher`, which exits
+ * with EXIT_CODE): an RC created with `kubectl create -f`, scaled to 2, a deleted pod
+ * recreated; a Job of 10 completions with parallelism 3 completing (COMPLETIONS 10/10);
+ * a failing Job stopping at its backoffLimit with BackoffLimitExceeded; and a replay of the
+ * log from offset 0 giving the live projection's state hash; and, on the sim runtime, an
+ * Indexed Job (one pod per index, its hostname, completedIndexes).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCluster, type RunningCluster } from '../../cli/up.ts';
+import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { isPodActive, isPodReady } from '../../reconcilers/replicaset/pods.ts';
+import type { Job, Pod, ReplicationController } from '../../schemas/index.ts';
+import { kafkaBrokers } from '../kafka-env.ts';
+import { LOG_ADAPTERS } from './helpers.ts';
+
+interface KubectlResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const RC = `apiVersion: v1
+kind: ReplicationController
+metadata:
+  name: mysql
+spec:
+  replicas: 1
+  template:
+    metadata:
+      labels:
+        app: mysql
+    spec:
+      containers:
+      - name: mysql
+        image: logplane/sleeper
+`;
+
+const job = (name: string, spec: string, exitCode: number): string => `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ${name}
+spec:
+${spec}
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: logplane/crasher
+        env:
+        - name: EXIT_CODE
+          value: "${exitCode}"
+        - name: EXIT_AFTER_MS
+          value: "200"
+`;
+
+const podsOf = (view: View, label: string, value: string): Pod[] =>
+  (view.list('Pod', 'default') as Pod[]).filter((pod) => pod.metadata.labels?.[label] === value);
+
+describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kubectl on the %s log', (adapter) => {
+  let cluster: RunningCluster;
+  let dir: string;
+
+  const kubectl = (...args: string[]): Promise<KubectlResult> =>
+    new Promise((resolve) => {
+      execFile(
+        'kubectl',
+        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
+        { timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const ok = async (...args: string[]): Promise<string> => {
+    const result = await kubectl(...args);
+    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+    return result.stdout;
+  };
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  /** Resolves once `condition` holds on the projection's view (checked at every position it reaches). */
+  const waitUntil = (what: string, condition: (view: View) => boolean, timeoutMs = 60_000): Promise<unknown> =>
+    firstValueFrom(
+      cluster.projection.cursor$.pipe(
+        filter(() => condition(cluster.projection.view())),
+        timeout({ first: timeoutMs, with: () => throwError(() => new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)) }),
+      ),
+    );
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'e2e-workloads-'));
+    cluster = await startCluster({
+      dataDir: dir,
+      nodes: 1,
+      runtime: 'process',
+      proxy: 'none',
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
+      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-workloads-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('creates an RC of 1, scales it to 2, and recreates a deleted pod', async () => {
+    expect(await ok('create', '-f', file('rc.yaml', RC))).toBe('replicationcontroller/mysql created\n');
+    const running = (view: View): Pod[] => podsOf(view, 'app', 'mysql').filter((pod) => isPodActive(pod) && pod.status?.phase === 'Running' && isPodReady(pod));
+    const rcStatus = (view: View) => (view.get('ReplicationController/default/mysql') as ReplicationController | undefined)?.status;
+    await waitUntil('1 mysql pod runs', (view) => running(view).length === 1 && rcStatus(view)?.readyReplicas === 1);
+    const [first] = running(cluster.projection.view());
+    expect(first?.metadata.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'v1', kind: 'ReplicationController', name: 'mysql', controller: true })]);
+
+    // `kubectl scale rc` needs the apiserver's scale subresource for RCs (see the report); the same spec.replicas by patch.
+    expect(await ok('patch', 'rc', 'mysql', '--type=merge', '-p', '{"spec":{"replicas":2}}')).toBe('replicationcontroller/mysql patched\n');
+    await waitUntil('2 mysql pods run', (view) => running(view).length === 2 && rcStatus(view)?.readyReplicas === 2 && rcStatus(view)?.availableReplicas === 2);
+    expect(rcStatus(cluster.projection.view())).toMatchObject({ replicas: 2, fullyLabeledReplicas: 2, observedGeneration: 2 });
+    const table = await ok('get', 'rc', 'mysql');
+    expect(table).toMatch(/^NAME\s+DESIRED\s+CURRENT\s+READY\s+AGE\nmysql\s+2\s+2\s+2\s+\d+s\n$/);
+    const pods = await ok('get', 'pods', '-l', 'app=mysql', '-o', 'jsonpath={.items[*].status.phase}');
+    expect(pods.split(' ')).toEqual(['Running', 'Running']);
+
+    const victim = first?.metadata.name ?? '';
+    expect(await ok('delete', 'pod', victim)).toBe(`pod "${victim}" deleted\n`);
+    await waitUntil(
+      'the deleted pod is replaced and the RC reports 2 ready replicas',
+      (view) => running(view).length === 2 && !running(view).some((pod) => pod.metadata.name === victim) && rcStatus(view)?.readyReplicas === 2,
+    );
+    expect(podsOf(cluster.projection.view(), 'app', 'mysql').map((pod) => pod.metadata.name)).not.toContain(victim);
+  }, 120_000);
+
+  it('completes a Job of 10 completions with parallelism 3', async () => {
+    expect(await ok('create', '-f', file('job.yaml', job('pi', '  completions: 10\n  parallelism: 3', 0)))).toBe('job.batch/pi created\n');
+    let most = 0;
+    await waitUntil(
+      'the Job is Complete',
+      (view) => {
+        const active = podsOf(view, 'job-name', 'pi').filter((pod) => isPodActive(pod)).length;
+        most = Math.max(most, active);
+        return (view.get('Job.batch/default/pi') as Job | undefined)?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') === true;
+      },
+      120_000,
+    );
+    expect(most).toBeLessThanOrEqual(3);
+    expect(most).toBeGreaterThan(1);
+    const table = await ok('get', 'job', 'pi');
+    expect(table).toMatch(/^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\npi\s+Complete\s+10\/10\s+\d+s\s+\d+s\n$/);
+    const stored = JSON.parse(await ok('get', 'job', 'pi', '-o', 'json')) as Job;
+    expect(stored.status).toMatchObject({ succeeded: 10, ready: 0, terminating: 0 });
+    expect(stored.status).not.toHaveProperty('failed');
+    expect(stored.status).not.toHaveProperty('active');
+    expect(stored.status?.completionTime).toEqual(expect.any(String));
+    expect(stored.status?.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ['SuccessCriteriaMet', 'True', 'CompletionsReached'],
+      ['Complete', 'True', 'CompletionsReached'],
+    ]);
+    const pods = JSON.parse(await ok('get', 'pods', '-l', 'batch.kubernetes.io/job-name=pi', '-o', 'json')) as { items: Pod[] };
+    expect(pods.items).toHaveLength(10);
+    expect(pods.items.every((pod) => pod.status?.phase === 'Succeeded' && pod.metadata.finalizers === undefined)).toBe(true);
+    expect(new Set(pods.items.map((pod) => pod.metadata.labels?.['batch.kubernetes.io/controller-uid']))).toEqual(new Set([stored.metadata.uid]));
+  }, 150_000);
+
+  it('stops a failing Job at its backoffLimit with a Failed condition, reason BackoffLimitExceeded', async () => {
+    expect(await ok('create', '-f', file('fail.yaml', job('fail', '  backoffLimit: 1', 3)))).toBe('job.batch/fail created\n');
+    const failed = (view: View): Job | undefined => {
+      const stored = view.get('Job.batch/default/fail') as Job | undefined;
+      return stored?.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True') ? stored : undefined;
+    };
+    await waitUntil('the Job failed', (view) => failed(view) !== undefined, 90_000);
+    const stored = JSON.parse(await ok('get', 'job', 'fail', '-o', 'json')) as Job;
+    expect(stored.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message])).toEqual([
+      ['FailureTarget', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'],
+      ['Failed', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit'],
+    ]);
+    expect(stored.status).toMatchObject({ failed: 2 });
+    expect(stored.status).not.toHaveProperty('active');
+    expect(stored.status).not.toHaveProperty('succeeded');
+    // backoffLimit 1: the first failure is retried once (after kube's 10 s backoff), the second ends it.
+    const pods = podsOf(cluster.projection.view(), 'job-name', 'fail');
+    expect(pods.map((pod) => pod.status?.phase)).toEqual(['Failed', 'Failed']);
+    const finished = pods.map((pod) => Date.parse(pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt ?? '')).sort((a, b) => a - b);
+    const secondStarted = Math.max(...pods.map((pod) => Date.parse(pod.metadata.creationTimestamp ?? '')));
+    expect(secondStarted - (finished[0] ?? 0)).toBeGreaterThanOrEqual(9_000);
+    expect(await ok('get', 'job', 'fail')).toMatch(/^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\nfail\s+Failed\s+0\/1\s+\d+s\s+\d+s\n$/);
+  }, 120_000);
+
+  it('deletes a finished Job after ttlSecondsAfterFinished, its pods with it (ttl-after-finished and the garbage collector)', async () => {
+    expect(await ok('create', '-f', file('ttl.yaml', job('short', '  ttlSecondsAfterFinished: 1', 0)))).toBe('job.batch/short created\n');
+    let uid: string | undefined;
+    let completionTime: string | undefined;
+    await waitUntil('the Job completes', (view) => {
+      const stored = view.get('Job.batch/default/short') as Job | undefined;
+      uid = stored?.metadata.uid ?? uid;
+      completionTime = stored?.status?.completionTime ?? completionTime;
+      return stored?.status?.conditions?.some((c) => c.type === 'Complete') === true;
+    });
+    await waitUntil('the Job and its pod are gone', (view) => view.get('Job.batch/default/short') === undefined && podsOf(view, 'job-name', 'short').length === 0, 30_000);
+    expect((await kubectl('get', 'job', 'short')).stderr).toBe('Error from server (NotFound): jobs.batch "short" not found\n');
+    // The Job's deletion is the ttl-after-finished controller's, a second or more after it finished.
+    const events = audit(cluster.projection.store, cluster.log.layout.partitions, { allActors: true, limit: 100_000 });
+    const deletions = events.filter((e) => e.key === 'Job.batch/default/short' && e.eventType === 'ObjectDeleted' && e.verdict.type === 'accepted');
+    expect(deletions.map((e) => e.actor)).toEqual([{ type: 'controller', name: 'ttl-after-finished' }]);
+    expect((deletions[0]?.time ?? 0) - Date.parse(completionTime ?? '')).toBeGreaterThanOrEqual(1_000);
+    expect(uid).toMatch(/^[0-9a-f-]{36}$/);
+  }, 60_000);
+
+  it('replays the log from offset 0 into the live state hash', async () => {
+    const replayDir = mkdtempSync(join(tmpdir(), 'e2e-workloads-replay-'));
+    const replayer = createReplayer({ log: cluster.log, dir: replayDir });
+    try {
+      let events = await replayer.advanceTo(cluster.projection.cursor());
+      let live: string | undefined;
+      // The cluster keeps running: catch the replay up until both stand at the same position.
+      for (let round = 0; round < 20 && live === undefined; round++) {
+        await cluster.projection.waitFor(replayer.cursor());
+        const current = cluster.projection.cursor();
+        if (formatVector(current) === formatVector(replayer.cursor())) live = cluster.projection.stateHash();
+        else events += await replayer.advanceTo(current);
+      }
+      expect(events).toBeGreaterThan(100);
+      expect(live).toBeDefined();
+      expect(replayer.stateHash()).toBe(live);
+    } finally {
+      await replayer.close();
+      rmSync(replayDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe.each(LOG_ADAPTERS)('an Indexed Job on the sim runtime with kubectl on the %s log', (adapter) => {
+  let cluster: RunningCluster;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'e2e-workloads-sim-'));
+    cluster = await startCluster({
+      dataDir: dir,
+      nodes: 2,
+      runtime: 'sim',
+      simStartDelayMs: 50,
+      proxy: 'none',
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
+      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-workloads-sim-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('runs one pod per completion index, with its hostname, to Complete with completedIndexes 0-3', async () => {
+    const kubectl = (...args: string[]): Promise<string> =>
+      new Promise((resolve, reject) => {
+        execFile('kubectl', ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
+          error ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
+        );
+      });
+    const path = join(dir, 'indexed.yaml');
+    writeFileSync(path, job('indexed', '  completions: 4\n  parallelism: 2\n  completionMode: Indexed', 0));
+    expect(await kubectl('create', '-f', path)).toBe('job.batch/indexed created\n');
+    await firstValueFrom(
+      cluster.projection.cursor$.pipe(
+        filter(() => (cluster.projection.view().get('Job.batch/default/indexed') as Job | undefined)?.status?.conditions?.some((c) => c.type === 'Complete') === true),
+        timeout({ first: 60_000, with: () => throwError(() => new Error('timed out waiting for the Indexed Job to complete')) }),
+      ),
+    );
+    expect(await kubectl('get', 'job', 'indexed')).toMatch(/^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\nindexed\s+Complete\s+4\/4\s+\d+s\s+\d+s\n$/);
+    const stored = JSON.parse(await kubectl('get', 'job', 'indexed', '-o', 'json')) as Job;
+    expect(stored.status).toMatchObject({ completedIndexes: '0-3', succeeded: 4 });
+    const pods = (JSON.parse(await kubectl('get', 'pods', '-l', 'job-name=indexed', '-o', 'json')) as { items: Pod[] }).items;
+    expect(pods.map((pod) => [pod.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], pod.spec.hostname]).sort()).toEqual([
+      ['0', 'indexed-0'],
+      ['1', 'indexed-1'],
+      ['2', 'indexed-2'],
+      ['3', 'indexed-3'],
+    ]);
+    expect(pods.every((pod) => pod.status?.phase === 'Succeeded')).toBe(true);
+  }, 90_000);
+});
