@@ -126,8 +126,7 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
     const [first] = running(cluster.projection.view());
     expect(first?.metadata.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'v1', kind: 'ReplicationController', name: 'mysql', controller: true })]);
 
-    // `kubectl scale rc` needs the apiserver's scale subresource for RCs (see the report); the same spec.replicas by patch.
-    expect(await ok('patch', 'rc', 'mysql', '--type=merge', '-p', '{"spec":{"replicas":2}}')).toBe('replicationcontroller/mysql patched\n');
+    expect(await ok('scale', 'rc', 'mysql', '--replicas=2')).toBe('replicationcontroller/mysql scaled\n');
     await waitUntil('2 mysql pods run', (view) => running(view).length === 2 && rcStatus(view)?.readyReplicas === 2 && rcStatus(view)?.availableReplicas === 2);
     expect(rcStatus(cluster.projection.view())).toMatchObject({ replicas: 2, fullyLabeledReplicas: 2, observedGeneration: 2 });
     const table = await ok('get', 'rc', 'mysql');
