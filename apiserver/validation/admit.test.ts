@@ -191,6 +191,28 @@ describe('defaults of the kinds without a controller yet (pkg/apis/*/v1/defaults
   });
 });
 
+describe("a Job's generated selector (kube's job strategy)", () => {
+  const spec = { template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }], restartPolicy: 'Never' } } };
+  it('selects the pods by the uid the Job gets at create, with kube\'s four template labels', () => {
+    const { object } = create('Job', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: structuredClone(spec) });
+    const uid = object.metadata.uid!;
+    expect(uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(object).toMatchObject({
+      spec: {
+        selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } },
+        template: { metadata: { labels: { app: 'a', 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': 'j', 'controller-uid': uid, 'job-name': 'j' } } },
+      },
+    });
+  });
+
+  it('leaves a manualSelector Job as written', () => {
+    const { object } = create('Job', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { ...structuredClone(spec), manualSelector: true, selector: { matchLabels: { app: 'a' } } } });
+    expect(object.metadata.uid).toBeUndefined();
+    expect((object as { spec: { selector: unknown; template: { metadata: { labels: unknown } } } }).spec).toMatchObject({ selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a' } } } });
+    expect((object as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels['job-name']).toBeUndefined();
+  });
+});
+
 describe('updates of the new kinds (immutable fields, as kube validates them)', () => {
   const template = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } };
   const update = (kind: Parameters<typeof resourceOfKind>[0], current: unknown, body: unknown) =>

@@ -10,7 +10,7 @@ import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { storedFromServed, toServed } from '../conversion/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
-import { applyDefaults } from './defaults.ts';
+import { applyDefaults, prepareForCreate } from './defaults.ts';
 import { validateStatus } from './objects.ts';
 import { validateObject } from './validators.ts';
 import { checkShape } from './shape.ts';
@@ -149,6 +149,7 @@ export const admitCreate = (options: AdmitOptions): Admitted => {
   const stored = toStoredBody(resource, body);
   const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   applyDefaults(object);
+  prepareForCreate(object);
   throwIfInvalid(resource, name, validateObject(resource, object));
   assertEncodable(object);
   return { object, warnings };

@@ -3,6 +3,7 @@
  * ports, a Service's targetPort, a Deployment's RollingUpdate 25%/25% strategy, and so on.
  * Defaults are part of what gets appended, so every reader sees the same object.
  */
+import { randomUUID } from 'node:crypto';
 import { KINDS } from '../../schemas/index.ts';
 import type { Container, JobSpec, Kind, KubeObject, MutatingWebhook, ObjectOfKind, PodSpec, PodTemplateSpec, Probe, ValidatingWebhook } from '../../schemas/index.ts';
 
@@ -251,4 +252,37 @@ const defaultJobSpec = (spec: JobSpec): void => {
 /** Fills an object's defaults in place (the object has passed the schema check). */
 export const applyDefaults = (object: KubeObject): void => {
   (DEFAULTERS[object.kind] as Defaulter<Kind>)(object);
+};
+
+/**
+ * A Job's generated selector (kube's job strategy, generateSelector): unless
+ * `manualSelector`, the Job gets its uid now and selects its pods by it; the template
+ * carries the uid and the Job's name, in the batch.kubernetes.io labels and the legacy ones.
+ */
+const generateJobSelector = (job: ObjectOfKind<'Job'>): void => {
+  const spec = job.spec;
+  if (!spec || spec.manualSelector === true) return;
+  const uid = (job.metadata.uid ??= randomUUID());
+  const template = (spec.template.metadata ??= {});
+  template.labels = {
+    ...template.labels,
+    'batch.kubernetes.io/controller-uid': uid,
+    'batch.kubernetes.io/job-name': job.metadata.name,
+    'controller-uid': uid,
+    'job-name': job.metadata.name,
+  };
+  spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+};
+
+type CreateStrategy<K extends Kind> = (object: ObjectOfKind<K>) => void;
+
+/** What a create adds besides the defaults (kube's PrepareForCreate and create-time Validate steps); nothing for most kinds. */
+const CREATE_STRATEGIES: { readonly [K in Kind]: CreateStrategy<K> } = {
+  ...(Object.fromEntries(KINDS.map((kind) => [kind, () => undefined])) as unknown as { [K in Kind]: CreateStrategy<K> }),
+  Job: generateJobSelector,
+};
+
+/** Applies what a create (and only a create) sets, after the defaults. */
+export const prepareForCreate = (object: KubeObject): void => {
+  (CREATE_STRATEGIES[object.kind] as CreateStrategy<Kind>)(object);
 };
