@@ -4,7 +4,6 @@
  * hand-made set of resources whose names collide, for kubectl's precedence rules.
  */
 import { apiGroupList, apiResourceList, apiVersions } from '../../apiserver/discovery.ts';
-import { GROUP_VERSIONS } from '../../apiserver/resources.ts';
 import { createClient, createDiscovery, type DiscoveredResource } from '../client.ts';
 import { Resources } from './kinds.ts';
 
@@ -16,7 +15,9 @@ export const legacyDiscoveryFetch = (asked: string[] = []): typeof fetch =>
     const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
     if (path === '/api') return json(apiVersions('127.0.0.1:6443'));
     if (path === '/apis') return json(apiGroupList());
-    const gv = GROUP_VERSIONS.find((g) => path === (g.group === '' ? `/api/${g.version}` : `/apis/${g.group}/${g.version}`));
+    // Every group/version the documents list (the stored kinds' and the review groups').
+    const listed = [{ group: '', version: 'v1' }, ...apiGroupList().groups.flatMap((g) => g.versions.map((v) => ({ group: g.name, version: v.version })))];
+    const gv = listed.find((g) => path === (g.group === '' ? `/api/${g.version}` : `/apis/${g.group}/${g.version}`));
     if (gv) return json(apiResourceList(gv));
     return new Response(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound', message: 'not found' }), { status: 404 });
   }) as typeof fetch;

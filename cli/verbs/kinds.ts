@@ -57,6 +57,15 @@ const parseArg = (arg: string): { name: string; group: string; full?: { version:
 };
 
 /** The served resource types of one command run, in discovery (priority) order. */
+const warned = new Set<string>();
+
+/** A warning on stderr as kubectl prints one (`Warning: ...`), once per process as its deduplicating warning writer does. */
+const warnOnce = (text: string): void => {
+  if (warned.has(text)) return;
+  warned.add(text);
+  process.stderr.write(`Warning: ${text}\n`);
+};
+
 export class Resources {
   constructor(readonly all: readonly ResourceType[]) {}
 
@@ -76,8 +85,17 @@ export class Resources {
   private expandShortName(name: string, group: string): { name: string; group: string } {
     const lower = name.toLowerCase();
     if (this.all.some((r) => (group === '' || r.group === group) && (r.plural === lower || r.singular === lower))) return { name, group };
-    const exact = this.all.find((r) => (group === '' || r.group === group) && r.shortNames.includes(lower));
-    if (exact) return { name: exact.plural, group: exact.group };
+    const matches = this.all.filter((r) => (group === '' || r.group === group) && r.shortNames.includes(lower));
+    const [exact] = matches;
+    if (exact) {
+      // kubectl's shortcut expander: the first match wins, the others (another group or resource) are warned about.
+      for (const other of matches) {
+        if (other.group !== exact.group || other.plural !== exact.plural) {
+          warnOnce(`short name ${JSON.stringify(lower)} could also match lower priority resource ${other.group === '' ? other.plural : `${other.plural}.${other.group}`}`);
+        }
+      }
+      return { name: exact.plural, group: exact.group };
+    }
     if (group === '') return { name, group };
     const prefixed = this.all.find((r) => r.group.startsWith(group) && r.shortNames.includes(lower));
     return prefixed ? { name: prefixed.plural, group: prefixed.group } : { name, group };
