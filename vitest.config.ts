@@ -4,13 +4,14 @@ import { defineConfig } from 'vitest/config';
  * Branch-coverage floors (percent) of the four packages the fold, the apiserver, the
  * reconcilers and the logs live in, enforced by `npm run test:coverage` (and so by CI).
  * Started from the figures of the whole suite at 26fa48f (projections 87.53, apiserver 73.95,
- * reconcilers 81.93, log 66.40), rounded down. A floor only goes up: raise it when coverage
- * rises, never lower it to let a change in.
+ * reconcilers 81.93, log 66.40), rounded down; raised from the clean-clone CI run of 7c4d6c3
+ * (projections 89.29, apiserver 79.22, reconcilers 84.23, log 67.73), a point under each.
+ * A floor only goes up: raise it when coverage rises, never lower it to let a change in.
  */
 const BRANCH_FLOORS = {
-  'projections/**': 87,
-  'apiserver/**': 73,
-  'reconcilers/**': 81,
+  'projections/**': 88,
+  'apiserver/**': 78,
+  'reconcilers/**': 83,
   'log/**': 66,
 } as const;
 
