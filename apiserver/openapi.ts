@@ -10,10 +10,8 @@
  * merge patch media type: kubectl then computes `apply` patches from its built-in types.
  */
 import { createHash } from 'node:crypto';
-import { loadApiDocument, type ApiDocument } from '../schemas/avro-gen/openapi.ts';
+import { vendoredApiDocument } from '../schemas/avro-gen/openapi.ts';
 import { GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
-
-let apiDocument: ApiDocument | undefined;
 
 /**
  * The schemas of a group/version's kinds and of every definition they reach, from the
@@ -22,8 +20,7 @@ let apiDocument: ApiDocument | undefined;
  * `kubectl explain` reads.
  */
 const componentSchemas = (definitions: readonly string[]): Record<string, unknown> => {
-  apiDocument ??= loadApiDocument();
-  const all = apiDocument.definitions as Record<string, unknown>;
+  const all = vendoredApiDocument().definitions as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   const visit = (name: string): void => {
     if (name in out || all[name] === undefined) return;

@@ -4,7 +4,7 @@
  * (`storedFromServed`), a stored object becomes the served shape in every answer
  * (`servedBody`, for objects, lists and Tables) and before a patch applies to it.
  */
-import { loadApiDocument } from '../../schemas/avro-gen/openapi.ts';
+import { vendoredApiDocument } from '../../schemas/avro-gen/openapi.ts';
 import { autoscalingV1HorizontalPodAutoscaler } from './autoscaling-v1.ts';
 import { eventsV1Event } from './events.ts';
 import { isJsonObject, type Conversion, type JsonObject } from './types.ts';
@@ -24,7 +24,7 @@ const topLevelFields = new Map<string, ReadonlySet<string>>();
 const servedFields = (conversion: Conversion): ReadonlySet<string> => {
   let fields = topLevelFields.get(conversion.definition);
   if (fields === undefined) {
-    const definition = loadApiDocument().definitions[conversion.definition];
+    const definition = vendoredApiDocument().definitions[conversion.definition];
     fields = new Set(Object.keys(definition?.properties ?? {}));
     topLevelFields.set(conversion.definition, fields);
   }

@@ -49,6 +49,11 @@ export function loadApiDocument(url: URL = API_DOCUMENT): ApiDocument {
   return document as ApiDocument;
 }
 
+let vendored: ApiDocument | undefined;
+
+/** The vendored document, parsed once per process (the apiserver's OpenAPI, conversions and server-side apply all read it). */
+export const vendoredApiDocument = (): ApiDocument => (vendored ??= loadApiDocument());
+
 /** The definition name a `$ref` points at (`#/definitions/X` → `X`). */
 export function refName(ref: string): string {
   if (!ref.startsWith(DEFINITION_REF)) {

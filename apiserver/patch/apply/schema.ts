@@ -11,7 +11,7 @@
  *   "deduced": maps merge by field, lists are atomic.
  * Types are built once per definition, on first use, and shared.
  */
-import { loadApiDocument, refName, type ApiDocument, type OpenApiSchema } from '../../../schemas/avro-gen/openapi.ts';
+import { vendoredApiDocument, refName, type ApiDocument, type OpenApiSchema } from '../../../schemas/avro-gen/openapi.ts';
 import type { Json } from '../json.ts';
 
 /** How an associative list identifies its items. */
@@ -138,6 +138,6 @@ let vendored: ReturnType<typeof createMergeSchema> | undefined;
 
 /** The merge type of a definition of the vendored 1.32 API document. */
 export const mergeTypeOf = (definitionName: string): MergeType => {
-  vendored ??= createMergeSchema(loadApiDocument());
+  vendored ??= createMergeSchema(vendoredApiDocument());
   return vendored.definition(definitionName);
 };
