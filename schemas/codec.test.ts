@@ -5,6 +5,7 @@ import { v1ObjectCreatedPod } from './fixtures/v1-object-created-pod.ts';
 import { v2PodBound } from './fixtures/v2-pod-bound.ts';
 import { v3DecidedAt } from './fixtures/v3-decided-at.ts';
 import { v4ObjectUpdatedDeployment } from './fixtures/v4-object-updated-deployment.ts';
+import { v5ObjectCreatedPod } from './fixtures/v5-object-created-pod.ts';
 import {
   createEventCodec,
   decodeEvent,
@@ -146,6 +147,22 @@ describe('round trip', () => {
     const writer = registry.versions.find((version) => version.name === 'v4');
     expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
     expect(decodeEvent(buf)).toStrictEqual(v4ObjectUpdatedDeployment);
+  });
+
+  it('decodes the committed v5 fixture (v5-object-created-pod.bin, the first generated version) with the current reader, without nodeAdmission', () => {
+    const buf = readFileSync(new URL('./fixtures/v5-object-created-pod.bin', import.meta.url));
+    const writer = registry.versions.find((version) => version.name === 'v5');
+    expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
+    const decoded = decodeEvent(buf);
+    expect(decoded).toStrictEqual(v5ObjectCreatedPod);
+    expect('nodeAdmission' in decoded.body).toBe(false);
+  });
+
+  it('round-trips ObjectCreated.nodeAdmission (v6), and leaves a null one absent', () => {
+    const deferred = { ...v5ObjectCreatedPod, body: { ...v5ObjectCreatedPod.body, nodeAdmission: 'Deferred' } } as EventEnvelope;
+    expect(decodeEvent(encodeEvent(deferred))).toStrictEqual(deferred);
+    const withNull = { ...v5ObjectCreatedPod, body: { ...v5ObjectCreatedPod.body, nodeAdmission: null } } as EventEnvelope;
+    expect(decodeEvent(encodeEvent(withNull))).toStrictEqual(v5ObjectCreatedPod);
   });
 
   it('decodes a null decidedAt as absent (optional fields are never null when decoded)', () => {

@@ -12,14 +12,14 @@ import { envelope, pod } from '../fixtures/samples.ts';
 import type { EventEnvelope, Pod } from '../generated/types.ts';
 import { HEADER_LENGTH, loadSchemaRegistry } from '../registry.ts';
 import { compileDraftConverters, loadDraftVersion } from './draft-convert.ts';
-import { DRAFT_DIR } from './draft.ts';
+import { DRAFT_DIR, GENERATED_VERSION } from './draft.ts';
 import { createResolver } from '../resolver.ts';
 
 const count = Number(process.argv[2] ?? 10_000);
 const registry = loadSchemaRegistry();
 const released = registry.current;
 const codec = createEventCodec({ registry });
-const draft = loadDraftVersion(DRAFT_DIR, 'v5');
+const draft = loadDraftVersion(DRAFT_DIR, GENERATED_VERSION);
 const { toAvro, fromAvro } = compileDraftConverters(draft, draft.version.type);
 const releasedToAvro = compileToAvro(released.type) ?? ((value: unknown) => value);
 const fromReleased = createResolver(draft.version.type, released.type);

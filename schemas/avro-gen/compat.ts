@@ -25,7 +25,7 @@ import { SchemaError } from '../errors.ts';
 import type { KindDescriptor } from '../kinds/descriptor.ts';
 import type { SchemaVersion } from '../registry.ts';
 import { isNullable, shortName, viewOf } from '../schema-view.ts';
-import { avroNameOf, fieldKey, isRecordDefinition, JSON_VALUE, scalarTypeOf, type AvroSchema, type Compatibility } from './generate.ts';
+import { avroNameOf, embeddedNameOf, fieldKey, isRecordDefinition, JSON_VALUE, scalarTypeOf, type AvroSchema, type Compatibility } from './generate.ts';
 import { definitionOf, refName, type ApiDocument, type OpenApiSchema } from './openapi.ts';
 
 /** A {@link Compatibility}, and the definition each released `logplane.k8s` record was read into. */
@@ -77,7 +77,8 @@ export function analyzeCompatibility(
         problems.push(`${version.name}: ${recordName} is read as both ${previous} and ${definition}`);
       }
       definitions.set(recordName, definition);
-      if (recordName !== avroNameOf(definition)) {
+      // A generated version's `Embedded<Kind>` has its namesake in every later one: no alias.
+      if (recordName !== avroNameOf(definition) && recordName !== embeddedNameOf(avroNameOf(definition))) {
         aliases.set(definition, (aliases.get(definition) ?? new Set()).add(recordName));
       }
       const schema = definitionOf(document, definition);
@@ -139,6 +140,10 @@ export function analyzeCompatibility(
         return;
       }
       const scalar = scalarTypeOf(schema);
+      // A version generated earlier wrote JSON values as the JSON value record itself.
+      if (scalar === JSON_VALUE && view.type === 'record' && type.name === JSON_VALUE) {
+        return;
+      }
       switch (view.type) {
         case 'array':
           if (schema.type === 'array' && schema.items !== undefined) {

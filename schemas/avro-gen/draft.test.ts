@@ -5,12 +5,12 @@ import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { REGISTERED_KINDS, STORED_KINDS } from '../kinds/registry.ts';
 import { compileDraftConverters, loadDraftVersion, readAttributes } from './draft-convert.ts';
-import { DRAFT_DIR, DRAFT_README, generateDraft, withCompatibilitySection } from './draft.ts';
+import { DRAFT_DIR, DRAFT_README, GENERATED_VERSION, generateDraft, withCompatibilitySection } from './draft.ts';
 import { avroFieldName, avroNameOf, generateObjectSchemas, JSON_VALUE } from './generate.ts';
 import { loadApiDocument } from './openapi.ts';
 
 const document = loadApiDocument();
-const draft = loadDraftVersion(DRAFT_DIR, 'v5');
+const draft = loadDraftVersion(DRAFT_DIR, GENERATED_VERSION);
 const kindRecords = STORED_KINDS.map((kind) => ({ kind, type: draft.version.types[avroNameOf(kind.definition)] }));
 
 function filesUnder(dir: string): string[] {

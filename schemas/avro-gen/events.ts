@@ -9,7 +9,9 @@
  *   the released symbols first (a reader's enum must hold every symbol written); a kind
  *   name shared by two groups (Event) is one symbol, and the group is the envelope key's;
  * - a reference to a released object record (`logplane.k8s.PodStatus`) names the
- *   record it is read into (`logplane.k8s.core.v1.PodStatus`).
+ *   record it is read into (`logplane.k8s.core.v1.PodStatus`);
+ * - the fields of {@link EVENT_FIELD_ADDITIONS} are appended to their records (the event
+ *   changes of the generated versions after v5; each optional, so older events read).
  */
 import { readFileSync } from 'node:fs';
 import { SchemaError } from '../errors.ts';
@@ -22,6 +24,24 @@ export const EVENTS_SOURCE = new URL('../avro/v4/', import.meta.url);
 /** The enum of kinds in ObjectDeleted. */
 const KIND_ENUM = 'logplane.k8s.Kind';
 const KUBE_OBJECT = 'KubeObject';
+
+/**
+ * Fields a generated version adds to a carried-over event record, by record name, in the
+ * order they were added (never remove or reorder one: a released version holds them).
+ */
+export const EVENT_FIELD_ADDITIONS: Readonly<Record<string, readonly Readonly<Record<string, unknown>>[]>> = {
+  ObjectCreated: [
+    {
+      // v6: the pod-admission rule the fold judges a Pod's create by (issue 15, item 5).
+      name: 'nodeAdmission',
+      type: ['null', { type: 'enum', name: 'NodeAdmission', symbols: ['Deferred'] }],
+      default: null,
+      'logplane.optional': true,
+      doc:
+        "How a Pod created with spec.nodeName is admitted to that node. Null (every event before v6): the node must exist and have room, else the create is rejected. 'Deferred' (as kube-apiserver): a node not registered yet is no reason to reject; the pod waits, uncharged, and the node's registration admits it if it fits (kubelet admission).",
+    },
+  ],
+};
 
 /** One carried-over event file. */
 export interface EventFile {
@@ -71,9 +91,12 @@ export function carryOverEvents(options: {
     if (annotation?.name === KUBE_OBJECT) {
       return { ...object, type: [...options.kindRecords] };
     }
-    return Object.fromEntries(
+    const rewritten = Object.fromEntries(
       Object.entries(object).map(([key, value]) => [key, key === 'type' || key === 'fields' || key === 'items' || key === 'values' ? rewrite(value) : value]),
     );
+    const name = object.type === 'record' && typeof object.name === 'string' ? object.name : '';
+    const additions = Object.hasOwn(EVENT_FIELD_ADDITIONS, name) ? EVENT_FIELD_ADDITIONS[name] : undefined;
+    return additions === undefined ? rewritten : { ...rewritten, fields: [...(rewritten.fields as unknown[]), ...additions] };
   };
 
   return manifest.files

@@ -13,16 +13,17 @@ import { v1ObjectCreatedPod } from '../fixtures/v1-object-created-pod.ts';
 import { v2PodBound } from '../fixtures/v2-pod-bound.ts';
 import { v3DecidedAt } from '../fixtures/v3-decided-at.ts';
 import { v4ObjectUpdatedDeployment } from '../fixtures/v4-object-updated-deployment.ts';
+import { v5ObjectCreatedPod } from '../fixtures/v5-object-created-pod.ts';
 import type { EventEnvelope } from '../generated/types.ts';
 import { HEADER_LENGTH, loadSchemaRegistry, type SchemaVersion } from '../registry.ts';
 import { compileDraftConverters, loadDraftVersion } from './draft-convert.ts';
-import { DRAFT_DIR } from './draft.ts';
+import { DRAFT_DIR, GENERATED_VERSION } from './draft.ts';
 import { createResolver } from '../resolver.ts';
 
 const registry = loadSchemaRegistry();
 const current = registry.current;
 const fromCurrent = compileFromAvro(current.type);
-const draft = loadDraftVersion(DRAFT_DIR, 'v5');
+const draft = loadDraftVersion(DRAFT_DIR, GENERATED_VERSION);
 const { fromAvro } = compileDraftConverters(draft, draft.version.type);
 
 /** The sample Node, without what v1 did not have. */
@@ -34,6 +35,7 @@ const fixtureEvents: Readonly<Record<string, EventEnvelope>> = {
   'v2-pod-bound.bin': v2PodBound,
   'v3-decided-at.bin': v3DecidedAt,
   'v4-object-updated-deployment.bin': v4ObjectUpdatedDeployment,
+  'v5-object-created-pod.bin': v5ObjectCreatedPod,
 };
 
 /**

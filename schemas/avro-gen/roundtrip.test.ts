@@ -10,12 +10,12 @@ import { STORED_KINDS } from '../kinds/registry.ts';
 import { decodeEvent, encodeEvent } from '../events.ts';
 import { EncodeError } from '../errors.ts';
 import { compileDraftConverters, jsonFromAvro, jsonToAvro, loadDraftVersion } from './draft-convert.ts';
-import { DRAFT_DIR } from './draft.ts';
+import { DRAFT_DIR, GENERATED_VERSION } from './draft.ts';
 import { ARBITRARY_JSON, sampleObject } from './openapi-samples.ts';
 import { loadApiDocument } from './openapi.ts';
 
 const document = loadApiDocument();
-const draft = loadDraftVersion(DRAFT_DIR, 'v5');
+const draft = loadDraftVersion(DRAFT_DIR, GENERATED_VERSION);
 const { toAvro, fromAvro } = compileDraftConverters(draft, draft.version.type);
 
 /** Counts the leaves (scalars, empty arrays and maps) of a value: how much a sample sets. */
