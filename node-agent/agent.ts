@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
-import { appendAndWait, appendBodies, appendEnvelopes, envelope, type Projection } from '../projections/index.ts';
+import { appendAndWait, appendBodies, appendEnvelopes, envelope, podAdmissionOf, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSystemInfo, Pod, PodStatus, Taint } from '../schemas/index.ts';
 import { goArch, hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
@@ -239,6 +239,29 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   };
   /** Uids of the pods a runtime reported a status for, i.e. admitted (it admits no pod that is already being deleted). */
   const reportedUids = new Set<string>();
+  /** Uids of the pods this agent reported rejected (kubelet admission; node-admission.ts). */
+  const rejectedUids = new Set<string>();
+  /**
+   * Whether the fold admitted `pod` to `node` (charged it): a pod it rejected never runs;
+   * it is reported Failed, once, with kubelet's reason (`OutOfcpu`) and message. A pod the
+   * runtime already reported on was admitted: no need to look again.
+   */
+  const admitted = (node: string, pod: Pod): boolean => {
+    const uid = pod.metadata.uid ?? '';
+    if (reportedUids.has(uid)) return true;
+    const namespace = pod.metadata.namespace ?? 'default';
+    const key = `Pod/${namespace}/${pod.metadata.name}`;
+    const admission = podAdmissionOf((resource) => projection.store.allocations.get(resource), key);
+    if (admission?.state !== 'rejected') return true;
+    if (pod.status?.phase !== 'Failed' && !rejectedUids.has(uid)) {
+      rejectedUids.add(uid);
+      logger.info({ pod: `${namespace}/${pod.metadata.name}`, node, reason: admission.reason }, admission.message);
+      const status: PodStatus = { phase: 'Failed', reason: admission.reason, message: admission.message };
+      pendingStatus.set(key, { node, body: { type: 'PodStatusChanged', namespace, name: pod.metadata.name, uid, status }, holdUntil: 0, at: Date.now() });
+      scheduleFlush();
+    }
+    return false;
+  };
   /** Queues the final delete (grace 0) of a pod whose containers have all stopped. */
   const finishDeletion = (node: string, namespace: string, name: string, uid: string): void => {
     pendingDeletes.set(`Pod/${namespace}/${name}`, {
@@ -293,7 +316,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     if (closed) return;
     for (const node of dirtyNodes) {
       const pods = [...(podsByNode.get(node)?.values() ?? [])];
-      runtimes.get(node)?.sync(pods);
+      runtimes.get(node)?.sync(pods.filter((pod) => admitted(node, pod)));
       // A pod that had already finished when its deletion came, or that was deleted before the
       // runtime ever started it, gets no new status from the runtime: nothing is left to stop.
       for (const pod of pods) {
@@ -321,6 +344,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       const node = pod.spec.nodeName;
       if (change.type === 'DELETED') {
         reportedUids.delete(pod.metadata.uid ?? '');
+        rejectedUids.delete(pod.metadata.uid ?? '');
         forgetPod(change.key, pod.metadata.uid);
       } else {
         rememberPod(change.key, pod);

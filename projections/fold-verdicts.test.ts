@@ -168,6 +168,8 @@ const serviceKey = (name: string): string => `Service/${NS}/${name}`;
 const inNamespace = (kind: string, name: string): string => `${kind} "${name}" in namespace "${NS}"`;
 
 const created = (object: KubeObject): EventBody => ({ type: 'ObjectCreated', object });
+/** A create as the apiserver writes it from v6: a pod's node admits it (kubelet admission), not the create. */
+const deferred = (object: KubeObject): EventBody => ({ type: 'ObjectCreated', object, nodeAdmission: 'Deferred' });
 const updated = (
   object: KubeObject,
   expectedResourceVersion: string | null = null,
@@ -734,6 +736,82 @@ const ACCEPTANCES: readonly VerdictCase[] = [
     verdict: accepted,
     change: 'ADDED',
     then: (c) => expect(c.contents().usage).toEqual({ n1: podUsage500m }),
+  },
+  // Kubelet admission of v6 creates (node-admission.ts): the node admits, never the create.
+  {
+    name: 'a deferred pod naming a node that does not exist is accepted and waits for it, uncharged',
+    given: (c) => given(c, namespace()),
+    when: () => ['desired', deferred(pod('a', { nodeName: 'n9' }))],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => {
+      expect(objectOf<Pod>(c, podKey('a'))?.spec?.nodeName).toBe('n9');
+      expect(c.contents().usage).toEqual({});
+      expect(c.contents().allocations).toEqual({ [`admission/${podKey('a')}`]: JSON.stringify({ state: 'waiting', node: 'n9' }), 'waiting/n9': JSON.stringify([podKey('a')]) });
+    },
+  },
+  {
+    name: 'a node registering admits the pods waiting for it in log order, each that still fits',
+    given: (c) =>
+      given(c, namespace(), deferred(pod('a', { cpu: '1500m', nodeName: 'n1' })), deferred(pod('b', { cpu: '1', nodeName: 'n1' })), deferred(pod('c', { cpu: '400m', nodeName: 'n1' }))),
+    when: () => ['desired', created(node('n1', { cpu: '2' }))],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => {
+      expect(c.contents().usage).toEqual({ n1: { cpuMilli: 1900, memoryBytes: 2 * 64 * 2 ** 20, pods: 2 } });
+      expect(c.contents().allocations).toEqual({
+        [`admission/${podKey('b')}`]: JSON.stringify({
+          state: 'rejected',
+          node: 'n1',
+          reason: 'OutOfcpu',
+          message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000",
+        }),
+      });
+    },
+  },
+  {
+    name: 'a deferred pod naming a node without room is accepted, rejected by the node and charged nothing',
+    given: (c) => given(c, namespace(), node('n1', { pods: '1' }), created(pod('b', { nodeName: 'n1' }))),
+    when: () => ['desired', deferred(pod('a', { nodeName: 'n1' }))],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => {
+      expect(c.contents().usage).toEqual({ n1: podUsage500m });
+      expect(JSON.parse(c.contents().allocations[`admission/${podKey('a')}`] ?? 'null')).toMatchObject({ state: 'rejected', reason: 'OutOfpods' });
+    },
+  },
+  {
+    name: 'a deferred pod naming a node with room is charged to it at once',
+    given: (c) => given(c, namespace(), node('n1')),
+    when: () => ['desired', deferred(pod('a', { nodeName: 'n1' }))],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => {
+      expect(c.contents().usage).toEqual({ n1: podUsage500m });
+      expect(c.contents().allocations).toEqual({});
+    },
+  },
+  {
+    name: 'a pod waiting for its node is deleted at once (no node runs it) and leaves no admission behind',
+    given: (c) => given(c, namespace(), deferred(pod('a', { nodeName: 'n9' })), deferred(pod('b', { nodeName: 'n9' }))),
+    when: () => ['desired', deleted('Pod', 'a')],
+    verdict: accepted,
+    change: 'DELETED',
+    then: (c) => {
+      expect(c.desired(podKey('a'))).toBeUndefined();
+      expect(c.contents().allocations).toEqual({ [`admission/${podKey('b')}`]: JSON.stringify({ state: 'waiting', node: 'n9' }), 'waiting/n9': JSON.stringify([podKey('b')]) });
+    },
+  },
+  {
+    name: 'a pod its node rejected is deleted at once and takes nothing from the node’s usage',
+    given: (c) => given(c, namespace(), node('n1'), created(pod('b', { nodeName: 'n1' })), deferred(pod('a', { cpu: '1500m', nodeName: 'n1' }))),
+    when: () => ['desired', deleted('Pod', 'a')],
+    verdict: accepted,
+    change: 'DELETED',
+    then: (c) => {
+      expect(c.contents().usage).toEqual({ n1: podUsage500m });
+      expect(c.contents().allocations).toEqual({});
+    },
   },
   // Updates.
   {

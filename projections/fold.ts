@@ -12,6 +12,7 @@
 import { assertNever, type EventEnvelope, type KubeObject, type Pod } from '../schemas/index.ts';
 import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
 import type { FoldedTopic } from './positions.ts';
+import { admitDeferred, admitWaitingPods, forgetAdmission, isUncharged } from './node-admission.ts';
 import { podUsage, usageFits, addUsage, subtractUsage, type NodeUsage, nodeAllocatable } from './resources.ts';
 
 /** The desired part of an object, as the desired topic made it. */
@@ -236,10 +237,16 @@ const create = (
     if (allocated) return allocated;
   }
   if (object.kind === 'Pod' && object.spec?.nodeName) {
-    const admitted = admitToNode(state, object, object.spec.nodeName);
-    if (admitted) return admitted;
+    // v6 creates defer to the node as kube does (node-admission.ts); older ones are judged now.
+    if (event.body.type === 'ObjectCreated' && event.body.nodeAdmission === 'Deferred') {
+      admitDeferred(state, key, object, object.spec.nodeName);
+    } else {
+      const admitted = admitToNode(state, object, object.spec.nodeName);
+      if (admitted) return admitted;
+    }
   }
   state.putDesired(key, { object, version });
+  if (object.kind === 'Node') admitWaitingPods(state, object);
   return { verdict: accepted, change: { type: 'ADDED', key } };
 };
 
@@ -416,7 +423,9 @@ const remove = (state: FoldState, event: EventEnvelope, version: number): FoldOu
     object.status = { ...object.status, phase: 'Terminating' };
   }
 
-  const grace = gracePeriod(object, body.gracePeriodSeconds);
+  // A pod no node admitted (waiting for its node, or rejected by it) runs nowhere: it goes at once.
+  const uncharged = object.kind === 'Pod' && Boolean(object.spec?.nodeName) && isUncharged(state, key);
+  const grace = uncharged ? 0 : gracePeriod(object, body.gracePeriodSeconds);
   const alreadyDeleting = Boolean(object.metadata.deletionTimestamp);
   if (finalizers.length === 0 && grace === 0) return finishDeletion(state, key, current.object);
   if (alreadyDeleting && grace === 0 && object.kind === 'Pod' && finalizers.length === 0) {
@@ -450,7 +459,7 @@ const gracePeriod = (object: KubeObject, requested: number | null): number => {
 };
 
 const finishDeletion = (state: FoldState, key: string, object: KubeObject): FoldOutcome => {
-  if (object.kind === 'Pod' && object.spec?.nodeName) {
+  if (object.kind === 'Pod' && object.spec?.nodeName && !forgetAdmission(state, key)) {
     const usage = state.getNodeUsage(object.spec.nodeName);
     if (usage) state.putNodeUsage(object.spec.nodeName, subtractUsage(usage, podUsage(object)));
   }

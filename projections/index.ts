@@ -1,6 +1,7 @@
 /** Projections: the deterministic fold of the log into LMDB, live and historical views. */
 export * from './errors.ts';
 export * from './fold.ts';
+export { objectCreated, podAdmissionOf, type AdmissionRejection, type PodAdmission } from './node-admission.ts';
 export * from './positions.ts';
 export * from './projection.ts';
 export * from './resources.ts';

@@ -6,6 +6,7 @@
  * appends nothing and answers the live object, resourceVersion unchanged.
  */
 import { toServed } from '../conversion/index.ts';
+import { objectCreated } from '../../projections/index.ts';
 import { objectKey, type KubeObject } from '../../schemas/index.ts';
 import { storedKind } from '../../schemas/kinds/registry.ts';
 import { CONFLICT_RETRIES, catchUp, json, keyOf, nameOf, objectAfter, precheckVersion, throwIfRejected, type Reply, type RequestContext, type ServerContext } from '../context.ts';
@@ -49,7 +50,7 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
       const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace });
       const { object } = admitted;
       if (dryRun) return json(201, dryRunCreated(object), admitted.warnings);
-      const result = await server.writer.submit({ topic: 'desired', key: objectKey(object), body: { type: 'ObjectCreated', object }, identity: ctx.identity, time });
+      const result = await server.writer.submit({ topic: 'desired', key: objectKey(object), body: objectCreated(object), identity: ctx.identity, time });
       const verdict = result.record.verdict;
       if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && attempt < CONFLICT_RETRIES) continue;
       throwIfRejected(result, resource, name);

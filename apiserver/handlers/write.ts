@@ -5,7 +5,7 @@
  * event left it.
  */
 import { NAMESPACE_FINALIZER } from '../../projections/fold.ts';
-import type { View } from '../../projections/index.ts';
+import { objectCreated, type View } from '../../projections/index.ts';
 import { objectKey, type KubeObject, type PropagationPolicy } from '../../schemas/index.ts';
 import {
   CONFLICT_RETRIES,
@@ -163,7 +163,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     const result = await server.writer.submit({
       topic: 'desired',
       key,
-      body: { type: 'ObjectCreated', object },
+      body: objectCreated(object),
       identity: ctx.identity,
       time,
     });
