@@ -34,6 +34,7 @@ import type { Subscription } from 'rxjs';
 import { ensureDefaultNamespaces, keepDefaultNamespaces } from './namespaces.ts';
 import { startSystemObjects, type SystemObjects, type SystemObjectsOptions } from './system-objects/index.ts';
 import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
+import { openapiV2Reply } from './openapi-v2.ts';
 import { servedBody } from './conversion/index.ts';
 import { findResource, type ResourceInfo } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
@@ -311,7 +312,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const health = createHealth({ log, projection, closing: closing.signal, timeoutMs: options.healthTimeoutMs ?? 5000, logger });
 
   /** Non-resource routes: discovery, OpenAPI, version, metrics. */
-  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' | 'review' }>, res: ServerResponse, accept: string | undefined): Promise<void> => {
+  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' | 'review' }>, res: ServerResponse, accept: string | undefined, ifNoneMatch?: string): Promise<void> => {
     switch (route.type) {
       case 'metrics': {
         const text = await metrics.registry.metrics();
@@ -339,8 +340,12 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         return sendJson(res, 200, openapiIndex());
       case 'openapiV3Document':
         return sendJson(res, 200, cachedOpenapiDocument(route.groupVersion).document);
-      case 'openapiV2':
-        throw new ApiError({ ...apiErrors.pathNotFound().status, message: 'OpenAPI v2 is not served by logplane; use /openapi/v3' });
+      case 'openapiV2': {
+        const reply = openapiV2Reply(accept, ifNoneMatch);
+        res.writeHead(reply.code, { 'Content-Type': reply.contentType, 'Content-Length': reply.body.length, ETag: reply.etag, Vary: 'Accept', 'Cache-Control': 'no-cache, private' });
+        res.end(reply.body);
+        return;
+      }
       case 'notFound':
         throw apiErrors.pathNotFound();
       default:
@@ -401,7 +406,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       if (routed.type !== 'resource' && routed.type !== 'bindings') {
         // A path that names nothing served is 404 whatever the verb, as kube's NotFound handler.
         if (routed.type !== 'notFound' && method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
-        await serveNonResource(routed, res, req.headers.accept);
+        await serveNonResource(routed, res, req.headers.accept, req.headers['if-none-match']);
         return;
       }
       if (!user) throw apiErrors.unauthorized();
