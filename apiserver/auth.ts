@@ -96,11 +96,16 @@ export const authenticateToken = (tokens: TokenFile, token: string): UserInfo | 
  * for a missing or unknown token.
  */
 export const authenticate = (tokens: TokenFile, req: IncomingMessage): UserInfo => {
-  const header = req.headers.authorization ?? '';
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const user = match ? authenticateToken(tokens, match[1]!) : undefined;
+  const token = bearerToken(req);
+  const user = token === undefined ? undefined : authenticateToken(tokens, token);
   if (!user) throw apiErrors.unauthorized();
   return user;
+};
+
+/** The token of `Authorization: Bearer <token>`, or undefined. */
+export const bearerToken = (req: IncomingMessage): string | undefined => {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return match ? match[1] : undefined;
 };
 
 /**

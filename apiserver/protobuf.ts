@@ -6,7 +6,7 @@
  * k8s.io/api's generated.proto, decoded here with a table of field numbers into the
  * Kubernetes JSON shape, so admission treats it like any JSON body.
  *
- * The tables cover the kinds logplane serves (plus Binding, Scale, DeleteOptions). Fields
+ * The tables cover the kinds logplane serves (plus Binding, Scale, DeleteOptions, TokenRequest). Fields
  * of message types logplane does not model decode to an opaque non-empty marker, so the
  * schema check reports them as unknown fields by their real names. Like gogo-protobuf
  * JSON, zero scalars of non-pointer fields mean "absent"; fields where zero is a value
@@ -201,7 +201,16 @@ const MESSAGES: Readonly<Record<string, Message>> = {
     6: f('resourceVersion', 'string'), 7: f('fieldPath', 'string'),
   },
   Binding: { 1: f('metadata', m('ObjectMeta')), 2: f('target', m('ObjectReference')) },
+  // authentication.k8s.io/v1 (kubectl create token).
+  TokenRequest: OBJECT('TokenRequestSpec', 'TokenRequestStatus'),
+  TokenRequestSpec: { 1: f('audiences', 'string', list), 3: f('boundObjectRef', m('BoundObjectReference')), 4: f('expirationSeconds', 'int64') },
+  BoundObjectReference: { 1: f('kind', 'string'), 2: f('apiVersion', 'string'), 3: f('name', 'string'), 4: f('uid', 'string') },
+  TokenRequestStatus: { 1: f('token', 'string'), 2: f('expirationTimestamp', 'time') },
 
+  ServiceAccount: {
+    1: f('metadata', m('ObjectMeta')), 2: f('secrets', m('ObjectReference'), list), 3: f('imagePullSecrets', m('LocalObjectReference'), list),
+    4: f('automountServiceAccountToken', 'bool', zero),
+  },
   ConfigMap: { 1: f('metadata', m('ObjectMeta')), 2: f('data', 'string', map), 3: f('binaryData', 'bytes', map), 4: f('immutable', 'bool', zero) },
   Secret: {
     1: f('metadata', m('ObjectMeta')), 2: f('data', 'bytes', map), 3: f('type', 'string'), 4: f('stringData', 'string', map),

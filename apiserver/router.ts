@@ -26,6 +26,8 @@ export type Route =
   | { readonly type: 'apiGroup'; readonly group: string }
   | { readonly type: 'resourceList'; readonly groupVersion: GroupVersion }
   | { readonly type: 'openapiV2' }
+  /** OIDC discovery of the service-account issuer (`/.well-known/openid-configuration`, `/openid/v1/jwks`). */
+  | { readonly type: 'oidc'; readonly document: 'configuration' | 'keys' }
   | { readonly type: 'openapiV3Index' }
   | { readonly type: 'openapiV3Document'; readonly groupVersion: GroupVersion }
   | { readonly type: 'resource'; readonly target: ResourceTarget; readonly watchPrefix: boolean }
@@ -97,6 +99,10 @@ export const route = (pathname: string): Route => {
       return { type: 'health', check: head };
     case 'metrics':
       return rest.length === 0 ? { type: 'metrics' } : NOT_FOUND;
+    case '.well-known':
+      return rest.length === 1 && rest[0] === 'openid-configuration' ? { type: 'oidc', document: 'configuration' } : NOT_FOUND;
+    case 'openid':
+      return rest.length === 2 && rest[0] === 'v1' && rest[1] === 'jwks' ? { type: 'oidc', document: 'keys' } : NOT_FOUND;
     case 'version':
       return rest.length === 0 ? { type: 'version' } : NOT_FOUND;
     case 'api': {

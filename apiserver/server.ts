@@ -18,7 +18,7 @@ import { ensureBootstrapPolicy } from './authorization/bootstrap.ts';
 import { forbidden } from './authorization/errors.ts';
 import { createAuthorization, type AuthorizationMode } from './authorization/modes.ts';
 import { answerReview } from './authorization/reviews.ts';
-import { actorOf, ANONYMOUS_PATHS, authenticate, authenticateToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
+import { actorOf, ANONYMOUS_PATHS, authenticateToken, bearerToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
 import { aggregatedContentType, aggregatedCore, aggregatedGroups, aggregatedVersionOf } from './aggregated-discovery.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
@@ -35,6 +35,9 @@ import { ensureDefaultNamespaces, keepDefaultNamespaces } from './namespaces.ts'
 import { startSystemObjects, type SystemObjects, type SystemObjectsOptions } from './system-objects/index.ts';
 import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
 import { openapiV2Reply } from './openapi-v2.ts';
+import { authenticateServiceAccountToken } from './serviceaccount-tokens/authenticate.ts';
+import type { TokenIssuer } from './serviceaccount-tokens/issuer.ts';
+import { createServiceAccountToken } from './serviceaccount-tokens/token-request.ts';
 import { servedBody } from './conversion/index.ts';
 import { findResource, type ResourceInfo } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
@@ -71,6 +74,12 @@ export interface ApiServerOptions {
   readonly podLogs?: PodLogsHook;
   /** Serve HTTPS with this certificate (kubectl sends tokens only over HTTPS); plain HTTP without. */
   readonly tls?: TlsMaterial;
+  /**
+   * Service-account tokens (`--service-account-signing-key-file`, `--service-account-issuer`,
+   * `--api-audiences`): the TokenRequest API, OIDC discovery, and JWT authentication.
+   * Without it only the token file authenticates.
+   */
+  readonly serviceAccountTokens?: TokenIssuer;
   /** Extra authenticated APIs (the logplane history API), tried in order before the Kubernetes routes. */
   readonly extensions?: readonly ApiExtension[];
   /** How long `/readyz` lets the log take to answer and the projection to catch up with it (default 5 s). */
@@ -203,6 +212,10 @@ const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promi
       if (subresource === 'binding' && name !== undefined && ctx.target.namespace !== undefined) {
         return bindPod(server, ctx, ctx.target.namespace, name);
       }
+      if (subresource === 'token' && name !== undefined && ctx.target.resource.kind === 'ServiceAccount') {
+        if (!server.serviceAccountTokens) throw apiErrors.pathNotFound();
+        return createServiceAccountToken(server, ctx, server.serviceAccountTokens);
+      }
       if (name !== undefined) throw apiErrors.methodNotAllowed();
       return createObject(server, ctx);
     case 'update':
@@ -296,6 +309,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     maxWatchSeconds: options.maxWatchSeconds ?? 1800,
     readTimeoutMs: options.readTimeoutMs ?? 10_000,
     podLogs: options.podLogs,
+    serviceAccountTokens: options.serviceAccountTokens,
     closing: closing.signal,
     slowWatches: {
       maxBufferedBytes,
@@ -309,6 +323,18 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     },
   };
   let serverAddress = '';
+  /** The URL clients reach this apiserver at (the OIDC document's `jwks_uri`, as kube's external address). */
+  let publicUrl = '';
+  const issuer = options.serviceAccountTokens;
+  /** The user of a bearer token: the token file's, else a service account's (a JWT this apiserver's issuer signed). */
+  const authenticateBearer = async (token: string): Promise<UserInfo | undefined> =>
+    authenticateToken(tokens, token) ?? (issuer ? await authenticateServiceAccountToken(issuer, () => projection.view(), token, logger) : undefined);
+  const authenticateRequest = async (req: IncomingMessage): Promise<UserInfo> => {
+    const token = bearerToken(req);
+    const user = token === undefined ? undefined : await authenticateBearer(token);
+    if (!user) throw apiErrors.unauthorized();
+    return user;
+  };
   const health = createHealth({ log, projection, closing: closing.signal, timeoutMs: options.healthTimeoutMs ?? 5000, logger });
 
   /** Non-resource routes: discovery, OpenAPI, version, metrics. */
@@ -346,6 +372,18 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         res.end(reply.body);
         return;
       }
+      case 'oidc': {
+        // As kube-apiserver: served only with a service-account issuer, in OIDC's media types.
+        if (!issuer) throw apiErrors.pathNotFound();
+        if (route.document === 'keys') return sendJson(res, 200, await issuer.jwks(), { 'Content-Type': 'application/jwk-set+json' });
+        return sendJson(res, 200, {
+          issuer: issuer.issuer,
+          jwks_uri: `${publicUrl}/openid/v1/jwks`,
+          response_types_supported: ['id_token'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256'],
+        });
+      }
       case 'notFound':
         throw apiErrors.pathNotFound();
       default:
@@ -368,7 +406,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         return;
       }
       if (await serveDashboard(req, res, url)) return;
-      if (!ANONYMOUS_PATHS.has(url.pathname)) user = authenticate(tokens, req);
+      if (!ANONYMOUS_PATHS.has(url.pathname)) user = await authenticateRequest(req);
       // As kube's max-in-flight filter: after authentication, system:masters exempt.
       if (!user?.groups.includes(PRIVILEGED_GROUP)) {
         release = inflight.acquire(requestKind(method, isLongRunning(method, routed, url.searchParams)));
@@ -394,11 +432,11 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         const body = await readJsonBody(req);
         sendReply(
           res,
-          answerReview(routed.review, body, {
+          await answerReview(routed.review, body, {
             user,
             namespace: routed.namespace,
             authorizer: authorization.authorizer,
-            authenticateToken: (token) => authenticateToken(tokens, token),
+            authenticateToken: authenticateBearer,
           }),
         );
         return;
@@ -495,6 +533,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   // A wildcard address says where it listens, not where to connect: clients of this machine use loopback.
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   const url = `${options.tls ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+  publicUrl = url;
   logger.info({ url }, 'apiserver listening');
   let systemObjects: SystemObjects | undefined;
 

@@ -10,7 +10,7 @@ import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kube
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
-import { agentServingCredentials, kubeletClientCredentials } from './pki.ts';
+import { agentServingCredentials, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
 import { adminCredentials, openLog, remotePodLogs, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
@@ -74,6 +74,8 @@ export const runApiserver = async (options: {
     ...(options.limits ? { limits: options.limits } : {}),
     authorizationModes: options.authorizationModes ?? ['RBAC'],
     dataDir: options.dataDir,
+    // In the shared PKI directory, so every apiserver of the cluster accepts the others' tokens.
+    serviceAccountSigningKey: serviceAccountSigningKey(options.pkiDir),
   });
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: server.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });

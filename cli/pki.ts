@@ -6,7 +6,7 @@
  * `system:node:<node>`, the node name as a DNS SAN). Files are made on first use and kept;
  * a certificate no longer signed by the CA, or close to expiry, is issued again.
  */
-import { X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -111,4 +111,24 @@ export const agentServingCredentials = (pkiDir: string, nodes: readonly string[]
     hosts: [...nodes, ...addresses],
   });
   return { ...serving, clientCA: ca.cert };
+};
+
+/**
+ * The service-account signing key of a cluster (`sa.key` in `dir`, as kubeadm keeps it in
+ * its PKI directory): an RSA 2048 private key in PKCS#8 PEM, made on first use. Every
+ * apiserver of a cluster signs and checks tokens with it, so it is created exclusively
+ * (`wx`): two apiservers starting at once both end up reading the one that was written.
+ */
+export const serviceAccountSigningKey = (dir: string): string => {
+  preparePkiDir(dir);
+  const file = join(dir, 'sa.key');
+  if (!existsSync(file)) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    try {
+      writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  return readFileSync(file, 'utf8');
 };

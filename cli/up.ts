@@ -15,6 +15,7 @@ import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
 import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
+import { serviceAccountSigningKey } from './pki.ts';
 
 export interface UpOptions {
   readonly dataDir: string;
@@ -108,6 +109,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.limits ? { limits: options.limits } : {}),
     authorizationModes: options.authorizationModes ?? ['RBAC'],
     dataDir,
+    serviceAccountSigningKey: serviceAccountSigningKey(dataDir),
     podLogs: async (request) => {
       const node = request.pod.spec.nodeName;
       const runtime = node ? agent?.runtimeOf(node) : undefined;

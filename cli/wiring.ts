@@ -34,6 +34,7 @@ import type { Node } from '../schemas/index.ts';
 import { createDebugReconcile } from '../reconcilers/debug.ts';
 import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
 import type { ClusterCredentials } from './pki.ts';
+import { createTokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
 
 /** When an embedded-log append is acknowledged: after the disk flush, or after the commit. */
 export type Durability = 'flushed' | 'committed';
@@ -153,6 +154,8 @@ export interface ServeOptions {
   readonly limits?: Partial<ServingLimits>;
   /** `--authorization-mode`; with RBAC the bootstrap roles and bindings are created at start. */
   readonly authorizationModes?: readonly AuthorizationMode[];
+  /** The PEM key service-account tokens are signed with (`serviceAccountSigningKey`); without it no TokenRequest API. */
+  readonly serviceAccountSigningKey?: string;
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
@@ -176,6 +179,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     ...(options.authorizationModes ? { authorizationModes: options.authorizationModes } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
+    ...(options.serviceAccountSigningKey ? { serviceAccountTokens: createTokenIssuer({ signingKey: options.serviceAccountSigningKey }) } : {}),
   });
   try {
     await server.ensureClusterConfiguration(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {});

@@ -162,6 +162,7 @@ const CLUSTER_ROLES: readonly ClusterRoleSpec[] = [
     rules: [rule(['list', 'watch'], [''], ['endpoints', 'services']), rule(READ, [''], ['nodes']), EVENTS, rule(['list', 'watch'], ['discovery.k8s.io'], ['endpointslices'])],
   },
   { name: 'system:public-info-viewer', rules: [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])] },
+  { name: 'system:service-account-issuer-discovery', rules: [urls(['get'], ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/'])] },
 ];
 
 type SubjectSpec = { readonly kind: 'User' | 'Group'; readonly name: string };
@@ -179,6 +180,7 @@ const CLUSTER_ROLE_BINDINGS: readonly { readonly name: string; readonly subjects
   { name: 'system:node', subjects: [] },
   { name: 'system:node-proxier', subjects: [user('system:kube-proxy')] },
   { name: 'system:public-info-viewer', subjects: [group('system:authenticated'), group('system:unauthenticated')] },
+  { name: 'system:service-account-issuer-discovery', subjects: [group('system:serviceaccounts')] },
 ];
 
 const RBAC_API_VERSION = 'rbac.authorization.k8s.io/v1';

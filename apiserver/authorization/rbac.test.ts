@@ -329,7 +329,7 @@ describe('denial', () => {
 
 describe('review bodies', () => {
   const ssar = REVIEW_RESOURCES.find((r) => r.kind === 'SelfSubjectAccessReview')!;
-  const ctx = { user: { name: 'u', uid: 'u', groups: ['system:authenticated'] }, namespace: undefined, authorizer: authorizerOf({}), authenticateToken: () => undefined };
+  const ctx = { user: { name: 'u', uid: 'u', groups: ['system:authenticated'] }, namespace: undefined, authorizer: authorizerOf({}), authenticateToken: async () => undefined };
   it.each([
     [{ spec: { resourceAttributes: { verb: 7 } } }, 400, 'spec.resourceAttributes.verb: expected a string, got 7'],
     [{ spec: { resourceAttributes: [] } }, 400, 'spec.resourceAttributes: expected an object'],
@@ -337,10 +337,10 @@ describe('review bodies', () => {
     [{ kind: 'Pod', spec: {} }, 400, 'the body is undefined, Kind=Pod; this endpoint takes authorization.k8s.io/v1, Kind=SelfSubjectAccessReview'],
     [{ spec: { resourceAttributes: {}, nonResourceAttributes: {} } }, 422, 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: {}: cannot be specified in combination with resourceAttributes'],
     ['text', 400, 'the request body must be a SelfSubjectAccessReview object'],
-  ])('%j is refused with %i naming the field', (body, code, message) => {
+  ])('%j is refused with %i naming the field', async (body, code, message) => {
     let error: unknown;
     try {
-      answerReview(ssar, body, ctx);
+      await answerReview(ssar, body, ctx);
     } catch (caught) {
       error = caught;
     }

@@ -97,11 +97,11 @@ export interface ReviewContext {
   readonly namespace: string | undefined;
   readonly authorizer: Authorizer;
   /** The user a bearer token stands for (TokenReview). */
-  readonly authenticateToken: (token: string) => UserInfo | undefined;
+  readonly authenticateToken: (token: string) => Promise<UserInfo | undefined>;
 }
 
 /** Answers a create of a review resource with the review's body. */
-export const answerReview = (resource: ReviewResource, body: unknown, ctx: ReviewContext): Reply => {
+export const answerReview = async (resource: ReviewResource, body: unknown, ctx: ReviewContext): Promise<Reply> => {
   if (!isObject(body)) throw apiErrors.badRequest(`the request body must be a ${resource.kind} object`);
   const apiVersion = `${resource.group}/${resource.version}`;
   if ((body['kind'] !== undefined && body['kind'] !== resource.kind) || (body['apiVersion'] !== undefined && body['apiVersion'] !== apiVersion)) {
@@ -142,7 +142,7 @@ export const answerReview = (resource: ReviewResource, body: unknown, ctx: Revie
     case 'TokenReview': {
       const token = stringField(spec, 'token', 'spec');
       if (token === '') throw apiErrors.badRequest(`token is required for TokenReview in ${apiVersion}`);
-      const reviewed = ctx.authenticateToken(token);
+      const reviewed = await ctx.authenticateToken(token);
       return reply(reviewed ? { authenticated: true, user: userInfoOf(reviewed) } : { user: {}, error: 'invalid bearer token' });
     }
     default:
