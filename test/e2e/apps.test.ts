@@ -4,8 +4,9 @@
  * StatefulSet with a headless Service and a volumeClaimTemplate applied with
  * `kubectl apply`, its pods created in ordinal order each after the one before is Ready,
  * each claim before its pod, `kubectl rollout status` finishing, an image change rolling
- * from the highest ordinal down, a scale-down removing the highest ordinal; a DaemonSet
- * with one pod per node placed by the scheduler, rolled by an image change, a pod on a node
+ * from the highest ordinal down and `kubectl rollout undo` rolling it back, a scale-down removing the highest ordinal; a DaemonSet
+ * with one pod per node placed by the scheduler, rolled by an image change and back by
+ * `kubectl rollout undo` (its ControllerRevisions in `rollout history`), a pod on a node
  * whose agent joins later and none on a tainted one; and a replay of the log from offset 0
  * giving the live state hash.
  */
@@ -157,7 +158,7 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  it('creates web-0..2 in order with their claims, rolls an image change from web-2 down, and scales down from the top', async () => {
+  it('creates web-0..2 in order with their claims, rolls an image change from web-2 down and back with rollout undo, and scales down from the top', async () => {
     const order = record((change) => {
       const { object } = change;
       if (change.type === 'ADDED' && (object.kind === 'Pod' || object.kind === 'PersistentVolumeClaim') && /web-\d$/.test(object.metadata.name)) return `created ${object.metadata.name}`;
@@ -209,6 +210,12 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
     const revisions = await ok('get', 'controllerrevisions', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.revision}{"\\n"}{end}');
     expect(revisions.trim().split('\n').sort()).toEqual([`${first.status?.currentRevision}=1`, `${rolled.status?.updateRevision}=2`].sort());
 
+    expect(await ok('rollout', 'undo', 'statefulset/web')).toBe('statefulset.apps/web rolled back\n');
+    expect(await ok('rollout', 'status', 'statefulset/web', '--timeout=90s')).toContain('partitioned roll out complete: 3 new pods have been updated');
+    await waitUntil('every web pod runs the first image again', (view) => podsWith(view, 'web').filter(running).filter((pod) => imageOf(pod) === 'logplane/echo:1').length === 3);
+    expect(await ok('rollout', 'history', 'statefulset/web')).toMatch(/^statefulset\.apps\/web \nREVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>\n\n$/);
+    expect((cluster.projection.view().get('StatefulSet/default/web') as StatefulSet).status?.updateRevision).toBe(first.status?.currentRevision);
+
     expect(await ok('scale', 'statefulset', 'web', '--replicas=2')).toBe('statefulset.apps/web scaled\n');
     await waitUntil('web-2 is gone', (view) => view.get('Pod/default/web-2') === undefined && podsWith(view, 'web').filter(running).length === 2);
     expect(podsWith(cluster.projection.view(), 'web').map((pod) => pod.metadata.name).sort()).toEqual(['web-0', 'web-1']);
@@ -217,7 +224,7 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
     expect(cluster.projection.view().get('PersistentVolumeClaim/default/www-web-2')).toBeDefined();
   }, 240_000);
 
-  it('runs one DaemonSet pod per node, rolls an image change, and adds a pod for a node that joins (none on a tainted one)', async () => {
+  it('runs one DaemonSet pod per node, rolls an image change and back with rollout undo, and adds a pod for a node that joins (none on a tainted one)', async () => {
     expect(await ok('apply', '-f', file('agent.yaml', DAEMON))).toBe('daemonset.apps/agent created\n');
     expect(await ok('rollout', 'status', 'daemonset/agent', '--timeout=90s')).toMatch(/daemon set "agent" successfully rolled out\n$/);
     const onNodes = (view: View): string[] => podsWith(view, 'agent').filter(running).map((pod) => pod.spec.nodeName ?? '?').sort();
@@ -233,6 +240,13 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
     expect(await ok('rollout', 'status', 'daemonset/agent', '--timeout=90s')).toMatch(/daemon set "agent" successfully rolled out\n$/);
     await waitUntil('every agent pod runs the new image', (view) => podsWith(view, 'agent').filter(running).filter((p) => imageOf(p) === 'logplane/echo:2').length === 3);
     expect(onNodes(cluster.projection.view())).toEqual(['node-1', 'node-2', 'node-3']);
+
+    // rollout history lists the two ControllerRevisions; undo restores revision 1's template as revision 3.
+    expect(await ok('rollout', 'history', 'daemonset/agent')).toMatch(/^daemonset\.apps\/agent \nREVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>\n\n$/);
+    expect(await ok('rollout', 'undo', 'daemonset/agent')).toBe('daemonset.apps/agent rolled back\n');
+    expect(await ok('rollout', 'status', 'daemonset/agent', '--timeout=90s')).toMatch(/daemon set "agent" successfully rolled out\n$/);
+    await waitUntil('every agent pod runs the first image again', (view) => podsWith(view, 'agent').filter(running).filter((p) => imageOf(p) === 'logplane/echo:1').length === 3);
+    expect(await ok('rollout', 'history', 'daemonset/agent')).toMatch(/^daemonset\.apps\/agent \nREVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>\n\n$/);
 
     for (const [name, taints] of [['node-4', []], ['node-5', [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }]]] as const) {
       extraAgents.push(
@@ -258,7 +272,7 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
       numberAvailable: 4,
       updatedNumberScheduled: 4,
       numberMisscheduled: 0,
-      observedGeneration: 2,
+      observedGeneration: 3,
     });
     expect(podsWith(cluster.projection.view(), 'agent').some((p) => p.spec.nodeName === 'node-5')).toBe(false);
   }, 240_000);
