@@ -3,6 +3,7 @@ import type { View } from '../../projections/index.ts';
 import type { ControllerRevision, EventBody, ObjectCreated, ObjectDeleted, PersistentVolumeClaim, Pod, StatefulSet, StatefulSetSpec } from '../../schemas/index.ts';
 import { createTestCluster, nodeObject, podTemplate, runningPodStatus, settle, type TestCluster } from '../testing.ts';
 import { CONTROLLER_REVISION_HASH_LABEL, fnv32, fnv32a, hashControllerRevision, ownedRevisions, templateOfRevision } from '../history/index.ts';
+import { createGarbageCollector } from '../garbage-collector/index.ts';
 import { createStatefulSetController, decideStatefulSet, ordinalOf, statefulSetKeysFor } from './index.ts';
 
 const clusters: TestCluster[] = [];
@@ -136,6 +137,18 @@ describe('statefulset decide', () => {
     cluster.apply(...commands);
     expect(claim('data-web-2').metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Pod', name: 'web-2', uid: web2.metadata.uid, controller: true })]);
     expect(claim('data-web-1').metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'StatefulSet', uid: set.metadata.uid })]);
+  });
+
+  it.each([
+    { whenDeleted: 'Delete', claims: [] as string[] },
+    { whenDeleted: 'Retain', claims: ['data-web-0', 'data-web-1', 'data-web-2'] },
+  ])('whenDeleted $whenDeleted: deleting the set leaves claims $claims (with the garbage collector)', ({ whenDeleted, claims }) => {
+    const { cluster, set } = setup({ persistentVolumeClaimRetentionPolicy: { whenDeleted, whenScaled: 'Retain' } });
+    run(cluster);
+    cluster.apply({ type: 'ObjectDeleted', kind: 'StatefulSet', namespace: 'default', name: 'web', expectedResourceVersion: null, uid: set.metadata.uid ?? null, propagationPolicy: 'Background', gracePeriodSeconds: null });
+    settle(cluster, [controller, createGarbageCollector()], { now: NOW, node: 'n1' });
+    expect(cluster.view().list('Pod', 'default')).toEqual([]);
+    expect(cluster.view().list('PersistentVolumeClaim', 'default').map((c) => c.metadata.name).sort()).toEqual(claims);
   });
 
   it('rolls an image change from the highest ordinal down, each pod ready before the next, then makes the update revision current', () => {
