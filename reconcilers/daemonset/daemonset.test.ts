@@ -266,6 +266,17 @@ describe('daemonset decide', () => {
     ]);
   });
 
+  it('a template toleration matching a default one loses its tolerationSeconds; others are kept', () => {
+    const template = podTemplate('logplane/echo:1', { app: 'agent' });
+    const own = [
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      { key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' },
+    ];
+    const { cluster } = setup({ template: { ...template, spec: { ...template.spec, tolerations: own } } });
+    const [pod] = createdPods(decideDaemonSet(KEY, cluster.view(), NOW).commands);
+    expect(pod?.spec.tolerations).toEqual([DEFAULT_DAEMON_TOLERATIONS[0], own[1], ...DEFAULT_DAEMON_TOLERATIONS.slice(1)]);
+  });
+
   it('a hostNetwork pod also tolerates network-unavailable', () => {
     const template = podTemplate('logplane/echo:1', { app: 'agent' });
     const { cluster } = setup({ template: { ...template, spec: { ...template.spec, hostNetwork: true } } });

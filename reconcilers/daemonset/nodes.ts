@@ -36,14 +36,18 @@ export const HOST_NETWORK_TOLERATION: Toleration = exists('node.kubernetes.io/ne
 const sameToleration = (a: Toleration, b: Toleration): boolean =>
   (a.key ?? '') === (b.key ?? '') && (a.operator ?? 'Equal') === (b.operator ?? 'Equal') && (a.value ?? '') === (b.value ?? '') && (a.effect ?? '') === (b.effect ?? '');
 
-/** The template's tolerations plus the defaults it lacks (kube's `AddOrUpdateTolerationInPodSpec`, which keeps a toleration of the same key and effect). */
+/**
+ * The template's tolerations with the defaults added (kube's `AddOrUpdateTolerationInPodSpec`):
+ * a toleration of the same key, operator, value and effect is replaced by the default (which
+ * has no tolerationSeconds: DaemonSet pods are never evicted for it), any other default is appended.
+ */
 export const daemonTolerations = (template: PodTemplateSpec): Toleration[] => {
-  const own = template.spec?.tolerations ?? [];
   const defaults = template.spec?.hostNetwork ? [...DEFAULT_DAEMON_TOLERATIONS, HOST_NETWORK_TOLERATION] : DEFAULT_DAEMON_TOLERATIONS;
-  const result = [...own];
+  const result = [...(template.spec?.tolerations ?? [])];
   for (const toleration of defaults) {
-    if (result.some((t) => sameToleration(t, toleration) || ((t.key ?? '') === toleration.key && (t.effect ?? '') === toleration.effect))) continue;
-    result.push({ ...toleration });
+    const index = result.findIndex((t) => sameToleration(t, toleration));
+    if (index >= 0) result[index] = { ...toleration };
+    else result.push({ ...toleration });
   }
   return result;
 };
