@@ -17,6 +17,8 @@ import { createRootCACertPublisher } from './root-ca-cert-publisher/index.ts';
 import { createServiceAccountController } from './serviceaccount/index.ts';
 import { createReplicationController } from './replicationcontroller/index.ts';
 import { createJobController } from './job/index.ts';
+import { createStatefulSetController } from './statefulset/index.ts';
+import { createDaemonSetController } from './daemonset/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
@@ -27,6 +29,8 @@ export const CONTROLLER_NAMES = [
   'replicationcontroller',
   'deployment',
   'job',
+  'statefulset',
+  'daemonset',
   'ttl-after-finished',
   'endpoints',
   'node-lifecycle',
@@ -66,6 +70,8 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   replicationcontroller: () => createReplicationController(),
   deployment: () => createDeploymentController(),
   job: () => createJobController(),
+  statefulset: () => createStatefulSetController(),
+  daemonset: () => createDaemonSetController(),
   'ttl-after-finished': () => createTtlAfterFinishedController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
@@ -85,6 +91,8 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     replicationcontroller: () => createReplicationController(),
     deployment: () => createDeploymentController(),
     job: () => createJobController(),
+    statefulset: () => createStatefulSetController(),
+    daemonset: () => createDaemonSetController(),
     'ttl-after-finished': () => createTtlAfterFinishedController(),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),

@@ -21,7 +21,8 @@ import { createReplayer } from '../../projections/replay.ts';
 import { formatVector } from '../../projections/positions.ts';
 import type { View } from '../../projections/index.ts';
 import { CONTROLLER_NAMES } from '../../reconcilers/controllers.ts';
-import type { Kind, KubeObject } from '../../schemas/index.ts';
+import { targetNodeName } from '../../reconcilers/daemonset/index.ts';
+import type { Kind, KubeObject, Node } from '../../schemas/index.ts';
 import { STORED_KINDS } from '../../schemas/kinds/registry.ts';
 import { LOG_ADAPTERS, waitForView } from '../e2e/helpers.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
@@ -65,6 +66,20 @@ const statusOf = (object: KubeObject): Status => ((object as { status?: Status }
 const specReplicas = (object: KubeObject): number => (object as { spec?: { replicas?: number } }).spec?.replicas ?? 1;
 
 /**
+ * A DaemonSet is running when its status is observed and every pod it wants is ready, except
+ * those for a node no agent runs (the corpus' hand-registered Node, which a DaemonSet
+ * tolerating every taint targets, as kube's does, and the scheduler cannot place on); one selecting only control-plane nodes wants none.
+ */
+const daemonSetReady = (ds: KubeObject, view: View): boolean => {
+  const status = statusOf(ds) as Status & { observedGeneration?: number };
+  const agentless = new Set(
+    (view.list('Node') as Node[]).filter((node) => node.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').map((node) => node.metadata.name),
+  );
+  const stranded = view.ownedBy(ds.metadata.uid ?? '').filter((o) => o.kind === 'Pod' && agentless.has(targetNodeName(o) ?? '')).length;
+  return status.observedGeneration !== undefined && status.numberReady === (status.desiredNumberScheduled ?? 0) - stranded;
+};
+
+/**
  * Workload kinds and when they count as running. Only kinds whose controller exists in
  * `reconcilers/controllers.ts` are waited for (a Pod needs the scheduler); the others are
  * stored and nothing more is expected of them yet.
@@ -75,7 +90,7 @@ const READINESS: Partial<Record<Kind, Readiness>> = {
   Deployment: { controller: 'deployment', ready: (d) => (statusOf(d).availableReplicas ?? 0) >= specReplicas(d) },
   ReplicationController: { controller: 'replicationcontroller', ready: (rc) => (statusOf(rc).readyReplicas ?? 0) >= specReplicas(rc) },
   StatefulSet: { controller: 'statefulset', ready: (sts) => (statusOf(sts).readyReplicas ?? 0) >= specReplicas(sts) },
-  DaemonSet: { controller: 'daemonset', ready: (ds) => (statusOf(ds).desiredNumberScheduled ?? 0) > 0 && statusOf(ds).numberReady === statusOf(ds).desiredNumberScheduled },
+  DaemonSet: { controller: 'daemonset', ready: (ds, view) => daemonSetReady(ds, view) },
   Job: { controller: 'job', ready: (job) => (statusOf(job).active ?? 0) > 0 || (statusOf(job) as { succeeded?: number }).succeeded !== undefined },
 };
 const runningControllers = new Set<string>(CONTROLLER_NAMES);
