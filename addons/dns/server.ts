@@ -49,7 +49,7 @@ const safely = async (handle: MessageHandler, message: Buffer, transport: 'udp' 
 };
 
 const serveConnection = (socket: Socket, options: DnsServerOptions, maxPipelined: number): void => {
-  let buffered = Buffer.alloc(0);
+  let buffered: Buffer = Buffer.alloc(0);
   let inflight = 0;
   let chain: Promise<void> = Promise.resolve();
   socket.setTimeout(options.idleTimeoutMs ?? 10_000, () => socket.destroy());

@@ -65,7 +65,7 @@ const overUdp = (upstream: Upstream, query: Buffer, timeoutMs: number): Promise<
 const overTcp = (upstream: Upstream, query: Buffer, timeoutMs: number): Promise<Buffer | undefined> =>
   new Promise((resolve) => {
     const socket = connect({ host: upstream.host, port: upstream.port });
-    let received = Buffer.alloc(0);
+    let received: Buffer = Buffer.alloc(0);
     const finish = (reply: Buffer | undefined): void => {
       clearTimeout(timer);
       socket.destroy();
