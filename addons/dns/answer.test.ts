@@ -4,7 +4,7 @@ import { LOG_ADAPTERS } from '../../projections/testing.ts';
 import type { Service } from '../../schemas/index.ts';
 import { answerQuestion, PodsMode, type AnswerOptions, type Resolution } from './answer.ts';
 import { buildDirectory, type ClusterDirectory } from './directory.ts';
-import { ECHO_ENDPOINT, ECHO_IP, openDnsTestCluster, WEB_ENDPOINTS, WEB_NOT_READY, type DnsTestCluster } from './testing.ts';
+import { ECHO_ENDPOINT, ECHO_IP, MANY_ENDPOINTS, openDnsTestCluster, WEB_ENDPOINTS, WEB_NOT_READY, type DnsTestCluster } from './testing.ts';
 
 const OPTIONS: AnswerOptions = { zone: 'cluster.local', ttl: 5, pods: PodsMode.Insecure, forwarding: false, nameservers: ['127.0.0.53'] };
 const SERIAL = 1_700_000_000;
@@ -77,6 +77,9 @@ const CASES: readonly Case[] = [
     answers: ['web-0', 'web-1', '127-100-0-13'].map((label) => `SRV _http._tcp.web.default.svc.cluster.local 0 33 8080 ${web(label)}`),
     additionals: [`A ${web('127-100-0-13')} ${WEB_ENDPOINTS[2]}`, `A ${web('web-0')} ${WEB_ENDPOINTS[0]}`, `A ${web('web-1')} ${WEB_ENDPOINTS[1]}`],
   },
+  // Headless without ports: A records, no SRV (NODATA).
+  { name: 'many.default.svc.cluster.local', type: 'A', rcode: 'NOERROR', answers: MANY_ENDPOINTS.map((ip) => `A many.default.svc.cluster.local ${ip}`) },
+  { name: 'many.default.svc.cluster.local', type: 'SRV', rcode: 'NOERROR', answers: [] },
   { name: 'external.default.svc.cluster.local', type: 'A', rcode: 'NOERROR', answers: ['CNAME external.default.svc.cluster.local example.com'] },
   { name: 'external.default.svc.cluster.local', type: 'CNAME', rcode: 'NOERROR', answers: ['CNAME external.default.svc.cluster.local example.com'] },
   // An ExternalName inside the zone is followed.

@@ -32,6 +32,7 @@ export interface DnsServerOptions {
 export interface DnsServer {
   /** The address and port both transports listen on. */
   readonly address: { readonly host: string; readonly port: number };
+  /** Stops both listeners and drops open connections; idempotent. */
   close(): Promise<void>;
 }
 
@@ -141,14 +142,16 @@ export const startDnsServer = async (options: DnsServerOptions): Promise<DnsServ
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
+  let closing: Promise<void> | undefined;
   return {
     address: { host: options.host, port },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await Promise.all([
-        new Promise<void>((resolve) => tcp.close(() => resolve())),
-        new Promise<void>((resolve) => udp.close(() => resolve())),
-      ]);
-    },
+    close: () =>
+      (closing ??= (async () => {
+        for (const socket of sockets) socket.destroy();
+        await Promise.all([
+          new Promise<void>((resolve) => tcp.close(() => resolve())),
+          new Promise<void>((resolve) => udp.close(() => resolve())),
+        ]);
+      })()),
   };
 };
