@@ -19,6 +19,7 @@ import { emptyReply, encodeReply, readInbound, udpLimit } from './wire.ts';
 
 export { PodsMode } from './answer.ts';
 export { DnsConfigError, DnsError, DnsListenError } from './errors.ts';
+export { parseHostPort, type HostPort } from './address.ts';
 export { parseUpstream } from './upstream.ts';
 
 /** CoreDNS's default TTL of the kubernetes plugin, in seconds. */

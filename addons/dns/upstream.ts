@@ -7,13 +7,11 @@
  */
 import { createSocket } from 'node:dgram';
 import { isIP, connect } from 'node:net';
+import { parseHostPort, type HostPort } from './address.ts';
 import { DnsConfigError } from './errors.ts';
 
 /** An upstream server. */
-export interface Upstream {
-  readonly host: string;
-  readonly port: number;
-}
+export type Upstream = HostPort;
 
 export interface ForwarderOptions {
   readonly upstreams: readonly Upstream[];
@@ -30,17 +28,8 @@ export interface Forwarder {
 
 const MAX_MESSAGE = 65_535;
 
-/** Parses `host:port`, `[v6]:port` or a bare address (port 53). */
-export const parseUpstream = (text: string): Upstream => {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-  const plain = /^([^:]+)(?::(\d+))?$/.exec(text);
-  const [host, portText] = bracketed ? [bracketed[1], bracketed[2]] : plain ? [plain[1], plain[2]] : isIP(text) === 6 ? [text, undefined] : [undefined, undefined];
-  const port = portText === undefined ? 53 : Number(portText);
-  if (!host || isIP(host) === 0 || !Number.isInteger(port) || port < 1 || port > 65_535) {
-    throw new DnsConfigError(`upstream "${text}" is not an address with an optional port (e.g. 1.1.1.1, 192.168.1.1:53, [2606:4700::1111]:53)`, { upstream: text });
-  }
-  return { host, port };
-};
+/** Parses an upstream: `address[:port]` (port 53 when left out). */
+export const parseUpstream = (text: string): Upstream => parseHostPort(text, 'upstream', { defaultPort: 53, allowAnyPort: false });
 
 /** Whether `reply` is a response (QR set) with the query's id. */
 const sameId = (query: Buffer, reply: Buffer): boolean => reply.length >= 12 && reply.readUInt16BE(0) === query.readUInt16BE(0) && ((reply[2] ?? 0) & 0x80) !== 0;
