@@ -9,6 +9,7 @@ import { Resolver } from 'node:dns/promises';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import dnsPacket from 'dns-packet';
+import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEnvelopes, envelope } from '../../projections/index.ts';
@@ -50,8 +51,20 @@ const udpFirstReply = (port: number, messages: readonly Buffer[]): Promise<Buffe
     for (const message of messages) socket.send(message, port, '127.0.0.1');
   });
 
-/** Sends `frames` on one TCP connection and collects `expected` length-prefixed replies. */
-const tcpExchange = (port: number, frames: readonly Buffer[], expected: number): Promise<Buffer[]> =>
+/** Sends `messages` from one UDP socket and resolves with the reply whose id is `id` (other replies are skipped). */
+const udpReplyWithId = (port: number, messages: readonly Buffer[], id: number): Promise<Buffer> =>
+  new Promise((resolve) => {
+    const socket = createSocket('udp4');
+    socket.on('message', (reply) => {
+      if (reply.length < 2 || reply.readUInt16BE(0) !== id) return;
+      socket.close();
+      resolve(reply);
+    });
+    for (const message of messages) socket.send(message, port, '127.0.0.1');
+  });
+
+/** Sends `frames` on one TCP connection and collects length-prefixed replies until `done` says so (or the server closes). */
+const tcpExchange = (port: number, frames: readonly Buffer[], done: number | ((replies: readonly Buffer[]) => boolean)): Promise<Buffer[]> =>
   new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     let received = Buffer.alloc(0);
@@ -66,11 +79,12 @@ const tcpExchange = (port: number, frames: readonly Buffer[], expected: number):
         replies.push(received.subarray(2, 2 + received.readUInt16BE(0)));
         received = received.subarray(2 + received.readUInt16BE(0));
       }
-      if (replies.length >= expected) {
+      if (typeof done === 'number' ? replies.length >= done : done(replies)) {
         socket.destroy();
         resolve(replies);
       }
     });
+    socket.on('close', () => resolve(replies));
   });
 
 const query = (id: number, name: string, type: 'A' | 'SRV' = 'A'): Buffer =>
@@ -169,6 +183,30 @@ describe('the cluster DNS server on a loopback port', () => {
     expect(((dnsPacket.decode(bad as Buffer).flags ?? 0) & 0xf)).toBe(1);
     expect(dnsPacket.decode(good as Buffer).answers).toMatchObject([{ type: 'A', data: ECHO_IP }]);
     expect((await dig(port, ['echo.default.svc.cluster.local', 'A'])).answer).toHaveLength(1);
+  });
+
+  it('random bytes and mutated queries over UDP and TCP never stop the server answering', async () => {
+    const good = query(0x4242, 'echo.default.svc.cluster.local');
+    const mutated = fc.tuple(fc.nat({ max: good.length - 1 }), fc.integer({ min: 0, max: 255 })).map(([at, value]) => {
+      const copy = Buffer.from(good);
+      copy[at] = value;
+      // Another id, so the reply to the intact query below is told apart.
+      copy.writeUInt16BE(at === 0 || at === 1 ? copy.readUInt16BE(0) ^ 0x0101 : 0x0101, 0);
+      return copy;
+    });
+    const garbage = fc.sample(fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 600 }).map((bytes) => Buffer.from(bytes)), mutated), { numRuns: 300, seed: 20 });
+    const probe = query(0x4243, 'echo.default.svc.cluster.local');
+    const notProbe = garbage.filter((m) => m.length < 2 || m.readUInt16BE(0) !== 0x4243);
+    // In batches of 20 (a burst of hundreds of datagrams would overflow the socket's receive buffer), each followed by the probe.
+    for (let at = 0; at < notProbe.length; at += 20) {
+      const reply = dnsPacket.decode(await udpReplyWithId(port, [...notProbe.slice(at, at + 20), probe], 0x4243));
+      expect(reply.answers).toMatchObject([{ type: 'A', data: ECHO_IP }]);
+    }
+    // Over TCP the same messages, one frame each, then the probe on the same connection.
+    const frames = notProbe;
+    const isProbe = (r: Buffer): boolean => r.length >= 2 && r.readUInt16BE(0) === 0x4243;
+    const replies = await tcpExchange(port, [...frames, probe], (all) => all.some(isProbe));
+    expect(dnsPacket.decode(replies.find(isProbe) as Buffer).answers).toMatchObject([{ type: 'A', data: ECHO_IP }]);
   });
 
   it('TCP: pipelined queries on one connection are answered in order', async () => {
