@@ -80,6 +80,17 @@ const CASES: readonly Case[] = [
   // Headless without ports: A records, no SRV (NODATA).
   { name: 'many.default.svc.cluster.local', type: 'A', rcode: 'NOERROR', answers: MANY_ENDPOINTS.map((ip) => `A many.default.svc.cluster.local ${ip}`) },
   { name: 'many.default.svc.cluster.local', type: 'SRV', rcode: 'NOERROR', answers: [] },
+  // IPv6 endpoints: AAAA, the dashed label of the canonical address, PTR under ip6.arpa.
+  { name: 'v6.default.svc.cluster.local', type: 'AAAA', rcode: 'NOERROR', answers: ['AAAA v6.default.svc.cluster.local fd00::5'] },
+  { name: 'v6.default.svc.cluster.local', type: 'A', rcode: 'NOERROR', answers: [] },
+  { name: 'fd00--5.v6.default.svc.cluster.local', type: 'AAAA', rcode: 'NOERROR', answers: ['AAAA fd00--5.v6.default.svc.cluster.local fd00::5'] },
+  {
+    name: `${[...'fd000000000000000000000000000005'].reverse().join('.')}.ip6.arpa`,
+    type: 'PTR',
+    rcode: 'NOERROR',
+    answers: [`PTR ${[...'fd000000000000000000000000000005'].reverse().join('.')}.ip6.arpa fd00--5.v6.default.svc.cluster.local`],
+  },
+  { name: 'fd00--5.default.pod.cluster.local', type: 'AAAA', rcode: 'NOERROR', answers: ['AAAA fd00--5.default.pod.cluster.local fd00::5'] },
   { name: 'external.default.svc.cluster.local', type: 'A', rcode: 'NOERROR', answers: ['CNAME external.default.svc.cluster.local example.com'] },
   { name: 'external.default.svc.cluster.local', type: 'CNAME', rcode: 'NOERROR', answers: ['CNAME external.default.svc.cluster.local example.com'] },
   // An ExternalName inside the zone is followed.
@@ -134,7 +145,7 @@ describe.each(LOG_ADAPTERS)('cluster DNS answers from a projection of the %s log
     for (const record of resolution.answers) expect('ttl' in record ? record.ttl : undefined).toBe(c.type === 'TXT' ? 28800 : 5);
     // NXDOMAIN and NODATA carry the zone's SOA in the authority section, as CoreDNS's BackendError.
     if (resolution.answers.length === 0) {
-      const zone = c.name.endsWith('.arpa') ? 'in-addr.arpa' : 'cluster.local';
+      const zone = c.name.endsWith('.in-addr.arpa') ? 'in-addr.arpa' : c.name.endsWith('.ip6.arpa') ? 'ip6.arpa' : 'cluster.local';
       expect(resolution.authorities).toEqual([
         {
           type: 'SOA',

@@ -15,6 +15,8 @@ export const ECHO_ENDPOINT = '127.100.0.5';
 /** The ready endpoints of the headless `web`: web-0 by the address's hostname, web-1 by its pod's hostname/subdomain, and one by its dashed IP. */
 export const WEB_ENDPOINTS = ['127.100.0.10', '127.100.0.11', '127.100.0.13'] as const;
 export const WEB_NOT_READY = '127.100.0.12';
+/** The one endpoint of the headless `v6`, written unabbreviated as a client may. */
+export const V6_ENDPOINT = 'fd00:0:0:0:0:0:0:5';
 /** The headless `many`: more ready endpoints than a 512-byte UDP reply holds. */
 export const MANY_ENDPOINTS = Array.from({ length: 40 }, (_, i) => `127.100.1.${i + 1}`);
 
@@ -69,6 +71,13 @@ export const dnsScenarioObjects = (): KubeObject[] => {
     web1,
     service('many', { clusterIP: 'None', selector: { app: 'many' } }),
     { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'many', namespace: 'default' }, subsets: [{ addresses: MANY_ENDPOINTS.map((ip) => ({ ip })) }] } satisfies Endpoints,
+    service('v6', { clusterIP: 'None', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: 'v6' } }),
+    {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'v6', namespace: 'default' },
+      subsets: [{ addresses: [{ ip: V6_ENDPOINT }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }],
+    } satisfies Endpoints,
     service('external', { type: 'ExternalName', externalName: 'example.com' }),
     service('alias', { type: 'ExternalName', externalName: 'echo.default.svc.cluster.local' }),
   ];
