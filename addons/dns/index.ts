@@ -3,8 +3,9 @@
  * projection, as CoreDNS's kubernetes plugin answers it from its informers, and forwards
  * other names to upstreams only when some are configured (off by default: REFUSED).
  *
- * The directory it answers from is rebuilt on the first query after a Service, Endpoints,
- * Namespace or Pod changed, so an answer reflects the projection as of that query.
+ * The directory it answers from is rebuilt on the first query after a Service, Endpoints or
+ * Namespace changed (and a Pod, for `pods verified`), so an answer reflects the projection as
+ * of that query.
  */
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
@@ -59,7 +60,12 @@ export interface ClusterDns {
 }
 
 const ZONE = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
-const WATCHED_KINDS = ['Service/', 'Endpoints/', 'Namespace/', 'Pod/'] as const;
+/**
+ * The changes that invalidate the directory. Pods only for `pods verified`: otherwise a pod
+ * matters only through its Endpoints (which change when it comes, goes or turns ready) and its
+ * `spec.hostname`/`subdomain` (immutable), so a pod's status reports cost no rebuild.
+ */
+const watchedPrefixes = (pods: PodsMode): readonly string[] => ['Service/', 'Endpoints/', 'Namespace/', ...(pods === PodsMode.Verified ? ['Pod/'] : [])];
 
 const answerOptionsOf = (options: ClusterDnsOptions, forwarding: boolean): AnswerOptions => {
   const zone = (options.zone ?? DEFAULT_ZONE).toLowerCase().replace(/\.$/, '');
@@ -82,8 +88,9 @@ export const startClusterDns = async (options: ClusterDnsOptions): Promise<Clust
   const answerOptions = answerOptionsOf(options, forwarder !== undefined);
 
   let directory: ClusterDirectory | undefined;
+  const watched = watchedPrefixes(answerOptions.pods);
   const subscription: Subscription = options.projection.changes$.subscribe((change) => {
-    if (WATCHED_KINDS.some((prefix) => change.key.startsWith(prefix))) directory = undefined;
+    if (watched.some((prefix) => change.key.startsWith(prefix))) directory = undefined;
   });
   const currentDirectory = (): ClusterDirectory =>
     (directory ??= buildDirectory(options.projection.view(), {

@@ -209,6 +209,19 @@ describe('the cluster DNS server on a loopback port', () => {
     expect(dnsPacket.decode(replies.find(isProbe) as Buffer).answers).toMatchObject([{ type: 'A', data: ECHO_IP }]);
   });
 
+  it('dig: an EDNS version other than 0 gets BADVERS; plain queries get no OPT back, EDNS ones get ours', async () => {
+    expect((await dig(port, ['+edns=1', '+noednsnegotiation', 'echo.default.svc.cluster.local', 'A'])).status).toBe('BADVERS');
+    const plain = dnsPacket.decode(await udpFirstReply(port, [query(31, 'echo.default.svc.cluster.local')]));
+    expect(plain.additionals).toEqual([]);
+    const withEdns = dnsPacket.encode({
+      type: 'query',
+      id: 32,
+      questions: [{ type: 'A', name: 'echo.default.svc.cluster.local' }],
+      additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }],
+    });
+    expect(dnsPacket.decode(await udpFirstReply(port, [withEdns])).additionals).toMatchObject([{ type: 'OPT', udpPayloadSize: 1232 }]);
+  });
+
   it('TCP: pipelined queries on one connection are answered in order', async () => {
     const replies = await tcpExchange(port, [query(21, 'echo.default.svc.cluster.local'), query(22, '_http._tcp.echo.default.svc.cluster.local', 'SRV'), query(23, 'nothing.default.svc.cluster.local')], 3);
     expect(replies.map((r) => dnsPacket.decode(r).id)).toEqual([21, 22, 23]);

@@ -19,12 +19,24 @@ export const CLASSIC_UDP_SIZE = 512;
 export const EDNS_UDP_SIZE = 1232;
 const OPCODE_QUERY = 0;
 
+/** The OPT record of a reply: our UDP size, and the upper 8 bits of an extended rcode. */
+const ednsOpt = (extendedRcode: number): Answer => ({
+  type: 'OPT',
+  name: '.',
+  udpPayloadSize: EDNS_UDP_SIZE,
+  extendedRcode,
+  ednsVersion: 0,
+  flags: 0,
+  flag_do: false,
+  options: [],
+});
+
 /** What a received message is. */
 export type Inbound =
   /** Not worth a reply: too short for a header, or a response rather than a query. */
   | { readonly type: 'drop'; readonly reason: string }
-  /** Answer with this rcode and no records (FORMERR, NOTIMP, REFUSED). */
-  | { readonly type: 'error'; readonly rcode: Rcode; readonly reply: Buffer; readonly reason: string }
+  /** Answer with `reply`, which carries no records: FORMERR, NOTIMP, REFUSED, or BADVERS (rcode NOERROR, extended in its OPT). */
+  | { readonly type: 'error'; readonly rcode: Rcode | 'BADVERS'; readonly reply: Buffer; readonly reason: string }
   | {
       readonly type: 'query';
       readonly packet: DecodedPacket;
@@ -68,6 +80,17 @@ export const readInbound = (raw: Buffer): Inbound => {
     return { type: 'error', rcode: 'REFUSED', reply: headerReply(raw, 'REFUSED', question), reason: `class ${question.class} is not IN` };
   }
   const opt = (packet.additionals ?? []).find((a): a is Extract<Answer, { type: 'OPT' }> => a.type === 'OPT');
+  if (opt && opt.ednsVersion !== 0) {
+    // RFC 6891 6.1.3: an EDNS version we do not speak gets BADVERS (16: 1 in the OPT's upper rcode bits), as CoreDNS answers.
+    const reply = dnsPacket.encode({
+      type: 'response',
+      id: packet.id ?? 0,
+      flags: (flags & dnsPacket.RECURSION_DESIRED) | Rcode.NOERROR,
+      questions: [question],
+      additionals: [ednsOpt(1)],
+    });
+    return { type: 'error', rcode: 'BADVERS', reply, reason: `EDNS version ${opt.ednsVersion} is not 0` };
+  }
   const ednsSize = opt ? Math.min(Math.max(opt.udpPayloadSize, CLASSIC_UDP_SIZE), EDNS_UDP_SIZE) : undefined;
   return { type: 'query', packet, question, ednsSize };
 };
@@ -94,8 +117,7 @@ export const encodeReply = (query: Extract<Inbound, { type: 'query' }>, content:
     (content.authoritative ? dnsPacket.AUTHORITATIVE_ANSWER : 0) |
     (content.recursionAvailable ? dnsPacket.RECURSION_AVAILABLE : 0) |
     Rcode[content.rcode];
-  const opt: Answer[] =
-    query.ednsSize === undefined ? [] : [{ type: 'OPT', name: '.', udpPayloadSize: EDNS_UDP_SIZE, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }];
+  const opt: Answer[] = query.ednsSize === undefined ? [] : [ednsOpt(0)];
   const full: Packet = {
     type: 'response',
     id: query.packet.id ?? 0,
