@@ -38,14 +38,18 @@ export interface DnsServer {
 
 const FRAME_HEADER = 2;
 
-/** Runs `handle`, turning a throw into a SERVFAIL for that message (when it has a header to answer). */
+/** Runs `handle`, turning a throw into a SERVFAIL for that message (when it has a header to answer); never rejects. */
 const safely = async (handle: MessageHandler, message: Buffer, transport: 'udp' | 'tcp', logger: Logger): Promise<Buffer | undefined> => {
   try {
     return await handle(message, transport);
   } catch (error) {
-    logger.error({ error: String(error), transport }, 'answering a DNS message failed; replied SERVFAIL');
-    const inbound = readInbound(message);
-    return inbound.type === 'query' ? emptyReply(inbound, 'SERVFAIL', false) : undefined;
+    logger.error({ error: String(error), transport }, 'answering a DNS message failed; replying SERVFAIL');
+    try {
+      const inbound = readInbound(message);
+      return inbound.type === 'query' ? emptyReply(inbound, 'SERVFAIL', false) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 };
 
@@ -74,13 +78,16 @@ const serveConnection = (socket: Socket, options: DnsServerOptions, maxPipelined
         }
         if (inflight < maxPipelined && socket.isPaused()) socket.resume();
         drain();
+      }).catch((error: unknown) => {
+        options.logger.debug({ error: String(error) }, 'DNS TCP connection failed; closed');
+        socket.destroy();
       });
     }
     if (inflight >= maxPipelined) socket.pause();
   };
   socket.on('data', (chunk: Buffer) => {
     buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-    // At most one whole message plus its length waits unparsed: a frame is at most 2 + 65,535 bytes.
+    // At most two frames (2 + 65,535 bytes each) wait unparsed; more is not a DNS client.
     if (buffered.length > (FRAME_HEADER + 65_535) * 2) {
       socket.destroy();
       return;
@@ -128,7 +135,13 @@ export const startDnsServer = async (options: DnsServerOptions): Promise<DnsServ
   try {
     udp = await bindUdp(options.host, port, (message, from) => {
       void safely(options.handle, message, 'udp', logger).then((reply) => {
-        if (reply) udp.send(reply, from.port, from.address, (error) => error && logger.debug({ error: String(error) }, 'sending a DNS reply failed'));
+        if (!reply) return;
+        try {
+          udp.send(reply, from.port, from.address, (error) => error && logger.debug({ error: String(error) }, 'sending a DNS reply failed'));
+        } catch (error) {
+          // The socket closed while the answer was being made.
+          logger.debug({ error: String(error) }, 'DNS reply not sent');
+        }
       });
     });
   } catch (error) {
