@@ -13,8 +13,9 @@
  * - PTR: ClusterIPs → the service name, endpoint addresses → the endpoint name.
  * - A name that exists without records of the type: NOERROR, no answer, the zone's SOA in
  *   the authority section (NODATA); a name that does not exist: NXDOMAIN with the SOA.
- * - Names outside the zones: forwarded when upstreams are configured, else REFUSED (the
- *   answer of a CoreDNS without a `.` server block for them).
+ * - Names outside the zones: forwarded when upstreams are configured, else REFUSED (CoreDNS's
+ *   "no such zone" answer when no server block covers them; a `.:53` block whose kubernetes
+ *   plugin has no next plugin would say SERVFAIL instead).
  */
 import { isIP } from 'node:net';
 import type { Answer, SrvAnswer } from 'dns-packet';

@@ -14,7 +14,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEnvelopes, envelope } from '../../projections/index.ts';
 import { admin } from '../../projections/testing.ts';
-import { startClusterDns, type ClusterDns } from './index.ts';
+import { DnsListenError, startClusterDns, type ClusterDns } from './index.ts';
+import { startDnsServer } from './server.ts';
 import { ECHO_IP, MANY_ENDPOINTS, openDnsTestCluster, WEB_ENDPOINTS, type DnsTestCluster } from './testing.ts';
 
 const run = promisify(execFile);
@@ -266,5 +267,43 @@ describe('the cluster DNS server on a loopback port', () => {
     ]);
     await cluster.projection.waitFor({ desired: await cluster.log.endOffsets('desired'), observed: await cluster.log.endOffsets('observed') });
     expect((await dig(port, ['late.default.svc.cluster.local', 'A'])).answer).toEqual(['late.default.svc.cluster.local. 5 IN A 127.96.0.77']);
+  });
+});
+
+describe('the DNS listeners', () => {
+  it('answer SERVFAIL when the handler throws, and keep serving', async () => {
+    let calls = 0;
+    const server = await startDnsServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      handle: async () => {
+        calls++;
+        throw new Error('a bug in an answer');
+      },
+    });
+    try {
+      for (const id of [41, 42]) {
+        const reply = dnsPacket.decode(await udpFirstReply(server.address.port, [query(id, 'echo.default.svc.cluster.local')]));
+        expect(reply.id).toBe(id);
+        expect((reply.flags ?? 0) & 0xf).toBe(2);
+      }
+      const [overTcp] = await tcpExchange(server.address.port, [query(43, 'echo.default.svc.cluster.local')], 1);
+      expect((dnsPacket.decode(overTcp as Buffer).flags ?? 0) & 0xf).toBe(2);
+      expect(calls).toBe(3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuse to start on a port in use, saying so', async () => {
+    const first = await startDnsServer({ host: '127.0.0.1', port: 0, logger, handle: async () => undefined });
+    try {
+      const second = startDnsServer({ host: '127.0.0.1', port: first.address.port, logger, handle: async () => undefined });
+      await expect(second).rejects.toBeInstanceOf(DnsListenError);
+      await expect(second).rejects.toThrow(/address is in use/);
+    } finally {
+      await first.close();
+    }
   });
 });
