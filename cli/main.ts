@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino, { type Logger } from 'pino';
+import { parseHostPort, parseUpstream, type HostPort } from '../addons/dns/index.ts';
 import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/index.ts';
 import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controllers.ts';
 import { startCluster } from './up.ts';
@@ -34,6 +35,27 @@ export const parseDuration = (name: string) => (value: string): number => {
     throw new InvalidArgumentError(`${name} must be a duration such as 1m0s, 30s or 500ms, got "${value}"`);
   }
   return Math.round(parts.reduce((ms, [, amount, unit]) => ms + Number(amount) * units[unit!]!, 0));
+};
+
+/** `--dns`: `none`, or the listen address (`IP[:port]`, port 0 or left out: a free one). */
+const dnsAddress = (value: string): HostPort | 'none' => {
+  if (value === 'none') return 'none';
+  try {
+    return parseHostPort(value, '--dns', { defaultPort: 0, allowAnyPort: true });
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
+
+/** `--dns-upstream`: comma-separated `IP[:port]` (port 53 when left out). */
+const dnsUpstreams = (value: string): string[] => {
+  const upstreams = value.split(',').map((u) => u.trim()).filter(Boolean);
+  try {
+    upstreams.forEach(parseUpstream);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  return upstreams;
 };
 
 const makeLogger = (level: string): Logger =>
@@ -184,7 +206,7 @@ export const buildProgram = (): Command => {
 
   withAuthorizationOption(withLimitOptions(withRuntimeOptions(program
     .command('up')
-    .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy')
+    .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy, DNS')
     .option('--data <dir>', 'data directory (log, projection, kubeconfig, pod logs)', '.logplane')
     .option('--nodes <n>', 'node agents to run', integer('--nodes'), 3)
     .option('--port <port>', 'apiserver port', integer('--port'), 6443)
@@ -196,11 +218,14 @@ export const buildProgram = (): Command => {
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
     .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
+    .option('--dns <address>', 'cluster DNS (UDP and TCP) on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
+    .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
     .addOption(durabilityOption()))))
     .action(async (flags: LimitFlags & RuntimeFlags & {
       authorizationMode: readonly AuthorizationMode[];
       data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
       tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
+      dns: HostPort | 'none'; dnsUpstream?: string[];
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
       const cluster = await startCluster({
@@ -220,7 +245,9 @@ export const buildProgram = (): Command => {
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
+        ...(flags.dns !== 'none' ? { dns: { ...flags.dns, ...(flags.dnsUpstream ? { upstreams: flags.dnsUpstream } : {}) } } : {}),
       });
+      const dns = cluster.dns?.address;
       process.stdout.write(
         [
           `logplane is up: apiserver ${cluster.url}, ${flags.nodes} ${flags.runtime} node(s), data in ${flags.data}`,
@@ -232,6 +259,7 @@ export const buildProgram = (): Command => {
           '  npx logplane get nodes',
           `Admin token: ${cluster.token}`,
           `Dashboard: ${cluster.url}/ui/ (log in with the admin token)`,
+          ...(dns ? [`Cluster DNS: ${dns.host}:${dns.port} (UDP and TCP), e.g. dig @${dns.host} -p ${dns.port} kubernetes.default.svc.cluster.local`] : []),
           'Press Ctrl-C to stop (pods are stopped; `logplane up` again resumes the same cluster).',
           '',
         ].join('\n'),

@@ -1,11 +1,12 @@
 /**
  * `logplane up`: the one-command cluster. Embedded log, projection, apiserver, every
- * controller, N node agents and the service proxy in one process, like k3s on SQLite.
+ * controller, N node agents, the service proxy and the cluster DNS in one process, like k3s on SQLite.
  * A restart with the same data directory comes back with all its state.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { startClusterDns, type ClusterDns } from '../addons/dns/index.ts';
 import { apiErrors, writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
 import { KubeletNotFoundError } from '../node-agent/kubelet/errors.ts';
 import type { EventLog } from '../log/port.ts';
@@ -50,6 +51,8 @@ export interface UpOptions {
   readonly limits?: ServeOptions['limits'];
   /** `--authorization-mode` (default `RBAC`; the admin token's user is in `system:masters`). */
   readonly authorizationModes?: ServeOptions['authorizationModes'];
+  /** The cluster DNS: where it listens (port 0: a free one) and the upstreams for other names; absent: no DNS. */
+  readonly dns?: { readonly host: string; readonly port: number; readonly upstreams?: readonly string[] };
 }
 
 export interface RunningCluster {
@@ -62,6 +65,7 @@ export interface RunningCluster {
   readonly agent: NodeAgent;
   readonly controllers: RunningControllers;
   readonly proxy: ServiceProxyLoop | undefined;
+  readonly dns: ClusterDns | undefined;
   /** Stops everything; pods are stopped too unless `keepPods`. */
   stop(opts?: { keepPods?: boolean }): Promise<void>;
 }
@@ -93,6 +97,20 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   });
   // Catch up with what the log already holds before anyone decides anything.
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
+  // DNS first: a port that cannot be had fails the start before any pod runs.
+  const dns: ClusterDns | undefined = options.dns
+    ? await startClusterDns({
+        projection,
+        host: options.dns.host,
+        port: options.dns.port,
+        ...(options.dns.upstreams ? { upstreams: options.dns.upstreams } : {}),
+        logger: logger.child({ component: 'dns' }),
+      }).catch(async (error: unknown) => {
+        await projection.close();
+        await log.close();
+        throw error;
+      })
+    : undefined;
 
   const { token, tokens } = adminCredentials(dataDir);
   const tls = options.tls === false ? undefined : tlsMaterial(dataDir);
@@ -172,10 +190,12 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     agent: runningAgent,
     controllers,
     proxy,
+    dns,
     stop: async (opts) => {
       await runningAgent.close({ stopPods: !opts?.keepPods });
       await controllers.stop();
       await proxy?.close();
+      await dns?.close();
       await apiserver.close();
       await projection.close();
       await log.close();
