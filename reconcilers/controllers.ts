@@ -18,6 +18,7 @@ import { createServiceAccountController } from './serviceaccount/index.ts';
 import { createReplicationController } from './replicationcontroller/index.ts';
 import { createJobController } from './job/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
+import { createCronJobController } from './cronjob/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
@@ -28,6 +29,7 @@ export const CONTROLLER_NAMES = [
   'deployment',
   'job',
   'ttl-after-finished',
+  'cronjob',
   'endpoints',
   'node-lifecycle',
   'garbage-collector',
@@ -67,6 +69,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   deployment: () => createDeploymentController(),
   job: () => createJobController(),
   'ttl-after-finished': () => createTtlAfterFinishedController(),
+  cronjob: () => createCronJobController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
@@ -86,6 +89,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     deployment: () => createDeploymentController(),
     job: () => createJobController(),
     'ttl-after-finished': () => createTtlAfterFinishedController(),
+    cronjob: () => createCronJobController(),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),
