@@ -12,7 +12,8 @@
  * - a CronJob on `@every 2s` (robfig's descriptor, which kube accepts: a short clock
  *   through the same code path as `* * * * *`) starts a Job named by its scheduled minute
  *   with the scheduled-timestamp annotation; Jobs made with `kubectl create job
- *   --from=cronjob/…` are kept within successfulJobsHistoryLimit, oldest first;
+ *   --from=cronjob/…` are kept within successfulJobsHistoryLimit, oldest first, and go
+ *   with the CronJob when it is deleted;
  * - a replay of the log from offset 0 gives the live projection's state hash.
  */
 import { execFile } from 'node:child_process';
@@ -248,14 +249,20 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
       expect(await ok('create', 'job', `--from=cronjob/every`, name)).toBe(`job.batch/${name} created\n`);
       await waitUntil(`${name} completed`, (view) => isComplete(view.get(`Job.batch/default/${name}`) as Job | undefined));
     }
-    await waitUntil('only 2 successful Jobs are kept', (view) => jobsOf(view).filter(isComplete).length === 2);
+    const manual = (view: View): Job => view.get('Job.batch/default/manual-3') as Job;
+    const status = (view: View) => (view.get('CronJob.batch/default/every') as CronJob).status;
+    await waitUntil(
+      'only 2 successful Jobs are kept and lastSuccessfulTime is the last completion',
+      (view) => jobsOf(view).filter(isComplete).length === 2 && status(view)?.lastSuccessfulTime === manual(view).status?.completionTime,
+    );
     const kept = jobsOf(cluster.projection.view()).map((job) => job.metadata.name).sort();
     expect(kept).toEqual(['manual-2', 'manual-3']);
-    const manual = cluster.projection.view().get('Job.batch/default/manual-3') as Job;
-    expect(manual.metadata.annotations?.['cronjob.kubernetes.io/instantiate']).toBe('manual');
-    const status = (cluster.projection.view().get('CronJob.batch/default/every') as CronJob).status;
-    expect(status?.active).toBeUndefined();
-    expect(status?.lastSuccessfulTime).toBe(manual.status?.completionTime);
+    expect(manual(cluster.projection.view()).metadata.annotations?.['cronjob.kubernetes.io/instantiate']).toBe('manual');
+    expect(status(cluster.projection.view())?.active).toBeUndefined();
+
+    // Its Jobs are its dependents: deleting the CronJob deletes them (garbage collector).
+    expect(await ok('delete', 'cronjob', 'every')).toBe('cronjob.batch "every" deleted\n');
+    await waitUntil('the CronJob’s Jobs are gone', (view) => jobsOf(view).length === 0, 30_000);
   }, 120_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
