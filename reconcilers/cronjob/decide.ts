@@ -183,8 +183,15 @@ export const planCronJob = (
   return finish(requeue());
 };
 
-/** The Jobs in the CronJob's namespace that it controls (by name, as kube matches them). */
-export const jobsOf = (cj: CronJob, view: View): Job[] => (view.list('Job', cj.metadata.namespace) as Job[]).filter((job) => isJobOf(job, cj));
+/**
+ * The Jobs the CronJob controls, found through the owner index (kube lists the namespace's
+ * Jobs and matches the controller's name; a Job of an earlier CronJob of the same name is
+ * the garbage collector's, since its owner's uid is gone).
+ */
+export const jobsOf = (cj: CronJob, view: View): Job[] =>
+  view
+    .ownedBy(cj.metadata.uid ?? '')
+    .filter((o): o is Job => o.kind === 'Job' && o.metadata.namespace === cj.metadata.namespace && isJobOf(o, cj));
 
 /** Decides CronJob `key` at `now`. */
 export const decideCronJob = (key: string, view: View, now: number): Decision => {
