@@ -3,13 +3,16 @@
  * partitions): CronJobs are created while no cronjob controller runs, then the controller
  * starts with its clock 10 minutes (and half a minute) later. As kube's, it starts only
  * the most recent missed activation of a CronJob (one Job, not ten), none of one whose
- * startingDeadlineSeconds has passed, and its clock is recorded with the Job it creates.
+ * startingDeadlineSeconds has passed, and its clock is recorded with the Job it creates:
+ * the decision re-run on the view it read, at the time recorded, gives the same commands.
  */
 import pino from 'pino';
 import { firstValueFrom } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { View } from '../../projections/index.ts';
-import type { CronJob, CronJobSpec, Job } from '../../schemas/index.ts';
+import { audit, type View } from '../../projections/index.ts';
+import { parseVector } from '../../projections/positions.ts';
+import { sameJson } from '../../schemas/canonical-json.ts';
+import { decodeEvent, type CronJob, type CronJobSpec, type EventBody, type Job } from '../../schemas/index.ts';
 import { isoTime, parseTime } from '../replicaset/objects.ts';
 import { startReconciler, type ReconcilerRuntime } from '../runtime.ts';
 import { LOG_ADAPTERS, startScenario, type Scenario } from '../testing.ts';
@@ -86,5 +89,23 @@ describe.each(cases)('a CronJob controller started after a downtime on the $labe
     expect((await firstRound).keys).toBe(2);
     expect(ofCronJob(view, 'strict')).toEqual([]);
     expect((view.get('CronJob.batch/default/strict') as CronJob).status ?? {}).toEqual({});
+
+    // The decision that created the Job, re-run on the view at its decidedAt with its
+    // recorded time (what `debug reconcile` does), gives the Job (its uid too) and the status.
+    const decided = audit(scenario.projection.store, partitions, { allActors: true, limit: 1000 }).filter(
+      (e) => e.actor.type === 'controller' && e.actor.name === 'cronjob',
+    );
+    const creation = decided.find((e) => e.key === `Job.batch/default/${job?.metadata.name}`);
+    const round = decided.filter((e) => e.decidedAt === creation?.decidedAt && e.time === creation?.time);
+    expect(round.map((e) => e.eventType).sort()).toEqual(['ObjectCreated', 'ObjectUpdated']);
+    const recorded: EventBody[] = [];
+    for (const e of round) {
+      const [record] = await scenario.log.read(e.topic, e.partition, e.offset, e.offset + 1);
+      if (record) recorded.push(decodeEvent(record.value).body);
+    }
+    const past = scenario.projection.viewAt(parseVector(creation?.decidedAt ?? '', partitions));
+    const again = createCronJobController().decide('CronJob.batch/default/tick', past, { now: creation?.time ?? 0 });
+    const byType = (bodies: readonly EventBody[]): EventBody[] => [...bodies].sort((a, b) => a.type.localeCompare(b.type));
+    expect(sameJson(byType(again.commands), byType(recorded))).toBe(true);
   });
 });
