@@ -5,9 +5,10 @@
  * `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly` and `@every <duration>`, a
  * `TZ=`/`CRON_TZ=` prefix, and `spec.timeZone` as the zone the fields are read in.
  *
- * The grammar is checked here with robfig's messages (so what it refuses is refused with
- * its words, and cron-parser's extensions — seconds, `L`, `W`, `#` — are refused);
- * the next activation of a five-field schedule is cron-parser's, in the schedule's zone.
+ * The grammar is read here as robfig reads it, with its messages (so cron-parser's
+ * extensions — seconds, `L`, `W`, `#` — are refused), and each field is handed to
+ * cron-parser as `*` or the explicit list of its values, so the day-of-month/day-of-week
+ * rule is robfig's; the next activation is cron-parser's, in the schedule's zone.
  * Everything is a pure function of its arguments: no default zone of the machine.
  */
 import { CronExpressionParser } from 'cron-parser';
@@ -69,16 +70,24 @@ const parseIntOrName = (text: string, bounds: FieldBounds): number => {
   return index >= 0 ? index + (bounds.firstName ?? 0) : parseInteger(text);
 };
 
-/** robfig's `getRange` checks of one comma-separated part of a field. */
-const checkRange = (expr: string, bounds: FieldBounds): void => {
+/** The values one comma-separated part of a field selects, and whether it is robfig's "star" (`*` or `?` with step 1). */
+interface FieldRange {
+  readonly values: readonly number[];
+  readonly star: boolean;
+}
+
+/** robfig's `getRange`: one comma-separated part of a field, with its checks and messages. */
+const parseRange = (expr: string, bounds: FieldBounds): FieldRange => {
   const rangeAndStep = expr.split('/');
   const lowAndHigh = (rangeAndStep[0] ?? '').split('-');
   const single = lowAndHigh.length === 1;
   let start: number;
   let end: number;
+  let star = false;
   if (lowAndHigh[0] === '*' || lowAndHigh[0] === '?') {
     start = bounds.min;
     end = bounds.max;
+    star = true;
   } else {
     start = parseIntOrName(lowAndHigh[0] ?? '', bounds);
     if (lowAndHigh.length === 1) end = start;
@@ -89,6 +98,7 @@ const checkRange = (expr: string, bounds: FieldBounds): void => {
   if (rangeAndStep.length === 2) {
     step = parseInteger(rangeAndStep[1] ?? '');
     if (single) end = bounds.max;
+    if (step > 1) star = false;
   } else if (rangeAndStep.length > 2) {
     throw new ScheduleError(`too many slashes: ${expr}`);
   }
@@ -96,6 +106,21 @@ const checkRange = (expr: string, bounds: FieldBounds): void => {
   if (end > bounds.max) throw new ScheduleError(`end of range (${end}) above maximum (${bounds.max}): ${expr}`);
   if (start > end) throw new ScheduleError(`beginning of range (${start}) beyond end of range (${end}): ${expr}`);
   if (step === 0) throw new ScheduleError(`step of range should be a positive number: ${expr}`);
+  const values: number[] = [];
+  for (let value = start; value <= end; value += step) values.push(value);
+  return { values, star };
+};
+
+/**
+ * A field as cron-parser reads it the way robfig means it: `*` for a star field, else the
+ * explicit list of its values. (robfig ANDs day of month and day of week when either is a
+ * star — `*` or `?`, with a step of 1 if any — and ORs them otherwise; cron-parser ORs
+ * unless one is literally `*`, and refuses a list that selects a value twice.)
+ */
+const normalizedField = (field: string, bounds: FieldBounds): string => {
+  const ranges = field.split(',').map((part) => parseRange(part, bounds));
+  if (ranges.some((range) => range.star)) return '*';
+  return [...new Set(ranges.flatMap((range) => range.values))].sort((a, b) => a - b).join(',');
 };
 
 /** Go's time.ParseDuration, for `@every` (units ns … h, fractions, several terms). */
@@ -121,8 +146,7 @@ export const timeZoneError = (zone: string): string | undefined => {
 };
 
 const fiveFieldSchedule = (fields: readonly string[], timeZone: string): Schedule => {
-  // cron-parser reads `?` only in the day fields; robfig reads it as `*` everywhere.
-  const expression = fields.map((field) => field.replace(/(^|,)\?/g, '$1*')).join(' ');
+  const expression = fields.map((field, i) => normalizedField(field, FIELDS[i] as FieldBounds)).join(' ');
   const next = (afterMs: number): number | undefined => {
     try {
       const at = CronExpressionParser.parse(expression, { currentDate: new Date(afterMs), tz: timeZone }).next().getTime();
@@ -165,9 +189,6 @@ export const parseSchedule = (spec: string): ParsedSchedule => {
     }
     const fields = rest.split(/\s+/).filter((field) => field !== '');
     if (fields.length !== 5) throw new ScheduleError(`expected exactly 5 fields, found ${fields.length}: [${fields.join(' ')}]`);
-    fields.forEach((field, i) => {
-      for (const part of field.split(',')) checkRange(part, FIELDS[i] as FieldBounds);
-    });
     return { type: 'ok', schedule: fiveFieldSchedule(fields, zone) };
   } catch (error) {
     if (error instanceof ScheduleError) return { type: 'invalid', message: error.message };
