@@ -20,6 +20,7 @@ import { createJobController } from './job/index.ts';
 import { createStatefulSetController } from './statefulset/index.ts';
 import { createDaemonSetController } from './daemonset/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
+import { createCronJobController } from './cronjob/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
@@ -32,6 +33,7 @@ export const CONTROLLER_NAMES = [
   'statefulset',
   'daemonset',
   'ttl-after-finished',
+  'cronjob',
   'endpoints',
   'node-lifecycle',
   'garbage-collector',
@@ -73,6 +75,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   statefulset: () => createStatefulSetController(),
   daemonset: () => createDaemonSetController(),
   'ttl-after-finished': () => createTtlAfterFinishedController(),
+  cronjob: () => createCronJobController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
@@ -94,6 +97,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     statefulset: () => createStatefulSetController(),
     daemonset: () => createDaemonSetController(),
     'ttl-after-finished': () => createTtlAfterFinishedController(),
+    cronjob: () => createCronJobController(),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),

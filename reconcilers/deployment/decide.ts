@@ -28,6 +28,7 @@ import { EMPTY_COUNTS, type PodCounts } from '../replicaset/pod-counts.ts';
 import { countActivePods, isPodFinished, nextAvailabilityInMs } from '../replicaset/pods.ts';
 import type { Decision } from '../runtime.ts';
 import { deploymentStatus, type DeploymentCounts, type NewReplicaSetEvent } from './status.ts';
+import { currentReplicaSetAnnotations } from './revision.ts';
 import {
   DEFAULT_REVISION_HISTORY_LIMIT,
   deploymentReplicas,
@@ -46,7 +47,6 @@ import {
   NOT_COPIED_ANNOTATIONS,
   podTemplateHash,
   REVISION_ANNOTATION,
-  REVISION_HISTORY_ANNOTATION,
   revisionOf,
   sameTemplate,
   selectorWithHash,
@@ -275,20 +275,18 @@ const nextStep = (d: Deployment, view: View, current: ReplicaSetState | undefine
     return { type: 'create', replicaSet: newReplicaSetFor(d, hash, size, maxRevision(old.map((s) => s.rs)) + 1) };
   }
 
-  const revision = Math.max(revisionOf(current.rs), maxRevision(old.map((s) => s.rs)) + 1);
+  // kube's getNewReplicaSet for an existing one: its annotations and minReadySeconds first,
+  // then the Deployment takes the ReplicaSet's revision.
+  const annotations = currentReplicaSetAnnotations(d, current.rs, maxRevision(old.map((s) => s.rs)) + 1);
   const minReadySeconds = d.spec.minReadySeconds;
-  if (revision !== revisionOf(current.rs) || current.rs.spec.minReadySeconds !== minReadySeconds) {
-    const annotations: Record<string, string> = { ...current.rs.metadata.annotations, [REVISION_ANNOTATION]: String(revision) };
-    const previous = revisionOf(current.rs);
-    if (revision !== previous && previous > 0) {
-      const history = annotations[REVISION_HISTORY_ANNOTATION];
-      annotations[REVISION_HISTORY_ANNOTATION] = history ? `${history},${previous}` : String(previous);
-    }
+  if (annotations !== undefined || current.rs.spec.minReadySeconds !== minReadySeconds) {
     const spec = { ...current.rs.spec };
     if (minReadySeconds === undefined) delete spec.minReadySeconds;
     else spec.minReadySeconds = minReadySeconds;
-    return { type: 'syncReplicaSet', current: current.rs, next: { ...current.rs, metadata: { ...current.rs.metadata, annotations }, spec } };
+    const metadata = { ...current.rs.metadata, annotations: annotations ?? { ...current.rs.metadata.annotations } };
+    return { type: 'syncReplicaSet', current: current.rs, next: { ...current.rs, metadata, spec } };
   }
+  const revision = revisionOf(current.rs);
   if (d.metadata.annotations?.[REVISION_ANNOTATION] !== String(revision)) return { type: 'annotateDeployment', revision };
 
   if (d.spec.paused) return syncScale(d, current, old) ?? cleanupStep(d, old) ?? { type: 'idle' };

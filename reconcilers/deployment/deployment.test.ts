@@ -18,6 +18,8 @@ import {
   resolveIntOrPercent,
   REVISION_ANNOTATION,
   REVISION_HISTORY_ANNOTATION,
+  appendRevisionHistory,
+  MAX_REVISION_HISTORY_CHARS,
   rollbackTemplate,
   rollingBounds,
   scaleDownOldReplicaSets,
@@ -258,6 +260,55 @@ describe('deployment decide', () => {
     expect(reused?.spec.replicas).toBe(5);
     expect(imagesOf(activePods(cluster.view()))).toEqual(['app:A']);
     expect(rollbackTemplate(deployment(cluster.view()), after, 3)).toMatchObject({ type: 'skipped', revision: 3 });
+  });
+
+  it('copies the change-cause onto the current ReplicaSet whenever the Deployment is annotated, as kube does', () => {
+    const cluster = setup({ replicas: 2, image: 'app:A' });
+    run(cluster);
+    const annotate = (cause: string): void => {
+      const d = deployment(cluster.view());
+      const annotations = { ...d.metadata.annotations, 'kubernetes.io/change-cause': cause, 'kubectl.kubernetes.io/last-applied-configuration': '{}' };
+      cluster.apply({ type: 'ObjectUpdated', object: { ...d, metadata: { ...d.metadata, annotations } }, expectedResourceVersion: null, subresource: null });
+    };
+    annotate('first');
+    run(cluster);
+    updateSpec(cluster, withImage('app:B'));
+    run(cluster);
+    annotate('second');
+    run(cluster);
+    const byRevision = Object.fromEntries(
+      replicaSets(cluster.view()).map((rs) => [rs.metadata.annotations?.[REVISION_ANNOTATION], rs.metadata.annotations?.['kubernetes.io/change-cause']]),
+    );
+    // kubectl rollout history: 1 first, 2 second (revision 2 was created with "first", then updated).
+    expect(byRevision).toEqual({ '1': 'first', '2': 'second' });
+    for (const rs of replicaSets(cluster.view())) expect(rs.metadata.annotations).not.toHaveProperty(['kubectl.kubernetes.io/last-applied-configuration']);
+    expect(deployment(cluster.view()).metadata.annotations?.[REVISION_ANNOTATION]).toBe('2');
+  });
+
+  it('keeps the revision history of a ReplicaSet rolled back to twice, and never lowers a revision', () => {
+    const cluster = setup({ replicas: 1, image: 'app:A' });
+    run(cluster);
+    for (const image of ['app:B', 'app:A', 'app:B', 'app:A']) {
+      updateSpec(cluster, withImage(image));
+      run(cluster);
+    }
+    const a = replicaSets(cluster.view()).find((rs) => rs.spec.template?.spec.containers[0]?.image === 'app:A');
+    const b = replicaSets(cluster.view()).find((rs) => rs.spec.template?.spec.containers[0]?.image === 'app:B');
+    expect(a?.metadata.annotations).toMatchObject({ [REVISION_ANNOTATION]: '5', [REVISION_HISTORY_ANNOTATION]: '1,3' });
+    expect(b?.metadata.annotations).toMatchObject({ [REVISION_ANNOTATION]: '4', [REVISION_HISTORY_ANNOTATION]: '2' });
+    expect(deployment(cluster.view()).metadata.annotations?.[REVISION_ANNOTATION]).toBe('5');
+  });
+
+  it('bounds the revision-history annotation at 2,000 characters, dropping the oldest revisions', () => {
+    expect(appendRevisionHistory(undefined, '7')).toBe('7');
+    expect(appendRevisionHistory('1,3', '5')).toBe('1,3,5');
+    expect(appendRevisionHistory('11,22,33', '44', 8)).toBe('22,33,44');
+    expect(appendRevisionHistory('11,22,33', '44', 7)).toBe('33,44');
+    const long = Array.from({ length: 500 }, (_, i) => String(1000 + i)).join(',');
+    const bounded = appendRevisionHistory(long, '9999');
+    expect(bounded.length).toBeLessThanOrEqual(MAX_REVISION_HISTORY_CHARS);
+    expect(bounded.endsWith(',1499,9999')).toBe(true);
+    expect(bounded.startsWith('1101,')).toBe(true);
   });
 
   it('keeps only revisionHistoryLimit old ReplicaSets', () => {

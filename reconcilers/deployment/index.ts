@@ -17,6 +17,7 @@ import type { Controller } from '../runtime.ts';
 import { decideDeployment } from './decide.ts';
 
 export * from './decide.ts';
+export * from './revision.ts';
 export * from './rollback.ts';
 export * from './status.ts';
 export * from './strategy.ts';

@@ -17,13 +17,17 @@ export const DESIRED_REPLICAS_ANNOTATION = 'deployment.kubernetes.io/desired-rep
 /** The Deployment's replicas + maxSurge when the ReplicaSet was last scaled (for proportional scaling). */
 export const MAX_REPLICAS_ANNOTATION = 'deployment.kubernetes.io/max-replicas';
 
-/** Annotations of a Deployment that are not copied to its ReplicaSets. */
+/** The annotation of the extensions/v1beta1 `rollbackTo`, never copied. */
+export const DEPRECATED_ROLLBACK_TO_ANNOTATION = 'deprecated.deployment.rollback.to';
+
+/** Annotations of a Deployment that are not copied to its ReplicaSets (kube's `annotationsToSkip`). */
 export const NOT_COPIED_ANNOTATIONS: ReadonlySet<string> = new Set([
   'kubectl.kubernetes.io/last-applied-configuration',
   REVISION_ANNOTATION,
   REVISION_HISTORY_ANNOTATION,
   DESIRED_REPLICAS_ANNOTATION,
   MAX_REPLICAS_ANNOTATION,
+  DEPRECATED_ROLLBACK_TO_ANNOTATION,
 ]);
 
 /** FNV-1a, 32 bits, over the UTF-8 bytes of `text`. */
