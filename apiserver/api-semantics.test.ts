@@ -374,4 +374,18 @@ describeOnBothLogs('API semantics', (adapter) => {
     expect(response.status).toBe(422);
     expect(response.body).toMatchObject({ reason: 'Invalid', details: { causes: [{ field: 'metadata.name', message: 'Required value: name or generateName is required' }] } });
   });
+
+  it('records who asked for a CertificateSigningRequest, whatever the body claims (kube\'s csr strategy)', async () => {
+    const request = `-----BEGIN CERTIFICATE REQUEST-----\n${'A'.repeat(64)}\n-----END CERTIFICATE REQUEST-----\n`;
+    const body = {
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequest',
+      metadata: { name: `csr-${adapter}` },
+      spec: { request: Buffer.from(request).toString('base64'), signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], username: 'mallory', groups: ['system:masters'], uid: 'x', extra: { a: ['b'] } },
+    };
+    const response = await api.client.request('POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', { body });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body.spec).toMatchObject({ username: 'alice', uid: '1001', groups: ['system:masters', 'system:authenticated'] });
+    expect(response.body.spec.extra).toBeUndefined();
+  });
 });

@@ -47,7 +47,7 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
     const live = current ? (toServed(resource.conversion, current) as typeof current) : undefined;
     const applied = serverSideApply({ target, live, config, manager: fieldManager, force, time });
     if (!current) {
-      const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace });
+      const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace, requester: ctx.user });
       const { object } = admitted;
       if (dryRun) return json(201, dryRunCreated(object), admitted.warnings);
       const result = await server.writer.submit({ topic: 'desired', key: objectKey(object), body: objectCreated(object), identity: ctx.identity, time });

@@ -142,7 +142,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     caughtUp = true;
   }
   for (let attempt = 1; ; attempt++) {
-    const admitted = admitCreate({ resource, body, fieldValidation, namespace });
+    const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user });
     const { object } = admitted;
     const time = Date.now();
     recordManager(ctx, options, undefined, object, requestedManagedFields(body), time);

@@ -10,7 +10,7 @@ import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { storedFromServed, toServed } from '../conversion/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
-import { applyDefaults, prepareForCreate } from './defaults.ts';
+import { applyDefaults, prepareForCreate, type Requester } from './defaults.ts';
 import { validateStatus } from './objects.ts';
 import { validateObject } from './validators.ts';
 import { checkShape } from './shape.ts';
@@ -127,6 +127,8 @@ export interface AdmitOptions {
   readonly fieldValidation: FieldValidation;
   /** Namespace from the URL (namespaced resources). */
   readonly namespace: string | undefined;
+  /** The user of the request, for the kinds that record who created them (CertificateSigningRequest). */
+  readonly requester?: Requester;
 }
 
 /** Admits a create (POST to a collection): generateName resolved, system fields cleared. */
@@ -149,7 +151,7 @@ export const admitCreate = (options: AdmitOptions): Admitted => {
   const stored = toStoredBody(resource, body);
   const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   applyDefaults(object);
-  prepareForCreate(object);
+  prepareForCreate(object, options.requester);
   throwIfInvalid(resource, name, validateObject(resource, object));
   assertEncodable(object);
   return { object, warnings };

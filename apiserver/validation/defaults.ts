@@ -274,15 +274,40 @@ const generateJobSelector = (job: ObjectOfKind<'Job'>): void => {
   spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
 };
 
-type CreateStrategy<K extends Kind> = (object: ObjectOfKind<K>) => void;
+/** Who asks for a create, as the strategies that record it see them (kube's `user.Info`). */
+export interface Requester {
+  readonly name: string;
+  readonly uid: string;
+  readonly groups: readonly string[];
+}
+
+/**
+ * A CertificateSigningRequest records who asked for it (kube's csrStrategy.PrepareForCreate):
+ * whatever the body says, `spec.username`, `uid` and `groups` are the requester's, and
+ * `extra` is cleared (the authenticators here give none).
+ */
+const recordCsrRequester = (csr: ObjectOfKind<'CertificateSigningRequest'>, requester: Requester | undefined): void => {
+  const spec = csr.spec;
+  delete spec.username;
+  delete spec.uid;
+  delete spec.groups;
+  delete spec.extra;
+  if (!requester) return;
+  spec.username = requester.name;
+  if (requester.uid !== '') spec.uid = requester.uid;
+  if (requester.groups.length > 0) spec.groups = [...requester.groups];
+};
+
+type CreateStrategy<K extends Kind> = (object: ObjectOfKind<K>, requester: Requester | undefined) => void;
 
 /** What a create adds besides the defaults (kube's PrepareForCreate and create-time Validate steps); nothing for most kinds. */
 const CREATE_STRATEGIES: { readonly [K in Kind]: CreateStrategy<K> } = {
   ...(Object.fromEntries(KINDS.map((kind) => [kind, () => undefined])) as unknown as { [K in Kind]: CreateStrategy<K> }),
   Job: generateJobSelector,
+  CertificateSigningRequest: recordCsrRequester,
 };
 
-/** Applies what a create (and only a create) sets, after the defaults. */
-export const prepareForCreate = (object: KubeObject): void => {
-  (CREATE_STRATEGIES[object.kind] as CreateStrategy<Kind>)(object);
+/** Applies what a create (and only a create) sets, after the defaults; `requester` is the user of the request (none for the server's own writes). */
+export const prepareForCreate = (object: KubeObject, requester?: Requester): void => {
+  (CREATE_STRATEGIES[object.kind] as CreateStrategy<Kind>)(object, requester);
 };
