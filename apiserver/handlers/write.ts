@@ -5,7 +5,7 @@
  * event left it.
  */
 import { NAMESPACE_FINALIZER } from '../../projections/fold.ts';
-import { objectCreated, type View } from '../../projections/index.ts';
+import { objectCreated, podAdmissionOf, type View } from '../../projections/index.ts';
 import { objectKey, type KubeObject, type PropagationPolicy } from '../../schemas/index.ts';
 import {
   CONFLICT_RETRIES,
@@ -322,7 +322,7 @@ const parseDeleteOptions = async (ctx: RequestContext): Promise<DeleteOptions> =
  * gracefully), else the Success Status of an immediate deletion. The same rules as the
  * fold's delete; the fold stays the judge of every delete that is appended.
  */
-const dryRunDeletion = (resource: ResourceInfo, current: KubeObject, options: DeleteOptions): { code: number; body: unknown } => {
+const dryRunDeletion = (server: ServerContext, resource: ResourceInfo, current: KubeObject, options: DeleteOptions): { code: number; body: unknown } => {
   const finalizers = [...(current.metadata.finalizers ?? [])];
   const policy = options.propagationPolicy;
   if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
@@ -332,7 +332,10 @@ const dryRunDeletion = (resource: ResourceInfo, current: KubeObject, options: De
     if (!finalizers.includes(NAMESPACE_FINALIZER)) finalizers.push(NAMESPACE_FINALIZER);
     object.status = { ...object.status, phase: 'Terminating' };
   }
-  const grace = object.kind === 'Pod' && object.spec.nodeName ? (options.gracePeriodSeconds ?? object.spec.terminationGracePeriodSeconds ?? 30) : 0;
+  // A pod no node admitted (waiting for its node, or rejected by it) goes at once, as the fold deletes it.
+  const uncharged =
+    object.kind === 'Pod' && podAdmissionOf((r) => server.projection.store.allocations.get(r), `Pod/${object.metadata.namespace ?? ''}/${object.metadata.name}`) !== undefined;
+  const grace = object.kind === 'Pod' && object.spec.nodeName && !uncharged ? (options.gracePeriodSeconds ?? object.spec.terminationGracePeriodSeconds ?? 30) : 0;
   if (finalizers.length === 0 && grace === 0) {
     const uid = current.metadata.uid;
     return { code: 200, body: successStatus(200, { name: current.metadata.name, group: resource.group, kind: resource.plural, ...(uid ? { uid } : {}) }) };
@@ -396,7 +399,7 @@ export const deleteObject = async (server: ServerContext, ctx: RequestContext): 
     throw apiErrors.conflict(ctx.target.resource, name, `Precondition failed: UID in precondition: ${options.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
   }
   if (options.dryRun) {
-    const { code, body } = dryRunDeletion(ctx.target.resource, current, options);
+    const { code, body } = dryRunDeletion(server, ctx.target.resource, current, options);
     return json(code, body);
   }
   const { code, body } = await deleteOne(server, ctx, ctx.target.namespace, name, options);
@@ -415,7 +418,7 @@ export const deleteCollection = async (server: ServerContext, ctx: RequestContex
     .filter((o) => selection.matches(o));
   if (options.dryRun) {
     const items = targets.flatMap((o) => {
-      const { body } = dryRunDeletion(resource, o, options);
+      const { body } = dryRunDeletion(server, resource, o, options);
       return (body as { kind?: string }).kind === 'Status' ? [o] : [body];
     });
     return json(200, { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: {}, items });

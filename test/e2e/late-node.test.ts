@@ -82,6 +82,10 @@ describe.each(LOG_ADAPTERS)('a pod naming a node not registered yet, on the %s l
   }, 60_000);
 
   it('deletes the rejected pod at once (nothing runs it) and leaves the node’s usage alone', async () => {
+    // A dry run says what the delete will do: gone at once (a Success Status), not a graceful deletion.
+    const dryRun = await test.api.request('DELETE', `${PODS}/too-big?dryRun=All`);
+    expect(dryRun).toMatchObject({ status: 200, body: { kind: 'Status', status: 'Success' } });
+    expect(pod('too-big')?.metadata.deletionTimestamp).toBeUndefined();
     const answer = await test.api.request('DELETE', `${PODS}/too-big`);
     expect(answer.status).toBe(200);
     await waitForView(test.cluster.projection, 'too-big gone', () => pod('too-big') === undefined);
