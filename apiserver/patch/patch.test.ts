@@ -84,6 +84,20 @@ describe('strategic merge patch', () => {
   it('rejects list items without their merge key', () => {
     expect(() => strategicMerge('Pod', [], pod, { spec: { containers: [{ image: 'x' }] } })).toThrow(ApiError);
   });
+
+  it.each([
+    // Lists the API types tag with a merge key, at any depth and in any kind.
+    ['MutatingWebhookConfiguration', { webhooks: [{ name: 'a', timeoutSeconds: 5 }, { name: 'b' }] }, { webhooks: [{ name: 'a', timeoutSeconds: 9 }] }, { webhooks: [{ name: 'a', timeoutSeconds: 9 }, { name: 'b' }] }],
+    ['Pod', { spec: { hostAliases: [{ ip: '10.0.0.1', hostnames: ['a'] }] } }, { spec: { hostAliases: [{ ip: '10.0.0.2', hostnames: ['b'] }] } }, { spec: { hostAliases: [{ ip: '10.0.0.1', hostnames: ['a'] }, { ip: '10.0.0.2', hostnames: ['b'] }] } }],
+    ['Deployment', { spec: { template: { spec: { containers: [{ name: 'c', env: [{ name: 'A', value: '1' }] }] } } } }, { spec: { template: { spec: { containers: [{ name: 'c', env: [{ name: 'B', value: '2' }] }] } } } }, { spec: { template: { spec: { containers: [{ name: 'c', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }] } } } }],
+    ['Deployment', { spec: { template: { spec: { topologySpreadConstraints: [{ topologyKey: 'zone', maxSkew: 1 }] } } } }, { spec: { template: { spec: { topologySpreadConstraints: [{ topologyKey: 'host', maxSkew: 2 }] } } } }, { spec: { template: { spec: { topologySpreadConstraints: [{ topologyKey: 'zone', maxSkew: 1 }, { topologyKey: 'host', maxSkew: 2 }] } } } }],
+    ['ConfigMap', { metadata: { finalizers: ['a'] } }, { metadata: { finalizers: ['b'] } }, { metadata: { finalizers: ['a', 'b'] } }],
+    // Lists without a patch strategy are replaced whole.
+    ['ClusterRole', { rules: [{ verbs: ['get'], resources: ['pods'] }] }, { rules: [{ verbs: ['list'], resources: ['pods'] }] }, { rules: [{ verbs: ['list'], resources: ['pods'] }] }],
+    ['Endpoints', { subsets: [{ ports: [{ port: 1 }] }] }, { subsets: [{ ports: [{ port: 2 }] }] }, { subsets: [{ ports: [{ port: 2 }] }] }],
+  ] as const)('merges %s lists as the API types\' patch strategies say', (kind, original, patch, expected) => {
+    expect(strategicMerge(kind, [], structuredClone(original) as never, structuredClone(patch) as never)).toEqual(expected);
+  });
 });
 
 describe('JSON patch (RFC 6902)', () => {

@@ -1,48 +1,14 @@
 /**
  * Strategic merge patch (`application/strategic-merge-patch+json`) for the built-in kinds:
- * lists merged by their keys (containers by `name`, container ports by `containerPort`,
- * service ports by `port`, env by `name`, …), and the `$patch`, `$setElementOrder/<list>`,
+ * lists merged as the API types' patch strategies say (`patch-meta.ts`: containers by
+ * `name`, container ports by `containerPort`, service ports by `port`, …), and the `$patch`, `$setElementOrder/<list>`,
  * `$deleteFromPrimitiveList/<list>` and `$retainKeys` directives that `kubectl apply` emits.
  */
 import { sameJson } from '../../schemas/canonical-json.ts';
 import { assertNever, type Kind } from '../../schemas/index.ts';
 import { apiErrors } from '../errors.ts';
 import { isObject, own, setMember, type Json, type JsonObject } from './json.ts';
-
-/** How a list field merges: by a key field, as a set of primitives, or replaced whole. */
-type ListStrategy = { type: 'mergeByKey'; key: string } | { type: 'mergePrimitives' } | { type: 'replace' };
-
-/**
- * The patch strategies of the lists logplane stores, from the Kubernetes API types'
- * `patchStrategy`/`patchMergeKey` tags. `path` is the list's field path without indexes.
- */
-const listStrategy = (kind: Kind, path: readonly string[]): ListStrategy => {
-  const field = path[path.length - 1];
-  switch (field) {
-    case 'containers':
-    case 'initContainers':
-    case 'env':
-    case 'volumes':
-    case 'imagePullSecrets':
-      return { type: 'mergeByKey', key: 'name' };
-    case 'volumeMounts':
-      return { type: 'mergeByKey', key: 'mountPath' };
-    case 'ports':
-      if (kind === 'Service' && path.length === 2 && path[0] === 'spec') return { type: 'mergeByKey', key: 'port' };
-      if (path.includes('subsets')) return { type: 'replace' };
-      return { type: 'mergeByKey', key: 'containerPort' };
-    case 'conditions':
-      return { type: 'mergeByKey', key: 'type' };
-    case 'ownerReferences':
-      return { type: 'mergeByKey', key: 'uid' };
-    case 'finalizers':
-      return path.length === 2 && path[0] === 'metadata' ? { type: 'mergePrimitives' } : { type: 'replace' };
-    case 'addresses':
-      return kind === 'Node' ? { type: 'mergeByKey', key: 'type' } : { type: 'replace' };
-    default:
-      return { type: 'replace' };
-  }
-};
+import { listStrategyOf } from './patch-meta.ts';
 
 const DIRECTIVE = '$patch';
 const SET_ORDER = '$setElementOrder/';
@@ -60,7 +26,7 @@ const orderBy = (list: Json[], order: Json[], key: string | undefined): Json[] =
 };
 
 const mergeList = (kind: Kind, path: readonly string[], original: Json, patch: Json[]): Json[] => {
-  const strategy = listStrategy(kind, path);
+  const strategy = listStrategyOf(kind, path);
   const current = Array.isArray(original) ? original : [];
   switch (strategy.type) {
     case 'replace':
@@ -145,7 +111,7 @@ export const strategicMerge = (kind: Kind, path: readonly string[], original: Js
   for (const [field, order] of orders) {
     const list = own(out, field);
     if (!Array.isArray(list)) continue;
-    const strategy = listStrategy(kind, [...path, field]);
+    const strategy = listStrategyOf(kind, [...path, field]);
     setMember(out, field, orderBy(list, order, strategy.type === 'mergeByKey' ? strategy.key : undefined));
   }
   const retain = patch[RETAIN_KEYS];
