@@ -6,14 +6,15 @@
  * k8s.io/api's generated.proto, decoded here with tables of field numbers (`protobuf/`, one module per API group) into the
  * Kubernetes JSON shape, so admission treats it like any JSON body.
  *
- * The tables cover the kinds logplane serves (plus Binding, Scale, DeleteOptions, TokenRequest). Fields
+ * The tables cover the kinds kubectl's typed clients send to logplane (plus Binding, Scale, DeleteOptions,
+ * TokenRequest); a kind whose versions differ has one message per version. Fields
  * of message types logplane does not model decode to an opaque non-empty marker, so the
  * schema check reports them as unknown fields by their real names. Like gogo-protobuf
  * JSON, zero scalars of non-pointer fields mean "absent"; fields where zero is a value
  * (`replicas: 0`) are marked `keepZero`.
  */
 import { apiErrors } from './errors.ts';
-import { MESSAGES } from './protobuf/messages.ts';
+import { kindMessage, MESSAGES } from './protobuf/messages.ts';
 import type { FieldSpec, Scalar } from './protobuf/spec.ts';
 
 /** The first bytes of every Kubernetes protobuf body. */
@@ -186,17 +187,20 @@ export const decodeKubernetesProtobuf = (body: Buffer): Record<string, unknown> 
     else reader.skip(wireType);
   }
   const kind = String(typeMeta['kind'] ?? '');
-  if (!MESSAGES[kind] || ['Unknown', 'TypeMeta', 'Time', 'IntOrString', 'Quantity'].includes(kind)) {
+  const message = kindMessage(String(typeMeta['apiVersion'] ?? ''), kind);
+  if (!message) {
     throw apiErrors.unsupportedMediaType(`logplane cannot read ${kind || 'this object'} as ${PROTOBUF_MEDIA_TYPE}; send application/json`);
   }
-  const object = decodeMessage(raw ?? Buffer.alloc(0), kind);
+  const object = decodeMessage(raw ?? Buffer.alloc(0), message);
   return { ...(typeMeta['apiVersion'] ? { apiVersion: typeMeta['apiVersion'] } : {}), kind, ...object };
 };
 
 /** Encodes an object the way client-go does (tests build typed-client bodies with it). */
 export const encodeKubernetesProtobuf = (apiVersion: string, kind: string, object: Record<string, unknown>): Buffer => {
   const typeMeta = encodeMessage({ apiVersion, kind }, 'TypeMeta');
-  const raw = encodeMessage(object, kind);
+  const message = kindMessage(apiVersion, kind);
+  if (!message) throw new Error(`no protobuf table for ${apiVersion} ${kind}`);
+  const raw = encodeMessage(object, message);
   return Buffer.concat([PROTOBUF_MAGIC, field(1, 2, typeMeta), field(2, 2, raw)]);
 };
 

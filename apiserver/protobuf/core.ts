@@ -147,4 +147,12 @@ export const CORE: Readonly<Record<string, Message>> = {
     1: f('metadata', m('ObjectMeta')), 2: f('data', 'bytes', map), 3: f('type', 'string'), 4: f('stringData', 'string', map),
     5: f('immutable', 'bool', zero),
   },
+  // kubectl create quota.
+  ResourceQuota: OBJECT('ResourceQuotaSpec', 'ResourceQuotaStatus'),
+  ResourceQuotaSpec: { 1: f('hard', 'quantity', map), 2: f('scopes', 'string', list), 3: f('scopeSelector', m('ScopeSelector')) },
+  ScopeSelector: { 1: f('matchExpressions', m('ScopedResourceSelectorRequirement'), list) },
+  ScopedResourceSelectorRequirement: { 1: f('scopeName', 'string', zero), 2: f('operator', 'string', zero), 3: f('values', 'string', list) },
+  ResourceQuotaStatus: { 1: f('hard', 'quantity', map), 2: f('used', 'quantity', map) },
+  LocalObjectReference: { 1: f('name', 'string') },
+  TypedLocalObjectReference: { 1: f('apiGroup', 'string', zero), 2: f('kind', 'string', zero), 3: f('name', 'string', zero) },
 };

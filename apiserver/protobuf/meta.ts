@@ -22,6 +22,10 @@ export const META: Readonly<Record<string, Message>> = {
     4: f('propagationPolicy', 'string'), 5: f('dryRun', 'string', list),
   },
   Preconditions: { 1: f('uid', 'string'), 2: f('resourceVersion', 'string') },
+  Condition: {
+    1: f('type', 'string', zero), 2: f('status', 'string', zero), 3: f('observedGeneration', 'int64'), 4: f('lastTransitionTime', 'time'),
+    5: f('reason', 'string', zero), 6: f('message', 'string', zero),
+  },
   Time: { 1: f('seconds', 'int64'), 2: f('nanos', 'int32') },
   IntOrString: { 1: f('type', 'int64'), 2: f('intVal', 'int32'), 3: f('strVal', 'string') },
   Quantity: { 1: f('string', 'string') },
