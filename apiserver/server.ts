@@ -38,6 +38,7 @@ import { openapiV2Reply } from './openapi-v2.ts';
 import { authenticateServiceAccountToken } from './serviceaccount-tokens/authenticate.ts';
 import type { TokenIssuer } from './serviceaccount-tokens/issuer.ts';
 import { createServiceAccountToken } from './serviceaccount-tokens/token-request.ts';
+import { patchApproval, updateApproval } from './handlers/csr-approval.ts';
 import { servedBody } from './conversion/index.ts';
 import { findResource, type ResourceInfo } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
@@ -199,7 +200,7 @@ const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promi
   if (subresource === undefined && !ctx.target.resource.verbs.includes(verb)) throw apiErrors.methodNotAllowed();
   switch (verb) {
     case 'get':
-      if (subresource === undefined || subresource === 'status') return getObject(server, ctx);
+      if (subresource === undefined || subresource === 'status' || subresource === 'approval') return getObject(server, ctx);
       if (subresource === 'scale') return getScale(server, ctx);
       if (subresource === 'log') return podLog(server, ctx);
       throw apiErrors.methodNotAllowed();
@@ -222,11 +223,13 @@ const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promi
       if (subresource === undefined) return updateObject(server, ctx);
       if (subresource === 'status') return updateStatus(server, ctx);
       if (subresource === 'scale') return updateScale(server, ctx);
+      if (subresource === 'approval') return updateApproval(server, ctx);
       throw apiErrors.methodNotAllowed();
     case 'patch':
       if (subresource === undefined) return patchObject(server, ctx);
       if (subresource === 'status') return patchStatus(server, ctx);
       if (subresource === 'scale') return patchScale(server, ctx);
+      if (subresource === 'approval') return patchApproval(server, ctx);
       throw apiErrors.methodNotAllowed();
     case 'delete':
       if (subresource !== undefined) throw apiErrors.methodNotAllowed();

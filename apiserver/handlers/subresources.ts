@@ -33,7 +33,7 @@ import { currentObject, recordManager } from './write.ts';
 // status
 
 /** Appends a status write (observed topic, subresource 'status') and answers with the object. */
-const submitStatus = async (
+export const submitStatus = async (
   server: ServerContext,
   ctx: RequestContext,
   current: KubeObject,

@@ -3,6 +3,7 @@ import { APPS } from './apps.ts';
 import { AUTH } from './auth.ts';
 import { AUTOSCALING } from './autoscaling.ts';
 import { BATCH } from './batch.ts';
+import { CERTIFICATES } from './certificates.ts';
 import { CORE } from './core.ts';
 import { META } from './meta.ts';
 import { NETWORKING } from './networking.ts';
@@ -11,7 +12,7 @@ import { RBAC } from './rbac.ts';
 import { SCHEDULING } from './scheduling.ts';
 import type { Message } from './spec.ts';
 
-const GROUPS = { META, CORE, AUTH, BATCH, APPS, AUTOSCALING, RBAC, POLICY, SCHEDULING, NETWORKING };
+const GROUPS = { META, CORE, AUTH, BATCH, APPS, AUTOSCALING, RBAC, POLICY, SCHEDULING, NETWORKING, CERTIFICATES };
 
 /** Merges the groups' tables; a message name defined twice is a programming error, caught at load. */
 const merge = (groups: Readonly<Record<string, Readonly<Record<string, Message>>>>): Readonly<Record<string, Message>> => {
