@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createProjection, type Projection } from '../../projections/projection.ts';
 import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, KubeObject, Node, Pod } from '../../schemas/index.ts';
-import { decidePods } from './controller.ts';
+import { createSchedulerController, decidePods } from './controller.ts';
 import { tempProjections } from '../../projections/temp-projections.ts';
 
 const temp = tempProjections('logplane-sched-');
@@ -59,5 +59,72 @@ describe('scheduler controller round', () => {
     const first = decidePods(keys, projection.view(), { now: 0 }, 'default-scheduler');
     const second = decidePods(keys, projection.view(), { now: 0 }, 'default-scheduler');
     expect(JSON.stringify([...second])).toBe(JSON.stringify([...first]));
+  });
+});
+
+describe('scheduler controller: SchedulingGates', () => {
+  const gated = (name: string, gates: string[]): Pod => {
+    const base = pod(name);
+    return { ...base, spec: { ...base.spec, schedulingGates: gates.map((gate) => ({ name: gate })) } };
+  };
+
+  it('does not bind a gated pod; says so in PodScheduled once; binds it once the gates are gone', () => {
+    const projection = cluster([node('node-1'), gated('g', ['example.com/quota']), pod('free')]);
+    const view = projection.view();
+    const decisions = decidePods(['Pod/default/g', 'Pod/default/free'], view, { now: 0 }, 'default-scheduler');
+    expect(boundNode(decisions.get('Pod/default/free')?.commands)).toBe('node-1');
+    const commands = decisions.get('Pod/default/g')?.commands ?? [];
+    expect(boundNode(commands)).toBeUndefined();
+    const update = commands[0];
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions).toEqual([
+      {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'SchedulingGated',
+        message: 'Scheduling is blocked due to non-empty scheduling gates',
+        lastTransitionTime: '1970-01-01T00:00:00Z',
+      },
+    ]);
+    // With the condition already there, nothing more is written.
+    const conditioned = update?.type === 'ObjectUpdated' ? (update.object as Pod) : gated('g', ['x']);
+    const again = cluster([node('node-1'), conditioned]);
+    expect(decidePods(['Pod/default/g'], again.view(), { now: 1 }, 'default-scheduler').get('Pod/default/g')).toEqual({ commands: [] });
+    // Gates removed (a pod update): it is scheduled.
+    const ungated = cluster([node('node-1'), { ...conditioned, spec: { ...conditioned.spec, schedulingGates: [] } }]);
+    expect(boundNode(decidePods(['Pod/default/g'], ungated.view(), { now: 2 }, 'default-scheduler').get('Pod/default/g')?.commands)).toBe('node-1');
+  });
+
+  it('a node change retries waiting pods but not gated ones', () => {
+    const projection = cluster([gated('g', ['wait']), pod('w')]);
+    const controller = createSchedulerController();
+    const change = { type: 'ADDED', key: 'Node//node-9', object: node('node-9') } as unknown as Parameters<typeof controller.keysFor>[0];
+    expect(controller.keysFor(change, projection.view())).toEqual(['Pod/default/w']);
+    expect(controller.initialKeys?.(projection.view())).toEqual(['Pod/default/g', 'Pod/default/w']);
+  });
+});
+
+describe('scheduler controller: cluster objects', () => {
+  it('evaluates a namespaceSelector against the Namespace object labels in the view', () => {
+    const db: Pod = { ...pod('db'), metadata: { name: 'db', namespace: 'prod', labels: { app: 'db' } }, spec: { ...pod('db').spec, nodeName: 'node-2' } };
+    const app: Pod = {
+      ...pod('app'),
+      spec: {
+        ...pod('app').spec,
+        affinity: {
+          podAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { labelSelector: { matchLabels: { app: 'db' } }, namespaceSelector: { matchLabels: { env: 'production' } }, topologyKey: 'kubernetes.io/hostname' },
+            ],
+          },
+        },
+      },
+    };
+    const prod = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod', labels: { env: 'production' } } } as KubeObject;
+    const projection = cluster([prod, node('node-1'), node('node-2'), node('node-3'), db, app]);
+    expect(boundNode(decidePods(['Pod/default/app'], projection.view(), { now: 0 }, 'default-scheduler').get('Pod/default/app')?.commands)).toBe('node-2');
+    const unlabelled = { ...prod, metadata: { name: 'prod' } } as KubeObject;
+    const other = cluster([unlabelled, node('node-1'), node('node-2'), node('node-3'), db, app]);
+    const decision = decidePods(['Pod/default/app'], other.view(), { now: 0 }, 'default-scheduler').get('Pod/default/app');
+    expect(boundNode(decision?.commands)).toBeUndefined();
   });
 });

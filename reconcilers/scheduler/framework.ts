@@ -6,79 +6,100 @@
  */
 import type { Node, Pod } from '../../schemas/index.ts';
 import { ReconcileError } from '../errors.ts';
-import { type AffinityTerm, parseAffinityTerm, requiredAntiAffinityTerms } from './affinity.ts';
+import { type Labels, NAMESPACE_NAME_LABEL, parsePodAffinityTerms, type PodWithAffinity } from './affinity.ts';
 import {
-  add,
+  addCpuMemory,
+  addResources,
   computePodRequests,
+  type CpuMemory,
   nodeAllocatable,
   type PodResources,
   type ResourceAmounts,
+  ZERO_RESOURCES,
 } from './resources.ts';
 
 // ---------------------------------------------------------------------------------------
 // Node state
+
+/** A host port a pod takes on its node: `hostIP` defaults to 0.0.0.0 and `protocol` to TCP, as kube-scheduler reads them. */
+export interface HostPort {
+  readonly hostIP: string;
+  readonly protocol: string;
+  readonly port: number;
+}
 
 /** A node with the aggregates the plugins need, precomputed once per node, not per pod. */
 export interface NodeInfo {
   readonly node: Node;
   /** The pods bound to the node, until they are deleted. */
   readonly pods: readonly Pod[];
-  /** Sum of the pods' requests; `pods` is their count. */
+  /** Sum of the pods' requests (every resource); `pods` is their count. */
   readonly requested: ResourceAmounts;
-  /** Sum of the pods' requests with defaults for unset ones (kube-scheduler's `NonZeroRequested`), for scoring. */
-  readonly nonZeroRequested: PodResources;
+  /** Sum of the pods' cpu/memory requests with defaults for unset ones (kube-scheduler's `NonZeroRequested`), for scoring. */
+  readonly nonZeroRequested: CpuMemory;
   /** What the node offers pods (`status.allocatable`, else `status.capacity`). */
   readonly allocatable: ResourceAmounts;
-  /** The subset of `pods` with required pod anti-affinity terms, parsed (lets anti-affinity skip the rest). */
-  readonly podsWithRequiredAntiAffinity: readonly PodWithAntiAffinity[];
+  /** The subset of `pods` with any pod (anti-)affinity term, parsed (kube's `PodsWithAffinity`; lets InterPodAffinity skip the rest). */
+  readonly podsWithAffinity: readonly PodWithAffinity[];
+  /** The subset of `podsWithAffinity` with required anti-affinity terms (kube's `PodsWithRequiredAntiAffinity`). */
+  readonly podsWithRequiredAntiAffinity: readonly PodWithAffinity[];
+  /** The host ports the pods take (kube's `UsedPorts`). */
+  readonly usedPorts: readonly HostPort[];
 }
 
-/** A placed pod with its required anti-affinity terms parsed. */
-export interface PodWithAntiAffinity {
-  readonly pod: Pod;
-  readonly terms: readonly AffinityTerm[];
+/** The host ports `pod`'s containers ask for (`hostPort` > 0), defaults applied (kube-scheduler's `GetHostPorts`). */
+export function hostPortsOf(pod: Pod): readonly HostPort[] {
+  let ports: HostPort[] | undefined;
+  for (const container of pod.spec.containers) {
+    for (const port of container.ports ?? NO_PORTS) {
+      const hostPort = port.hostPort ?? 0;
+      if (hostPort <= 0) continue;
+      ports ??= [];
+      ports.push({ hostIP: port.hostIP || DEFAULT_HOST_IP, protocol: port.protocol || 'TCP', port: hostPort });
+    }
+  }
+  return ports ?? NO_HOST_PORTS;
 }
 
-/** The pod with its parsed anti-affinity terms, or undefined when it has none. */
-function withAntiAffinity(pod: Pod): PodWithAntiAffinity | undefined {
-  const terms = requiredAntiAffinityTerms(pod);
-  return terms.length === 0 ? undefined : { pod, terms: terms.map((term) => parseAffinityTerm(term, pod)) };
-}
+/** The wildcard address a host port without `hostIP` binds. */
+export const DEFAULT_HOST_IP = '0.0.0.0';
+const NO_PORTS: readonly never[] = [];
+const NO_HOST_PORTS: readonly HostPort[] = [];
+const NO_AFFINITY: readonly PodWithAffinity[] = [];
 
-/**
- * What one pod adds to its node's aggregates. Unlike kube-scheduler, a finished (Succeeded
- * or Failed) pod still counts until it is deleted: the fold admits bindings from the desired
- * topic alone, where a pod's phase is not visible, so it counts every pod bound to the node,
- * and the scheduler must not offer room the fold would refuse. (ReplicaSets delete their
- * finished pods, which frees the room.)
- */
-function contributionOf(pod: Pod): { requested: PodResources; nonZeroRequested: PodResources } {
-  const requests = computePodRequests(pod);
-  return requests.type === 'ok' ? requests.requests : { requested: NOTHING, nonZeroRequested: NOTHING };
-}
-
-const NOTHING: PodResources = { cpuMilli: 0, memoryBytes: 0 };
+const NO_NON_ZERO: CpuMemory = { cpuMilli: 0, memoryBytes: 0 };
 
 /** What a placed pod adds to its node, derived once per pod version (a NodeInfo cache keeps these across rounds). */
 export interface PlacedPod {
   readonly pod: Pod;
   readonly requested: PodResources;
-  readonly nonZeroRequested: PodResources;
-  /** Its parsed required anti-affinity terms, when it has any. */
-  readonly antiAffinity: PodWithAntiAffinity | undefined;
-}
-
-/** Derives what `pod` adds to the node it is bound to. */
-export function placedPod(pod: Pod): PlacedPod {
-  const contribution = contributionOf(pod);
-  return { pod, requested: contribution.requested, nonZeroRequested: contribution.nonZeroRequested, antiAffinity: withAntiAffinity(pod) };
+  readonly nonZeroRequested: CpuMemory;
+  /** Its parsed (anti-)affinity terms, when it has any. */
+  readonly affinity: PodWithAffinity | undefined;
+  readonly hostPorts: readonly HostPort[];
 }
 
 /**
- * Builds the NodeInfo of `node` from the pods bound to it (finished ones included, see
- * `contributionOf`). A pod whose requests cannot be parsed (the apiserver rejects those)
- * holds none.
+ * Derives what `pod` adds to the node it is bound to. Unlike kube-scheduler, a finished
+ * (Succeeded or Failed) pod still counts until it is deleted: the fold admits bindings from
+ * the desired topic alone, where a pod's phase is not visible, so it counts every pod bound
+ * to the node, and the scheduler must not offer room the fold would refuse. (ReplicaSets
+ * delete their finished pods, which frees the room.) A pod whose requests cannot be parsed
+ * (the apiserver rejects those) holds none.
  */
+export function placedPod(pod: Pod): PlacedPod {
+  const requests = computePodRequests(pod);
+  const terms = parsePodAffinityTerms(pod);
+  return {
+    pod,
+    requested: requests.type === 'ok' ? requests.requests.requested : ZERO_RESOURCES,
+    nonZeroRequested: requests.type === 'ok' ? requests.requests.nonZeroRequested : NO_NON_ZERO,
+    affinity: terms === undefined ? undefined : { pod, ...terms },
+    hostPorts: hostPortsOf(pod),
+  };
+}
+
+/** Builds the NodeInfo of `node` from the pods bound to it (finished ones included, see `placedPod`). */
 export function createNodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
   return nodeInfoFromPlaced(node, pods.map(placedPod), nodeAllocatable(node));
 }
@@ -86,26 +107,43 @@ export function createNodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
 /** `createNodeInfo` from pods whose contributions are already derived (the sums are integers, so any order gives the same totals). */
 export function nodeInfoFromPlaced(node: Node, placed: readonly PlacedPod[], allocatable: ResourceAmounts): NodeInfo {
   const counted: Pod[] = [];
-  const antiAffinityPods: PodWithAntiAffinity[] = [];
+  let affinityPods: PodWithAffinity[] | undefined;
+  let antiAffinityPods: PodWithAffinity[] | undefined;
+  let usedPorts: HostPort[] | undefined;
   let cpuMilli = 0;
   let memoryBytes = 0;
+  let ephemeralStorageBytes = 0;
+  let scalar = ZERO_RESOURCES.scalar;
   let nonZeroCpuMilli = 0;
   let nonZeroMemoryBytes = 0;
   for (const entry of placed) {
     counted.push(entry.pod);
-    if (entry.antiAffinity !== undefined) antiAffinityPods.push(entry.antiAffinity);
-    cpuMilli += entry.requested.cpuMilli;
-    memoryBytes += entry.requested.memoryBytes;
+    if (entry.affinity !== undefined) {
+      (affinityPods ??= []).push(entry.affinity);
+      if (entry.affinity.requiredAntiAffinity.length > 0) (antiAffinityPods ??= []).push(entry.affinity);
+    }
+    if (entry.hostPorts.length > 0) (usedPorts ??= []).push(...entry.hostPorts);
+    const { requested } = entry;
+    cpuMilli += requested.cpuMilli;
+    memoryBytes += requested.memoryBytes;
+    ephemeralStorageBytes += requested.ephemeralStorageBytes;
+    if (requested.scalar.size > 0) {
+      if (scalar === ZERO_RESOURCES.scalar) scalar = new Map();
+      const sums = scalar as Map<string, number>;
+      for (const [name, value] of requested.scalar) sums.set(name, (sums.get(name) ?? 0) + value);
+    }
     nonZeroCpuMilli += entry.nonZeroRequested.cpuMilli;
     nonZeroMemoryBytes += entry.nonZeroRequested.memoryBytes;
   }
   return nodeInfoOf(
     node,
     counted,
-    { cpuMilli, memoryBytes },
+    { cpuMilli, memoryBytes, ephemeralStorageBytes, scalar },
     { cpuMilli: nonZeroCpuMilli, memoryBytes: nonZeroMemoryBytes },
     allocatable,
-    antiAffinityPods,
+    affinityPods ?? NO_AFFINITY,
+    antiAffinityPods ?? NO_AFFINITY,
+    usedPorts ?? NO_HOST_PORTS,
   );
 }
 
@@ -114,17 +152,27 @@ function nodeInfoOf(
   node: Node,
   pods: readonly Pod[],
   requested: PodResources,
-  nonZeroRequested: PodResources,
+  nonZeroRequested: CpuMemory,
   allocatable: ResourceAmounts,
-  podsWithRequiredAntiAffinity: readonly PodWithAntiAffinity[],
+  podsWithAffinity: readonly PodWithAffinity[],
+  podsWithRequiredAntiAffinity: readonly PodWithAffinity[],
+  usedPorts: readonly HostPort[],
 ): NodeInfo {
   return {
     node,
     pods,
-    requested: { cpuMilli: requested.cpuMilli, memoryBytes: requested.memoryBytes, pods: pods.length },
+    requested: {
+      cpuMilli: requested.cpuMilli,
+      memoryBytes: requested.memoryBytes,
+      ephemeralStorageBytes: requested.ephemeralStorageBytes,
+      scalar: requested.scalar,
+      pods: pods.length,
+    },
     nonZeroRequested: { cpuMilli: nonZeroRequested.cpuMilli, memoryBytes: nonZeroRequested.memoryBytes },
     allocatable,
+    podsWithAffinity,
     podsWithRequiredAntiAffinity,
+    usedPorts,
   };
 }
 
@@ -143,19 +191,46 @@ export function buildNodeInfos(nodes: readonly Node[], pods: readonly Pod[]): No
  * it just bound so the next decision sees the capacity taken before the log says so.
  */
 export function assumePod(nodeInfo: NodeInfo, pod: Pod): NodeInfo {
-  const contribution = contributionOf(pod);
-  const antiAffinityPod = withAntiAffinity(pod);
+  const placed = placedPod(pod);
+  const affinity = placed.affinity;
   return nodeInfoOf(
     nodeInfo.node,
     [...nodeInfo.pods, pod],
-    add(nodeInfo.requested, contribution.requested),
-    add(nodeInfo.nonZeroRequested, contribution.nonZeroRequested),
+    addResources(nodeInfo.requested, placed.requested),
+    addCpuMemory(nodeInfo.nonZeroRequested, placed.nonZeroRequested),
     nodeInfo.allocatable,
-    antiAffinityPod === undefined
+    affinity === undefined ? nodeInfo.podsWithAffinity : [...nodeInfo.podsWithAffinity, affinity],
+    affinity === undefined || affinity.requiredAntiAffinity.length === 0
       ? nodeInfo.podsWithRequiredAntiAffinity
-      : [...nodeInfo.podsWithRequiredAntiAffinity, antiAffinityPod],
+      : [...nodeInfo.podsWithRequiredAntiAffinity, affinity],
+    placed.hostPorts.length === 0 ? nodeInfo.usedPorts : [...nodeInfo.usedPorts, ...placed.hostPorts],
   );
 }
+
+// ---------------------------------------------------------------------------------------
+// The rest of the cluster
+
+/**
+ * What plugins may read of the cluster besides nodes and pods (kube-scheduler's listers):
+ * namespace labels for namespaceSelectors, and the objects that own or select a pod for
+ * PodTopologySpread's default constraints. A decision is a pure function of it, so it
+ * must come from the same view as the NodeInfos.
+ */
+export interface ClusterLister {
+  /** The labels of the namespace `name` (`kubernetes.io/metadata.name` alone when it is not known). */
+  namespaceLabels(name: string): Labels;
+  /** Objects of `kind` in `namespace` (Service, ReplicationController, ReplicaSet, StatefulSet). */
+  list(kind: string, namespace: string): readonly unknown[];
+  /** One object, or undefined. */
+  get(kind: string, namespace: string, name: string): unknown;
+}
+
+/** A cluster with no objects besides nodes and pods (every namespace labelled with its name only). */
+export const EMPTY_CLUSTER: ClusterLister = {
+  namespaceLabels: (name) => ({ [NAMESPACE_NAME_LABEL]: name }),
+  list: () => [],
+  get: () => undefined,
+};
 
 // ---------------------------------------------------------------------------------------
 // Scheduling cycle
@@ -170,13 +245,16 @@ export interface CycleValue<T> {
   readonly name: string;
   /** Where a cycle keeps this value (assigned by {@link defineCycleValue}, unique per value). */
   readonly slot: number;
-  readonly compute: (pod: Pod, nodeInfos: readonly NodeInfo[]) => T;
+  readonly compute: (pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext) => T;
 }
 
 let nextSlot = 0;
 
 /** Declares a {@link CycleValue}; declare it once at module level and read it with `ctx.get`. */
-export function defineCycleValue<T>(name: string, compute: (pod: Pod, nodeInfos: readonly NodeInfo[]) => T): CycleValue<T> {
+export function defineCycleValue<T>(
+  name: string,
+  compute: (pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext) => T,
+): CycleValue<T> {
   return { name, slot: nextSlot++, compute };
 }
 
@@ -186,26 +264,48 @@ export interface SchedulingContext {
   readonly pod: Pod;
   /** Every node, e.g. for anti-affinity against pods elsewhere in the topology domain. */
   readonly nodeInfos: readonly NodeInfo[];
+  /** The rest of the cluster (namespaces, controllers), from the same view. */
+  readonly cluster: ClusterLister;
   /** The value of `cycleValue` for this cycle, computed on first use. */
   get<T>(cycleValue: CycleValue<T>): T;
+  /**
+   * The nodes that passed every filter (kube's PreScore input), for score plugins that
+   * are not node-local; throws before filtering is over.
+   */
+  feasibleNodes(): readonly NodeInfo[];
+}
+
+/** A {@link SchedulingContext} the scheduler tells when filtering is over. */
+export interface SchedulingCycle extends SchedulingContext {
+  setFeasibleNodes(nodes: readonly NodeInfo[]): void;
 }
 
 /** Starts a scheduling cycle for `pod` over `nodeInfos`. */
-export function createSchedulingContext(pod: Pod, nodeInfos: readonly NodeInfo[]): SchedulingContext {
+export function createSchedulingContext(pod: Pod, nodeInfos: readonly NodeInfo[], cluster: ClusterLister = EMPTY_CLUSTER): SchedulingCycle {
   const values: unknown[] = [];
   const computed: boolean[] = [];
-  return {
+  let feasible: readonly NodeInfo[] | undefined;
+  const ctx: SchedulingCycle = {
     pod,
     nodeInfos,
+    cluster,
     get<T>(cycleValue: CycleValue<T>): T {
       const { slot } = cycleValue;
       if (computed[slot] === true) return values[slot] as T;
-      const value = cycleValue.compute(pod, nodeInfos);
+      const value = cycleValue.compute(pod, nodeInfos, ctx);
       values[slot] = value;
       computed[slot] = true;
       return value;
     },
+    feasibleNodes() {
+      if (feasible === undefined) throw new Error('feasibleNodes() read before filtering finished (a score plugin must declare itself not node-local to use it)');
+      return feasible;
+    },
+    setFeasibleNodes(nodes) {
+      feasible = nodes;
+    },
   };
+  return ctx;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -229,7 +329,8 @@ export function unfit(reason: string, ...moreReasons: string[]): FilterResult {
  * and spec and on that node's NodeInfo (not on other nodes, nor on the pod's name): `true`
  * always, or a test of the cycle (e.g. "only while no pod has anti-affinity"). Lets a round
  * reuse the outcome for an equal pod on a node whose NodeInfo did not change. Absent means
- * never, which is always correct.
+ * never, which is always correct. A score plugin with `normalize` may be node-local only in
+ * cycles where its normalization leaves the scores as they are (e.g. every score is 0).
  */
 export type NodeLocality = true | ((ctx: SchedulingContext) => boolean);
 
@@ -240,18 +341,51 @@ export interface FilterPlugin {
   readonly nodeLocal?: NodeLocality;
 }
 
-/** Ranks a node that passed every filter: an integer from 0 (worst) to {@link MAX_NODE_SCORE}. */
+/**
+ * Ranks a node that passed every filter: an integer from 0 (worst) to {@link MAX_NODE_SCORE},
+ * after `normalize` when the plugin has one (kube's NormalizeScore: the raw scores of every
+ * feasible node, in the order of `nodes`, rewritten in place).
+ */
 export interface ScorePlugin {
   readonly name: string;
   score(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number;
+  normalize?(scores: number[], nodes: readonly NodeInfo[], ctx: SchedulingContext): void;
   readonly nodeLocal?: NodeLocality;
 }
 
 /** The highest score a plugin may give (kube-scheduler's `MaxNodeScore`). */
 export const MAX_NODE_SCORE = 100;
 
-/** A plugin implements Filter, Score, or both (like NodeResourcesFit). */
-export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin);
+/** kube-scheduler's `DefaultNormalizeScore`: scales scores so the highest is {@link MAX_NODE_SCORE} (all stay 0 when all are 0); `reverse` flips them. */
+export function defaultNormalizeScore(scores: number[], reverse: boolean): void {
+  let max = 0;
+  for (const score of scores) if (score > max) max = score;
+  if (max === 0) {
+    if (reverse) scores.fill(MAX_NODE_SCORE);
+    return;
+  }
+  for (let index = 0; index < scores.length; index += 1) {
+    const scaled = Math.trunc((MAX_NODE_SCORE * (scores[index] as number)) / max);
+    scores[index] = reverse ? MAX_NODE_SCORE - scaled : scaled;
+  }
+}
+
+/**
+ * Holds a pod back from scheduling (kube-scheduler's PreEnqueue, e.g. SchedulingGates): a
+ * gated pod is not tried at all, and not retried until the pod itself changes.
+ */
+export interface PreEnqueuePlugin {
+  readonly name: string;
+  preEnqueue(pod: Pod): PreEnqueueResult;
+}
+
+/** Whether a pod may enter the scheduling queue; `reason`/`message` go into its PodScheduled condition. */
+export type PreEnqueueResult =
+  | { readonly type: 'ready' }
+  | { readonly type: 'gated'; readonly reason: string; readonly message: string };
+
+/** A plugin implements Filter, Score, or both (like NodeResourcesFit), or PreEnqueue. */
+export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin) | PreEnqueuePlugin;
 
 /** Creates a fresh plugin instance. */
 export type PluginFactory = () => Plugin;
@@ -261,12 +395,15 @@ export type PluginRegistry = Readonly<Record<string, PluginFactory>>;
 
 /** Which plugins a profile runs: filters in order (the first "unfit" decides a node), scores with weights. */
 export interface ProfileConfig {
+  /** PreEnqueue plugins, in order (the first that gates a pod decides). */
+  readonly preEnqueue?: readonly string[];
   readonly filters: readonly string[];
   readonly scores: readonly { readonly name: string; readonly weight: number }[];
 }
 
 /** A ready-to-run profile: plugin instances resolved from a registry. */
 export interface Profile {
+  readonly preEnqueue: readonly PreEnqueuePlugin[];
   readonly filters: readonly FilterPlugin[];
   readonly scores: readonly { readonly plugin: ScorePlugin; readonly weight: number }[];
 }
@@ -310,6 +447,12 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     config.scores.map((entry) => entry.name),
     'scores',
   );
+  rejectDuplicates(config.preEnqueue ?? [], 'preEnqueue');
+  const preEnqueue = (config.preEnqueue ?? []).map((name) => {
+    const plugin = instance(name);
+    if (!('preEnqueue' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a preEnqueue plugin`, name);
+    return plugin;
+  });
   const filters = config.filters.map((name) => {
     const plugin = instance(name);
     if (!('filter' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a filter plugin`, name);
@@ -323,7 +466,7 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     }
     return { plugin, weight };
   });
-  return { filters, scores };
+  return { preEnqueue, filters, scores };
 }
 
 function rejectDuplicates(names: readonly string[], role: string): void {

@@ -158,7 +158,9 @@ describe('schedule', () => {
             node: 'node-c',
             score: 187,
             plugins: [
+              { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 87 },
+              { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 100 },
             ],
           },
@@ -166,7 +168,9 @@ describe('schedule', () => {
             node: 'node-b',
             score: 149,
             plugins: [
+              { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 68 },
+              { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
             ],
           },
@@ -174,7 +178,9 @@ describe('schedule', () => {
             node: 'node-a',
             score: 148,
             plugins: [
+              { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 67 },
+              { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
             ],
           },
@@ -256,6 +262,7 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     const base = createDefaultProfile();
     return {
       profile: {
+        preEnqueue: base.preEnqueue,
         filters: base.filters.map((plugin) => ({
           ...plugin,
           filter: (...args: Parameters<typeof plugin.filter>) => {

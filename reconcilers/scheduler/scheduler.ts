@@ -8,13 +8,17 @@
  * deterministically.)
  */
 import {
+  type ClusterLister,
   createSchedulingContext,
+  EMPTY_CLUSTER,
   FIT,
   type FilterResult,
   MAX_NODE_SCORE,
   type NodeInfo,
+  type PreEnqueueResult,
   type Profile,
   type SchedulingContext,
+  type SchedulingCycle,
 } from './framework.ts';
 import type { BindingRationale, FilteredNode, NodeScore, Pod } from '../../schemas/index.ts';
 
@@ -46,9 +50,20 @@ export const NO_NODES_MESSAGE = 'no nodes available to schedule pods';
  * plugins, ties broken by fewer pods, then by node name. Throws only on a plugin bug (a
  * score outside 0..{@link MAX_NODE_SCORE} or not an integer).
  */
-export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Profile): ScheduleResult {
-  const ctx = createSchedulingContext(pod, nodeInfos);
-  return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
+export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Profile, cluster: ClusterLister = EMPTY_CLUSTER): ScheduleResult {
+  const ctx = createSchedulingContext(pod, nodeInfos, cluster);
+  return decide(evaluateAll(pod, nodeInfos, ctx, profile), profile);
+}
+
+const READY: PreEnqueueResult = Object.freeze({ type: 'ready' });
+
+/** Whether `pod` may be scheduled at all under `profile` (its PreEnqueue plugins, e.g. SchedulingGates). */
+export function preEnqueue(pod: Pod, profile: Profile): PreEnqueueResult {
+  for (const plugin of profile.preEnqueue) {
+    const verdict = plugin.preEnqueue(pod);
+    if (verdict.type === 'gated') return verdict;
+  }
+  return READY;
 }
 
 /**
@@ -62,15 +77,16 @@ export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Prof
  */
 export function createRoundScheduler(
   profile: Profile,
+  cluster: ClusterLister = EMPTY_CLUSTER,
 ): (pod: Pod, nodeInfos: readonly NodeInfo[], changes?: readonly number[]) => ScheduleResult {
   const plugins = [...profile.filters, ...profile.scores.map((entry) => entry.plugin)];
   const mayReuse = plugins.every((plugin) => plugin.nodeLocal !== undefined);
   /** Pod signature → what the last pod with it saw. */
   const memos = new Map<string, Memo>();
   return (pod, nodeInfos, changes) => {
-    const ctx = createSchedulingContext(pod, nodeInfos);
+    const ctx = createSchedulingContext(pod, nodeInfos, cluster);
     const local = mayReuse && plugins.every((plugin) => plugin.nodeLocal === true || (plugin.nodeLocal !== undefined && plugin.nodeLocal(ctx)));
-    if (!local) return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
+    if (!local) return decide(evaluateAll(pod, nodeInfos, ctx, profile), profile);
     const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
     const memo = memos.get(signature);
     if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
@@ -194,22 +210,57 @@ interface NodeOutcome {
 
 const NO_SCORES: readonly number[] = [];
 
+/** One node's outcome in a cycle where every plugin is node-local (no normalization changes a score). */
 function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile): NodeOutcome {
   const verdict = runFilters(pod, nodeInfo, ctx, profile);
   if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
   const scores: number[] = [];
   let total = 0;
   for (const { plugin, weight } of profile.scores) {
-    const score = plugin.score(pod, nodeInfo, ctx);
-    if (!Number.isInteger(score) || score < 0 || score > MAX_NODE_SCORE) {
-      throw new RangeError(
-        `score plugin ${plugin.name} gave node ${nodeInfo.node.metadata.name} the score ${score}; scores are integers 0..${MAX_NODE_SCORE}`,
-      );
-    }
+    const score = checkedScore(plugin.name, plugin.score(pod, nodeInfo, ctx), nodeInfo);
     scores.push(score);
     total += score * weight;
   }
   return { nodeInfo, unfit: undefined, total, scores };
+}
+
+/**
+ * Every node's outcome, as kube-scheduler's cycle runs: Filter on every node, then (with
+ * the feasible nodes known, kube's PreScore) Score each feasible node per plugin, then
+ * each plugin's NormalizeScore over the feasible nodes, then the weighted totals.
+ */
+function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingCycle, profile: Profile): NodeOutcome[] {
+  const verdicts = nodeInfos.map((nodeInfo) => runFilters(pod, nodeInfo, ctx, profile));
+  const feasible: NodeInfo[] = [];
+  nodeInfos.forEach((nodeInfo, index) => {
+    if ((verdicts[index] as FilterResult).type === 'fit') feasible.push(nodeInfo);
+  });
+  ctx.setFeasibleNodes(feasible);
+  const perPlugin = profile.scores.map(({ plugin }) => {
+    const raw = feasible.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
+    plugin.normalize?.(raw, feasible, ctx);
+    return raw.map((score, index) => checkedScore(plugin.name, score, feasible[index] as NodeInfo));
+  });
+  let next = 0;
+  return nodeInfos.map((nodeInfo, index) => {
+    const verdict = verdicts[index] as FilterResult;
+    if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
+    const position = next;
+    next += 1;
+    const scores = perPlugin.map((pluginScores) => pluginScores[position] as number);
+    let total = 0;
+    profile.scores.forEach(({ weight }, plugin) => {
+      total += (scores[plugin] as number) * weight;
+    });
+    return { nodeInfo, unfit: undefined, total, scores };
+  });
+}
+
+function checkedScore(plugin: string, score: number, nodeInfo: NodeInfo): number {
+  if (!Number.isInteger(score) || score < 0 || score > MAX_NODE_SCORE) {
+    throw new RangeError(`score plugin ${plugin} gave node ${nodeInfo.node.metadata.name} the score ${score}; scores are integers 0..${MAX_NODE_SCORE}`);
+  }
+  return score;
 }
 
 /** The decision from every node's outcome. */
