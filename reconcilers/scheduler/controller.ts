@@ -33,6 +33,7 @@ export const nodeInfosOf = (view: View): NodeInfo[] =>
 export const clusterListerOf = (view: View): ClusterLister => {
   const lists = new Map<string, readonly unknown[]>();
   const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
+  const objects = new Map<string, unknown>();
   return {
     namespaceLabels: (name) => {
       let labels = namespaceLabels.get(name);
@@ -56,7 +57,11 @@ export const clusterListerOf = (view: View): ClusterLister => {
       }
       return list;
     },
-    get: (kind, namespace, name) => view.get(`${kind}/${namespace}/${name}`),
+    get: (kind, namespace, name) => {
+      const key = `${kind}/${namespace}/${name}`;
+      if (!objects.has(key)) objects.set(key, view.get(key));
+      return objects.get(key);
+    },
   };
 };
 

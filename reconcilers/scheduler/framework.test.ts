@@ -112,11 +112,13 @@ describe('createProfile', () => {
       'NodeAffinity',
       'NodePorts',
       'NodeResourcesFit',
+      'PodTopologySpread',
       'InterPodAffinity',
     ]);
     expect(profile.scores.map(({ plugin, weight }) => [plugin.name, weight])).toEqual([
       ['NodeAffinity', 2],
       ['NodeResourcesFit', 1],
+      ['PodTopologySpread', 2],
       ['InterPodAffinity', 2],
       ['NodeResourcesBalancedAllocation', 1],
     ]);

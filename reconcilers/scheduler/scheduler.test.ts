@@ -160,6 +160,7 @@ describe('schedule', () => {
             plugins: [
               { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 87 },
+              { name: 'PodTopologySpread', score: 0 },
               { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 100 },
             ],
@@ -170,6 +171,7 @@ describe('schedule', () => {
             plugins: [
               { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 68 },
+              { name: 'PodTopologySpread', score: 0 },
               { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
             ],
@@ -180,6 +182,7 @@ describe('schedule', () => {
             plugins: [
               { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 67 },
+              { name: 'PodTopologySpread', score: 0 },
               { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
             ],

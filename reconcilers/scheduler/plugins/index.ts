@@ -12,6 +12,7 @@ import { createNodeName, NODE_NAME } from './node-name/index.ts';
 import { createNodePorts, NODE_PORTS } from './node-ports/index.ts';
 import { createNodeResourcesFit, NODE_RESOURCES_FIT } from './node-resources-fit/index.ts';
 import { createNodeUnschedulable, NODE_UNSCHEDULABLE } from './node-unschedulable/index.ts';
+import { createPodTopologySpread, POD_TOPOLOGY_SPREAD } from './pod-topology-spread/index.ts';
 import { createSchedulingGates, SCHEDULING_GATES } from './scheduling-gates/index.ts';
 import { createTaintToleration, TAINT_TOLERATION } from './taint-toleration/index.ts';
 
@@ -24,6 +25,7 @@ export const defaultRegistry: PluginRegistry = {
   [NODE_AFFINITY]: createNodeAffinity,
   [NODE_PORTS]: createNodePorts,
   [NODE_RESOURCES_FIT]: createNodeResourcesFit,
+  [POD_TOPOLOGY_SPREAD]: createPodTopologySpread,
   [INTER_POD_AFFINITY]: createInterPodAffinity,
   [BALANCED_ALLOCATION]: createBalancedAllocation,
 };
@@ -31,10 +33,11 @@ export const defaultRegistry: PluginRegistry = {
 /** The default profile's plugins. Filters run in this order; a node's first "unfit" is its reason. */
 export const defaultProfileConfig: ProfileConfig = {
   preEnqueue: [SCHEDULING_GATES],
-  filters: [NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT, INTER_POD_AFFINITY],
+  filters: [NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY],
   scores: [
     { name: NODE_AFFINITY, weight: 2 },
     { name: NODE_RESOURCES_FIT, weight: 1 },
+    { name: POD_TOPOLOGY_SPREAD, weight: 2 },
     { name: INTER_POD_AFFINITY, weight: 2 },
     { name: BALANCED_ALLOCATION, weight: 1 },
   ],
