@@ -339,6 +339,8 @@ export interface FilterPlugin {
   readonly name: string;
   filter(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): FilterResult;
   readonly nodeLocal?: NodeLocality;
+  /** For a plugin that also scores: the filter's locality when it differs from `nodeLocal` (which then covers the score). */
+  readonly filterNodeLocal?: NodeLocality;
 }
 
 /**
@@ -349,6 +351,11 @@ export interface FilterPlugin {
 export interface ScorePlugin {
   readonly name: string;
   score(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number;
+  /**
+   * `score` of many feasible nodes at once (same results, one per index of `ctx.nodeInfos`,
+   * in order), for plugins that score faster in bulk; used where scores are not node-local.
+   */
+  scoreAll?(pod: Pod, indices: readonly number[], ctx: SchedulingContext): number[];
   normalize?(scores: number[], nodes: readonly NodeInfo[], ctx: SchedulingContext): void;
   readonly nodeLocal?: NodeLocality;
 }

@@ -12,13 +12,16 @@ import {
   createSchedulingContext,
   EMPTY_CLUSTER,
   FIT,
+  type FilterPlugin,
   type FilterResult,
   MAX_NODE_SCORE,
+  type NodeLocality,
   type NodeInfo,
   type PreEnqueueResult,
   type Profile,
   type SchedulingContext,
   type SchedulingCycle,
+  type ScorePlugin,
 } from './framework.ts';
 import type { BindingRationale, FilteredNode, NodeScore, Pod } from '../../schemas/index.ts';
 
@@ -79,60 +82,135 @@ export function createRoundScheduler(
   profile: Profile,
   cluster: ClusterLister = EMPTY_CLUSTER,
 ): (pod: Pod, nodeInfos: readonly NodeInfo[], changes?: readonly number[]) => ScheduleResult {
-  const plugins = [...profile.filters, ...profile.scores.map((entry) => entry.plugin)];
-  const mayReuse = plugins.every((plugin) => plugin.nodeLocal !== undefined);
+  const filters = profile.filters;
+  const scorePlugins = profile.scores.map((entry) => entry.plugin);
+  const mayReuse =
+    filters.every((plugin) => filterLocality(plugin) !== undefined) && scorePlugins.every((plugin) => plugin.nodeLocal !== undefined);
   /** Pod signature → what the last pod with it saw. */
   const memos = new Map<string, Memo>();
   return (pod, nodeInfos, changes) => {
     const ctx = createSchedulingContext(pod, nodeInfos, cluster);
-    const local = mayReuse && plugins.every((plugin) => plugin.nodeLocal === true || (plugin.nodeLocal !== undefined && plugin.nodeLocal(ctx)));
-    if (!local) return decide(evaluateAll(pod, nodeInfos, ctx, profile), profile);
+    const filtersLocal = mayReuse && filters.every((plugin) => holds(filterLocality(plugin), ctx));
+    if (!filtersLocal) return decide(evaluateAll(pod, nodeInfos, ctx, profile), profile);
+    // Score plugins that are not node-local this cycle are scored afresh over the feasible
+    // nodes (with their normalization); the filters' verdicts and the other scores are reused.
+    const scoreMask = scorePlugins.map((plugin) => !holds(plugin.nodeLocal, ctx));
     const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
-    const memo = memos.get(signature);
+    let memo = memos.get(signature);
     if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
-      const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile));
-      const fresh = memoOf(outcomes);
+      const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile, scoreMask));
+      memo = memoOf(outcomes, scoreMask);
       if (changes !== undefined) {
-        fresh.infos = nodeInfos;
-        fresh.seen = changes.length;
+        memo.infos = nodeInfos;
+        memo.seen = changes.length;
       }
-      memos.set(signature, fresh);
-      return decideFromMemo(fresh, profile);
-    }
-    // With the caller's log of replaced entries (same array as last time), only the entries
-    // replaced since this memo was last used can differ: visit those (ascending, as the full
-    // scan would) instead of comparing every node.
-    let indices: readonly number[] | undefined;
-    if (changes !== undefined && memo.infos === nodeInfos && memo.seen !== undefined) {
-      indices = [...new Set(changes.slice(memo.seen))].sort((a, b) => a - b);
-      memo.seen = changes.length;
+      memos.set(signature, memo);
     } else {
-      memo.infos = undefined;
-      memo.seen = undefined;
+      refreshMemo(memo, pod, nodeInfos, ctx, profile, changes);
     }
-    const changed: NodeOutcome[] = [];
-    const replaced = new Set<NodeOutcome>();
-    let filteredChanged = false;
-    const visits = indices?.length ?? nodeInfos.length;
-    for (let visit = 0; visit < visits; visit += 1) {
-      const index = indices === undefined ? visit : (indices[visit] as number);
-      const nodeInfo = nodeInfos[index] as NodeInfo;
-      const before = memo.outcomes[index] as NodeOutcome;
-      if (before.nodeInfo === nodeInfo) continue;
-      const after = evaluateNode(pod, nodeInfo, ctx, profile);
-      memo.outcomes[index] = after;
-      replaced.add(before);
-      if (before.unfit === undefined) memo.feasible -= 1;
-      if (after.unfit === undefined) {
-        memo.feasible += 1;
-        changed.push(after);
-      }
-      if (before.unfit !== undefined || after.unfit !== undefined) filteredChanged = true;
-    }
-    if (filteredChanged) memo.filtered = filteredOf(memo.outcomes);
-    if (!updateRanking(memo.ranking, replaced, changed)) memo.ranking = rankingOf(memo.outcomes);
-    return decideFromMemo(memo, profile);
+    const fresh = memo.scoreMask.map((skipped, index) => skipped || (scoreMask[index] as boolean));
+    if (!fresh.includes(true)) return decideFromMemo(memo, profile);
+    return decideWithFreshScores(memo, pod, ctx, profile, fresh);
   };
+}
+
+/** A filter's locality: `filterNodeLocal` of a plugin that also scores, else `nodeLocal`. */
+function filterLocality(plugin: FilterPlugin): NodeLocality | undefined {
+  return plugin.filterNodeLocal ?? plugin.nodeLocal;
+}
+
+function holds(locality: NodeLocality | undefined, ctx: SchedulingContext): boolean {
+  return locality === true || (locality !== undefined && locality(ctx));
+}
+
+/** Brings `memo` up to date with `nodeInfos`: re-evaluates the nodes whose NodeInfo changed since. */
+function refreshMemo(memo: Memo, pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext, profile: Profile, changes: readonly number[] | undefined): void {
+  // With the caller's log of replaced entries (same array as last time), only the entries
+  // replaced since this memo was last used can differ: visit those (ascending, as the full
+  // scan would) instead of comparing every node.
+  let indices: readonly number[] | undefined;
+  if (changes !== undefined && memo.infos === nodeInfos && memo.seen !== undefined) {
+    indices = [...new Set(changes.slice(memo.seen))].sort((a, b) => a - b);
+    memo.seen = changes.length;
+  } else {
+    memo.infos = undefined;
+    memo.seen = undefined;
+  }
+  const changed: NodeOutcome[] = [];
+  const replaced = new Set<NodeOutcome>();
+  let filteredChanged = false;
+  const visits = indices?.length ?? nodeInfos.length;
+  for (let visit = 0; visit < visits; visit += 1) {
+    const index = indices === undefined ? visit : (indices[visit] as number);
+    const nodeInfo = nodeInfos[index] as NodeInfo;
+    const before = memo.outcomes[index] as NodeOutcome;
+    if (before.nodeInfo === nodeInfo) continue;
+    const after = evaluateNode(pod, nodeInfo, ctx, profile, memo.scoreMask);
+    memo.outcomes[index] = after;
+    replaced.add(before);
+    if (before.unfit === undefined) memo.feasible -= 1;
+    if (after.unfit === undefined) {
+      memo.feasible += 1;
+      changed.push(after);
+    }
+    if (before.unfit !== undefined || after.unfit !== undefined) filteredChanged = true;
+  }
+  if (filteredChanged) memo.filtered = filteredOf(memo.outcomes);
+  if (!updateRanking(memo.ranking, replaced, changed)) memo.ranking = rankingOf(memo.outcomes);
+}
+
+/**
+ * The decision from a memo whose filter verdicts are current, with the plugins flagged in
+ * `fresh` scored now over the feasible nodes (kube's PreScore/Score/NormalizeScore for
+ * them) and the others' memoized scores.
+ */
+function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profile: Profile, fresh: readonly boolean[]): ScheduleResult {
+  const feasibleOutcomes: NodeOutcome[] = [];
+  const feasible: NodeInfo[] = [];
+  const indices: number[] = [];
+  const outcomes = memo.outcomes;
+  for (let index = 0; index < outcomes.length; index += 1) {
+    const outcome = outcomes[index] as NodeOutcome;
+    if (outcome.unfit !== undefined) continue;
+    feasibleOutcomes.push(outcome);
+    feasible.push(outcome.nodeInfo);
+    indices.push(index);
+  }
+  ctx.setFeasibleNodes(feasible);
+  const plugins = profile.scores.length;
+  const freshScores: (readonly number[] | undefined)[] = [];
+  for (let index = 0; index < plugins; index += 1) {
+    const { plugin } = profile.scores[index] as Profile['scores'][number];
+    freshScores.push(fresh[index] === true ? scoresOver(plugin, pod, feasible, indices, ctx) : undefined);
+  }
+  // Totals first (the memo's, with the fresh plugins' parts replaced), outcome objects only for the best few.
+  const totals = new Array<number>(feasibleOutcomes.length);
+  for (let position = 0; position < feasibleOutcomes.length; position += 1) {
+    const outcome = feasibleOutcomes[position] as NodeOutcome;
+    let total = outcome.total;
+    for (let index = 0; index < plugins; index += 1) {
+      const scores = freshScores[index];
+      if (scores === undefined) continue;
+      const weight = (profile.scores[index] as Profile['scores'][number]).weight;
+      total += ((scores[position] as number) - (outcome.scores[index] as number)) * weight;
+    }
+    totals[position] = total;
+  }
+  const best: number[] = [];
+  for (let position = 0; position < totals.length; position += 1) {
+    if (best.length === TOP_SCORES && !positionRanksBefore(position, best[best.length - 1] as number, totals, feasible)) continue;
+    let at = best.length;
+    while (at > 0 && positionRanksBefore(position, best[at - 1] as number, totals, feasible)) at -= 1;
+    best.splice(at, 0, position);
+    if (best.length > TOP_SCORES) best.pop();
+  }
+  const top = best.map((position): NodeOutcome => {
+    const outcome = feasibleOutcomes[position] as NodeOutcome;
+    const scores = profile.scores.map((_entry, index) => freshScores[index]?.[position] ?? (outcome.scores[index] as number));
+    return { nodeInfo: outcome.nodeInfo, unfit: undefined, total: totals[position] as number, scores };
+  });
+  const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
+  return result(filtered, top, memo.feasible, memo.outcomes.length, profile);
 }
 
 /** How many of the best feasible outcomes a round scheduler keeps ranked. */
@@ -152,6 +230,8 @@ interface Ranking {
 /** What a round scheduler keeps per pod signature; `outcomes` is indexed like the NodeInfos. */
 interface Memo {
   readonly outcomes: NodeOutcome[];
+  /** Score plugins whose scores the outcomes leave out (0), as they were not node-local when the memo was made. */
+  readonly scoreMask: readonly boolean[];
   feasible: number;
   filtered: readonly FilteredNode[];
   ranking: Ranking;
@@ -161,10 +241,10 @@ interface Memo {
   seen?: number | undefined;
 }
 
-function memoOf(outcomes: NodeOutcome[]): Memo {
+function memoOf(outcomes: NodeOutcome[], scoreMask: readonly boolean[]): Memo {
   let feasible = 0;
   for (const outcome of outcomes) if (outcome.unfit === undefined) feasible += 1;
-  return { outcomes, feasible, filtered: filteredOf(outcomes), ranking: rankingOf(outcomes) };
+  return { outcomes, scoreMask, feasible, filtered: filteredOf(outcomes), ranking: rankingOf(outcomes) };
 }
 
 function rankingOf(outcomes: readonly NodeOutcome[]): Ranking {
@@ -210,14 +290,18 @@ interface NodeOutcome {
 
 const NO_SCORES: readonly number[] = [];
 
-/** One node's outcome in a cycle where every plugin is node-local (no normalization changes a score). */
-function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile): NodeOutcome {
+/**
+ * One node's outcome in a cycle where every filter is node-local and so is every score
+ * plugin not flagged in `skip` (those score 0 here and are scored over the feasible nodes later).
+ */
+function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile, skip: readonly boolean[]): NodeOutcome {
   const verdict = runFilters(pod, nodeInfo, ctx, profile);
   if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
   const scores: number[] = [];
   let total = 0;
-  for (const { plugin, weight } of profile.scores) {
-    const score = checkedScore(plugin.name, plugin.score(pod, nodeInfo, ctx), nodeInfo);
+  for (let index = 0; index < profile.scores.length; index += 1) {
+    const { plugin, weight } = profile.scores[index] as Profile['scores'][number];
+    const score = skip[index] === true ? 0 : checkedScore(plugin.name, plugin.score(pod, nodeInfo, ctx), nodeInfo);
     scores.push(score);
     total += score * weight;
   }
@@ -232,15 +316,14 @@ function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, prof
 function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingCycle, profile: Profile): NodeOutcome[] {
   const verdicts = nodeInfos.map((nodeInfo) => runFilters(pod, nodeInfo, ctx, profile));
   const feasible: NodeInfo[] = [];
+  const indices: number[] = [];
   nodeInfos.forEach((nodeInfo, index) => {
-    if ((verdicts[index] as FilterResult).type === 'fit') feasible.push(nodeInfo);
+    if ((verdicts[index] as FilterResult).type !== 'fit') return;
+    feasible.push(nodeInfo);
+    indices.push(index);
   });
   ctx.setFeasibleNodes(feasible);
-  const perPlugin = profile.scores.map(({ plugin }) => {
-    const raw = feasible.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
-    plugin.normalize?.(raw, feasible, ctx);
-    return raw.map((score, index) => checkedScore(plugin.name, score, feasible[index] as NodeInfo));
-  });
+  const perPlugin = profile.scores.map(({ plugin }) => scoresOver(plugin, pod, feasible, indices, ctx));
   let next = 0;
   return nodeInfos.map((nodeInfo, index) => {
     const verdict = verdicts[index] as FilterResult;
@@ -254,6 +337,14 @@ function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingCy
     });
     return { nodeInfo, unfit: undefined, total, scores };
   });
+}
+
+/** One plugin's final (normalized, checked) scores of the feasible nodes, `indices` their positions in `ctx.nodeInfos`. */
+function scoresOver(plugin: ScorePlugin, pod: Pod, feasible: readonly NodeInfo[], indices: readonly number[], ctx: SchedulingContext): number[] {
+  const raw = plugin.scoreAll !== undefined ? plugin.scoreAll(pod, indices, ctx) : feasible.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
+  plugin.normalize?.(raw, feasible, ctx);
+  for (let position = 0; position < raw.length; position += 1) checkedScore(plugin.name, raw[position] as number, feasible[position] as NodeInfo);
+  return raw;
 }
 
 function checkedScore(plugin: string, score: number, nodeInfo: NodeInfo): number {
@@ -318,6 +409,17 @@ function rank(outcomes: readonly NodeOutcome[], count: number): NodeOutcome[] {
     if (top.length > count) top.pop();
   }
   return top;
+}
+
+/** `ranksBefore` for feasible positions with their totals. */
+function positionRanksBefore(position: number, other: number, totals: readonly number[], feasible: readonly NodeInfo[]): boolean {
+  const total = totals[position] as number;
+  const otherTotal = totals[other] as number;
+  if (total !== otherTotal) return total > otherTotal;
+  const pods = (feasible[position] as NodeInfo).requested.pods;
+  const otherPods = (feasible[other] as NodeInfo).requested.pods;
+  if (pods !== otherPods) return pods < otherPods;
+  return compareNames((feasible[position] as NodeInfo).node.metadata.name, (feasible[other] as NodeInfo).node.metadata.name) < 0;
 }
 
 /** Higher score first; among equal scores the node with fewer pods, then the name that sorts first. */

@@ -143,11 +143,12 @@ export function createInterPodAffinity(): FilterPlugin & ScorePlugin {
     // Node-local while the cycle has nothing to check (no required terms on the pod, no
     // existing term selects it): then every node passes, whatever the other nodes hold;
     // and while no preferred or symmetric term gives any domain a score.
-    nodeLocal: (ctx) => {
+    filterNodeLocal: (ctx) => {
       const state = ctx.get(interPodAffinityOfCycle);
       const required = (state.terms?.requiredAffinity.length ?? 0) + (state.terms?.requiredAntiAffinity.length ?? 0);
-      return required === 0 && state.existingAntiAffinityCounts.size === 0 && interPodAffinityScoreIsZero(ctx);
+      return required === 0 && state.existingAntiAffinityCounts.size === 0;
     },
+    nodeLocal: (ctx) => interPodAffinityScoreIsZero(ctx),
     filter(_pod, nodeInfo, ctx) {
       return interPodAffinityVerdict(ctx.get(interPodAffinityOfCycle), nodeInfo.node);
     },

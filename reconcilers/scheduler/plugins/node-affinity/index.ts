@@ -114,7 +114,8 @@ const podPreferredTerms = defineCycleValue('NodeAffinity/preferred', (pod) => pr
 export function createNodeAffinity(): FilterPlugin & ScorePlugin {
   return {
     name: NODE_AFFINITY,
-    // Without preferred terms every node scores 0 and the filter reads the node alone.
+    // The filter reads the node alone; without preferred terms every node scores 0.
+    filterNodeLocal: true,
     nodeLocal: (ctx) => ctx.get(podPreferredTerms).length === 0,
     filter(_pod, nodeInfo, ctx) {
       return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unfit(NODE_AFFINITY_REASON);

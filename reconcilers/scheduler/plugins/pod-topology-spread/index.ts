@@ -15,10 +15,11 @@
  * `Σ count × ln(domains + 2) + maxSkew - 1` over its constraints, rounded, and normalized so
  * that fewer matching pods score higher (`100 × (max + min - score) / max`).
  */
-import { defineCycleValue, FIT, type FilterPlugin, type FilterResult, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext, type ScorePlugin, unfit } from '../../framework.ts';
+import { defineCycleValue, FIT, type FilterPlugin, type FilterResult, type NodeInfo, type SchedulingContext, type ScorePlugin, unfit } from '../../framework.ts';
 import type { Pod } from '../../../../schemas/index.ts';
-import { constraintsFor, countMatching, HOSTNAME_KEY, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
+import { constraintsFor, countMatching, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
 import { inclusionOf } from './inclusion.ts';
+import { normalizeSpreadScores, scoreConstraintsOfCycle, spreadScores } from './scoring.ts';
 import { matchesLabels } from '../../../../projections/selectors.ts';
 import { namespaceOf } from '../../affinity.ts';
 
@@ -96,112 +97,30 @@ export function spreadVerdict(state: SpreadFilterState, nodeInfo: NodeInfo): Fil
 
 const filterStateOfCycle = defineCycleValue('PodTopologySpread/filter', spreadFilterState);
 
-/** What scoring computes once per cycle, from the feasible nodes (kube's preScoreState). */
-interface SpreadScoreState {
-  readonly constraints: readonly SpreadConstraint[];
-  readonly ignored: ReadonlySet<NodeInfo>;
-  /** Per constraint (hostname ones stay empty: counted per node): domain value → matching pods. */
-  readonly counts: readonly ReadonlyMap<string, number>[];
-  readonly weights: readonly number[];
-}
-
-const scoreConstraintsOfCycle = defineCycleValue('PodTopologySpread/scoreConstraints', (pod, _nodeInfos, ctx) =>
-  constraintsFor(pod, WhenUnsatisfiable.ScheduleAnyway, ctx.cluster),
-);
-
-/** kube's PreScore/initPreScoreState over the feasible nodes, counting over every node. */
-function spreadScoreState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): SpreadScoreState {
-  const { constraints, systemDefaulted } = ctx.get(scoreConstraintsOfCycle);
+const allScoresOfCycle = defineCycleValue('PodTopologySpread/allScores', (pod, nodeInfos, ctx) => {
   const feasible = ctx.feasibleNodes();
-  const requireAllTopologies = !systemDefaulted;
-  const ignored = new Set<NodeInfo>();
-  const counts = constraints.map(() => new Map<string, number>());
-  const sizes = constraints.map(() => 0);
-  for (const nodeInfo of feasible) {
-    if (requireAllTopologies && !hasAllKeys(nodeInfo, constraints)) {
-      ignored.add(nodeInfo);
-      continue;
-    }
-    const labels = nodeInfo.node.metadata.labels ?? {};
-    constraints.forEach((constraint, index) => {
-      if (constraint.topologyKey === HOSTNAME_KEY) return;
-      const value = (Object.hasOwn(labels, constraint.topologyKey) ? labels[constraint.topologyKey] : undefined) ?? '';
-      const domain = counts[index] as Map<string, number>;
-      if (!domain.has(value)) {
-        domain.set(value, 0);
-        sizes[index] = (sizes[index] as number) + 1;
-      }
-    });
-  }
-  const weights = constraints.map((constraint, index) =>
-    Math.log((constraint.topologyKey === HOSTNAME_KEY ? feasible.length - ignored.size : (sizes[index] as number)) + 2),
-  );
-  const namespace = namespaceOf(pod);
-  const includes = inclusionOf(pod);
-  for (const nodeInfo of nodeInfos) {
-    if (requireAllTopologies && !hasAllKeys(nodeInfo, constraints)) continue;
-    const labels = nodeInfo.node.metadata.labels ?? {};
-    constraints.forEach((constraint, index) => {
-      if (!includes(constraint, nodeInfo.node)) return;
-      const value = (Object.hasOwn(labels, constraint.topologyKey) ? labels[constraint.topologyKey] : undefined) ?? '';
-      const domain = counts[index] as Map<string, number>;
-      const current = domain.get(value);
-      if (current === undefined) return; // a domain no feasible node is in
-      domain.set(value, current + countMatching(nodeInfo, constraint, namespace));
-    });
-  }
-  return { constraints, ignored, counts, weights };
-}
-
-const scoreStateOfCycle = defineCycleValue('PodTopologySpread/score', spreadScoreState);
-
-function rawScore(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number {
-  const state = ctx.get(scoreStateOfCycle);
-  if (state.ignored.has(nodeInfo)) return 0;
-  const labels = nodeInfo.node.metadata.labels ?? {};
-  const namespace = namespaceOf(pod);
-  let score = 0;
-  state.constraints.forEach((constraint, index) => {
-    if (!Object.hasOwn(labels, constraint.topologyKey)) return;
-    const value = labels[constraint.topologyKey] as string;
-    const count =
-      constraint.topologyKey === HOSTNAME_KEY ? countMatching(nodeInfo, constraint, namespace) : ((state.counts[index] as ReadonlyMap<string, number>).get(value) ?? 0);
-    score += count * (state.weights[index] as number) + (constraint.maxSkew - 1);
-  });
-  return Math.round(score);
-}
-
-/** kube's NormalizeScore: ignored nodes 0; otherwise `100 × (max + min - score) / max` (100 for all when max is 0). */
-function normalize(scores: number[], nodes: readonly NodeInfo[], ctx: SchedulingContext): void {
-  if (ctx.get(scoreConstraintsOfCycle).constraints.length === 0) return;
-  const { ignored } = ctx.get(scoreStateOfCycle);
-  let min = Number.MAX_SAFE_INTEGER;
-  let max = 0;
-  scores.forEach((score, index) => {
-    if (ignored.has(nodes[index] as NodeInfo)) return;
-    if (score < min) min = score;
-    if (score > max) max = score;
-  });
-  scores.forEach((score, index) => {
-    if (ignored.has(nodes[index] as NodeInfo)) scores[index] = 0;
-    else if (max === 0) scores[index] = MAX_NODE_SCORE;
-    else scores[index] = Math.trunc((MAX_NODE_SCORE * (max + min - score)) / max);
-  });
-}
+  const positions = new Map(nodeInfos.map((nodeInfo, index) => [nodeInfo, index]));
+  const scores = spreadScores(pod, feasible.map((nodeInfo) => positions.get(nodeInfo) as number), ctx);
+  return new Map(feasible.map((nodeInfo, position) => [nodeInfo, scores[position] as number]));
+});
 
 /** Creates the PodTopologySpread filter and score. */
 export function createPodTopologySpread(): FilterPlugin & ScorePlugin {
   return {
     name: POD_TOPOLOGY_SPREAD,
-    // Node-local only for pods with no constraint at all (their own or the defaults).
+    // The filter is node-local for pods without DoNotSchedule constraints, the score for
+    // pods without ScheduleAnyway ones (their own or the defaults): then every node passes / scores 0.
+    filterNodeLocal: (ctx) => ctx.get(filterStateOfCycle).constraints.length === 0,
     nodeLocal: (ctx) => ctx.get(filterStateOfCycle).constraints.length === 0 && ctx.get(scoreConstraintsOfCycle).constraints.length === 0,
     filter(_pod, nodeInfo, ctx) {
       return spreadVerdict(ctx.get(filterStateOfCycle), nodeInfo);
     },
-    score(pod, nodeInfo, ctx) {
+    // One node at a time (the scheduler uses scoreAll): the bulk scores of the cycle, looked up.
+    score(_pod, nodeInfo, ctx) {
       if (ctx.get(scoreConstraintsOfCycle).constraints.length === 0) return 0;
-      return rawScore(pod, nodeInfo, ctx);
+      return ctx.get(allScoresOfCycle).get(nodeInfo) ?? 0;
     },
-    normalize,
+    scoreAll: spreadScores,
+    normalize: normalizeSpreadScores,
   };
 }
