@@ -128,3 +128,17 @@ describe('scheduler controller: cluster objects', () => {
     expect(boundNode(decision?.commands)).toBeUndefined();
   });
 });
+
+describe('scheduler controller: PrioritySort', () => {
+  it('a round tries higher-priority pods first, so they take the last room', () => {
+    const small: Node = { ...node('node-1'), status: { ...node('node-1').status, allocatable: { cpu: '1', memory: '8Gi', pods: '110' } } };
+    const low = pod('a-low', '1');
+    const high: Pod = { ...pod('b-high', '1'), spec: { ...pod('b-high', '1').spec, priority: 1000 } };
+    const projection = cluster([small, low, high]);
+    const decisions = decidePods(['Pod/default/a-low', 'Pod/default/b-high'], projection.view(), { now: 0 }, 'default-scheduler');
+    expect(boundNode(decisions.get('Pod/default/b-high')?.commands)).toBe('node-1');
+    expect(boundNode(decisions.get('Pod/default/a-low')?.commands)).toBeUndefined();
+    const update = decisions.get('Pod/default/a-low')?.commands[0];
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/1 nodes are available: 1 Insufficient cpu.');
+  });
+});

@@ -111,8 +111,18 @@ export const decidePods = (
   /** Indices of `infos` replaced this round, in order (lets the round scheduler visit only those). */
   const changes: number[] = [];
   const decisions = new Map<string, Decision>();
-  for (const key of [...keys].sort()) {
-    const pod = view.get(key) as Pod | undefined;
+  // The round's pods in queue order (PrioritySort: higher priority first), the rest in key order.
+  const entries = [...keys].sort().map((key) => ({ key, pod: view.get(key) as Pod | undefined }));
+  const queueSort = profile.queueSort;
+  if (queueSort !== undefined) {
+    entries.sort((left, right) => {
+      const leftPod = left.pod?.kind === 'Pod' ? left.pod : undefined;
+      const rightPod = right.pod?.kind === 'Pod' ? right.pod : undefined;
+      if (leftPod === undefined || rightPod === undefined) return leftPod === rightPod ? 0 : leftPod === undefined ? 1 : -1;
+      return queueSort.compare(leftPod, rightPod);
+    });
+  }
+  for (const { key, pod } of entries) {
     if (!pod || pod.kind !== 'Pod' || pod.spec.nodeName || pod.metadata.deletionTimestamp) {
       decisions.set(key, { commands: [] });
       continue;

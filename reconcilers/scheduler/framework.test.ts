@@ -123,11 +123,13 @@ describe('createProfile', () => {
       ['NodeResourcesBalancedAllocation', 1],
     ]);
     expect(profile.preEnqueue.map((plugin) => plugin.name)).toEqual(['SchedulingGates']);
+    expect(profile.queueSort?.name).toBe('PrioritySort');
     expect(profile.scores[1]?.plugin).toBe(profile.filters[5]);
   });
 
   it.each<[string, ProfileConfig, string]>([
     ['unknown plugin', { filters: ['VolumeZone'], scores: [] }, 'unknown scheduler plugin "VolumeZone"'],
+    ['filter plugin as queueSort', { queueSort: 'NodeName', filters: [], scores: [] }, 'is not a queueSort plugin'],
     ['filter plugin as preEnqueue', { preEnqueue: ['NodeName'], filters: [], scores: [] }, 'is not a preEnqueue plugin'],
     ['prototype names are not plugins', { filters: ['constructor'], scores: [] }, 'unknown scheduler plugin "constructor"'],
     ['score plugin as filter', { filters: ['NodeResourcesBalancedAllocation'], scores: [] }, 'is not a filter plugin'],

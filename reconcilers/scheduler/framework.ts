@@ -391,8 +391,15 @@ export type PreEnqueueResult =
   | { readonly type: 'ready' }
   | { readonly type: 'gated'; readonly reason: string; readonly message: string };
 
-/** A plugin implements Filter, Score, or both (like NodeResourcesFit), or PreEnqueue. */
-export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin) | PreEnqueuePlugin;
+/** Orders the pods waiting to be scheduled (kube-scheduler's QueueSort, e.g. PrioritySort). */
+export interface QueueSortPlugin {
+  readonly name: string;
+  /** Negative when `left` is tried first; a total order (ties broken by name), so rounds are deterministic. */
+  compare(left: Pod, right: Pod): number;
+}
+
+/** A plugin implements Filter, Score, or both (like NodeResourcesFit), PreEnqueue, or QueueSort. */
+export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin) | PreEnqueuePlugin | QueueSortPlugin;
 
 /** Creates a fresh plugin instance. */
 export type PluginFactory = () => Plugin;
@@ -402,6 +409,8 @@ export type PluginRegistry = Readonly<Record<string, PluginFactory>>;
 
 /** Which plugins a profile runs: filters in order (the first "unfit" decides a node), scores with weights. */
 export interface ProfileConfig {
+  /** The QueueSort plugin (one, as in kube); without one pods are tried in key order. */
+  readonly queueSort?: string;
   /** PreEnqueue plugins, in order (the first that gates a pod decides). */
   readonly preEnqueue?: readonly string[];
   readonly filters: readonly string[];
@@ -410,6 +419,7 @@ export interface ProfileConfig {
 
 /** A ready-to-run profile: plugin instances resolved from a registry. */
 export interface Profile {
+  readonly queueSort?: QueueSortPlugin | undefined;
   readonly preEnqueue: readonly PreEnqueuePlugin[];
   readonly filters: readonly FilterPlugin[];
   readonly scores: readonly { readonly plugin: ScorePlugin; readonly weight: number }[];
@@ -454,6 +464,12 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     config.scores.map((entry) => entry.name),
     'scores',
   );
+  let queueSort: QueueSortPlugin | undefined;
+  if (config.queueSort !== undefined) {
+    const plugin = instance(config.queueSort);
+    if (!('compare' in plugin)) throw new ProfileConfigError(`scheduler plugin "${config.queueSort}" is not a queueSort plugin`, config.queueSort);
+    queueSort = plugin;
+  }
   rejectDuplicates(config.preEnqueue ?? [], 'preEnqueue');
   const preEnqueue = (config.preEnqueue ?? []).map((name) => {
     const plugin = instance(name);
@@ -473,7 +489,7 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     }
     return { plugin, weight };
   });
-  return { preEnqueue, filters, scores };
+  return { queueSort, preEnqueue, filters, scores };
 }
 
 function rejectDuplicates(names: readonly string[], role: string): void {

@@ -13,11 +13,13 @@ import { createNodePorts, NODE_PORTS } from './node-ports/index.ts';
 import { createNodeResourcesFit, NODE_RESOURCES_FIT } from './node-resources-fit/index.ts';
 import { createNodeUnschedulable, NODE_UNSCHEDULABLE } from './node-unschedulable/index.ts';
 import { createPodTopologySpread, POD_TOPOLOGY_SPREAD } from './pod-topology-spread/index.ts';
+import { createPrioritySort, PRIORITY_SORT } from './priority-sort/index.ts';
 import { createSchedulingGates, SCHEDULING_GATES } from './scheduling-gates/index.ts';
 import { createTaintToleration, TAINT_TOLERATION } from './taint-toleration/index.ts';
 
 /** Every built-in plugin, by registry name. */
 export const defaultRegistry: PluginRegistry = {
+  [PRIORITY_SORT]: createPrioritySort,
   [SCHEDULING_GATES]: createSchedulingGates,
   [NODE_UNSCHEDULABLE]: createNodeUnschedulable,
   [NODE_NAME]: createNodeName,
@@ -32,6 +34,7 @@ export const defaultRegistry: PluginRegistry = {
 
 /** The default profile's plugins. Filters run in this order; a node's first "unfit" is its reason. */
 export const defaultProfileConfig: ProfileConfig = {
+  queueSort: PRIORITY_SORT,
   preEnqueue: [SCHEDULING_GATES],
   filters: [NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY],
   scores: [
