@@ -121,6 +121,7 @@ describe('createProfile', () => {
       ['PodTopologySpread', 2],
       ['InterPodAffinity', 2],
       ['NodeResourcesBalancedAllocation', 1],
+      ['ImageLocality', 1],
     ]);
     expect(profile.preEnqueue.map((plugin) => plugin.name)).toEqual(['SchedulingGates']);
     expect(profile.queueSort?.name).toBe('PrioritySort');

@@ -163,6 +163,7 @@ describe('schedule', () => {
               { name: 'PodTopologySpread', score: 0 },
               { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 100 },
+              { name: 'ImageLocality', score: 0 },
             ],
           },
           {
@@ -174,6 +175,7 @@ describe('schedule', () => {
               { name: 'PodTopologySpread', score: 0 },
               { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
+              { name: 'ImageLocality', score: 0 },
             ],
           },
           {
@@ -185,6 +187,7 @@ describe('schedule', () => {
               { name: 'PodTopologySpread', score: 0 },
               { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
+              { name: 'ImageLocality', score: 0 },
             ],
           },
         ],

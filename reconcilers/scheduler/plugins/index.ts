@@ -6,6 +6,7 @@
  */
 import { createProfile, type Profile, type ProfileConfig, type PluginRegistry } from '../framework.ts';
 import { BALANCED_ALLOCATION, createBalancedAllocation } from './balanced-allocation/index.ts';
+import { createImageLocality, IMAGE_LOCALITY } from './image-locality/index.ts';
 import { createInterPodAffinity, INTER_POD_AFFINITY } from './inter-pod-affinity/index.ts';
 import { createNodeAffinity, NODE_AFFINITY } from './node-affinity/index.ts';
 import { createNodeName, NODE_NAME } from './node-name/index.ts';
@@ -30,6 +31,7 @@ export const defaultRegistry: PluginRegistry = {
   [POD_TOPOLOGY_SPREAD]: createPodTopologySpread,
   [INTER_POD_AFFINITY]: createInterPodAffinity,
   [BALANCED_ALLOCATION]: createBalancedAllocation,
+  [IMAGE_LOCALITY]: createImageLocality,
 };
 
 /** The default profile's plugins. Filters run in this order; a node's first "unfit" is its reason. */
@@ -43,6 +45,7 @@ export const defaultProfileConfig: ProfileConfig = {
     { name: POD_TOPOLOGY_SPREAD, weight: 2 },
     { name: INTER_POD_AFFINITY, weight: 2 },
     { name: BALANCED_ALLOCATION, weight: 1 },
+    { name: IMAGE_LOCALITY, weight: 1 },
   ],
 };
 
