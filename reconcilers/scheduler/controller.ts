@@ -11,7 +11,8 @@ import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
 import { NAMESPACE_NAME_LABEL } from './affinity.ts';
 import { assumePod, buildNodeInfos, type ClusterLister, type NodeInfo, type Profile } from './framework.ts';
 import { createDefaultProfile } from './plugins/index.ts';
-import { createRoundScheduler, preEnqueue } from './scheduler.ts';
+import { createRoundScheduler } from './round-scheduler.ts';
+import { preEnqueue } from './scheduler.ts';
 
 export interface SchedulerOptions {
   /** Pods whose spec.schedulerName differs are left alone (default "default-scheduler"). */

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { assumePod, buildNodeInfos, createProfile, EMPTY_CLUSTER, type NodeInfo } from './framework.ts';
 import type { Node, Pod } from '../../schemas/index.ts';
 import { createDefaultProfile, defaultRegistry } from './plugins/index.ts';
-import { createRoundScheduler, NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
+import { createRoundScheduler } from './round-scheduler.ts';
+import { NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
 import { antiAffinityToApp, makeNode, makePod } from './test-fixtures.ts';
 
 const profile = createDefaultProfile();
