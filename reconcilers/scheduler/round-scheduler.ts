@@ -144,17 +144,16 @@ function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profi
     freshScores.push(fresh[index] === true ? scoresOver(plugin, pod, feasible, indices, ctx) : undefined);
   }
   // Totals first (the memo's, with the fresh plugins' parts replaced), outcome objects only for the best few.
-  const totals = new Array<number>(feasibleOutcomes.length);
-  for (let position = 0; position < feasibleOutcomes.length; position += 1) {
-    const outcome = feasibleOutcomes[position] as NodeOutcome;
-    let total = outcome.total;
-    for (let index = 0; index < plugins; index += 1) {
-      const scores = freshScores[index];
-      if (scores === undefined) continue;
-      const weight = (profile.scores[index] as Profile['scores'][number]).weight;
-      total += ((scores[position] as number) - (outcome.scores[index] as number)) * weight;
+  const totals = new Float64Array(feasibleOutcomes.length);
+  for (let position = 0; position < feasibleOutcomes.length; position += 1) totals[position] = (feasibleOutcomes[position] as NodeOutcome).total;
+  for (let index = 0; index < plugins; index += 1) {
+    const scores = freshScores[index];
+    if (scores === undefined) continue;
+    const weight = (profile.scores[index] as Profile['scores'][number]).weight;
+    for (let position = 0; position < feasibleOutcomes.length; position += 1) {
+      const memoized = (feasibleOutcomes[position] as NodeOutcome).scores[index] as number;
+      totals[position] = (totals[position] as number) + ((scores[position] as number) - memoized) * weight;
     }
-    totals[position] = total;
   }
   const best: number[] = [];
   for (let position = 0; position < totals.length; position += 1) {
@@ -246,7 +245,7 @@ function decideFromMemo(memo: Memo, profile: Profile): ScheduleResult {
 }
 
 /** `ranksBefore` for feasible positions with their totals. */
-function positionRanksBefore(position: number, other: number, totals: readonly number[], feasible: readonly NodeInfo[]): boolean {
+function positionRanksBefore(position: number, other: number, totals: Float64Array, feasible: readonly NodeInfo[]): boolean {
   const total = totals[position] as number;
   const otherTotal = totals[other] as number;
   if (total !== otherTotal) return total > otherTotal;

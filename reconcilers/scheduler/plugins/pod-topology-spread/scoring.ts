@@ -116,7 +116,7 @@ const ignoredOfCycle = defineCycleValue('PodTopologySpread/ignored', () => ({ po
 /** Raw scores (kube's Score) of the feasible nodes at `indices` of `ctx.nodeInfos`. */
 export function spreadScores(pod: Pod, indices: readonly number[], ctx: SchedulingContext): number[] {
   const { constraints, systemDefaulted } = ctx.get(scoreConstraintsOfCycle);
-  if (constraints.length === 0) return indices.map(() => 0);
+  if (constraints.length === 0) return new Array<number>(indices.length).fill(0);
   const nodeInfos = ctx.nodeInfos;
   const requireAllTopologies = !systemDefaulted;
   const cachesOf = constraints.map((constraint) => cacheFor(pod, constraint, constraints, requireAllTopologies, nodeInfos));
@@ -141,7 +141,7 @@ export function spreadScores(pod: Pod, indices: readonly number[], ctx: Scheduli
     return Math.log((everyNode ? (cachesOf[c] as ConstraintCache).nodesPerValue.size : (domains[c] as Set<string>).size) + 2);
   });
   const checkIgnored = ignored.size > 0;
-  const scores = new Array<number>(indices.length);
+  const scores: number[] = new Array<number>(indices.length).fill(0);
   for (let position = 0; position < indices.length; position += 1) {
     if (checkIgnored && ignored.has(position)) {
       scores[position] = 0;
