@@ -156,6 +156,31 @@ describe('PodTopologySpread score', () => {
   });
 });
 
+describe('PodTopologySpread score: domains are those of the feasible nodes', () => {
+  const nodes = zoneNodes('a', 'a', 'b', 'c');
+  const placed = [web('w1', 'node-0'), web('w2', 'node-3'), web('w3', 'node-3'), web('w4', 'node-3')];
+  const pod = makePod({ name: 'new', labels: { app: 'web' }, topologySpreadConstraints: [spread({ whenUnsatisfiable: 'ScheduleAnyway' })] });
+  const scoresOf = (feasibleIndices: number[]) => {
+    const nodeInfos = buildNodeInfos(nodes, placed);
+    const ctx = createSchedulingContext(pod, nodeInfos);
+    const feasible = feasibleIndices.map((index) => nodeInfos[index] as NodeInfo);
+    ctx.setFeasibleNodes(feasible);
+    const plugin = createPodTopologySpread();
+    const raw = plugin.scoreAll?.(pod, feasibleIndices, ctx) ?? [];
+    const single = feasible.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
+    plugin.normalize?.(raw, feasible, ctx);
+    return { raw: single, normalized: raw };
+  };
+  it('every node feasible: 3 zones, weight ln(5)', () => {
+    // zone a: 1 pod → 1.61 → 2; b: 0; c: 3 pods → 4.83 → 5.
+    expect(scoresOf([0, 1, 2, 3])).toEqual({ raw: [2, 2, 0, 5], normalized: [60, 60, 100, 0] });
+  });
+  it('zone c not feasible: 2 zones, weight ln(4), and c pods do not count', () => {
+    // zone a: 1 pod → 1.39 → 1; b: 0.
+    expect(scoresOf([0, 1, 2])).toEqual({ raw: [1, 1, 0], normalized: [0, 0, 100] });
+  });
+});
+
 describe('system default constraints', () => {
   const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-1', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } } } };
   const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { tier: 'front' } } };
