@@ -142,3 +142,20 @@ describe('scheduler controller: PrioritySort', () => {
     expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/1 nodes are available: 1 Insufficient cpu.');
   });
 });
+
+describe('scheduler controller: extended resources', () => {
+  it('a nvidia.com/gpu pod waits with kube message until a node advertising the GPU joins, then binds there', () => {
+    const gpuPod: Pod = { ...pod('trainer'), spec: { ...pod('trainer').spec, containers: [{ name: 'main', image: 'logplane/echo', resources: { limits: { 'nvidia.com/gpu': '1' } } }] } };
+    const before = cluster([node('node-1'), node('node-2'), gpuPod]);
+    const waiting = decidePods(['Pod/default/trainer'], before.view(), { now: 0 }, 'default-scheduler').get('Pod/default/trainer');
+    const update = waiting?.commands[0];
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/2 nodes are available: 2 Insufficient nvidia.com/gpu.');
+    const gpuNode: Node = { ...node('node-gpu'), status: { ...node('node-gpu').status, allocatable: { cpu: '4', memory: '8Gi', pods: '110', 'nvidia.com/gpu': '1' } } };
+    const after = cluster([node('node-1'), node('node-2'), gpuNode, gpuPod]);
+    // The node's arrival retries the pod; it binds to the GPU node.
+    const controller = createSchedulerController();
+    const change = { type: 'ADDED', key: 'Node//node-gpu', object: gpuNode } as unknown as Parameters<typeof controller.keysFor>[0];
+    expect(controller.keysFor(change, after.view())).toEqual(['Pod/default/trainer']);
+    expect(boundNode(decidePods(['Pod/default/trainer'], after.view(), { now: 1 }, 'default-scheduler').get('Pod/default/trainer')?.commands)).toBe('node-gpu');
+  });
+});
