@@ -84,20 +84,23 @@ export function parseAffinityTerm(term: PodAffinityTerm, owner: Pod): AffinityTe
   return { topologyKey: term.topologyKey, selector: selectorRequirements(term.labelSelector), namespaces, namespaceSelector };
 }
 
+/** Looks up the labels of a pod's namespace (only called for terms with a namespaceSelector). */
+export type NamespaceLabelsOf = (pod: Pod) => Labels;
+
 /**
- * Whether `term` selects `pod`, whose namespace carries `namespaceLabels` (kube-scheduler's
- * `AffinityTerm.Matches`): the pod's namespace is listed or matches the namespaceSelector,
- * and its labels match the labelSelector.
+ * Whether `term` selects `pod` (kube-scheduler's `AffinityTerm.Matches`): the pod's
+ * namespace is listed or its labels (`namespaceLabels(pod)`) match the namespaceSelector,
+ * and the pod's labels match the labelSelector.
  */
-export function termSelects(term: AffinityTerm, pod: Pod, namespaceLabels: Labels): boolean {
+export function termSelects(term: AffinityTerm, pod: Pod, namespaceLabels: NamespaceLabelsOf): boolean {
   if (term.selector === undefined) return false;
   const inScope =
-    term.namespaces.has(namespaceOf(pod)) || (term.namespaceSelector !== undefined && matchesLabels(term.namespaceSelector, namespaceLabels));
+    term.namespaces.has(namespaceOf(pod)) || (term.namespaceSelector !== undefined && matchesLabels(term.namespaceSelector, namespaceLabels(pod)));
   return inScope && matchesLabels(term.selector, pod.metadata.labels);
 }
 
 /** Whether every term selects `pod` (kube's `podMatchesAllAffinityTerms`; false for no terms). */
-export function selectedByAll(terms: readonly AffinityTerm[], pod: Pod, namespaceLabels: Labels): boolean {
+export function selectedByAll(terms: readonly AffinityTerm[], pod: Pod, namespaceLabels: NamespaceLabelsOf): boolean {
   if (terms.length === 0) return false;
   for (const term of terms) if (!termSelects(term, pod, namespaceLabels)) return false;
   return true;

@@ -18,7 +18,7 @@
  * the cluster lister) `namespaceSelector` matches (`{}` = all). A node without the
  * `kubernetes.io/hostname` label is its own hostname domain (named by the node).
  */
-import { type AffinityTerm, type Labels, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
+import { type AffinityTerm, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
 import {
   defineCycleValue,
   FIT,
@@ -71,15 +71,13 @@ export function interPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], 
   const labelsOf = namespaceLabelsOf(ctx);
   // The usual case, once per pod over every node: an indexed loop that only looks at nodes
   // running pods with terms (iterator loops cost ~20 ns per node even when empty).
-  let incomingLabels: Labels | undefined;
   for (let index = 0; index < nodeInfos.length; index += 1) {
     const nodeInfo = nodeInfos[index] as NodeInfo;
     const withTerms = nodeInfo.podsWithRequiredAntiAffinity;
     if (withTerms.length === 0) continue;
-    incomingLabels ??= labelsOf(pod);
     for (const existing of withTerms) {
       for (const term of existing.requiredAntiAffinity) {
-        if (termSelects(term, pod, incomingLabels)) countDomain(existingAntiAffinityCounts, term.topologyKey, nodeInfo.node, 1);
+        if (termSelects(term, pod, labelsOf)) countDomain(existingAntiAffinityCounts, term.topologyKey, nodeInfo.node, 1);
       }
     }
   }
@@ -88,17 +86,16 @@ export function interPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], 
   if (required.length > 0 || anti.length > 0) {
     for (const nodeInfo of nodeInfos) {
       for (const existing of nodeInfo.pods) {
-        const existingLabels = labelsOf(existing);
-        if (required.length > 0 && selectedByAll(required, existing, existingLabels)) {
+        if (required.length > 0 && selectedByAll(required, existing, labelsOf)) {
           for (const term of required) countDomain(affinityCounts, term.topologyKey, nodeInfo.node, 1);
         }
         for (const term of anti) {
-          if (termSelects(term, existing, existingLabels)) countDomain(antiAffinityCounts, term.topologyKey, nodeInfo.node, 1);
+          if (termSelects(term, existing, labelsOf)) countDomain(antiAffinityCounts, term.topologyKey, nodeInfo.node, 1);
         }
       }
     }
   }
-  const matchesOwnAffinity = required.length > 0 && selectedByAll(required, pod, labelsOf(pod));
+  const matchesOwnAffinity = required.length > 0 && selectedByAll(required, pod, labelsOf);
   return { terms, affinityCounts, antiAffinityCounts, existingAntiAffinityCounts, matchesOwnAffinity };
 }
 

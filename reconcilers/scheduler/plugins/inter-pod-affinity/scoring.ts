@@ -9,7 +9,7 @@
  * A node scores the sum over the domains it lies in; the scores are then scaled min-max to
  * 0..100 over the feasible nodes. When no pod contributes anything every node scores 0.
  */
-import { type AffinityTerm, type Labels, parsePodAffinityTerms, termSelects, type WeightedAffinityTerm } from '../../affinity.ts';
+import { type AffinityTerm, type NamespaceLabelsOf, parsePodAffinityTerms, termSelects, type WeightedAffinityTerm } from '../../affinity.ts';
 import { defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
 import type { Node, Pod } from '../../../../schemas/index.ts';
 import { countDomain, namespaceLabelsOf, topologyValue, type TopologyCounts } from './topology.ts';
@@ -17,11 +17,11 @@ import { countDomain, namespaceLabelsOf, topologyValue, type TopologyCounts } fr
 /** kube-scheduler's default `hardPodAffinityWeight` (InterPodAffinityArgs). */
 export const HARD_POD_AFFINITY_WEIGHT = 1;
 
-function scoreTerm(scores: TopologyCounts, term: AffinityTerm, weight: number, pod: Pod, labels: Labels, node: Node): void {
+function scoreTerm(scores: TopologyCounts, term: AffinityTerm, weight: number, pod: Pod, labels: NamespaceLabelsOf, node: Node): void {
   if (termSelects(term, pod, labels)) countDomain(scores, term.topologyKey, node, weight);
 }
 
-function scoreTerms(scores: TopologyCounts, terms: readonly WeightedAffinityTerm[], pod: Pod, labels: Labels, node: Node, sign: number): void {
+function scoreTerms(scores: TopologyCounts, terms: readonly WeightedAffinityTerm[], pod: Pod, labels: NamespaceLabelsOf, node: Node, sign: number): void {
   for (const term of terms) scoreTerm(scores, term, term.weight * sign, pod, labels, node);
 }
 
@@ -33,23 +33,21 @@ export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly Nod
   const hasConstraints = preferred.length > 0 || preferredAnti.length > 0;
   const scores: TopologyCounts = new Map();
   const labelsOf = namespaceLabelsOf(ctx);
-  let incomingLabels: Labels | undefined;
   for (let index = 0; index < nodeInfos.length; index += 1) {
     const nodeInfo = nodeInfos[index] as NodeInfo;
     const node = nodeInfo.node;
     if (!hasConstraints && nodeInfo.podsWithAffinity.length === 0) continue;
     if (hasConstraints) {
       for (const existing of nodeInfo.pods) {
-        const labels = labelsOf(existing);
-        scoreTerms(scores, preferred, existing, labels, node, 1);
-        scoreTerms(scores, preferredAnti, existing, labels, node, -1);
+        scoreTerms(scores, preferred, existing, labelsOf, node, 1);
+        scoreTerms(scores, preferredAnti, existing, labelsOf, node, -1);
       }
     }
     for (const existing of nodeInfo.podsWithAffinity) {
-      incomingLabels ??= labelsOf(pod);
-      for (const term of existing.requiredAffinity) scoreTerm(scores, term, HARD_POD_AFFINITY_WEIGHT, pod, incomingLabels, node);
-      scoreTerms(scores, existing.preferredAffinity, pod, incomingLabels, node, 1);
-      scoreTerms(scores, existing.preferredAntiAffinity, pod, incomingLabels, node, -1);
+      if (existing.requiredAffinity.length + existing.preferredAffinity.length + existing.preferredAntiAffinity.length === 0) continue;
+      for (const term of existing.requiredAffinity) scoreTerm(scores, term, HARD_POD_AFFINITY_WEIGHT, pod, labelsOf, node);
+      scoreTerms(scores, existing.preferredAffinity, pod, labelsOf, node, 1);
+      scoreTerms(scores, existing.preferredAntiAffinity, pod, labelsOf, node, -1);
     }
   }
   return scores;

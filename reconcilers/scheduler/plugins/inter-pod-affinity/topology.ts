@@ -1,7 +1,7 @@
 /** Topology domains (a topology key and one of its values) and counts per domain, shared by InterPodAffinity's filter and score. */
-import { type Labels, namespaceOf } from '../../affinity.ts';
+import { type Labels, type NamespaceLabelsOf, namespaceOf } from '../../affinity.ts';
 import type { SchedulingContext } from '../../framework.ts';
-import type { Node, Pod } from '../../../../schemas/index.ts';
+import type { Node } from '../../../../schemas/index.ts';
 
 /** The well-known per-node topology key. */
 export const HOSTNAME_TOPOLOGY_KEY = 'kubernetes.io/hostname';
@@ -36,7 +36,7 @@ export function domainCount(counts: TopologyCounts, topologyKey: string, node: N
 }
 
 /** Namespace labels looked up at most once per namespace per cycle. */
-export function namespaceLabelsOf(ctx: SchedulingContext): (pod: Pod) => Labels {
+export function namespaceLabelsOf(ctx: SchedulingContext): NamespaceLabelsOf {
   const known = new Map<string, Labels>();
   return (pod) => {
     const namespace = namespaceOf(pod);
