@@ -162,6 +162,8 @@ export interface ScorePlugin {
   scoreAll?(pod: Pod, indices: readonly number[], ctx: SchedulingContext): number[];
   normalize?(scores: number[], nodes: readonly NodeInfo[], ctx: SchedulingContext): void;
   readonly nodeLocal?: NodeLocality;
+  /** kube's PreScore "Skip": true when the plugin scores 0 on every node this cycle (it is then not called per node). */
+  preScoreSkip?(ctx: SchedulingContext): boolean;
 }
 
 /** The highest score a plugin may give (kube-scheduler's `MaxNodeScore`). */

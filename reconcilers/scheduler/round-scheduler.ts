@@ -26,6 +26,7 @@ import {
   result,
   type ScheduleResult,
   scoresOver,
+  skippedScores,
   TOP_SCORES,
 } from './scheduler.ts';
 
@@ -55,10 +56,13 @@ export function createRoundScheduler(
     // Score plugins that are not node-local this cycle are scored afresh over the feasible
     // nodes (with their normalization); the filters' verdicts and the other scores are reused.
     const scoreMask = scorePlugins.map((plugin) => !holds(plugin.nodeLocal, ctx));
+    // Left out of per-node scoring: the non-local ones, and those that score 0 everywhere this cycle.
+    const skipped = skippedScores(profile, ctx);
+    const leaveOut = scoreMask.map((nonLocal, index) => nonLocal || (skipped[index] as boolean));
     const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
     let memo = memos.get(signature);
     if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
-      const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile, scoreMask));
+      const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile, leaveOut));
       memo = memoOf(outcomes, scoreMask);
       if (changes !== undefined) {
         memo.infos = nodeInfos;
@@ -66,7 +70,7 @@ export function createRoundScheduler(
       }
       memos.set(signature, memo);
     } else {
-      refreshMemo(memo, pod, nodeInfos, ctx, profile, changes);
+      refreshMemo(memo, pod, nodeInfos, ctx, profile, changes, skipped);
     }
     const fresh = memo.scoreMask.map((skipped, index) => skipped || (scoreMask[index] as boolean));
     if (!fresh.includes(true)) return decideFromMemo(memo, profile);
@@ -84,7 +88,16 @@ function holds(locality: NodeLocality | undefined, ctx: SchedulingContext): bool
 }
 
 /** Brings `memo` up to date with `nodeInfos`: re-evaluates the nodes whose NodeInfo changed since. */
-function refreshMemo(memo: Memo, pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext, profile: Profile, changes: readonly number[] | undefined): void {
+function refreshMemo(
+  memo: Memo,
+  pod: Pod,
+  nodeInfos: readonly NodeInfo[],
+  ctx: SchedulingContext,
+  profile: Profile,
+  changes: readonly number[] | undefined,
+  skipped: readonly boolean[],
+): void {
+  const leaveOut = memo.scoreMask.map((nonLocal, index) => nonLocal || (skipped[index] as boolean));
   // With the caller's log of replaced entries (same array as last time), only the entries
   // replaced since this memo was last used can differ: visit those (ascending, as the full
   // scan would) instead of comparing every node.
@@ -105,7 +118,7 @@ function refreshMemo(memo: Memo, pod: Pod, nodeInfos: readonly NodeInfo[], ctx: 
     const nodeInfo = nodeInfos[index] as NodeInfo;
     const before = memo.outcomes[index] as NodeOutcome;
     if (before.nodeInfo === nodeInfo) continue;
-    const after = evaluateNode(pod, nodeInfo, ctx, profile, memo.scoreMask);
+    const after = evaluateNode(pod, nodeInfo, ctx, profile, leaveOut);
     memo.outcomes[index] = after;
     replaced.add(before);
     if (before.unfit === undefined) memo.feasible -= 1;

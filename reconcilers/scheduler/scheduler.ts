@@ -78,6 +78,11 @@ export interface NodeOutcome {
 
 const NO_SCORES: readonly number[] = [];
 
+/** Per score plugin: whether it skips this cycle (scores 0 everywhere; kube's PreScore Skip). */
+export function skippedScores(profile: Profile, ctx: SchedulingContext): boolean[] {
+  return profile.scores.map(({ plugin }) => plugin.preScoreSkip?.(ctx) === true);
+}
+
 /**
  * One node's outcome in a cycle where every filter is node-local and so is every score
  * plugin not flagged in `skip` (those score 0 here and are scored over the feasible nodes later).
@@ -129,6 +134,7 @@ export function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: Sched
 
 /** One plugin's final (normalized, checked) scores of the feasible nodes, `indices` their positions in `ctx.nodeInfos`. */
 export function scoresOver(plugin: ScorePlugin, pod: Pod, feasible: readonly NodeInfo[], indices: readonly number[], ctx: SchedulingContext): number[] {
+  if (plugin.preScoreSkip?.(ctx) === true) return new Array<number>(feasible.length).fill(0);
   const raw = plugin.scoreAll !== undefined ? plugin.scoreAll(pod, indices, ctx) : feasible.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
   plugin.normalize?.(raw, feasible, ctx);
   for (let position = 0; position < raw.length; position += 1) checkedScore(plugin.name, raw[position] as number, feasible[position] as NodeInfo);

@@ -94,6 +94,7 @@ export function createImageLocality(): ScorePlugin {
     name: IMAGE_LOCALITY,
     // Scores 0 everywhere while no node has any of the pod's images (sim nodes report none).
     nodeLocal: (ctx) => !ctx.get(podImagesOfCycle).anywhere,
+    preScoreSkip: (ctx) => !ctx.get(podImagesOfCycle).anywhere,
     score(_pod, nodeInfo, ctx) {
       const { images, counts, anywhere } = ctx.get(podImagesOfCycle);
       if (!anywhere) return 0;

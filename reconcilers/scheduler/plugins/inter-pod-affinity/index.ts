@@ -146,6 +146,7 @@ export function createInterPodAffinity(): FilterPlugin & ScorePlugin {
       return required === 0 && state.existingAntiAffinityCounts.size === 0;
     },
     nodeLocal: (ctx) => interPodAffinityScoreIsZero(ctx),
+    preScoreSkip: (ctx) => interPodAffinityScoreIsZero(ctx),
     filter(_pod, nodeInfo, ctx) {
       return interPodAffinityVerdict(ctx.get(interPodAffinityOfCycle), nodeInfo.node);
     },

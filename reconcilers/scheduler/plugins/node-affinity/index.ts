@@ -117,6 +117,7 @@ export function createNodeAffinity(): FilterPlugin & ScorePlugin {
     // The filter reads the node alone; without preferred terms every node scores 0.
     filterNodeLocal: true,
     nodeLocal: (ctx) => ctx.get(podPreferredTerms).length === 0,
+    preScoreSkip: (ctx) => ctx.get(podPreferredTerms).length === 0,
     filter(_pod, nodeInfo, ctx) {
       return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unfit(NODE_AFFINITY_REASON);
     },

@@ -112,6 +112,7 @@ export function createPodTopologySpread(): FilterPlugin & ScorePlugin {
     // pods without ScheduleAnyway ones (their own or the defaults): then every node passes / scores 0.
     filterNodeLocal: (ctx) => ctx.get(filterStateOfCycle).constraints.length === 0,
     nodeLocal: (ctx) => ctx.get(filterStateOfCycle).constraints.length === 0 && ctx.get(scoreConstraintsOfCycle).constraints.length === 0,
+    preScoreSkip: (ctx) => ctx.get(scoreConstraintsOfCycle).constraints.length === 0,
     filter(_pod, nodeInfo, ctx) {
       return spreadVerdict(ctx.get(filterStateOfCycle), nodeInfo);
     },
