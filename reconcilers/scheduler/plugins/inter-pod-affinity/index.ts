@@ -84,13 +84,20 @@ export function interPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], 
   const required = terms?.requiredAffinity ?? [];
   const anti = terms?.requiredAntiAffinity ?? [];
   if (required.length > 0 || anti.length > 0) {
-    for (const nodeInfo of nodeInfos) {
-      for (const existing of nodeInfo.pods) {
+    // Indexed loops: this visits every placed pod once per cycle.
+    for (let index = 0; index < nodeInfos.length; index += 1) {
+      const nodeInfo = nodeInfos[index] as NodeInfo;
+      const pods = nodeInfo.pods;
+      for (let podIndex = 0; podIndex < pods.length; podIndex += 1) {
+        const existing = pods[podIndex] as Pod;
         if (required.length > 0 && selectedByAll(required, existing, labelsOf)) {
-          for (const term of required) countDomain(affinityCounts, term.topologyKey, nodeInfo.node, 1);
+          for (let term = 0; term < required.length; term += 1) {
+            countDomain(affinityCounts, (required[term] as AffinityTerm).topologyKey, nodeInfo.node, 1);
+          }
         }
-        for (const term of anti) {
-          if (termSelects(term, existing, labelsOf)) countDomain(antiAffinityCounts, term.topologyKey, nodeInfo.node, 1);
+        for (let term = 0; term < anti.length; term += 1) {
+          const antiTerm = anti[term] as AffinityTerm;
+          if (termSelects(antiTerm, existing, labelsOf)) countDomain(antiAffinityCounts, antiTerm.topologyKey, nodeInfo.node, 1);
         }
       }
     }
