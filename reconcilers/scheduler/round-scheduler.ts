@@ -170,7 +170,12 @@ function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profi
   }
   const best: number[] = [];
   for (let position = 0; position < totals.length; position += 1) {
-    if (best.length === TOP_SCORES && !positionRanksBefore(position, best[best.length - 1] as number, totals, feasible)) continue;
+    if (best.length === TOP_SCORES) {
+      const worst = best[TOP_SCORES - 1] as number;
+      // Most nodes fall below the fifth best on the total alone.
+      if ((totals[position] as number) < (totals[worst] as number)) continue;
+      if (!positionRanksBefore(position, worst, totals, feasible)) continue;
+    }
     let at = best.length;
     while (at > 0 && positionRanksBefore(position, best[at - 1] as number, totals, feasible)) at -= 1;
     best.splice(at, 0, position);
