@@ -159,3 +159,28 @@ describe('scheduler controller: extended resources', () => {
     expect(boundNode(decidePods(['Pod/default/trainer'], after.view(), { now: 1 }, 'default-scheduler').get('Pod/default/trainer')?.commands)).toBe('node-gpu');
   });
 });
+
+describe('scheduler controller: default topology spreading from the view', () => {
+  const sized = (name: string, cpu: string): Node => ({ ...node(name), status: { ...node(name).status, allocatable: { cpu, memory: '64Gi', pods: '110' } } });
+  const web = (name: string, extra: Partial<Pod['metadata']> = {}, nodeName?: string): Pod => ({
+    ...pod(name, '1'),
+    metadata: { name, namespace: 'default', labels: { app: 'web' }, ...extra },
+    spec: { ...pod(name, '1').spec, ...(nodeName === undefined ? {} : { nodeName }) },
+  });
+  const placeNew = (objects: KubeObject[]) =>
+    boundNode(decidePods(['Pod/default/new'], cluster(objects).view(), { now: 0 }, 'default-scheduler').get('Pod/default/new')?.commands);
+
+  it('a Service selecting the pods spreads them over hosts; without it resources alone decide', () => {
+    // node-1 is much bigger: LeastAllocated alone prefers it even with a web pod on it.
+    const base = [sized('node-1', '64'), sized('node-2', '8'), web('old', {}, 'node-1'), web('new')];
+    expect(placeNew(base)).toBe('node-1');
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } } as KubeObject;
+    expect(placeNew([service, ...base])).toBe('node-2');
+  });
+
+  it('so does the ReplicaSet that controls them', () => {
+    const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-1', namespace: 'default', uid: 'rs-uid' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'logplane/echo' }] } } } } as KubeObject;
+    const owned = { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs-uid', controller: true }] };
+    expect(placeNew([rs, sized('node-1', '64'), sized('node-2', '8'), web('old', owned, 'node-1'), web('new', owned)])).toBe('node-2');
+  });
+});
