@@ -116,6 +116,7 @@ describe('createProfile', () => {
       'InterPodAffinity',
     ]);
     expect(profile.scores.map(({ plugin, weight }) => [plugin.name, weight])).toEqual([
+      ['TaintToleration', 3],
       ['NodeAffinity', 2],
       ['NodeResourcesFit', 1],
       ['PodTopologySpread', 2],
@@ -125,7 +126,7 @@ describe('createProfile', () => {
     ]);
     expect(profile.preEnqueue.map((plugin) => plugin.name)).toEqual(['SchedulingGates']);
     expect(profile.queueSort?.name).toBe('PrioritySort');
-    expect(profile.scores[1]?.plugin).toBe(profile.filters[5]);
+    expect(profile.scores[2]?.plugin).toBe(profile.filters[5]);
   });
 
   it.each<[string, ProfileConfig, string]>([

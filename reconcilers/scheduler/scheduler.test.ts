@@ -157,8 +157,9 @@ describe('schedule', () => {
         scores: [
           {
             node: 'node-c',
-            score: 187,
+            score: 487,
             plugins: [
+              { name: 'TaintToleration', score: 100 },
               { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 87 },
               { name: 'PodTopologySpread', score: 0 },
@@ -169,8 +170,9 @@ describe('schedule', () => {
           },
           {
             node: 'node-b',
-            score: 149,
+            score: 449,
             plugins: [
+              { name: 'TaintToleration', score: 100 },
               { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 68 },
               { name: 'PodTopologySpread', score: 0 },
@@ -181,8 +183,9 @@ describe('schedule', () => {
           },
           {
             node: 'node-a',
-            score: 148,
+            score: 448,
             plugins: [
+              { name: 'TaintToleration', score: 100 },
               { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 67 },
               { name: 'PodTopologySpread', score: 0 },

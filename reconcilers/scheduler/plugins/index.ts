@@ -1,7 +1,7 @@
 /**
  * The built-in scheduler plugins by name, and the default profile: kube-scheduler 1.32's
  * default plugins as far as they are built here, in its filter order and with its score
- * weights (NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2,
+ * weights (TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2,
  * NodeResourcesBalancedAllocation 1, ImageLocality 1).
  */
 import { createProfile, type Profile, type ProfileConfig, type PluginRegistry } from '../framework.ts';
@@ -40,6 +40,7 @@ export const defaultProfileConfig: ProfileConfig = {
   preEnqueue: [SCHEDULING_GATES],
   filters: [NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY],
   scores: [
+    { name: TAINT_TOLERATION, weight: 3 },
     { name: NODE_AFFINITY, weight: 2 },
     { name: NODE_RESOURCES_FIT, weight: 1 },
     { name: POD_TOPOLOGY_SPREAD, weight: 2 },
