@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createProjection, type Projection } from '../../projections/projection.ts';
 import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, KubeObject, Node, Pod } from '../../schemas/index.ts';
-import { decidePods } from './controller.ts';
+import { createSchedulerController, decidePods } from './controller.ts';
 import { tempProjections } from '../../projections/temp-projections.ts';
 
 const temp = tempProjections('logplane-sched-');
@@ -59,5 +59,128 @@ describe('scheduler controller round', () => {
     const first = decidePods(keys, projection.view(), { now: 0 }, 'default-scheduler');
     const second = decidePods(keys, projection.view(), { now: 0 }, 'default-scheduler');
     expect(JSON.stringify([...second])).toBe(JSON.stringify([...first]));
+  });
+});
+
+describe('scheduler controller: SchedulingGates', () => {
+  const gated = (name: string, gates: string[]): Pod => {
+    const base = pod(name);
+    return { ...base, spec: { ...base.spec, schedulingGates: gates.map((gate) => ({ name: gate })) } };
+  };
+
+  it('does not bind a gated pod; says so in PodScheduled once; binds it once the gates are gone', () => {
+    const projection = cluster([node('node-1'), gated('g', ['example.com/quota']), pod('free')]);
+    const view = projection.view();
+    const decisions = decidePods(['Pod/default/g', 'Pod/default/free'], view, { now: 0 }, 'default-scheduler');
+    expect(boundNode(decisions.get('Pod/default/free')?.commands)).toBe('node-1');
+    const commands = decisions.get('Pod/default/g')?.commands ?? [];
+    expect(boundNode(commands)).toBeUndefined();
+    const update = commands[0];
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions).toEqual([
+      {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'SchedulingGated',
+        message: 'Scheduling is blocked due to non-empty scheduling gates',
+        lastTransitionTime: '1970-01-01T00:00:00Z',
+      },
+    ]);
+    // With the condition already there, nothing more is written.
+    const conditioned = update?.type === 'ObjectUpdated' ? (update.object as Pod) : gated('g', ['x']);
+    const again = cluster([node('node-1'), conditioned]);
+    expect(decidePods(['Pod/default/g'], again.view(), { now: 1 }, 'default-scheduler').get('Pod/default/g')).toEqual({ commands: [] });
+    // Gates removed (a pod update): it is scheduled.
+    const ungated = cluster([node('node-1'), { ...conditioned, spec: { ...conditioned.spec, schedulingGates: [] } }]);
+    expect(boundNode(decidePods(['Pod/default/g'], ungated.view(), { now: 2 }, 'default-scheduler').get('Pod/default/g')?.commands)).toBe('node-1');
+  });
+
+  it('a node change retries waiting pods but not gated ones', () => {
+    const projection = cluster([gated('g', ['wait']), pod('w')]);
+    const controller = createSchedulerController();
+    const change = { type: 'ADDED', key: 'Node//node-9', object: node('node-9') } as unknown as Parameters<typeof controller.keysFor>[0];
+    expect(controller.keysFor(change, projection.view())).toEqual(['Pod/default/w']);
+    expect(controller.initialKeys?.(projection.view())).toEqual(['Pod/default/g', 'Pod/default/w']);
+  });
+});
+
+describe('scheduler controller: cluster objects', () => {
+  it('evaluates a namespaceSelector against the Namespace object labels in the view', () => {
+    const db: Pod = { ...pod('db'), metadata: { name: 'db', namespace: 'prod', labels: { app: 'db' } }, spec: { ...pod('db').spec, nodeName: 'node-2' } };
+    const app: Pod = {
+      ...pod('app'),
+      spec: {
+        ...pod('app').spec,
+        affinity: {
+          podAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { labelSelector: { matchLabels: { app: 'db' } }, namespaceSelector: { matchLabels: { env: 'production' } }, topologyKey: 'kubernetes.io/hostname' },
+            ],
+          },
+        },
+      },
+    };
+    const prod = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod', labels: { env: 'production' } } } as KubeObject;
+    const projection = cluster([prod, node('node-1'), node('node-2'), node('node-3'), db, app]);
+    expect(boundNode(decidePods(['Pod/default/app'], projection.view(), { now: 0 }, 'default-scheduler').get('Pod/default/app')?.commands)).toBe('node-2');
+    const unlabelled = { ...prod, metadata: { name: 'prod' } } as KubeObject;
+    const other = cluster([unlabelled, node('node-1'), node('node-2'), node('node-3'), db, app]);
+    const decision = decidePods(['Pod/default/app'], other.view(), { now: 0 }, 'default-scheduler').get('Pod/default/app');
+    expect(boundNode(decision?.commands)).toBeUndefined();
+  });
+});
+
+describe('scheduler controller: PrioritySort', () => {
+  it('a round tries higher-priority pods first, so they take the last room', () => {
+    const small: Node = { ...node('node-1'), status: { ...node('node-1').status, allocatable: { cpu: '1', memory: '8Gi', pods: '110' } } };
+    const low = pod('a-low', '1');
+    const high: Pod = { ...pod('b-high', '1'), spec: { ...pod('b-high', '1').spec, priority: 1000 } };
+    const projection = cluster([small, low, high]);
+    const decisions = decidePods(['Pod/default/a-low', 'Pod/default/b-high'], projection.view(), { now: 0 }, 'default-scheduler');
+    expect(boundNode(decisions.get('Pod/default/b-high')?.commands)).toBe('node-1');
+    expect(boundNode(decisions.get('Pod/default/a-low')?.commands)).toBeUndefined();
+    const update = decisions.get('Pod/default/a-low')?.commands[0];
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/1 nodes are available: 1 Insufficient cpu.');
+  });
+});
+
+describe('scheduler controller: extended resources', () => {
+  it('a nvidia.com/gpu pod waits with kube message until a node advertising the GPU joins, then binds there', () => {
+    const gpuPod: Pod = { ...pod('trainer'), spec: { ...pod('trainer').spec, containers: [{ name: 'main', image: 'logplane/echo', resources: { limits: { 'nvidia.com/gpu': '1' } } }] } };
+    const before = cluster([node('node-1'), node('node-2'), gpuPod]);
+    const waiting = decidePods(['Pod/default/trainer'], before.view(), { now: 0 }, 'default-scheduler').get('Pod/default/trainer');
+    const update = waiting?.commands[0];
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/2 nodes are available: 2 Insufficient nvidia.com/gpu.');
+    const gpuNode: Node = { ...node('node-gpu'), status: { ...node('node-gpu').status, allocatable: { cpu: '4', memory: '8Gi', pods: '110', 'nvidia.com/gpu': '1' } } };
+    const after = cluster([node('node-1'), node('node-2'), gpuNode, gpuPod]);
+    // The node's arrival retries the pod; it binds to the GPU node.
+    const controller = createSchedulerController();
+    const change = { type: 'ADDED', key: 'Node//node-gpu', object: gpuNode } as unknown as Parameters<typeof controller.keysFor>[0];
+    expect(controller.keysFor(change, after.view())).toEqual(['Pod/default/trainer']);
+    expect(boundNode(decidePods(['Pod/default/trainer'], after.view(), { now: 1 }, 'default-scheduler').get('Pod/default/trainer')?.commands)).toBe('node-gpu');
+  });
+});
+
+describe('scheduler controller: default topology spreading from the view', () => {
+  const sized = (name: string, cpu: string): Node => ({ ...node(name), status: { ...node(name).status, allocatable: { cpu, memory: '64Gi', pods: '110' } } });
+  const web = (name: string, extra: Partial<Pod['metadata']> = {}, nodeName?: string): Pod => ({
+    ...pod(name, '1'),
+    metadata: { name, namespace: 'default', labels: { app: 'web' }, ...extra },
+    spec: { ...pod(name, '1').spec, ...(nodeName === undefined ? {} : { nodeName }) },
+  });
+  const placeNew = (objects: KubeObject[]) =>
+    boundNode(decidePods(['Pod/default/new'], cluster(objects).view(), { now: 0 }, 'default-scheduler').get('Pod/default/new')?.commands);
+
+  it('a Service selecting the pods spreads them over hosts; without it resources alone decide', () => {
+    // node-1 is much bigger: LeastAllocated alone prefers it even with a web pod on it.
+    const base = [sized('node-1', '64'), sized('node-2', '8'), web('old', {}, 'node-1'), web('new')];
+    expect(placeNew(base)).toBe('node-1');
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } } as KubeObject;
+    expect(placeNew([service, ...base])).toBe('node-2');
+  });
+
+  it('so does the ReplicaSet that controls them', () => {
+    const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-1', namespace: 'default', uid: 'rs-uid' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'logplane/echo' }] } } } } as KubeObject;
+    const owned = { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs-uid', controller: true }] };
+    expect(placeNew([rs, sized('node-1', '64'), sized('node-2', '8'), web('old', owned, 'node-1'), web('new', owned)])).toBe('node-2');
   });
 });

@@ -8,9 +8,11 @@ import type { AppliedChange, PositionVector, Projection, View } from '../../proj
 import type { EventBody, Node, Pod, PodCondition } from '../../schemas/index.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
-import { assumePod, buildNodeInfos, type NodeInfo } from './framework.ts';
+import { NAMESPACE_NAME_LABEL } from './affinity.ts';
+import { assumePod, buildNodeInfos, type ClusterLister, type NodeInfo, type Profile } from './framework.ts';
 import { createDefaultProfile } from './plugins/index.ts';
-import { createRoundScheduler } from './scheduler.ts';
+import { createRoundScheduler } from './round-scheduler.ts';
+import { preEnqueue } from './scheduler.ts';
 
 export interface SchedulerOptions {
   /** Pods whose spec.schedulerName differs are left alone (default "default-scheduler"). */
@@ -26,6 +28,70 @@ export const nodeInfosOf = (view: View): NodeInfo[] =>
   buildNodeInfos(view.list('Node') as Node[], (view.list('Pod') as Pod[]).filter((p) => p.spec.nodeName));
 
 /**
+ * The cluster as plugins read it, from `view` (lists cached for the round: one view is one
+ * position of the log). Kinds the view does not hold list as empty.
+ */
+export const clusterListerOf = (view: View): ClusterLister => {
+  const lists = new Map<string, readonly unknown[]>();
+  const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
+  const objects = new Map<string, unknown>();
+  return {
+    namespaceLabels: (name) => {
+      let labels = namespaceLabels.get(name);
+      if (labels === undefined) {
+        const namespace = view.get(`Namespace//${name}`);
+        labels = { ...namespace?.metadata.labels, [NAMESPACE_NAME_LABEL]: name };
+        namespaceLabels.set(name, labels);
+      }
+      return labels;
+    },
+    list: (kind, namespace) => {
+      const key = `${kind}/${namespace}`;
+      let list = lists.get(key);
+      if (list === undefined) {
+        try {
+          list = view.list(kind as Parameters<View['list']>[0], namespace);
+        } catch {
+          list = [];
+        }
+        lists.set(key, list);
+      }
+      return list;
+    },
+    get: (kind, namespace, name) => {
+      const key = `${kind}/${namespace}/${name}`;
+      if (!objects.has(key)) objects.set(key, view.get(key));
+      return objects.get(key);
+    },
+  };
+};
+
+const gatedCondition = (pod: Pod, profile: Profile, now: number): Decision | undefined => {
+  const verdict = preEnqueue(pod, profile);
+  if (verdict.type === 'ready') return undefined;
+  const conditions = pod.status?.conditions ?? [];
+  const current = conditions.find((c) => c.type === 'PodScheduled');
+  if (current?.status === 'False' && current.reason === verdict.reason && current.message === verdict.message) return { commands: [] };
+  const condition: PodCondition = {
+    type: 'PodScheduled',
+    status: 'False',
+    reason: verdict.reason,
+    message: verdict.message,
+    lastTransitionTime: isoTime(now),
+  };
+  return {
+    commands: [
+      {
+        type: 'ObjectUpdated',
+        object: { ...pod, status: { ...pod.status, phase: 'Pending', conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), condition] } },
+        expectedResourceVersion: null,
+        subresource: 'status',
+      },
+    ],
+  };
+};
+
+/**
  * Decides where each pod of `keys` goes, in key order, against one snapshot of the cluster:
  * `nodeInfos` when given (they must be those of `view`, e.g. from the NodeInfo cache), else
  * built from `view`.
@@ -37,7 +103,8 @@ export const decidePods = (
   schedulerName: string,
   nodeInfos?: readonly NodeInfo[],
 ): Map<string, Decision> => {
-  const schedule = createRoundScheduler(createDefaultProfile());
+  const profile = createDefaultProfile();
+  const schedule = createRoundScheduler(profile, clusterListerOf(view));
   // One copy per round; each binding replaces its node's entry (assumed for the next pod).
   const infos: NodeInfo[] = nodeInfos ? [...nodeInfos] : nodeInfosOf(view);
   const indexOfNode = new Map<string, number>();
@@ -45,14 +112,30 @@ export const decidePods = (
   /** Indices of `infos` replaced this round, in order (lets the round scheduler visit only those). */
   const changes: number[] = [];
   const decisions = new Map<string, Decision>();
-  for (const key of [...keys].sort()) {
-    const pod = view.get(key) as Pod | undefined;
+  // The round's pods in queue order (PrioritySort: higher priority first), the rest in key order.
+  const entries = [...keys].sort().map((key) => ({ key, pod: view.get(key) as Pod | undefined }));
+  const queueSort = profile.queueSort;
+  if (queueSort !== undefined) {
+    entries.sort((left, right) => {
+      const leftPod = left.pod?.kind === 'Pod' ? left.pod : undefined;
+      const rightPod = right.pod?.kind === 'Pod' ? right.pod : undefined;
+      if (leftPod === undefined || rightPod === undefined) return leftPod === rightPod ? 0 : leftPod === undefined ? 1 : -1;
+      return queueSort.compare(leftPod, rightPod);
+    });
+  }
+  for (const { key, pod } of entries) {
     if (!pod || pod.kind !== 'Pod' || pod.spec.nodeName || pod.metadata.deletionTimestamp) {
       decisions.set(key, { commands: [] });
       continue;
     }
     if ((pod.spec.schedulerName ?? 'default-scheduler') !== schedulerName) {
       decisions.set(key, { commands: [] });
+      continue;
+    }
+    // Held back by a PreEnqueue plugin (scheduling gates): say so once, do not schedule.
+    const gated = gatedCondition(pod, profile, context.now);
+    if (gated !== undefined) {
+      decisions.set(key, gated);
       continue;
     }
     const result = schedule(pod, infos, changes);
@@ -112,17 +195,28 @@ export const decidePods = (
   return decisions;
 };
 
+/**
+ * The pods waiting for a node, to retry after a change that may make room; gated pods are
+ * left out (kube keeps them out of the queue until their own update removes the gates).
+ */
+const retryKeys = (view: View, profile: Profile): string[] =>
+  view
+    .unscheduledPods()
+    .filter((pod) => preEnqueue(pod, profile).type === 'ready')
+    .map(podKey);
+
+/** Every pod waiting for a node, gated ones included (so each gets its PodScheduled condition). */
 const unscheduledKeys = (view: View): string[] => view.unscheduledPods().map(podKey);
 
 /** Keys to retry when the cluster changed in a way that may make room. */
-const keysFor = (change: AppliedChange, view: View): readonly string[] => {
-  if (change.key.startsWith('Node/')) return unscheduledKeys(view);
+const keysFor = (change: AppliedChange, view: View, profile: Profile): readonly string[] => {
+  if (change.key.startsWith('Node/')) return retryKeys(view, profile);
   if (!change.key.startsWith('Pod/')) return [];
   const pod = change.object as Pod;
   if (!pod.spec.nodeName) return [change.key];
   // A bound pod that went away (or finished) may have freed room for the waiting ones.
   const phase = pod.status?.phase;
-  if (change.type === 'DELETED' || phase === 'Succeeded' || phase === 'Failed') return unscheduledKeys(view);
+  if (change.type === 'DELETED' || phase === 'Succeeded' || phase === 'Failed') return retryKeys(view, profile);
   return [];
 };
 
@@ -140,12 +234,14 @@ const sameVector = (left: PositionVector, right: PositionVector): boolean =>
  */
 export const createSchedulerController = (options: SchedulerOptions = {}): Controller => {
   const schedulerName = options.schedulerName ?? 'default-scheduler';
+  /** For the PreEnqueue check of retries (plugins are stateless; each round creates its own profile). */
+  const retryProfile = createDefaultProfile();
   let attached: { projection: Projection; cache: NodeInfoCache } | undefined;
   const nodeInfosFor = (view: View): readonly NodeInfo[] | undefined =>
     attached && sameVector(view.position, attached.projection.cursor()) ? attached.cache.nodeInfos() : undefined;
   return {
     name: 'scheduler',
-    keysFor,
+    keysFor: (change, view) => keysFor(change, view, retryProfile),
     initialKeys: unscheduledKeys,
     decide: (key, view, context) => decidePods([key], view, context, schedulerName, nodeInfosFor(view)).get(key) ?? { commands: [] },
     decideAll: (keys, view, context) => decidePods(keys, view, context, schedulerName, nodeInfosFor(view)),

@@ -21,10 +21,39 @@ describe('NodeInfo', () => {
     const done = makePod({ name: 'done', cpu: '1', phase: 'Failed' });
     const nodeInfo = createNodeInfo(node, [spread, plain, done]);
     expect(nodeInfo.pods).toEqual([spread, plain, done]);
-    expect(nodeInfo.requested).toEqual({ cpuMilli: 1500, memoryBytes: 2 ** 30, pods: 3 });
+    expect(nodeInfo.requested).toEqual({ cpuMilli: 1500, memoryBytes: 2 ** 30, ephemeralStorageBytes: 0, scalar: new Map(), pods: 3 });
     expect(nodeInfo.nonZeroRequested).toEqual({ cpuMilli: 1600, memoryBytes: 2 ** 30 + 400 * 2 ** 20 });
-    expect(nodeInfo.allocatable).toEqual({ cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 10 });
+    expect(nodeInfo.allocatable).toEqual({ cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, ephemeralStorageBytes: 0, scalar: new Map(), pods: 10 });
     expect(nodeInfo.podsWithRequiredAntiAffinity.map((entry) => entry.pod)).toEqual([spread]);
+    expect(nodeInfo.podsWithAffinity.map((entry) => entry.pod)).toEqual([spread]);
+  });
+
+  it('sums scalar resources, ephemeral-storage and host ports of the pods', () => {
+    const gpu = makePod({ name: 'gpu', requests: { 'nvidia.com/gpu': '1', 'ephemeral-storage': '1Gi' }, ports: [{ containerPort: 80, hostPort: 8080 }] });
+    const gpus = makePod({ name: 'gpus', requests: { 'nvidia.com/gpu': '2', 'hugepages-2Mi': '4Mi' } });
+    const nodeInfo = createNodeInfo(node, [gpu, gpus]);
+    expect(nodeInfo.requested).toEqual({
+      cpuMilli: 0,
+      memoryBytes: 0,
+      ephemeralStorageBytes: 2 ** 30,
+      scalar: new Map([
+        ['nvidia.com/gpu', 3],
+        ['hugepages-2Mi', 4 * 2 ** 20],
+      ]),
+      pods: 2,
+    });
+    expect(nodeInfo.usedPorts).toEqual([{ hostIP: '0.0.0.0', protocol: 'TCP', port: 8080 }]);
+    expect(assumePod(createNodeInfo(node, [gpu]), gpus)).toEqual(nodeInfo);
+  });
+
+  it('reads extended resources, hugepages and ephemeral-storage from allocatable', () => {
+    const gpuNode = makeNode({ name: 'g', allocatable: { 'nvidia.com/gpu': '4', 'ephemeral-storage': '100Gi', 'hugepages-1Gi': '2Gi', storage: '1Ti' } });
+    const { allocatable } = createNodeInfo(gpuNode, []);
+    expect(allocatable.ephemeralStorageBytes).toBe(100 * 2 ** 30);
+    expect([...allocatable.scalar]).toEqual([
+      ['nvidia.com/gpu', 4],
+      ['hugepages-1Gi', 2 * 2 ** 30],
+    ]);
   });
 
   it('assumePod gives the same aggregates as building from scratch, without touching the original', () => {
@@ -38,10 +67,10 @@ describe('NodeInfo', () => {
   });
 
   it.each([
-    ['allocatable', { allocatable: { cpu: '3', memory: '1Gi', pods: '5' } }, { cpuMilli: 3000, memoryBytes: 2 ** 30, pods: 5 }],
-    ['capacity when allocatable lacks a resource', { allocatable: { cpu: '3' }, capacity: { cpu: '4', memory: '2Gi', pods: '7' } }, { cpuMilli: 3000, memoryBytes: 2 * 2 ** 30, pods: 7 }],
-    ['nothing reported', {}, { cpuMilli: 0, memoryBytes: 0, pods: 0 }],
-    ['unreadable amounts offer nothing', { allocatable: { cpu: 'many', memory: '-1Gi', pods: '3' } }, { cpuMilli: 0, memoryBytes: 0, pods: 3 }],
+    ['allocatable', { allocatable: { cpu: '3', memory: '1Gi', pods: '5' } }, { cpuMilli: 3000, memoryBytes: 2 ** 30, ephemeralStorageBytes: 0, scalar: new Map(), pods: 5 }],
+    ['capacity when allocatable lacks a resource', { allocatable: { cpu: '3' }, capacity: { cpu: '4', memory: '2Gi', pods: '7' } }, { cpuMilli: 3000, memoryBytes: 2 * 2 ** 30, ephemeralStorageBytes: 0, scalar: new Map(), pods: 7 }],
+    ['nothing reported', {}, { cpuMilli: 0, memoryBytes: 0, ephemeralStorageBytes: 0, scalar: new Map(), pods: 0 }],
+    ['unreadable amounts offer nothing', { allocatable: { cpu: 'many', memory: '-1Gi', pods: '3' } }, { cpuMilli: 0, memoryBytes: 0, ephemeralStorageBytes: 0, scalar: new Map(), pods: 3 }],
   ])('allocatable from %s', (_case, status, expected) => {
     expect(createNodeInfo({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n' }, status }, []).allocatable).toEqual(expected);
   });
@@ -81,18 +110,29 @@ describe('createProfile', () => {
       'NodeName',
       'TaintToleration',
       'NodeAffinity',
+      'NodePorts',
       'NodeResourcesFit',
-      'PodAntiAffinity',
+      'PodTopologySpread',
+      'InterPodAffinity',
     ]);
     expect(profile.scores.map(({ plugin, weight }) => [plugin.name, weight])).toEqual([
+      ['TaintToleration', 3],
+      ['NodeAffinity', 2],
       ['NodeResourcesFit', 1],
+      ['PodTopologySpread', 2],
+      ['InterPodAffinity', 2],
       ['NodeResourcesBalancedAllocation', 1],
+      ['ImageLocality', 1],
     ]);
-    expect(profile.scores[0]?.plugin).toBe(profile.filters[4]);
+    expect(profile.preEnqueue.map((plugin) => plugin.name)).toEqual(['SchedulingGates']);
+    expect(profile.queueSort?.name).toBe('PrioritySort');
+    expect(profile.scores[2]?.plugin).toBe(profile.filters[5]);
   });
 
   it.each<[string, ProfileConfig, string]>([
-    ['unknown plugin', { filters: ['NodePorts'], scores: [] }, 'unknown scheduler plugin "NodePorts"'],
+    ['unknown plugin', { filters: ['VolumeZone'], scores: [] }, 'unknown scheduler plugin "VolumeZone"'],
+    ['filter plugin as queueSort', { queueSort: 'NodeName', filters: [], scores: [] }, 'is not a queueSort plugin'],
+    ['filter plugin as preEnqueue', { preEnqueue: ['NodeName'], filters: [], scores: [] }, 'is not a preEnqueue plugin'],
     ['prototype names are not plugins', { filters: ['constructor'], scores: [] }, 'unknown scheduler plugin "constructor"'],
     ['score plugin as filter', { filters: ['NodeResourcesBalancedAllocation'], scores: [] }, 'is not a filter plugin'],
     ['filter plugin as score', { filters: [], scores: [{ name: 'NodeName', weight: 1 }] }, 'is not a score plugin'],

@@ -4,158 +4,37 @@
  * pass, a profile names which plugins run and with which weights. Everything here is pure:
  * no log, no clock, no randomness, so a decision re-run on the same view is identical.
  */
-import type { Node, Pod } from '../../schemas/index.ts';
+import type { Pod } from '../../schemas/index.ts';
 import { ReconcileError } from '../errors.ts';
-import { type AffinityTerm, parseAffinityTerm, requiredAntiAffinityTerms } from './affinity.ts';
-import {
-  add,
-  computePodRequests,
-  nodeAllocatable,
-  type PodResources,
-  type ResourceAmounts,
-} from './resources.ts';
+import { type Labels, NAMESPACE_NAME_LABEL } from './affinity.ts';
+import type { NodeInfo } from './node-info.ts';
+
+export * from './node-info.ts';
 
 // ---------------------------------------------------------------------------------------
-// Node state
-
-/** A node with the aggregates the plugins need, precomputed once per node, not per pod. */
-export interface NodeInfo {
-  readonly node: Node;
-  /** The pods bound to the node, until they are deleted. */
-  readonly pods: readonly Pod[];
-  /** Sum of the pods' requests; `pods` is their count. */
-  readonly requested: ResourceAmounts;
-  /** Sum of the pods' requests with defaults for unset ones (kube-scheduler's `NonZeroRequested`), for scoring. */
-  readonly nonZeroRequested: PodResources;
-  /** What the node offers pods (`status.allocatable`, else `status.capacity`). */
-  readonly allocatable: ResourceAmounts;
-  /** The subset of `pods` with required pod anti-affinity terms, parsed (lets anti-affinity skip the rest). */
-  readonly podsWithRequiredAntiAffinity: readonly PodWithAntiAffinity[];
-}
-
-/** A placed pod with its required anti-affinity terms parsed. */
-export interface PodWithAntiAffinity {
-  readonly pod: Pod;
-  readonly terms: readonly AffinityTerm[];
-}
-
-/** The pod with its parsed anti-affinity terms, or undefined when it has none. */
-function withAntiAffinity(pod: Pod): PodWithAntiAffinity | undefined {
-  const terms = requiredAntiAffinityTerms(pod);
-  return terms.length === 0 ? undefined : { pod, terms: terms.map((term) => parseAffinityTerm(term, pod)) };
-}
+// The rest of the cluster
 
 /**
- * What one pod adds to its node's aggregates. Unlike kube-scheduler, a finished (Succeeded
- * or Failed) pod still counts until it is deleted: the fold admits bindings from the desired
- * topic alone, where a pod's phase is not visible, so it counts every pod bound to the node,
- * and the scheduler must not offer room the fold would refuse. (ReplicaSets delete their
- * finished pods, which frees the room.)
+ * What plugins may read of the cluster besides nodes and pods (kube-scheduler's listers):
+ * namespace labels for namespaceSelectors, and the objects that own or select a pod for
+ * PodTopologySpread's default constraints. A decision is a pure function of it, so it
+ * must come from the same view as the NodeInfos.
  */
-function contributionOf(pod: Pod): { requested: PodResources; nonZeroRequested: PodResources } {
-  const requests = computePodRequests(pod);
-  return requests.type === 'ok' ? requests.requests : { requested: NOTHING, nonZeroRequested: NOTHING };
+export interface ClusterLister {
+  /** The labels of the namespace `name` (`kubernetes.io/metadata.name` alone when it is not known). */
+  namespaceLabels(name: string): Labels;
+  /** Objects of `kind` in `namespace` (Service, ReplicationController, ReplicaSet, StatefulSet). */
+  list(kind: string, namespace: string): readonly unknown[];
+  /** One object, or undefined. */
+  get(kind: string, namespace: string, name: string): unknown;
 }
 
-const NOTHING: PodResources = { cpuMilli: 0, memoryBytes: 0 };
-
-/** What a placed pod adds to its node, derived once per pod version (a NodeInfo cache keeps these across rounds). */
-export interface PlacedPod {
-  readonly pod: Pod;
-  readonly requested: PodResources;
-  readonly nonZeroRequested: PodResources;
-  /** Its parsed required anti-affinity terms, when it has any. */
-  readonly antiAffinity: PodWithAntiAffinity | undefined;
-}
-
-/** Derives what `pod` adds to the node it is bound to. */
-export function placedPod(pod: Pod): PlacedPod {
-  const contribution = contributionOf(pod);
-  return { pod, requested: contribution.requested, nonZeroRequested: contribution.nonZeroRequested, antiAffinity: withAntiAffinity(pod) };
-}
-
-/**
- * Builds the NodeInfo of `node` from the pods bound to it (finished ones included, see
- * `contributionOf`). A pod whose requests cannot be parsed (the apiserver rejects those)
- * holds none.
- */
-export function createNodeInfo(node: Node, pods: readonly Pod[]): NodeInfo {
-  return nodeInfoFromPlaced(node, pods.map(placedPod), nodeAllocatable(node));
-}
-
-/** `createNodeInfo` from pods whose contributions are already derived (the sums are integers, so any order gives the same totals). */
-export function nodeInfoFromPlaced(node: Node, placed: readonly PlacedPod[], allocatable: ResourceAmounts): NodeInfo {
-  const counted: Pod[] = [];
-  const antiAffinityPods: PodWithAntiAffinity[] = [];
-  let cpuMilli = 0;
-  let memoryBytes = 0;
-  let nonZeroCpuMilli = 0;
-  let nonZeroMemoryBytes = 0;
-  for (const entry of placed) {
-    counted.push(entry.pod);
-    if (entry.antiAffinity !== undefined) antiAffinityPods.push(entry.antiAffinity);
-    cpuMilli += entry.requested.cpuMilli;
-    memoryBytes += entry.requested.memoryBytes;
-    nonZeroCpuMilli += entry.nonZeroRequested.cpuMilli;
-    nonZeroMemoryBytes += entry.nonZeroRequested.memoryBytes;
-  }
-  return nodeInfoOf(
-    node,
-    counted,
-    { cpuMilli, memoryBytes },
-    { cpuMilli: nonZeroCpuMilli, memoryBytes: nonZeroMemoryBytes },
-    allocatable,
-    antiAffinityPods,
-  );
-}
-
-/** Every NodeInfo is built here, so all share one object shape (keeps the per-node hot path monomorphic). */
-function nodeInfoOf(
-  node: Node,
-  pods: readonly Pod[],
-  requested: PodResources,
-  nonZeroRequested: PodResources,
-  allocatable: ResourceAmounts,
-  podsWithRequiredAntiAffinity: readonly PodWithAntiAffinity[],
-): NodeInfo {
-  return {
-    node,
-    pods,
-    requested: { cpuMilli: requested.cpuMilli, memoryBytes: requested.memoryBytes, pods: pods.length },
-    nonZeroRequested: { cpuMilli: nonZeroRequested.cpuMilli, memoryBytes: nonZeroRequested.memoryBytes },
-    allocatable,
-    podsWithRequiredAntiAffinity,
-  };
-}
-
-/** Groups `pods` by `spec.nodeName` and builds one NodeInfo per node; pods on unknown nodes are ignored. */
-export function buildNodeInfos(nodes: readonly Node[], pods: readonly Pod[]): NodeInfo[] {
-  const podsByNode = new Map<string, Pod[]>(nodes.map((node) => [node.metadata.name, []]));
-  for (const pod of pods) {
-    const nodeName = pod.spec.nodeName;
-    if (nodeName) podsByNode.get(nodeName)?.push(pod);
-  }
-  return nodes.map((node) => createNodeInfo(node, podsByNode.get(node.metadata.name) ?? []));
-}
-
-/**
- * Returns a new NodeInfo with `pod` counted on the node, as kube-scheduler "assumes" a pod
- * it just bound so the next decision sees the capacity taken before the log says so.
- */
-export function assumePod(nodeInfo: NodeInfo, pod: Pod): NodeInfo {
-  const contribution = contributionOf(pod);
-  const antiAffinityPod = withAntiAffinity(pod);
-  return nodeInfoOf(
-    nodeInfo.node,
-    [...nodeInfo.pods, pod],
-    add(nodeInfo.requested, contribution.requested),
-    add(nodeInfo.nonZeroRequested, contribution.nonZeroRequested),
-    nodeInfo.allocatable,
-    antiAffinityPod === undefined
-      ? nodeInfo.podsWithRequiredAntiAffinity
-      : [...nodeInfo.podsWithRequiredAntiAffinity, antiAffinityPod],
-  );
-}
+/** A cluster with no objects besides nodes and pods (every namespace labelled with its name only). */
+export const EMPTY_CLUSTER: ClusterLister = {
+  namespaceLabels: (name) => ({ [NAMESPACE_NAME_LABEL]: name }),
+  list: () => [],
+  get: () => undefined,
+};
 
 // ---------------------------------------------------------------------------------------
 // Scheduling cycle
@@ -170,13 +49,16 @@ export interface CycleValue<T> {
   readonly name: string;
   /** Where a cycle keeps this value (assigned by {@link defineCycleValue}, unique per value). */
   readonly slot: number;
-  readonly compute: (pod: Pod, nodeInfos: readonly NodeInfo[]) => T;
+  readonly compute: (pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext) => T;
 }
 
 let nextSlot = 0;
 
 /** Declares a {@link CycleValue}; declare it once at module level and read it with `ctx.get`. */
-export function defineCycleValue<T>(name: string, compute: (pod: Pod, nodeInfos: readonly NodeInfo[]) => T): CycleValue<T> {
+export function defineCycleValue<T>(
+  name: string,
+  compute: (pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext) => T,
+): CycleValue<T> {
   return { name, slot: nextSlot++, compute };
 }
 
@@ -186,26 +68,48 @@ export interface SchedulingContext {
   readonly pod: Pod;
   /** Every node, e.g. for anti-affinity against pods elsewhere in the topology domain. */
   readonly nodeInfos: readonly NodeInfo[];
+  /** The rest of the cluster (namespaces, controllers), from the same view. */
+  readonly cluster: ClusterLister;
   /** The value of `cycleValue` for this cycle, computed on first use. */
   get<T>(cycleValue: CycleValue<T>): T;
+  /**
+   * The nodes that passed every filter (kube's PreScore input), for score plugins that
+   * are not node-local; throws before filtering is over.
+   */
+  feasibleNodes(): readonly NodeInfo[];
+}
+
+/** A {@link SchedulingContext} the scheduler tells when filtering is over. */
+export interface SchedulingCycle extends SchedulingContext {
+  setFeasibleNodes(nodes: readonly NodeInfo[]): void;
 }
 
 /** Starts a scheduling cycle for `pod` over `nodeInfos`. */
-export function createSchedulingContext(pod: Pod, nodeInfos: readonly NodeInfo[]): SchedulingContext {
+export function createSchedulingContext(pod: Pod, nodeInfos: readonly NodeInfo[], cluster: ClusterLister = EMPTY_CLUSTER): SchedulingCycle {
   const values: unknown[] = [];
   const computed: boolean[] = [];
-  return {
+  let feasible: readonly NodeInfo[] | undefined;
+  const ctx: SchedulingCycle = {
     pod,
     nodeInfos,
+    cluster,
     get<T>(cycleValue: CycleValue<T>): T {
       const { slot } = cycleValue;
       if (computed[slot] === true) return values[slot] as T;
-      const value = cycleValue.compute(pod, nodeInfos);
+      const value = cycleValue.compute(pod, nodeInfos, ctx);
       values[slot] = value;
       computed[slot] = true;
       return value;
     },
+    feasibleNodes() {
+      if (feasible === undefined) throw new Error('feasibleNodes() read before filtering finished (a score plugin must declare itself not node-local to use it)');
+      return feasible;
+    },
+    setFeasibleNodes(nodes) {
+      feasible = nodes;
+    },
   };
+  return ctx;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -229,7 +133,8 @@ export function unfit(reason: string, ...moreReasons: string[]): FilterResult {
  * and spec and on that node's NodeInfo (not on other nodes, nor on the pod's name): `true`
  * always, or a test of the cycle (e.g. "only while no pod has anti-affinity"). Lets a round
  * reuse the outcome for an equal pod on a node whose NodeInfo did not change. Absent means
- * never, which is always correct.
+ * never, which is always correct. A score plugin with `normalize` may be node-local only in
+ * cycles where its normalization leaves the scores as they are (e.g. every score is 0).
  */
 export type NodeLocality = true | ((ctx: SchedulingContext) => boolean);
 
@@ -238,20 +143,69 @@ export interface FilterPlugin {
   readonly name: string;
   filter(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): FilterResult;
   readonly nodeLocal?: NodeLocality;
+  /** For a plugin that also scores: the filter's locality when it differs from `nodeLocal` (which then covers the score). */
+  readonly filterNodeLocal?: NodeLocality;
 }
 
-/** Ranks a node that passed every filter: an integer from 0 (worst) to {@link MAX_NODE_SCORE}. */
+/**
+ * Ranks a node that passed every filter: an integer from 0 (worst) to {@link MAX_NODE_SCORE},
+ * after `normalize` when the plugin has one (kube's NormalizeScore: the raw scores of every
+ * feasible node, in the order of `nodes`, rewritten in place).
+ */
 export interface ScorePlugin {
   readonly name: string;
   score(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number;
+  /**
+   * `score` of many feasible nodes at once (same results, one per index of `ctx.nodeInfos`,
+   * in order), for plugins that score faster in bulk; used where scores are not node-local.
+   */
+  scoreAll?(pod: Pod, indices: readonly number[], ctx: SchedulingContext): number[];
+  normalize?(scores: number[], nodes: readonly NodeInfo[], ctx: SchedulingContext): void;
   readonly nodeLocal?: NodeLocality;
+  /** kube's PreScore "Skip": true when the plugin scores 0 on every node this cycle (it is then not called per node). */
+  preScoreSkip?(ctx: SchedulingContext): boolean;
 }
 
 /** The highest score a plugin may give (kube-scheduler's `MaxNodeScore`). */
 export const MAX_NODE_SCORE = 100;
 
-/** A plugin implements Filter, Score, or both (like NodeResourcesFit). */
-export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin);
+/** kube-scheduler's `DefaultNormalizeScore`: scales scores so the highest is {@link MAX_NODE_SCORE} (all stay 0 when all are 0); `reverse` flips them. */
+export function defaultNormalizeScore(scores: number[], reverse: boolean): void {
+  let max = 0;
+  for (const score of scores) if (score > max) max = score;
+  if (max === 0) {
+    if (reverse) scores.fill(MAX_NODE_SCORE);
+    return;
+  }
+  for (let index = 0; index < scores.length; index += 1) {
+    const scaled = Math.trunc((MAX_NODE_SCORE * (scores[index] as number)) / max);
+    scores[index] = reverse ? MAX_NODE_SCORE - scaled : scaled;
+  }
+}
+
+/**
+ * Holds a pod back from scheduling (kube-scheduler's PreEnqueue, e.g. SchedulingGates): a
+ * gated pod is not tried at all, and not retried until the pod itself changes.
+ */
+export interface PreEnqueuePlugin {
+  readonly name: string;
+  preEnqueue(pod: Pod): PreEnqueueResult;
+}
+
+/** Whether a pod may enter the scheduling queue; `reason`/`message` go into its PodScheduled condition. */
+export type PreEnqueueResult =
+  | { readonly type: 'ready' }
+  | { readonly type: 'gated'; readonly reason: string; readonly message: string };
+
+/** Orders the pods waiting to be scheduled (kube-scheduler's QueueSort, e.g. PrioritySort). */
+export interface QueueSortPlugin {
+  readonly name: string;
+  /** Negative when `left` is tried first; a total order (ties broken by name), so rounds are deterministic. */
+  compare(left: Pod, right: Pod): number;
+}
+
+/** A plugin implements Filter, Score, or both (like NodeResourcesFit), PreEnqueue, or QueueSort. */
+export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin) | PreEnqueuePlugin | QueueSortPlugin;
 
 /** Creates a fresh plugin instance. */
 export type PluginFactory = () => Plugin;
@@ -261,12 +215,18 @@ export type PluginRegistry = Readonly<Record<string, PluginFactory>>;
 
 /** Which plugins a profile runs: filters in order (the first "unfit" decides a node), scores with weights. */
 export interface ProfileConfig {
+  /** The QueueSort plugin (one, as in kube); without one pods are tried in key order. */
+  readonly queueSort?: string;
+  /** PreEnqueue plugins, in order (the first that gates a pod decides). */
+  readonly preEnqueue?: readonly string[];
   readonly filters: readonly string[];
   readonly scores: readonly { readonly name: string; readonly weight: number }[];
 }
 
 /** A ready-to-run profile: plugin instances resolved from a registry. */
 export interface Profile {
+  readonly queueSort?: QueueSortPlugin | undefined;
+  readonly preEnqueue: readonly PreEnqueuePlugin[];
   readonly filters: readonly FilterPlugin[];
   readonly scores: readonly { readonly plugin: ScorePlugin; readonly weight: number }[];
 }
@@ -310,6 +270,18 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     config.scores.map((entry) => entry.name),
     'scores',
   );
+  let queueSort: QueueSortPlugin | undefined;
+  if (config.queueSort !== undefined) {
+    const plugin = instance(config.queueSort);
+    if (!('compare' in plugin)) throw new ProfileConfigError(`scheduler plugin "${config.queueSort}" is not a queueSort plugin`, config.queueSort);
+    queueSort = plugin;
+  }
+  rejectDuplicates(config.preEnqueue ?? [], 'preEnqueue');
+  const preEnqueue = (config.preEnqueue ?? []).map((name) => {
+    const plugin = instance(name);
+    if (!('preEnqueue' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a preEnqueue plugin`, name);
+    return plugin;
+  });
   const filters = config.filters.map((name) => {
     const plugin = instance(name);
     if (!('filter' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a filter plugin`, name);
@@ -323,7 +295,7 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     }
     return { plugin, weight };
   });
-  return { filters, scores };
+  return { queueSort, preEnqueue, filters, scores };
 }
 
 function rejectDuplicates(names: readonly string[], role: string): void {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { assumePod, buildNodeInfos, createProfile, type NodeInfo } from './framework.ts';
+import { assumePod, buildNodeInfos, createProfile, EMPTY_CLUSTER, type NodeInfo } from './framework.ts';
 import type { Node, Pod } from '../../schemas/index.ts';
 import { createDefaultProfile, defaultRegistry } from './plugins/index.ts';
-import { createRoundScheduler, NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
+import { createRoundScheduler } from './round-scheduler.ts';
+import { NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
 import { antiAffinityToApp, makeNode, makePod } from './test-fixtures.ts';
 
 const profile = createDefaultProfile();
@@ -156,26 +157,41 @@ describe('schedule', () => {
         scores: [
           {
             node: 'node-c',
-            score: 187,
+            score: 487,
             plugins: [
+              { name: 'TaintToleration', score: 100 },
+              { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 87 },
+              { name: 'PodTopologySpread', score: 0 },
+              { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 100 },
+              { name: 'ImageLocality', score: 0 },
             ],
           },
           {
             node: 'node-b',
-            score: 149,
+            score: 449,
             plugins: [
+              { name: 'TaintToleration', score: 100 },
+              { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 68 },
+              { name: 'PodTopologySpread', score: 0 },
+              { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
+              { name: 'ImageLocality', score: 0 },
             ],
           },
           {
             node: 'node-a',
-            score: 148,
+            score: 448,
             plugins: [
+              { name: 'TaintToleration', score: 100 },
+              { name: 'NodeAffinity', score: 0 },
               { name: 'NodeResourcesFit', score: 67 },
+              { name: 'PodTopologySpread', score: 0 },
+              { name: 'InterPodAffinity', score: 0 },
               { name: 'NodeResourcesBalancedAllocation', score: 81 },
+              { name: 'ImageLocality', score: 0 },
             ],
           },
         ],
@@ -256,6 +272,7 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     const base = createDefaultProfile();
     return {
       profile: {
+        preEnqueue: base.preEnqueue,
         filters: base.filters.map((plugin) => ({
           ...plugin,
           filter: (...args: Parameters<typeof plugin.filter>) => {
@@ -324,6 +341,66 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     const logged = roundLogged(buildNodeInfos(few, []), replicas, createRoundScheduler(counted.profile));
     expect(JSON.stringify(logged)).toBe(JSON.stringify(round(buildNodeInfos(few, []), replicas, (pod, infos) => schedule(pod, infos, profile))));
     expect(counted.calls()).toBe(counted.profile.filters.length * (50 + 99));
+  });
+
+  it('decides exactly as schedule does with scores that are not node-local (spreading, preferences), reusing the filters', () => {
+    const ZONE = 'topology.kubernetes.io/zone';
+    const nodes = Array.from({ length: 30 }, (_, i) =>
+      makeNode({
+        name: `node-${String(i).padStart(2, '0')}`,
+        cpu: String(2 + (i % 3)),
+        labels: { [ZONE]: `z${i % 3}`, disk: i % 4 === 0 ? 'ssd' : 'hdd' },
+        allocatable: i % 5 === 0 ? { 'nvidia.com/gpu': '2' } : {},
+      }),
+    );
+    const owner = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'u', controller: true }];
+    const rs = { kind: 'ReplicaSet', apiVersion: 'apps/v1', metadata: { name: 'web-1', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } } } };
+    const cluster = { ...EMPTY_CLUSTER, get: (kind: string, _ns: string, name: string) => (kind === 'ReplicaSet' && name === 'web-1' ? rs : undefined) };
+    const templates = [
+      (n: number) => makePod({ name: `web-${n}`, cpu: '100m', labels: { app: 'web' }, ownerReferences: owner }),
+      (n: number) =>
+        makePod({
+          name: `ssd-${n}`,
+          cpu: '100m',
+          labels: { app: 'ssd' },
+          affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] } }] } },
+        }),
+      (n: number) =>
+        makePod({
+          name: `spread-${n}`,
+          cpu: '100m',
+          labels: { app: 'spread' },
+          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'spread' } } }],
+        }),
+      (n: number) => makePod({ name: `gpu-${n}`, labels: { app: 'gpu' }, requests: { 'nvidia.com/gpu': '1' }, ports: [{ containerPort: 80, hostPort: 80 }] }),
+      (n: number) =>
+        makePod({
+          name: `near-${n}`,
+          cpu: '100m',
+          labels: { app: 'near' },
+          affinity: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { labelSelector: { matchLabels: { app: 'gpu' } }, topologyKey: ZONE } }] } },
+        }),
+    ];
+    const pods = Array.from({ length: 200 }, (_, n) => (templates[Math.floor(n / 6) % templates.length] as (n: number) => Pod)(n));
+    const expected = round(buildNodeInfos(nodes, []), pods, (pod, infos) => schedule(pod, infos, profile, cluster));
+    const counted = countingProfile();
+    const actual = roundLogged(buildNodeInfos(nodes, []), pods, createRoundScheduler(counted.profile, cluster));
+    expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+    expect(expected.filter((r) => r.type === 'unschedulable').length).toBeGreaterThan(0);
+    // Spreading moved pods off the least-allocated choice at least once (scores were really fresh).
+    expect(expected.some((r) => r.rationale.scores[0]?.plugins.some((entry) => entry.name === 'PodTopologySpread' && entry.score < 100))).toBe(true);
+    // Filters ran once per node per template, plus once per replaced node: not once per node per pod.
+    expect(counted.calls()).toBeLessThan(counted.profile.filters.length * nodes.length * 60);
+
+    const webs = Array.from({ length: 60 }, (_, n) => (templates[0] as (n: number) => Pod)(n));
+    const countedWebs = countingProfile();
+    const websActual = roundLogged(buildNodeInfos(nodes, []), webs, createRoundScheduler(countedWebs.profile, cluster));
+    expect(JSON.stringify(websActual)).toBe(JSON.stringify(round(buildNodeInfos(nodes, []), webs, (pod, infos) => schedule(pod, infos, profile, cluster))));
+    expect(countedWebs.calls()).toBe(countedWebs.profile.filters.length * (nodes.length + 59));
+    // The default constraints spread the ReplicaSet: 2 per node, not stacked on the biggest nodes.
+    const perNode = new Map<string, number>();
+    for (const r of websActual) if (r.type === 'bound') perNode.set(r.node, (perNode.get(r.node) ?? 0) + 1);
+    expect(Math.max(...perNode.values())).toBe(2);
   });
 
   it('decides exactly as schedule does, pod after pod, with filters, taints, anti-affinity and full nodes', () => {

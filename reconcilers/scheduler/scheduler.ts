@@ -8,13 +8,18 @@
  * deterministically.)
  */
 import {
+  type ClusterLister,
   createSchedulingContext,
+  EMPTY_CLUSTER,
   FIT,
   type FilterResult,
   MAX_NODE_SCORE,
   type NodeInfo,
+  type PreEnqueueResult,
   type Profile,
   type SchedulingContext,
+  type SchedulingCycle,
+  type ScorePlugin,
 } from './framework.ts';
 import type { BindingRationale, FilteredNode, NodeScore, Pod } from '../../schemas/index.ts';
 
@@ -46,145 +51,24 @@ export const NO_NODES_MESSAGE = 'no nodes available to schedule pods';
  * plugins, ties broken by fewer pods, then by node name. Throws only on a plugin bug (a
  * score outside 0..{@link MAX_NODE_SCORE} or not an integer).
  */
-export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Profile): ScheduleResult {
-  const ctx = createSchedulingContext(pod, nodeInfos);
-  return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
+export function schedule(pod: Pod, nodeInfos: readonly NodeInfo[], profile: Profile, cluster: ClusterLister = EMPTY_CLUSTER): ScheduleResult {
+  const ctx = createSchedulingContext(pod, nodeInfos, cluster);
+  return decide(evaluateAll(pod, nodeInfos, ctx, profile), profile);
 }
 
-/**
- * A scheduler for one round of decisions: `schedule` with the same results, which reuses
- * the outcome of an earlier pod of the round with the same namespace, labels and spec (the
- * replicas of one template) on every node whose NodeInfo is the same object as then, when
- * every plugin is node-local for both cycles (see `NodeLocality`). After a binding only the
- * chosen node's NodeInfo changes, so the replicas of a template cost one full pass per round
- * plus one node each; the ranking is kept too (see `Ranking`), so they are not re-ranked
- * over every node either.
- */
-export function createRoundScheduler(
-  profile: Profile,
-): (pod: Pod, nodeInfos: readonly NodeInfo[], changes?: readonly number[]) => ScheduleResult {
-  const plugins = [...profile.filters, ...profile.scores.map((entry) => entry.plugin)];
-  const mayReuse = plugins.every((plugin) => plugin.nodeLocal !== undefined);
-  /** Pod signature → what the last pod with it saw. */
-  const memos = new Map<string, Memo>();
-  return (pod, nodeInfos, changes) => {
-    const ctx = createSchedulingContext(pod, nodeInfos);
-    const local = mayReuse && plugins.every((plugin) => plugin.nodeLocal === true || (plugin.nodeLocal !== undefined && plugin.nodeLocal(ctx)));
-    if (!local) return decide(nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile)), profile);
-    const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
-    const memo = memos.get(signature);
-    if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
-      const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile));
-      const fresh = memoOf(outcomes);
-      if (changes !== undefined) {
-        fresh.infos = nodeInfos;
-        fresh.seen = changes.length;
-      }
-      memos.set(signature, fresh);
-      return decideFromMemo(fresh, profile);
-    }
-    // With the caller's log of replaced entries (same array as last time), only the entries
-    // replaced since this memo was last used can differ: visit those (ascending, as the full
-    // scan would) instead of comparing every node.
-    let indices: readonly number[] | undefined;
-    if (changes !== undefined && memo.infos === nodeInfos && memo.seen !== undefined) {
-      indices = [...new Set(changes.slice(memo.seen))].sort((a, b) => a - b);
-      memo.seen = changes.length;
-    } else {
-      memo.infos = undefined;
-      memo.seen = undefined;
-    }
-    const changed: NodeOutcome[] = [];
-    const replaced = new Set<NodeOutcome>();
-    let filteredChanged = false;
-    const visits = indices?.length ?? nodeInfos.length;
-    for (let visit = 0; visit < visits; visit += 1) {
-      const index = indices === undefined ? visit : (indices[visit] as number);
-      const nodeInfo = nodeInfos[index] as NodeInfo;
-      const before = memo.outcomes[index] as NodeOutcome;
-      if (before.nodeInfo === nodeInfo) continue;
-      const after = evaluateNode(pod, nodeInfo, ctx, profile);
-      memo.outcomes[index] = after;
-      replaced.add(before);
-      if (before.unfit === undefined) memo.feasible -= 1;
-      if (after.unfit === undefined) {
-        memo.feasible += 1;
-        changed.push(after);
-      }
-      if (before.unfit !== undefined || after.unfit !== undefined) filteredChanged = true;
-    }
-    if (filteredChanged) memo.filtered = filteredOf(memo.outcomes);
-    if (!updateRanking(memo.ranking, replaced, changed)) memo.ranking = rankingOf(memo.outcomes);
-    return decideFromMemo(memo, profile);
-  };
-}
+const READY: PreEnqueueResult = Object.freeze({ type: 'ready' });
 
-/** How many of the best feasible outcomes a round scheduler keeps ranked. */
-const RANKED = 64;
-
-/**
- * The best feasible outcomes, best first: the top `best.length` of all nodes, or every
- * feasible node when `complete`. Nodes that did not change keep their order, and those left
- * out rank below every kept one, so after a change the kept unchanged ones plus the changed
- * ones still hold the top down to the last kept unchanged one.
- */
-interface Ranking {
-  best: NodeOutcome[];
-  complete: boolean;
-}
-
-/** What a round scheduler keeps per pod signature; `outcomes` is indexed like the NodeInfos. */
-interface Memo {
-  readonly outcomes: NodeOutcome[];
-  feasible: number;
-  filtered: readonly FilteredNode[];
-  ranking: Ranking;
-  /** The NodeInfos array the outcomes were last brought up to date with, when the caller logs its changes. */
-  infos?: readonly NodeInfo[] | undefined;
-  /** Length of the caller's change log at that time. */
-  seen?: number | undefined;
-}
-
-function memoOf(outcomes: NodeOutcome[]): Memo {
-  let feasible = 0;
-  for (const outcome of outcomes) if (outcome.unfit === undefined) feasible += 1;
-  return { outcomes, feasible, filtered: filteredOf(outcomes), ranking: rankingOf(outcomes) };
-}
-
-function rankingOf(outcomes: readonly NodeOutcome[]): Ranking {
-  const best = rank(outcomes, RANKED);
-  const feasible = outcomes.reduce((count, outcome) => count + (outcome.unfit === undefined ? 1 : 0), 0);
-  return { best, complete: best.length === feasible };
-}
-
-/**
- * Updates `ranking` in place after the outcomes in `replaced` were replaced, by those in
- * `changed` when feasible; false when too little of it is left to know the top (then rank
- * everything again).
- */
-function updateRanking(ranking: Ranking, replaced: ReadonlySet<NodeOutcome>, changed: readonly NodeOutcome[]): boolean {
-  const kept = replaced.size === 0 ? ranking.best : ranking.best.filter((outcome) => !replaced.has(outcome));
-  if (!ranking.complete && kept.length === 0) return false;
-  const worstKept = kept[kept.length - 1];
-  const merged = [...kept];
-  for (const outcome of changed) {
-    let position = 0;
-    while (position < merged.length && !ranksBefore(outcome, merged[position] as NodeOutcome)) position += 1;
-    merged.splice(position, 0, outcome);
+/** Whether `pod` may be scheduled at all under `profile` (its PreEnqueue plugins, e.g. SchedulingGates). */
+export function preEnqueue(pod: Pod, profile: Profile): PreEnqueueResult {
+  for (const plugin of profile.preEnqueue) {
+    const verdict = plugin.preEnqueue(pod);
+    if (verdict.type === 'gated') return verdict;
   }
-  if (ranking.complete) {
-    ranking.best = merged.slice(0, RANKED);
-    ranking.complete = merged.length <= RANKED;
-    return true;
-  }
-  // Below the worst kept unchanged outcome, unranked unchanged nodes may come first: cut there.
-  const cut = merged.indexOf(worstKept as NodeOutcome) + 1;
-  ranking.best = merged.slice(0, Math.min(cut, RANKED));
-  return ranking.best.length >= TOP_SCORES;
+  return READY;
 }
 
 /** One node's outcome for a pod: the first "unfit" verdict, or the weighted total and each plugin's score. */
-interface NodeOutcome {
+export interface NodeOutcome {
   readonly nodeInfo: NodeInfo;
   /** Undefined when the node is feasible. */
   readonly unfit: readonly string[] | undefined;
@@ -194,38 +78,84 @@ interface NodeOutcome {
 
 const NO_SCORES: readonly number[] = [];
 
-function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile): NodeOutcome {
+/** Per score plugin: whether it skips this cycle (scores 0 everywhere; kube's PreScore Skip). */
+export function skippedScores(profile: Profile, ctx: SchedulingContext): boolean[] {
+  return profile.scores.map(({ plugin }) => plugin.preScoreSkip?.(ctx) === true);
+}
+
+/**
+ * One node's outcome in a cycle where every filter is node-local and so is every score
+ * plugin not flagged in `skip` (those score 0 here and are scored over the feasible nodes later).
+ */
+export function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile, skip: readonly boolean[]): NodeOutcome {
   const verdict = runFilters(pod, nodeInfo, ctx, profile);
   if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
   const scores: number[] = [];
   let total = 0;
-  for (const { plugin, weight } of profile.scores) {
-    const score = plugin.score(pod, nodeInfo, ctx);
-    if (!Number.isInteger(score) || score < 0 || score > MAX_NODE_SCORE) {
-      throw new RangeError(
-        `score plugin ${plugin.name} gave node ${nodeInfo.node.metadata.name} the score ${score}; scores are integers 0..${MAX_NODE_SCORE}`,
-      );
-    }
+  for (let index = 0; index < profile.scores.length; index += 1) {
+    const { plugin, weight } = profile.scores[index] as Profile['scores'][number];
+    const score = skip[index] === true ? 0 : checkedScore(plugin.name, plugin.score(pod, nodeInfo, ctx), nodeInfo);
     scores.push(score);
     total += score * weight;
   }
   return { nodeInfo, unfit: undefined, total, scores };
 }
 
+/**
+ * Every node's outcome, as kube-scheduler's cycle runs: Filter on every node, then (with
+ * the feasible nodes known, kube's PreScore) Score each feasible node per plugin, then
+ * each plugin's NormalizeScore over the feasible nodes, then the weighted totals.
+ */
+export function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingCycle, profile: Profile): NodeOutcome[] {
+  const verdicts = nodeInfos.map((nodeInfo) => runFilters(pod, nodeInfo, ctx, profile));
+  const feasible: NodeInfo[] = [];
+  const indices: number[] = [];
+  nodeInfos.forEach((nodeInfo, index) => {
+    if ((verdicts[index] as FilterResult).type !== 'fit') return;
+    feasible.push(nodeInfo);
+    indices.push(index);
+  });
+  ctx.setFeasibleNodes(feasible);
+  const perPlugin = profile.scores.map(({ plugin }) => scoresOver(plugin, pod, feasible, indices, ctx));
+  let next = 0;
+  return nodeInfos.map((nodeInfo, index) => {
+    const verdict = verdicts[index] as FilterResult;
+    if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
+    const position = next;
+    next += 1;
+    const scores = perPlugin.map((pluginScores) => pluginScores[position] as number);
+    let total = 0;
+    profile.scores.forEach(({ weight }, plugin) => {
+      total += (scores[plugin] as number) * weight;
+    });
+    return { nodeInfo, unfit: undefined, total, scores };
+  });
+}
+
+/** One plugin's final (normalized, checked) scores of the feasible nodes, `indices` their positions in `ctx.nodeInfos`. */
+export function scoresOver(plugin: ScorePlugin, pod: Pod, feasible: readonly NodeInfo[], indices: readonly number[], ctx: SchedulingContext): number[] {
+  if (plugin.preScoreSkip?.(ctx) === true) return new Array<number>(feasible.length).fill(0);
+  const raw = plugin.scoreAll !== undefined ? plugin.scoreAll(pod, indices, ctx) : feasible.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
+  plugin.normalize?.(raw, feasible, ctx);
+  for (let position = 0; position < raw.length; position += 1) checkedScore(plugin.name, raw[position] as number, feasible[position] as NodeInfo);
+  return raw;
+}
+
+export function checkedScore(plugin: string, score: number, nodeInfo: NodeInfo): number {
+  if (!Number.isInteger(score) || score < 0 || score > MAX_NODE_SCORE) {
+    throw new RangeError(`score plugin ${plugin} gave node ${nodeInfo.node.metadata.name} the score ${score}; scores are integers 0..${MAX_NODE_SCORE}`);
+  }
+  return score;
+}
+
 /** The decision from every node's outcome. */
-function decide(outcomes: readonly NodeOutcome[], profile: Profile): ScheduleResult {
+export function decide(outcomes: readonly NodeOutcome[], profile: Profile): ScheduleResult {
   let feasible = 0;
   for (const outcome of outcomes) if (outcome.unfit === undefined) feasible += 1;
   return result(filteredOf(outcomes), rank(outcomes, TOP_SCORES), feasible, outcomes.length, profile);
 }
 
-/** The decision from a round scheduler's memo. */
-function decideFromMemo(memo: Memo, profile: Profile): ScheduleResult {
-  const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
-  return result(filtered, memo.ranking.best.slice(0, TOP_SCORES), memo.feasible, memo.outcomes.length, profile);
-}
-
-function result(filtered: FilteredNode[], top: readonly NodeOutcome[], feasible: number, total: number, profile: Profile): ScheduleResult {
+export function result(filtered: FilteredNode[], top: readonly NodeOutcome[], feasible: number, total: number, profile: Profile): ScheduleResult {
   const scores = top.map((outcome) => ({
     node: outcome.nodeInfo.node.metadata.name,
     score: outcome.total,
@@ -238,7 +168,7 @@ function result(filtered: FilteredNode[], top: readonly NodeOutcome[], feasible:
 }
 
 /** The unfit nodes with their reasons, in name order. */
-function filteredOf(outcomes: readonly NodeOutcome[]): FilteredNode[] {
+export function filteredOf(outcomes: readonly NodeOutcome[]): FilteredNode[] {
   const filtered: FilteredNode[] = [];
   for (const outcome of outcomes) {
     if (outcome.unfit !== undefined) filtered.push({ node: outcome.nodeInfo.node.metadata.name, reasons: [...outcome.unfit] });
@@ -255,7 +185,7 @@ function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profil
 }
 
 /** The best `count` feasible outcomes, best first. */
-function rank(outcomes: readonly NodeOutcome[], count: number): NodeOutcome[] {
+export function rank(outcomes: readonly NodeOutcome[], count: number): NodeOutcome[] {
   const top: NodeOutcome[] = [];
   for (const outcome of outcomes) {
     if (outcome.unfit !== undefined) continue;
@@ -270,7 +200,7 @@ function rank(outcomes: readonly NodeOutcome[], count: number): NodeOutcome[] {
 }
 
 /** Higher score first; among equal scores the node with fewer pods, then the name that sorts first. */
-function ranksBefore(outcome: NodeOutcome, other: NodeOutcome): boolean {
+export function ranksBefore(outcome: NodeOutcome, other: NodeOutcome): boolean {
   if (outcome.total !== other.total) return outcome.total > other.total;
   const pods = outcome.nodeInfo.requested.pods;
   const otherPods = other.nodeInfo.requested.pods;
@@ -278,7 +208,7 @@ function ranksBefore(outcome: NodeOutcome, other: NodeOutcome): boolean {
 }
 
 /** Orders by UTF-16 code units (for node names, which are ASCII, the same as Go's byte order). */
-function compareNames(left: string, right: string): number {
+export function compareNames(left: string, right: string): number {
   return left < right ? -1 : left > right ? 1 : 0;
 }
 

@@ -1,5 +1,5 @@
 /** Builders of Nodes and Pods for the scheduler's tests and benchmark. */
-import type { Node, NodeCondition, Pod, PodAffinityTerm, Taint, Toleration } from '../../schemas/index.ts';
+import type { Affinity, ContainerPort, Node, NodeCondition, Pod, PodAffinityTerm, Taint, Toleration, TopologySpreadConstraint } from '../../schemas/index.ts';
 
 /** What a test node looks like; everything but the name has a roomy default. */
 export interface NodeOptions {
@@ -12,6 +12,8 @@ export interface NodeOptions {
   readonly unschedulable?: boolean;
   /** The Ready condition's status; null leaves the condition out. */
   readonly ready?: 'True' | 'False' | 'Unknown' | null;
+  /** More allocatable resources, e.g. `{ 'nvidia.com/gpu': '2' }`. */
+  readonly allocatable?: Readonly<Record<string, string>>;
 }
 
 /** A Ready node with 4 cpu, 8Gi and 110 pod slots unless told otherwise. */
@@ -27,7 +29,7 @@ export function makeNode(options: NodeOptions): Node {
       ...(options.taints === undefined ? {} : { taints: [...options.taints] }),
     },
     status: {
-      allocatable: { cpu: options.cpu ?? '4', memory: options.memory ?? '8Gi', pods: options.pods ?? '110' },
+      allocatable: { cpu: options.cpu ?? '4', memory: options.memory ?? '8Gi', pods: options.pods ?? '110', ...options.allocatable },
       conditions,
     },
   };
@@ -44,26 +46,45 @@ export interface PodOptions {
   readonly nodeSelector?: Readonly<Record<string, string>>;
   readonly tolerations?: readonly Toleration[];
   readonly antiAffinity?: readonly PodAffinityTerm[];
+  /** The whole `spec.affinity` (overrides `antiAffinity`). */
+  readonly affinity?: Affinity;
   readonly phase?: string;
+  /** More requests of the container, e.g. `{ 'nvidia.com/gpu': '1' }`. */
+  readonly requests?: Readonly<Record<string, string>>;
+  readonly ports?: readonly ContainerPort[];
+  readonly schedulingGates?: readonly string[];
+  readonly topologySpreadConstraints?: readonly TopologySpreadConstraint[];
+  readonly ownerReferences?: NonNullable<Pod['metadata']['ownerReferences']>;
+  readonly priority?: number;
 }
 
 /** A one-container pod requesting `cpu`/`memory` when given (none otherwise). */
 export function makePod(options: PodOptions): Pod {
-  const requests: Record<string, string> = {};
+  const requests: Record<string, string> = { ...options.requests };
   if (options.cpu !== undefined) requests.cpu = options.cpu;
   if (options.memory !== undefined) requests.memory = options.memory;
   return {
     kind: 'Pod',
     apiVersion: 'v1',
-    metadata: { name: options.name, namespace: options.namespace ?? 'default', labels: { ...options.labels } },
+    metadata: {
+      name: options.name,
+      namespace: options.namespace ?? 'default',
+      labels: { ...options.labels },
+      ...(options.ownerReferences === undefined ? {} : { ownerReferences: [...options.ownerReferences] }),
+    },
     spec: {
-      containers: [{ name: 'main', resources: { requests } }],
+      containers: [{ name: 'main', resources: { requests }, ...(options.ports === undefined ? {} : { ports: [...options.ports] }) }],
+      ...(options.schedulingGates === undefined ? {} : { schedulingGates: options.schedulingGates.map((name) => ({ name })) }),
+      ...(options.topologySpreadConstraints === undefined ? {} : { topologySpreadConstraints: [...options.topologySpreadConstraints] }),
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }),
       ...(options.nodeSelector === undefined ? {} : { nodeSelector: { ...options.nodeSelector } }),
       ...(options.tolerations === undefined ? {} : { tolerations: [...options.tolerations] }),
-      ...(options.antiAffinity === undefined
-        ? {}
-        : { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [...options.antiAffinity] } } }),
+      ...(options.affinity !== undefined
+        ? { affinity: options.affinity }
+        : options.antiAffinity === undefined
+          ? {}
+          : { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [...options.antiAffinity] } } }),
     },
     ...(options.phase === undefined ? {} : { status: { phase: options.phase } }),
   };

@@ -3,7 +3,7 @@
  * the same proportion with the pod placed, so neither runs out while the other idles.
  */
 import { MAX_NODE_SCORE, type NodeInfo, type ScorePlugin } from '../../framework.ts';
-import type { PodResources } from '../../resources.ts';
+import type { CpuMemory } from '../../resources.ts';
 import { podRequestsOfCycle } from '../node-resources-fit/index.ts';
 
 /** This plugin's registry name (kube-scheduler's). */
@@ -14,7 +14,7 @@ export const BALANCED_ALLOCATION = 'NodeResourcesBalancedAllocation';
  * with the pod's requests added; each fraction is capped at 1 and a resource the node does
  * not offer is left out. Uses the requests as written (not defaulted), as kube-scheduler does.
  */
-export function balancedAllocationScore(request: PodResources, nodeInfo: NodeInfo): number {
+export function balancedAllocationScore(request: CpuMemory, nodeInfo: NodeInfo): number {
   const { allocatable, requested } = nodeInfo;
   const cpu = usedFraction(requested.cpuMilli + request.cpuMilli, allocatable.cpuMilli);
   const memory = usedFraction(requested.memoryBytes + request.memoryBytes, allocatable.memoryBytes);

@@ -3,9 +3,14 @@
  * if set, its required node affinity (`nodeSelectorTerms` ORed; within a term all
  * `matchExpressions` and `matchFields` ANDed; operators In, NotIn, Exists, DoesNotExist,
  * Gt, Lt). A term that is empty or malformed matches no node, as in Kubernetes.
+ *
+ * As a score plugin it ranks nodes by the pod's preferred terms
+ * (`preferredDuringSchedulingIgnoredDuringExecution`): a node scores the sum of the weights
+ * of the terms it matches, scaled so the best feasible node has 100 (kube's
+ * `DefaultNormalizeScore`).
  */
 import { type LabelRequirement, matchesLabels } from '../../../../projections/selectors.ts';
-import { defineCycleValue, FIT, type FilterPlugin, unfit } from '../../framework.ts';
+import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, type ScorePlugin, unfit } from '../../framework.ts';
 import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod } from '../../../../schemas/index.ts';
 
 /** This plugin's registry name. */
@@ -37,13 +42,30 @@ export function nodeAffinityMatcher(pod: Pod): (node: Node) => boolean {
     return selector.length === 0 ? () => true : (node) => matchesLabels(selector, node.metadata.labels);
   }
   const terms = required.nodeSelectorTerms.map(compileTerm).filter((term) => term !== undefined);
-  return (node) =>
-    matchesLabels(selector, node.metadata.labels) &&
-    terms.some(
-      (term) =>
-        matchesLabels(term.labels, node.metadata.labels) &&
-        matchesLabels(term.fields, { [NODE_NAME_FIELD]: node.metadata.name }),
-    );
+  return (node) => matchesLabels(selector, node.metadata.labels) && terms.some((term) => termMatches(term, node));
+}
+
+/** A preferred term, compiled, with its weight; an empty or malformed term matches no node. */
+interface WeightedTerm {
+  readonly term: CompiledTerm | undefined;
+  readonly weight: number;
+}
+
+function termMatches(term: CompiledTerm, node: Node): boolean {
+  return matchesLabels(term.labels, node.metadata.labels) && matchesLabels(term.fields, { [NODE_NAME_FIELD]: node.metadata.name });
+}
+
+/** Compiles the pod's preferred node affinity terms (weight-0 terms are left out, as kube does). */
+export function preferredNodeAffinityTerms(pod: Pod): readonly WeightedTerm[] {
+  const preferred = pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+  return preferred.filter((entry) => entry.weight !== 0).map((entry) => ({ term: compileTerm(entry.preference), weight: entry.weight }));
+}
+
+/** The raw score of `node`: the sum of the weights of the preferred terms it matches. */
+export function preferredNodeAffinityScore(terms: readonly WeightedTerm[], node: Node): number {
+  let score = 0;
+  for (const { term, weight } of terms) if (term !== undefined && termMatches(term, node)) score += weight;
+  return score;
 }
 
 function compileTerm(term: NodeSelectorTerm): CompiledTerm | undefined {
@@ -86,14 +108,25 @@ function compileRequirement(requirement: NodeSelectorRequirement): LabelRequirem
 }
 
 const podNodeAffinity = defineCycleValue('NodeAffinity/matcher', (pod) => nodeAffinityMatcher(pod));
+const podPreferredTerms = defineCycleValue('NodeAffinity/preferred', (pod) => preferredNodeAffinityTerms(pod));
 
-/** Creates the NodeAffinity filter. */
-export function createNodeAffinity(): FilterPlugin {
+/** Creates the NodeAffinity filter and score. */
+export function createNodeAffinity(): FilterPlugin & ScorePlugin {
   return {
     name: NODE_AFFINITY,
-    nodeLocal: true,
+    // The filter reads the node alone; without preferred terms every node scores 0.
+    filterNodeLocal: true,
+    nodeLocal: (ctx) => ctx.get(podPreferredTerms).length === 0,
+    preScoreSkip: (ctx) => ctx.get(podPreferredTerms).length === 0,
     filter(_pod, nodeInfo, ctx) {
       return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unfit(NODE_AFFINITY_REASON);
+    },
+    score(_pod, nodeInfo, ctx) {
+      const terms = ctx.get(podPreferredTerms);
+      return terms.length === 0 ? 0 : preferredNodeAffinityScore(terms, nodeInfo.node);
+    },
+    normalize(scores) {
+      defaultNormalizeScore(scores, false);
     },
   };
 }

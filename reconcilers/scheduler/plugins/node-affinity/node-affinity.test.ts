@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createNodeInfo, createSchedulingContext } from '../../framework.ts';
+import { buildNodeInfos, createNodeInfo, createSchedulingContext } from '../../framework.ts';
+import { createDefaultProfile } from '../index.ts';
+import { schedule } from '../../scheduler.ts';
 import type { NodeSelectorTerm, Pod } from '../../../../schemas/index.ts';
 import { makeNode, makePod } from '../../test-fixtures.ts';
 import { createNodeAffinity, nodeAffinityMatcher } from './index.ts';
@@ -86,5 +88,40 @@ describe('NodeAffinity filter', () => {
     const pod = podWith(nodeSelector, undefined);
     const nodeInfo = createNodeInfo(makeNode({ name: 'node-a', labels: nodeLabels }), []);
     expect(createNodeAffinity().filter(pod, nodeInfo, createSchedulingContext(pod, [nodeInfo]))).toEqual(expected);
+  });
+});
+
+describe('NodeAffinity preferred terms (score)', () => {
+  const nodes = [
+    makeNode({ name: 'node-a', labels: { zone: 'z1', disk: 'ssd' } }),
+    makeNode({ name: 'node-b', labels: { zone: 'z2', disk: 'ssd' } }),
+    makeNode({ name: 'node-c', labels: { zone: 'z3' } }),
+  ];
+  const prefer = (weight: number, key: string, values: string[]) => ({ weight, preference: { matchExpressions: [{ key, operator: 'In', values }] } });
+  const scoresOf = (preferred: ReturnType<typeof prefer>[]): number[] => {
+    const pod = makePod({ name: 'p', affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: preferred } } });
+    const nodeInfos = buildNodeInfos(nodes, []);
+    const plugin = createNodeAffinity();
+    const ctx = createSchedulingContext(pod, nodeInfos);
+    const raw = nodeInfos.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
+    plugin.normalize?.(raw, nodeInfos, ctx);
+    return raw;
+  };
+  it.each<[string, ReturnType<typeof prefer>[], number[]]>([
+    ['no preferred terms: all 0', [], [0, 0, 0]],
+    ['one term: matching nodes 100', [prefer(10, 'disk', ['ssd'])], [100, 100, 0]],
+    ['weights add up, scaled to the best node', [prefer(80, 'disk', ['ssd']), prefer(20, 'zone', ['z2', 'z3'])], [80, 100, 20]],
+    ['integer scaling as kube (100 × score / max, truncated)', [prefer(2, 'zone', ['z1']), prefer(1, 'zone', ['z1', 'z2']), prefer(1, 'zone', ['z3'])], [100, 33, 33]],
+    ['no node matches: all 0', [prefer(50, 'zone', ['z9'])], [0, 0, 0]],
+    ['an empty preference matches nothing', [{ weight: 5, preference: {} } as unknown as ReturnType<typeof prefer>, prefer(1, 'zone', ['z3'])], [0, 0, 100]],
+  ])('%s', (_case, preferred, expected) => {
+    expect(scoresOf(preferred)).toEqual(expected);
+  });
+
+  it('the default profile binds to the preferred node (weight 2) when resources tie', () => {
+    const pod = makePod({ name: 'p', affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [prefer(1, 'zone', ['z3'])] } } });
+    const result = schedule(pod, buildNodeInfos(nodes, []), createDefaultProfile());
+    expect(result.type === 'bound' && result.node).toBe('node-c');
+    expect(result.rationale.scores[0]?.plugins.find((entry) => entry.name === 'NodeAffinity')).toEqual({ name: 'NodeAffinity', score: 100 });
   });
 });

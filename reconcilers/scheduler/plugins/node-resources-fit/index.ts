@@ -1,7 +1,10 @@
 /**
- * NodeResourcesFit: a pod fits a node when its cpu and memory requests fit in what the
- * node has left (allocatable minus the requests of the pods already there) and the node
- * has a pod slot free. As a score plugin it implements the default LeastAllocated
+ * NodeResourcesFit: a pod fits a node when each of its requests (cpu, memory,
+ * ephemeral-storage, and every scalar resource: extended resources such as `nvidia.com/gpu`
+ * advertised in the node's allocatable, `hugepages-<size>`) fits in what the node has left
+ * (allocatable minus the requests of the pods already there) and the node has a pod slot
+ * free. Requests are computed as kube does (init containers, sidecars, overhead: see
+ * `computePodRequests`). As a score plugin it implements the default LeastAllocated
  * strategy: emptier nodes score higher, so pods spread.
  */
 import {
@@ -14,7 +17,7 @@ import {
   type ScorePlugin,
   unfit,
 } from '../../framework.ts';
-import { computePodRequests, type PodResources } from '../../resources.ts';
+import { computePodRequests, type CpuMemory, type PodResources } from '../../resources.ts';
 
 /** This plugin's registry name. */
 export const NODE_RESOURCES_FIT = 'NodeResourcesFit';
@@ -24,26 +27,43 @@ export const InsufficientReason = {
   Pods: 'Too many pods',
   Cpu: 'Insufficient cpu',
   Memory: 'Insufficient memory',
+  EphemeralStorage: 'Insufficient ephemeral-storage',
 } as const;
+
+/** kube-scheduler's reason for any other exhausted resource, e.g. "Insufficient nvidia.com/gpu". */
+export const insufficientReason = (resource: string): string => `Insufficient ${resource}`;
 
 /** The pod's requests, parsed once per scheduling cycle (shared with NodeResourcesBalancedAllocation). */
 export const podRequestsOfCycle = defineCycleValue('NodeResourcesFit/podRequests', (pod) => computePodRequests(pod));
 
 /**
- * Whether a pod requesting `request` fits on the node: returns every exhausted resource
- * as a reason ("Too many pods", "Insufficient cpu", "Insufficient memory"). A zero request
- * for a resource always fits it, even on an overcommitted node.
+ * Whether a pod requesting `request` fits on the node (kube's `fitsRequest`): returns every
+ * exhausted resource as a reason, in kube's order ("Too many pods", cpu, memory,
+ * ephemeral-storage, then scalar resources by name). A zero request for a resource always
+ * fits it, even on an overcommitted node; a scalar resource the node does not advertise
+ * offers 0.
  */
 export function fitsResources(request: PodResources, nodeInfo: NodeInfo): FilterResult {
   const { allocatable, requested } = nodeInfo;
   const tooManyPods = requested.pods + 1 > allocatable.pods;
   const cpuShort = request.cpuMilli > 0 && request.cpuMilli > allocatable.cpuMilli - requested.cpuMilli;
   const memoryShort = request.memoryBytes > 0 && request.memoryBytes > allocatable.memoryBytes - requested.memoryBytes;
-  if (!tooManyPods && !cpuShort && !memoryShort) return FIT;
+  const storageShort =
+    request.ephemeralStorageBytes > 0 && request.ephemeralStorageBytes > allocatable.ephemeralStorageBytes - requested.ephemeralStorageBytes;
+  let scalarShort: string[] | undefined;
+  if (request.scalar.size > 0) {
+    for (const [name, amount] of request.scalar) {
+      if (amount === 0) continue;
+      if (amount > (allocatable.scalar.get(name) ?? 0) - (requested.scalar.get(name) ?? 0)) (scalarShort ??= []).push(name);
+    }
+  }
+  if (!tooManyPods && !cpuShort && !memoryShort && !storageShort && scalarShort === undefined) return FIT;
   const reasons: string[] = [];
   if (tooManyPods) reasons.push(InsufficientReason.Pods);
   if (cpuShort) reasons.push(InsufficientReason.Cpu);
   if (memoryShort) reasons.push(InsufficientReason.Memory);
+  if (storageShort) reasons.push(InsufficientReason.EphemeralStorage);
+  if (scalarShort !== undefined) for (const name of scalarShort.sort()) reasons.push(insufficientReason(name));
   const [first, ...rest] = reasons;
   return first === undefined ? FIT : unfit(first, ...rest);
 }
@@ -53,7 +73,7 @@ export function fitsResources(request: PodResources, nodeInfo: NodeInfo): Filter
  * the pod added (requests defaulted as kube-scheduler's NonZeroRequested), integer-divided
  * and averaged over the resources the node offers; 0 for a resource that would be overcommitted.
  */
-export function leastAllocatedScore(nonZeroRequest: PodResources, nodeInfo: NodeInfo): number {
+export function leastAllocatedScore(nonZeroRequest: CpuMemory, nodeInfo: NodeInfo): number {
   const { allocatable, nonZeroRequested } = nodeInfo;
   let total = 0;
   let counted = 0;

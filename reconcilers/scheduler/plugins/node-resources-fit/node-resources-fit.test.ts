@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createNodeInfo, createSchedulingContext, type FilterResult } from '../../framework.ts';
+import { buildNodeInfos, createNodeInfo, createSchedulingContext, type FilterResult } from '../../framework.ts';
+import { createDefaultProfile } from '../index.ts';
+import { schedule } from '../../scheduler.ts';
 import type { Pod } from '../../../../schemas/index.ts';
 import { computePodRequests } from '../../resources.ts';
 import { makeNode, makePod } from '../../test-fixtures.ts';
@@ -57,7 +59,7 @@ describe('computePodRequests', () => {
       { cpuMilli: 0, memoryBytes: 0 },
     ],
   ])('%s', (_case, pod, requested, nonZeroRequested) => {
-    expect(computePodRequests(pod)).toEqual({ type: 'ok', requests: { requested, nonZeroRequested } });
+    expect(computePodRequests(pod)).toEqual({ type: 'ok', requests: { requested: { ...requested, ephemeralStorageBytes: 0, scalar: new Map() }, nonZeroRequested } });
   });
 
   it('names an unreadable quantity', () => {
@@ -75,7 +77,7 @@ describe('computePodRequests over many pods (quantities read once and remembered
         const result = computePodRequests(makePod({ name: `p${i}`, cpu: `${i}m`, memory: `${i}Ki` }));
         expect(result).toEqual({
           type: 'ok',
-          requests: { requested: { cpuMilli: i, memoryBytes: i * 1024 }, nonZeroRequested: { cpuMilli: i, memoryBytes: i * 1024 } },
+          requests: { requested: { cpuMilli: i, memoryBytes: i * 1024, ephemeralStorageBytes: 0, scalar: new Map() }, nonZeroRequested: { cpuMilli: i, memoryBytes: i * 1024 } },
         });
       }
       const bad = computePodRequests(makePod({ name: 'bad', cpu: '1.5.5' }));
@@ -104,12 +106,12 @@ describe('fitsResources', () => {
     ],
     ['zero request fits an overcommitted node', nodeWith(['3', '5Gi']), { cpuMilli: 0, memoryBytes: 0 }, { type: 'fit' }],
   ])('%s', (_case, nodeInfo, request, expected) => {
-    expect(fitsResources(request, nodeInfo)).toEqual(expected);
+    expect(fitsResources({ ...request, ephemeralStorageBytes: 0, scalar: new Map() }, nodeInfo)).toEqual(expected);
   });
 
   it('counts finished pods until they are deleted, as the fold does when it admits bindings', () => {
     const done = makePod({ name: 'done', cpu: '2', nodeName: 'n', phase: 'Succeeded' });
-    expect(fitsResources({ cpuMilli: 2000, memoryBytes: 0 }, createNodeInfo(node, [done]))).toMatchObject({ type: 'unfit' });
+    expect(fitsResources({ cpuMilli: 2000, memoryBytes: 0, ephemeralStorageBytes: 0, scalar: new Map() }, createNodeInfo(node, [done]))).toMatchObject({ type: 'unfit' });
   });
 });
 
@@ -143,5 +145,107 @@ describe('NodeResourcesFit plugin', () => {
     const nodeInfo = nodeWith();
     const verdict = plugin.filter(pod, nodeInfo, createSchedulingContext(pod, [nodeInfo]));
     expect(verdict).toEqual({ type: 'unfit', reasons: [expect.stringContaining('invalid quantity "1GB"')] });
+  });
+});
+
+describe('computePodRequests: every resource, init containers, sidecars, overhead', () => {
+  const podOf = (spec: Partial<Pod['spec']>): Pod => ({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p' }, spec: { containers: [], ...spec } });
+  const c = (name: string, requests: Record<string, string>, restartPolicy?: string): Pod['spec']['containers'][number] => ({
+    name,
+    resources: { requests },
+    ...(restartPolicy === undefined ? {} : { restartPolicy }),
+  });
+  const requested = (pod: Pod) => {
+    const result = computePodRequests(pod);
+    if (result.type !== 'ok') throw new Error('unreadable');
+    return { ...result.requests.requested, scalar: Object.fromEntries(result.requests.requested.scalar), nonZero: result.requests.nonZeroRequested };
+  };
+
+  it('extended resources, hugepages and ephemeral-storage are summed; other names ignored', () => {
+    const pod = podOf({
+      containers: [
+        c('a', { 'nvidia.com/gpu': '1', 'ephemeral-storage': '1Gi', 'hugepages-2Mi': '2Mi', storage: '5Gi' }),
+        c('b', { 'nvidia.com/gpu': '2', 'example.com/foo': '3' }),
+      ],
+    });
+    expect(requested(pod)).toMatchObject({ ephemeralStorageBytes: 2 ** 30, scalar: { 'nvidia.com/gpu': 3, 'hugepages-2Mi': 2 * 2 ** 20, 'example.com/foo': 3 } });
+  });
+
+  it('a limit stands in for a missing request of any resource', () => {
+    const pod = podOf({ containers: [{ name: 'a', resources: { limits: { 'nvidia.com/gpu': '2', cpu: '1' }, requests: { cpu: '500m' } } }] });
+    expect(requested(pod)).toMatchObject({ cpuMilli: 500, scalar: { 'nvidia.com/gpu': 2 } });
+  });
+
+  it('init containers: max of each init container against the sum, per resource', () => {
+    const pod = podOf({
+      containers: [c('a', { cpu: '1', memory: '1Gi' }), c('b', { cpu: '1' })],
+      initContainers: [c('i1', { cpu: '3' }), c('i2', { memory: '2Gi', 'example.com/foo': '1' })],
+    });
+    expect(requested(pod)).toMatchObject({ cpuMilli: 3000, memoryBytes: 2 * 2 ** 30, scalar: { 'example.com/foo': 1 } });
+  });
+
+  it('sidecars (restartPolicy Always) add to the sum and to every later init container', () => {
+    // kube's example: sidecar 1 cpu, then init 2 cpu (runs beside the sidecar: 3), containers 1 cpu (+ sidecar: 2).
+    const pod = podOf({
+      containers: [c('main', { cpu: '1' })],
+      initContainers: [c('sidecar', { cpu: '1' }, 'Always'), c('migrate', { cpu: '2' })],
+    });
+    expect(requested(pod).cpuMilli).toBe(3000);
+    const longRunning = podOf({
+      containers: [c('main', { cpu: '2' })],
+      initContainers: [c('init', { cpu: '2' }), c('sidecar', { cpu: '1' }, 'Always')],
+    });
+    // init alone 2; sidecar then main: 1 + 2 = 3.
+    expect(requested(longRunning).cpuMilli).toBe(3000);
+  });
+
+  it('spec.overhead is added to requests and non-zero requests', () => {
+    const pod = podOf({ containers: [c('a', {})], overhead: { cpu: '250m', memory: '120Mi' } });
+    expect(requested(pod)).toMatchObject({ cpuMilli: 250, memoryBytes: 120 * 2 ** 20, nonZero: { cpuMilli: 350, memoryBytes: 320 * 2 ** 20 } });
+  });
+});
+
+describe('NodeResourcesFit for extended resources and ephemeral-storage', () => {
+  const plugin = createNodeResourcesFit();
+  const gpuNode = makeNode({ name: 'g', allocatable: { 'nvidia.com/gpu': '2', 'ephemeral-storage': '10Gi' } });
+  const plainNode = makeNode({ name: 'p' });
+  const verdict = (pod: Pod, nodeInfo: ReturnType<typeof createNodeInfo>) => plugin.filter(pod, nodeInfo, createSchedulingContext(pod, [nodeInfo]));
+  it.each<[string, Record<string, string>, readonly Pod[], FilterResult, FilterResult]>([
+    ['a GPU pod fits only where GPUs are advertised', { 'nvidia.com/gpu': '1' }, [], { type: 'fit' }, { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'] }],
+    [
+      'GPUs already requested count',
+      { 'nvidia.com/gpu': '1' },
+      [makePod({ name: 'x', requests: { 'nvidia.com/gpu': '2' } })],
+      { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'] },
+      { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'] },
+    ],
+    ['a zero extended request fits anywhere', { 'nvidia.com/gpu': '0' }, [], { type: 'fit' }, { type: 'fit' }],
+    [
+      'ephemeral-storage is checked',
+      { 'ephemeral-storage': '11Gi' },
+      [],
+      { type: 'unfit', reasons: ['Insufficient ephemeral-storage'] },
+      { type: 'unfit', reasons: ['Insufficient ephemeral-storage'] },
+    ],
+    [
+      'every short resource is a reason, in kube order',
+      { cpu: '5', 'example.com/foo': '1', 'nvidia.com/gpu': '3', 'ephemeral-storage': '1Ti' },
+      [],
+      { type: 'unfit', reasons: ['Insufficient cpu', 'Insufficient ephemeral-storage', 'Insufficient example.com/foo', 'Insufficient nvidia.com/gpu'] },
+      { type: 'unfit', reasons: ['Insufficient cpu', 'Insufficient ephemeral-storage', 'Insufficient example.com/foo', 'Insufficient nvidia.com/gpu'] },
+    ],
+  ])('%s', (_case, requests, placed, onGpuNode, onPlainNode) => {
+    const pod = makePod({ name: 'p', requests });
+    expect(verdict(pod, createNodeInfo(gpuNode, placed.map((p) => ({ ...p, spec: { ...p.spec, nodeName: 'g' } }))))).toEqual(onGpuNode);
+    expect(verdict(pod, createNodeInfo(plainNode, []))).toEqual(onPlainNode);
+  });
+
+  it("kube's message for a GPU pod on a cluster without free GPUs", () => {
+    const nodes = [makeNode({ name: 'a' }), makeNode({ name: 'b', allocatable: { 'nvidia.com/gpu': '1' } }), makeNode({ name: 'c', cpu: '1' })];
+    const placed = [makePod({ name: 'x', requests: { 'nvidia.com/gpu': '1' }, nodeName: 'b' })];
+    const result = schedule(makePod({ name: 'p', cpu: '2', requests: { 'nvidia.com/gpu': '1' } }), buildNodeInfos(nodes, placed), createDefaultProfile());
+    expect(result.type === 'unschedulable' && result.message).toBe('0/3 nodes are available: 1 Insufficient cpu, 3 Insufficient nvidia.com/gpu.');
+    const bound = schedule(makePod({ name: 'p', requests: { 'nvidia.com/gpu': '1' } }), buildNodeInfos([...nodes, makeNode({ name: 'd', allocatable: { 'nvidia.com/gpu': '8' } })], placed), createDefaultProfile());
+    expect(bound.type === 'bound' && bound.node).toBe('d');
   });
 });

@@ -6,7 +6,7 @@
  * node-lifecycle controller has added it, so a freshly failed node is avoided at once
  * and reported exactly as the taint would be.
  */
-import { FIT, type FilterPlugin, unfit } from '../../framework.ts';
+import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, MAX_NODE_SCORE, type NodeInfo, type ScorePlugin, unfit } from '../../framework.ts';
 import type { Node, Pod, Taint, Toleration } from '../../../../schemas/index.ts';
 
 /** This plugin's registry name. */
@@ -90,14 +90,50 @@ export function untoleratedTaintReason(taint: Taint): string {
   return `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`;
 }
 
-/** Creates the TaintToleration filter. */
-export function createTaintToleration(): FilterPlugin {
+/**
+ * The score's raw value (kube's `countIntolerableTaintsPreferNoSchedule`): how many of the
+ * node's PreferNoSchedule taints (`spec.taints`) the pod's tolerations with that effect, or
+ * with no effect, do not tolerate.
+ */
+export function intolerablePreferNoSchedule(node: Node, tolerations: readonly Toleration[]): number {
+  let count = 0;
+  for (const taint of node.spec?.taints ?? []) {
+    if (taint.effect === TaintEffect.PreferNoSchedule && !tolerates(tolerations, taint)) count += 1;
+  }
+  return count;
+}
+
+/** The pod's PreferNoSchedule (or effect-less) tolerations, and whether any node has a PreferNoSchedule taint they leave. */
+const preferNoScheduleOfCycle = defineCycleValue('TaintToleration/preferNoSchedule', (pod: Pod, nodeInfos: readonly NodeInfo[]) => {
+  const tolerations = (pod.spec.tolerations ?? []).filter((toleration) => !toleration.effect || toleration.effect === TaintEffect.PreferNoSchedule);
+  let anyNode = false;
+  for (let index = 0; index < nodeInfos.length && !anyNode; index += 1) {
+    const node = (nodeInfos[index] as NodeInfo).node;
+    if ((node.spec?.taints?.length ?? 0) > 0 && intolerablePreferNoSchedule(node, tolerations) > 0) anyNode = true;
+  }
+  return { tolerations, anyNode };
+});
+
+/**
+ * Creates the TaintToleration filter and score. The score prefers nodes with fewer
+ * intolerable PreferNoSchedule taints (kube: raw count, `DefaultNormalizeScore` reversed).
+ * While no node has one, every node scores 100, given directly (node-local).
+ */
+export function createTaintToleration(): FilterPlugin & ScorePlugin {
   return {
     name: TAINT_TOLERATION,
-    nodeLocal: true,
+    filterNodeLocal: true,
+    nodeLocal: (ctx) => !ctx.get(preferNoScheduleOfCycle).anyNode,
     filter(pod, nodeInfo) {
       const taint = findUntoleratedTaint(pod, nodeInfo.node);
       return taint === undefined ? FIT : unfit(untoleratedTaintReason(taint));
+    },
+    score(_pod, nodeInfo, ctx) {
+      const { tolerations, anyNode } = ctx.get(preferNoScheduleOfCycle);
+      return anyNode ? intolerablePreferNoSchedule(nodeInfo.node, tolerations) : MAX_NODE_SCORE;
+    },
+    normalize(scores, _nodes, ctx) {
+      if (ctx.get(preferNoScheduleOfCycle).anyNode) defaultNormalizeScore(scores, true);
     },
   };
 }

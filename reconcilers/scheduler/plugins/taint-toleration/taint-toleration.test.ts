@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createNodeInfo, createSchedulingContext, type FilterResult } from '../../framework.ts';
-import type { Taint, Toleration } from '../../../../schemas/index.ts';
+import { buildNodeInfos, createNodeInfo, createSchedulingContext, type FilterResult } from '../../framework.ts';
+import type { Node, Pod, Taint, Toleration } from '../../../../schemas/index.ts';
+import { schedule } from '../../scheduler.ts';
+import { createDefaultProfile } from '../index.ts';
 import { makeNode, makePod, type NodeOptions } from '../../test-fixtures.ts';
 import { createTaintToleration, effectiveTaints, tolerates, toleratesTaint } from './index.ts';
 
@@ -91,5 +93,35 @@ describe('TaintToleration filter', () => {
     const pod = makePod({ name: 'p', ...(tolerations === undefined ? {} : { tolerations }) });
     const nodeInfo = createNodeInfo(makeNode(nodeOptions), []);
     expect(plugin.filter(pod, nodeInfo, createSchedulingContext(pod, [nodeInfo]))).toEqual(expected);
+  });
+});
+
+describe('TaintToleration score (PreferNoSchedule)', () => {
+  const prefer = (key: string): Taint => ({ key, value: 'x', effect: 'PreferNoSchedule' });
+  const scoresOf = (pod: Pod, nodes: Node[]): number[] => {
+    const nodeInfos = buildNodeInfos(nodes, []);
+    const ctx = createSchedulingContext(pod, nodeInfos);
+    const plugin = createTaintToleration();
+    const raw = nodeInfos.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
+    plugin.normalize?.(raw, nodeInfos, ctx);
+    return raw;
+  };
+  const nodes = [makeNode({ name: 'a' }), makeNode({ name: 'b', taints: [prefer('k1')] }), makeNode({ name: 'c', taints: [prefer('k1'), prefer('k2'), { key: 'k3', effect: 'NoSchedule' }] })];
+  it.each<[string, Pod, number[]]>([
+    ['fewer intolerable PreferNoSchedule taints score higher (reversed, scaled to the worst)', makePod({ name: 'p' }), [100, 50, 0]],
+    ['a tolerated taint does not count', makePod({ name: 'p', tolerations: [{ key: 'k1', operator: 'Exists', effect: 'PreferNoSchedule' }] }), [100, 100, 0]],
+    ['an effect-less toleration counts too', makePod({ name: 'p', tolerations: [{ key: 'k2', operator: 'Exists' }] }), [100, 0, 0]],
+    ['a NoSchedule toleration does not tolerate PreferNoSchedule', makePod({ name: 'p', tolerations: [{ key: 'k1', operator: 'Exists', effect: 'NoSchedule' }] }), [100, 50, 0]],
+  ])('%s', (_case, pod, expected) => {
+    expect(scoresOf(pod, nodes)).toEqual(expected);
+  });
+
+  it('every node scores 100 when none has an intolerable PreferNoSchedule taint', () => {
+    expect(scoresOf(makePod({ name: 'p' }), [makeNode({ name: 'a' }), makeNode({ name: 'b', taints: [{ key: 'k', effect: 'NoSchedule' }] })])).toEqual([100, 100]);
+  });
+
+  it('the default profile avoids a PreferNoSchedule node when another fits', () => {
+    const result = schedule(makePod({ name: 'p' }), buildNodeInfos([makeNode({ name: 'a', taints: [prefer('k')] }), makeNode({ name: 'b' })], []), createDefaultProfile());
+    expect(result.type === 'bound' && result.node).toBe('b');
   });
 });

@@ -1,0 +1,88 @@
+/**
+ * InterPodAffinity's score (kube-scheduler's PreScore/Score/NormalizeScore): each topology
+ * domain gets, from every pod placed in it,
+ * - + the weight of each of the incoming pod's preferred affinity terms that selects it,
+ *   - the weight of each preferred anti-affinity term that selects it;
+ * - + {@link HARD_POD_AFFINITY_WEIGHT} for each of its required affinity terms that selects
+ *   the incoming pod, + / - the weight of each of its preferred (anti-)affinity terms that
+ *   selects the incoming pod (symmetry).
+ * A node scores the sum over the domains it lies in; the scores are then scaled min-max to
+ * 0..100 over the feasible nodes. When no pod contributes anything every node scores 0.
+ */
+import { type AffinityTerm, type NamespaceLabelsOf, parsePodAffinityTerms, termSelects, type WeightedAffinityTerm } from '../../affinity.ts';
+import { defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
+import type { Node, Pod } from '../../../../schemas/index.ts';
+import { countDomain, namespaceLabelsOf, topologyValue, type TopologyCounts } from './topology.ts';
+
+/** kube-scheduler's default `hardPodAffinityWeight` (InterPodAffinityArgs). */
+export const HARD_POD_AFFINITY_WEIGHT = 1;
+
+function scoreTerm(scores: TopologyCounts, term: AffinityTerm, weight: number, pod: Pod, labels: NamespaceLabelsOf, node: Node): void {
+  if (termSelects(term, pod, labels)) countDomain(scores, term.topologyKey, node, weight);
+}
+
+function scoreTerms(scores: TopologyCounts, terms: readonly WeightedAffinityTerm[], pod: Pod, labels: NamespaceLabelsOf, node: Node, sign: number): void {
+  for (const term of terms) scoreTerm(scores, term, term.weight * sign, pod, labels, node);
+}
+
+/** The score of every topology domain for the cycle's pod (kube's preScoreState.topologyScore); empty when nothing scores. */
+export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): TopologyCounts {
+  const terms = parsePodAffinityTerms(pod);
+  const preferred = terms?.preferredAffinity ?? [];
+  const preferredAnti = terms?.preferredAntiAffinity ?? [];
+  const hasConstraints = preferred.length > 0 || preferredAnti.length > 0;
+  const scores: TopologyCounts = new Map();
+  const labelsOf = namespaceLabelsOf(ctx);
+  for (let index = 0; index < nodeInfos.length; index += 1) {
+    const nodeInfo = nodeInfos[index] as NodeInfo;
+    const node = nodeInfo.node;
+    if (!hasConstraints && nodeInfo.podsWithAffinity.length === 0) continue;
+    if (hasConstraints) {
+      for (const existing of nodeInfo.pods) {
+        scoreTerms(scores, preferred, existing, labelsOf, node, 1);
+        scoreTerms(scores, preferredAnti, existing, labelsOf, node, -1);
+      }
+    }
+    for (const existing of nodeInfo.podsWithAffinity) {
+      if (existing.requiredAffinity.length + existing.preferredAffinity.length + existing.preferredAntiAffinity.length === 0) continue;
+      for (const term of existing.requiredAffinity) scoreTerm(scores, term, HARD_POD_AFFINITY_WEIGHT, pod, labelsOf, node);
+      scoreTerms(scores, existing.preferredAffinity, pod, labelsOf, node, 1);
+      scoreTerms(scores, existing.preferredAntiAffinity, pod, labelsOf, node, -1);
+    }
+  }
+  return scores;
+}
+
+const topologyScoresOfCycle = defineCycleValue('InterPodAffinity/topologyScores', interPodAffinityTopologyScores);
+
+/** Whether every node scores 0 in this cycle (kube's PreScore "Skip"). */
+export function interPodAffinityScoreIsZero(ctx: SchedulingContext): boolean {
+  return ctx.get(topologyScoresOfCycle).size === 0;
+}
+
+/** The raw score of `nodeInfo`: the sum of the scores of the domains it lies in (may be negative). */
+export function interPodAffinityScore(_pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number {
+  const scores = ctx.get(topologyScoresOfCycle);
+  if (scores.size === 0) return 0;
+  let score = 0;
+  for (const [topologyKey, values] of scores) {
+    const value = topologyValue(nodeInfo.node, topologyKey);
+    if (value !== undefined) score += values.get(value) ?? 0;
+  }
+  return score;
+}
+
+/** kube's NormalizeScore: `100 × ((score - min) / (max - min))` in floating point, truncated; all 0 when max = min. */
+export function interPodAffinityNormalize(scores: number[], _nodes: readonly NodeInfo[], ctx: SchedulingContext): void {
+  if (ctx.get(topologyScoresOfCycle).size === 0) return;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const score of scores) {
+    if (score > max) max = score;
+    if (score < min) min = score;
+  }
+  const spread = max - min;
+  for (let index = 0; index < scores.length; index += 1) {
+    scores[index] = spread > 0 ? Math.trunc(MAX_NODE_SCORE * (((scores[index] as number) - min) / spread)) : 0;
+  }
+}

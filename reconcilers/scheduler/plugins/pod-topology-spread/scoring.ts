@@ -1,0 +1,182 @@
+/**
+ * PodTopologySpread's score for ScheduleAnyway constraints (kube-scheduler 1.32's
+ * PreScore/Score/NormalizeScore), computed in bulk over the feasible nodes.
+ *
+ * Per constraint, the matching-pod count of every node and the per-domain totals are kept
+ * across cycles for one NodeInfo array (a scheduler round replaces entries in place), so a
+ * cycle only re-counts the nodes whose NodeInfo was replaced since the last one and then
+ * reads two arrays per feasible node, instead of matching every pod of the cluster.
+ */
+import { defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
+import type { Pod } from '../../../../schemas/index.ts';
+import { namespaceOf } from '../../affinity.ts';
+import { constraintsFor, countMatching, HOSTNAME_KEY, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
+import { inclusionOf } from './inclusion.ts';
+
+/** What one constraint knows about every node of a NodeInfo array. */
+interface ConstraintCache {
+  readonly snapshot: (NodeInfo | undefined)[];
+  /** Matching pods on the node. */
+  readonly counts: number[];
+  /** The node's value of the topology key ('' when it lacks it), and whether it has it. */
+  readonly values: string[];
+  readonly hasKey: boolean[];
+  /** Whether the node counts toward domain totals (inclusion policies, every topology key when required). */
+  readonly eligible: boolean[];
+  /** Domain value → matching pods over eligible nodes. */
+  readonly totals: Map<string, number>;
+  /** Domain value → nodes with that value (any node), to count domains without a pass when every node is feasible. */
+  readonly nodesPerValue: Map<string, number>;
+}
+
+/** NodeInfo array → cache key → cache. */
+const caches = new WeakMap<readonly NodeInfo[], Map<string, ConstraintCache>>();
+
+/** Caches kept per NodeInfo array (distinct templates × constraints); past that it starts over. */
+const CACHES_KEPT = 256;
+
+function hasAllKeys(nodeInfo: NodeInfo, constraints: readonly SpreadConstraint[]): boolean {
+  const labels = nodeInfo.node.metadata.labels;
+  if (labels === undefined) return constraints.length === 0;
+  for (const constraint of constraints) if (!Object.hasOwn(labels, constraint.topologyKey)) return false;
+  return true;
+}
+
+/** Brings the cache of `constraint` for `nodeInfos` up to date (re-counting replaced entries only). */
+function cacheFor(
+  pod: Pod,
+  constraint: SpreadConstraint,
+  constraints: readonly SpreadConstraint[],
+  requireAllTopologies: boolean,
+  nodeInfos: readonly NodeInfo[],
+): ConstraintCache {
+  const inclusionKey = JSON.stringify([
+    constraint.honorNodeAffinity ? [pod.spec.nodeSelector ?? null, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null] : null,
+    constraint.honorNodeTaints ? (pod.spec.tolerations ?? null) : null,
+    requireAllTopologies ? constraints.map((c) => c.topologyKey) : null,
+  ]);
+  const key = `${constraint.topologyKey}\u0000${constraint.selectorKey}\u0000${inclusionKey}`;
+  let byKey = caches.get(nodeInfos);
+  if (byKey === undefined) {
+    byKey = new Map();
+    caches.set(nodeInfos, byKey);
+  }
+  let cache = byKey.get(key);
+  if (cache === undefined || cache.snapshot.length !== nodeInfos.length) {
+    if (byKey.size >= CACHES_KEPT) byKey.clear();
+    const length = nodeInfos.length;
+    cache = {
+      snapshot: new Array<NodeInfo | undefined>(length).fill(undefined),
+      counts: new Array<number>(length).fill(0),
+      values: new Array<string>(length).fill(''),
+      hasKey: new Array<boolean>(length).fill(false),
+      eligible: new Array<boolean>(length).fill(false),
+      totals: new Map(),
+      nodesPerValue: new Map(),
+    };
+    byKey.set(key, cache);
+  }
+  const namespace = namespaceOf(pod);
+  let includes: ReturnType<typeof inclusionOf> | undefined;
+  const { snapshot, counts, values, hasKey, eligible, totals, nodesPerValue } = cache;
+  for (let index = 0; index < nodeInfos.length; index += 1) {
+    const nodeInfo = nodeInfos[index] as NodeInfo;
+    if (snapshot[index] === nodeInfo) continue;
+    if (snapshot[index] !== undefined) {
+      const value = values[index] as string;
+      if (eligible[index] === true) totals.set(value, (totals.get(value) ?? 0) - (counts[index] as number));
+      const nodes = (nodesPerValue.get(value) ?? 0) - 1;
+      if (nodes === 0) nodesPerValue.delete(value);
+      else nodesPerValue.set(value, nodes);
+    }
+    const labels = nodeInfo.node.metadata.labels ?? {};
+    const present = Object.hasOwn(labels, constraint.topologyKey);
+    const value = present ? (labels[constraint.topologyKey] as string) : '';
+    includes ??= inclusionOf(pod);
+    const counted = (!requireAllTopologies || hasAllKeys(nodeInfo, constraints)) && includes(constraint, nodeInfo.node);
+    const count = countMatching(nodeInfo, constraint, namespace);
+    snapshot[index] = nodeInfo;
+    counts[index] = count;
+    values[index] = value;
+    hasKey[index] = present;
+    eligible[index] = counted;
+    if (counted) totals.set(value, (totals.get(value) ?? 0) + count);
+    nodesPerValue.set(value, (nodesPerValue.get(value) ?? 0) + 1);
+  }
+  return cache;
+}
+
+export const scoreConstraintsOfCycle = defineCycleValue('PodTopologySpread/scoreConstraints', (pod, _nodeInfos, ctx) =>
+  constraintsFor(pod, WhenUnsatisfiable.ScheduleAnyway, ctx.cluster),
+);
+
+/** Per cycle: which feasible positions kube would ignore (missing a required topology key), for normalization. */
+const ignoredOfCycle = defineCycleValue('PodTopologySpread/ignored', () => ({ positions: new Set<number>() }));
+
+/** Raw scores (kube's Score) of the feasible nodes at `indices` of `ctx.nodeInfos`. */
+export function spreadScores(pod: Pod, indices: readonly number[], ctx: SchedulingContext): number[] {
+  const { constraints, systemDefaulted } = ctx.get(scoreConstraintsOfCycle);
+  if (constraints.length === 0) return new Array<number>(indices.length).fill(0);
+  const nodeInfos = ctx.nodeInfos;
+  const requireAllTopologies = !systemDefaulted;
+  const cachesOf = constraints.map((constraint) => cacheFor(pod, constraint, constraints, requireAllTopologies, nodeInfos));
+  // kube's initPreScoreState: ignored nodes, domains among the feasible nodes, weights.
+  const ignored = ctx.get(ignoredOfCycle).positions;
+  ignored.clear();
+  const domains = constraints.map(() => new Set<string>());
+  // Every node feasible and none ignored (the usual case): the domains are those of all nodes.
+  const everyNode = !requireAllTopologies && indices.length === nodeInfos.length;
+  for (let position = 0; !everyNode && position < indices.length; position += 1) {
+    const index = indices[position] as number;
+    if (requireAllTopologies && !cachesOf.every((cache) => cache.hasKey[index] === true)) {
+      ignored.add(position);
+      continue;
+    }
+    for (let c = 0; c < constraints.length; c += 1) {
+      if ((constraints[c] as SpreadConstraint).topologyKey !== HOSTNAME_KEY) (domains[c] as Set<string>).add((cachesOf[c] as ConstraintCache).values[index] as string);
+    }
+  }
+  const weights = constraints.map((constraint, c) => {
+    if (constraint.topologyKey === HOSTNAME_KEY) return Math.log(indices.length - ignored.size + 2);
+    return Math.log((everyNode ? (cachesOf[c] as ConstraintCache).nodesPerValue.size : (domains[c] as Set<string>).size) + 2);
+  });
+  const checkIgnored = ignored.size > 0;
+  const scores: number[] = new Array<number>(indices.length).fill(0);
+  for (let position = 0; position < indices.length; position += 1) {
+    if (checkIgnored && ignored.has(position)) {
+      scores[position] = 0;
+      continue;
+    }
+    const index = indices[position] as number;
+    let score = 0;
+    for (let c = 0; c < constraints.length; c += 1) {
+      const cache = cachesOf[c] as ConstraintCache;
+      if (cache.hasKey[index] !== true) continue;
+      const constraint = constraints[c] as SpreadConstraint;
+      const count = constraint.topologyKey === HOSTNAME_KEY ? (cache.counts[index] as number) : (cache.totals.get(cache.values[index] as string) ?? 0);
+      score += count * (weights[c] as number) + (constraint.maxSkew - 1);
+    }
+    scores[position] = Math.round(score);
+  }
+  return scores;
+}
+
+/** kube's NormalizeScore: ignored nodes 0; otherwise `100 × (max + min - score) / max` (100 for all when max is 0). */
+export function normalizeSpreadScores(scores: number[], _nodes: readonly NodeInfo[], ctx: SchedulingContext): void {
+  if (ctx.get(scoreConstraintsOfCycle).constraints.length === 0) return;
+  const ignored = ctx.get(ignoredOfCycle).positions;
+  const checkIgnored = ignored.size > 0;
+  let min = Number.MAX_SAFE_INTEGER;
+  let max = 0;
+  for (let position = 0; position < scores.length; position += 1) {
+    if (checkIgnored && ignored.has(position)) continue;
+    const score = scores[position] as number;
+    if (score < min) min = score;
+    if (score > max) max = score;
+  }
+  for (let position = 0; position < scores.length; position += 1) {
+    if (checkIgnored && ignored.has(position)) scores[position] = 0;
+    else if (max === 0) scores[position] = MAX_NODE_SCORE;
+    else scores[position] = Math.trunc((MAX_NODE_SCORE * (max + min - (scores[position] as number))) / max);
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The round scheduler: `schedule` with the same results for the pods of one round, reusing
+ * what an earlier pod of the same template saw on every node whose NodeInfo did not change.
+ */
+import {
+  type ClusterLister,
+  createSchedulingContext,
+  EMPTY_CLUSTER,
+  type FilterPlugin,
+  type NodeInfo,
+  type NodeLocality,
+  type Profile,
+  type SchedulingContext,
+  type SchedulingCycle,
+} from './framework.ts';
+import type { FilteredNode, Pod } from '../../schemas/index.ts';
+import {
+  compareNames,
+  decide,
+  evaluateAll,
+  evaluateNode,
+  filteredOf,
+  type NodeOutcome,
+  rank,
+  ranksBefore,
+  result,
+  type ScheduleResult,
+  scoresOver,
+  skippedScores,
+  TOP_SCORES,
+} from './scheduler.ts';
+
+/**
+ * A scheduler for one round of decisions: `schedule` with the same results, which reuses
+ * the outcome of an earlier pod of the round with the same namespace, labels and spec (the
+ * replicas of one template) on every node whose NodeInfo is the same object as then, when
+ * every plugin is node-local for both cycles (see `NodeLocality`). After a binding only the
+ * chosen node's NodeInfo changes, so the replicas of a template cost one full pass per round
+ * plus one node each; the ranking is kept too (see `Ranking`), so they are not re-ranked
+ * over every node either.
+ */
+export function createRoundScheduler(
+  profile: Profile,
+  cluster: ClusterLister = EMPTY_CLUSTER,
+): (pod: Pod, nodeInfos: readonly NodeInfo[], changes?: readonly number[]) => ScheduleResult {
+  const filters = profile.filters;
+  const scorePlugins = profile.scores.map((entry) => entry.plugin);
+  const mayReuse =
+    filters.every((plugin) => filterLocality(plugin) !== undefined) && scorePlugins.every((plugin) => plugin.nodeLocal !== undefined);
+  /** Pod signature → what the last pod with it saw. */
+  const memos = new Map<string, Memo>();
+  return (pod, nodeInfos, changes) => {
+    const ctx = createSchedulingContext(pod, nodeInfos, cluster);
+    const filtersLocal = mayReuse && filters.every((plugin) => holds(filterLocality(plugin), ctx));
+    if (!filtersLocal) return decide(evaluateAll(pod, nodeInfos, ctx, profile), profile);
+    // Score plugins that are not node-local this cycle are scored afresh over the feasible
+    // nodes (with their normalization); the filters' verdicts and the other scores are reused.
+    const scoreMask = scorePlugins.map((plugin) => !holds(plugin.nodeLocal, ctx));
+    // Left out of per-node scoring: the non-local ones, and those that score 0 everywhere this cycle.
+    const skipped = skippedScores(profile, ctx);
+    const leaveOut = scoreMask.map((nonLocal, index) => nonLocal || (skipped[index] as boolean));
+    const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
+    let memo = memos.get(signature);
+    if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
+      const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile, leaveOut));
+      memo = memoOf(outcomes, scoreMask);
+      if (changes !== undefined) {
+        memo.infos = nodeInfos;
+        memo.seen = changes.length;
+      }
+      memos.set(signature, memo);
+    } else {
+      refreshMemo(memo, pod, nodeInfos, ctx, profile, changes, skipped);
+    }
+    const fresh = memo.scoreMask.map((skipped, index) => skipped || (scoreMask[index] as boolean));
+    if (!fresh.includes(true)) return decideFromMemo(memo, profile);
+    return decideWithFreshScores(memo, pod, ctx, profile, fresh);
+  };
+}
+
+/** A filter's locality: `filterNodeLocal` of a plugin that also scores, else `nodeLocal`. */
+function filterLocality(plugin: FilterPlugin): NodeLocality | undefined {
+  return plugin.filterNodeLocal ?? plugin.nodeLocal;
+}
+
+function holds(locality: NodeLocality | undefined, ctx: SchedulingContext): boolean {
+  return locality === true || (locality !== undefined && locality(ctx));
+}
+
+/** Brings `memo` up to date with `nodeInfos`: re-evaluates the nodes whose NodeInfo changed since. */
+function refreshMemo(
+  memo: Memo,
+  pod: Pod,
+  nodeInfos: readonly NodeInfo[],
+  ctx: SchedulingContext,
+  profile: Profile,
+  changes: readonly number[] | undefined,
+  skipped: readonly boolean[],
+): void {
+  const leaveOut = memo.scoreMask.map((nonLocal, index) => nonLocal || (skipped[index] as boolean));
+  // With the caller's log of replaced entries (same array as last time), only the entries
+  // replaced since this memo was last used can differ: visit those (ascending, as the full
+  // scan would) instead of comparing every node.
+  let indices: readonly number[] | undefined;
+  if (changes !== undefined && memo.infos === nodeInfos && memo.seen !== undefined) {
+    indices = [...new Set(changes.slice(memo.seen))].sort((a, b) => a - b);
+    memo.seen = changes.length;
+  } else {
+    memo.infos = undefined;
+    memo.seen = undefined;
+  }
+  const changed: NodeOutcome[] = [];
+  const replaced = new Set<NodeOutcome>();
+  let filteredChanged = false;
+  const visits = indices?.length ?? nodeInfos.length;
+  for (let visit = 0; visit < visits; visit += 1) {
+    const index = indices === undefined ? visit : (indices[visit] as number);
+    const nodeInfo = nodeInfos[index] as NodeInfo;
+    const before = memo.outcomes[index] as NodeOutcome;
+    if (before.nodeInfo === nodeInfo) continue;
+    const after = evaluateNode(pod, nodeInfo, ctx, profile, leaveOut);
+    memo.outcomes[index] = after;
+    replaced.add(before);
+    if (before.unfit === undefined) memo.feasible -= 1;
+    if (after.unfit === undefined) {
+      memo.feasible += 1;
+      changed.push(after);
+    }
+    if (before.unfit !== undefined || after.unfit !== undefined) filteredChanged = true;
+  }
+  if (filteredChanged) memo.filtered = filteredOf(memo.outcomes);
+  if (!updateRanking(memo.ranking, replaced, changed)) memo.ranking = rankingOf(memo.outcomes);
+}
+
+/**
+ * The decision from a memo whose filter verdicts are current, with the plugins flagged in
+ * `fresh` scored now over the feasible nodes (kube's PreScore/Score/NormalizeScore for
+ * them) and the others' memoized scores.
+ */
+function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profile: Profile, fresh: readonly boolean[]): ScheduleResult {
+  const feasibleOutcomes: NodeOutcome[] = [];
+  const feasible: NodeInfo[] = [];
+  const indices: number[] = [];
+  const outcomes = memo.outcomes;
+  for (let index = 0; index < outcomes.length; index += 1) {
+    const outcome = outcomes[index] as NodeOutcome;
+    if (outcome.unfit !== undefined) continue;
+    feasibleOutcomes.push(outcome);
+    feasible.push(outcome.nodeInfo);
+    indices.push(index);
+  }
+  ctx.setFeasibleNodes(feasible);
+  const plugins = profile.scores.length;
+  const freshScores: (readonly number[] | undefined)[] = [];
+  for (let index = 0; index < plugins; index += 1) {
+    const { plugin } = profile.scores[index] as Profile['scores'][number];
+    freshScores.push(fresh[index] === true ? scoresOver(plugin, pod, feasible, indices, ctx) : undefined);
+  }
+  // Totals first (the memo's, with the fresh plugins' parts replaced), outcome objects only for the best few.
+  const totals = new Float64Array(feasibleOutcomes.length);
+  for (let position = 0; position < feasibleOutcomes.length; position += 1) totals[position] = (feasibleOutcomes[position] as NodeOutcome).total;
+  for (let index = 0; index < plugins; index += 1) {
+    const scores = freshScores[index];
+    if (scores === undefined) continue;
+    const weight = (profile.scores[index] as Profile['scores'][number]).weight;
+    for (let position = 0; position < feasibleOutcomes.length; position += 1) {
+      const memoized = (feasibleOutcomes[position] as NodeOutcome).scores[index] as number;
+      totals[position] = (totals[position] as number) + ((scores[position] as number) - memoized) * weight;
+    }
+  }
+  const best: number[] = [];
+  for (let position = 0; position < totals.length; position += 1) {
+    if (best.length === TOP_SCORES) {
+      const worst = best[TOP_SCORES - 1] as number;
+      // Most nodes fall below the fifth best on the total alone.
+      if ((totals[position] as number) < (totals[worst] as number)) continue;
+      if (!positionRanksBefore(position, worst, totals, feasible)) continue;
+    }
+    let at = best.length;
+    while (at > 0 && positionRanksBefore(position, best[at - 1] as number, totals, feasible)) at -= 1;
+    best.splice(at, 0, position);
+    if (best.length > TOP_SCORES) best.pop();
+  }
+  const top = best.map((position): NodeOutcome => {
+    const outcome = feasibleOutcomes[position] as NodeOutcome;
+    const scores = profile.scores.map((_entry, index) => freshScores[index]?.[position] ?? (outcome.scores[index] as number));
+    return { nodeInfo: outcome.nodeInfo, unfit: undefined, total: totals[position] as number, scores };
+  });
+  const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
+  return result(filtered, top, memo.feasible, memo.outcomes.length, profile);
+}
+
+/** How many of the best feasible outcomes a round scheduler keeps ranked. */
+const RANKED = 64;
+
+/**
+ * The best feasible outcomes, best first: the top `best.length` of all nodes, or every
+ * feasible node when `complete`. Nodes that did not change keep their order, and those left
+ * out rank below every kept one, so after a change the kept unchanged ones plus the changed
+ * ones still hold the top down to the last kept unchanged one.
+ */
+interface Ranking {
+  best: NodeOutcome[];
+  complete: boolean;
+}
+
+/** What a round scheduler keeps per pod signature; `outcomes` is indexed like the NodeInfos. */
+interface Memo {
+  readonly outcomes: NodeOutcome[];
+  /** Score plugins whose scores the outcomes leave out (0), as they were not node-local when the memo was made. */
+  readonly scoreMask: readonly boolean[];
+  feasible: number;
+  filtered: readonly FilteredNode[];
+  ranking: Ranking;
+  /** The NodeInfos array the outcomes were last brought up to date with, when the caller logs its changes. */
+  infos?: readonly NodeInfo[] | undefined;
+  /** Length of the caller's change log at that time. */
+  seen?: number | undefined;
+}
+
+function memoOf(outcomes: NodeOutcome[], scoreMask: readonly boolean[]): Memo {
+  let feasible = 0;
+  for (const outcome of outcomes) if (outcome.unfit === undefined) feasible += 1;
+  return { outcomes, scoreMask, feasible, filtered: filteredOf(outcomes), ranking: rankingOf(outcomes) };
+}
+
+function rankingOf(outcomes: readonly NodeOutcome[]): Ranking {
+  const best = rank(outcomes, RANKED);
+  const feasible = outcomes.reduce((count, outcome) => count + (outcome.unfit === undefined ? 1 : 0), 0);
+  return { best, complete: best.length === feasible };
+}
+
+/**
+ * Updates `ranking` in place after the outcomes in `replaced` were replaced, by those in
+ * `changed` when feasible; false when too little of it is left to know the top (then rank
+ * everything again).
+ */
+function updateRanking(ranking: Ranking, replaced: ReadonlySet<NodeOutcome>, changed: readonly NodeOutcome[]): boolean {
+  const kept = replaced.size === 0 ? ranking.best : ranking.best.filter((outcome) => !replaced.has(outcome));
+  if (!ranking.complete && kept.length === 0) return false;
+  const worstKept = kept[kept.length - 1];
+  const merged = [...kept];
+  for (const outcome of changed) {
+    let position = 0;
+    while (position < merged.length && !ranksBefore(outcome, merged[position] as NodeOutcome)) position += 1;
+    merged.splice(position, 0, outcome);
+  }
+  if (ranking.complete) {
+    ranking.best = merged.slice(0, RANKED);
+    ranking.complete = merged.length <= RANKED;
+    return true;
+  }
+  // Below the worst kept unchanged outcome, unranked unchanged nodes may come first: cut there.
+  const cut = merged.indexOf(worstKept as NodeOutcome) + 1;
+  ranking.best = merged.slice(0, Math.min(cut, RANKED));
+  return ranking.best.length >= TOP_SCORES;
+}
+
+/** The decision from a round scheduler's memo. */
+function decideFromMemo(memo: Memo, profile: Profile): ScheduleResult {
+  const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
+  return result(filtered, memo.ranking.best.slice(0, TOP_SCORES), memo.feasible, memo.outcomes.length, profile);
+}
+
+/** `ranksBefore` for feasible positions with their totals. */
+function positionRanksBefore(position: number, other: number, totals: Float64Array, feasible: readonly NodeInfo[]): boolean {
+  const total = totals[position] as number;
+  const otherTotal = totals[other] as number;
+  if (total !== otherTotal) return total > otherTotal;
+  const pods = (feasible[position] as NodeInfo).requested.pods;
+  const otherPods = (feasible[other] as NodeInfo).requested.pods;
+  if (pods !== otherPods) return pods < otherPods;
+  return compareNames((feasible[position] as NodeInfo).node.metadata.name, (feasible[other] as NodeInfo).node.metadata.name) < 0;
+}
+
