@@ -216,7 +216,13 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
   };
 
   const serverOptions = { maxHeaderSize: limits.maxHeaderSize, requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs };
+  // Every client connection, upgraded ones too (the servers stop tracking those), so close ends them all.
+  const sockets = new Set<Socket>();
   const configure = <S extends Server | HttpsServer>(server: S): S => {
+    server.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
     server.maxHeadersCount = limits.maxHeadersCount;
     server.maxConnections = limits.maxConnections;
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -277,7 +283,7 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
           (server) =>
             new Promise<void>((resolve) => {
               server.close(() => resolve());
-              server.closeAllConnections();
+              for (const socket of sockets) socket.destroy();
             }),
         ),
       );
