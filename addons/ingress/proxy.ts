@@ -19,6 +19,7 @@ import { createProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
 import type { EndpointTarget } from './backends.ts';
 import { assertNever, IngressListenError } from './errors.ts';
+import { requestPath } from './rules.ts';
 
 /** What the router decided for one request. */
 export type RouteDecision =
@@ -73,20 +74,13 @@ export interface IngressProxy {
 
 /** Methods a retry may send again (nginx's `proxy_next_upstream` skips POST, LOCK and PATCH). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+/** At most this many endpoints are tried for one request (nginx's `proxy_next_upstream_tries`). */
+const MAX_ATTEMPTS = 5;
 /** Connection failures after which nothing reached the backend's application, or a reused keep-alive socket was already closed. */
 const RETRIABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 const hasBody = (req: IncomingMessage): boolean =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-
-const pathOf = (url: string | undefined): string => {
-  const raw = url ?? '/';
-  // An absolute-form request target (`GET http://host/path`) routes by its path.
-  const path = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '') : raw;
-  const end = path.search(/[?#]/);
-  const withoutQuery = end === -1 ? path : path.slice(0, end);
-  return withoutQuery.startsWith('/') ? withoutQuery : `/${withoutQuery}`;
-};
 
 const plainAnswer = (res: ServerResponse, status: number, text: string): void => {
   if (res.headersSent) {
@@ -143,7 +137,7 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
   };
 
   const handleRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    const decision = options.router.route(req.headers.host, pathOf(req.url));
+    const decision = options.router.route(req.headers.host, requestPath(req.url));
     switch (decision.type) {
       case 'not-found':
         plainAnswer(res, 404, 'default backend - 404\n');
@@ -153,7 +147,7 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
         plainAnswer(res, 503, `503 Service Temporarily Unavailable: ${decision.reason}\n`);
         return;
       case 'forward': {
-        const order = rotation(decision.backend, decision.endpoints);
+        const order = rotation(decision.backend, decision.endpoints).slice(0, MAX_ATTEMPTS);
         const retriable = IDEMPOTENT.has(req.method ?? '') && !hasBody(req);
         const attempt = (index: number): void => {
           const target = order[index]!;
@@ -184,7 +178,7 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
 
   const handleUpgrade = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
-    const decision = options.router.route(req.headers.host, pathOf(req.url));
+    const decision = options.router.route(req.headers.host, requestPath(req.url));
     switch (decision.type) {
       case 'not-found':
         rawAnswer(socket, 404, 'default backend - 404\n');

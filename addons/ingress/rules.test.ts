@@ -13,6 +13,7 @@ import {
   ownedIngresses,
   pathMatches,
   requestHost,
+  requestPath,
   tlsRuleFor,
   type PathRule,
   type RouteMatch,
@@ -156,6 +157,21 @@ describe('host and path routing', () => {
     [undefined, ''],
   ])('request host of %s is %s', (header, expected) => {
     expect(requestHost(header)).toBe(expected);
+  });
+});
+
+describe('request paths', () => {
+  it.each([
+    ['/api/users?x=1#f', '/api/users'],
+    ['/api/../admin', '/admin'],
+    ['/api/%2e%2e/admin', '/admin'],
+    ['/a/./b/', '/a/b/'],
+    ['//evil.example/x', '/evil.example/x'],
+    ['http://b.example/api/x?y', '/api/x'],
+    ['*', '/*'],
+    [undefined, '/'],
+  ])('%s routes as %s', (target, expected) => {
+    expect(requestPath(target)).toBe(expected);
   });
 });
 

@@ -176,6 +176,23 @@ export const requestHost = (header: string | undefined): string => {
   return normalizedHost(host);
 };
 
+const URL_BASE = 'http://ingress.invalid';
+
+/**
+ * The path a request routes by: its request target's path (of an absolute-form target too),
+ * without query or fragment, with `.` and `..` segments resolved (also percent-encoded ones),
+ * as nginx normalizes a URI before it matches locations, so `/api/../admin` is not routed as `/api`.
+ */
+export const requestPath = (target: string | undefined): string => {
+  const raw = target ?? '/';
+  try {
+    return new URL(raw.startsWith('/') ? raw.replace(/^\/+/, '/') : raw, URL_BASE).pathname;
+  } catch {
+    const end = raw.search(/[?#]/);
+    return end === -1 ? raw : raw.slice(0, end);
+  }
+};
+
 /** The suffix a wildcard rule needs for `host` (`example.com` for `a.example.com`), if it has one more label. */
 const wildcardSuffix = (host: string): string | undefined => {
   const dot = host.indexOf('.');
