@@ -16,6 +16,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSelfSignedCertificate } from '../../apiserver/tls.ts';
+import { pollUntil } from '../../test/e2e/helpers.ts';
 import type { EventLog } from '../../log/port.ts';
 import { appendEnvelopes, createProjection, envelope, type Projection } from '../../projections/index.ts';
 import { admin, LOG_ADAPTERS, openTestLog } from '../../projections/testing.ts';
@@ -28,6 +29,8 @@ interface Backend {
   readonly port: number;
   /** TCP connections the backend accepted. */
   connections: number;
+  /** Upgraded connections still open. */
+  readonly upgraded: Set<Socket>;
   close(): Promise<void>;
 }
 
@@ -47,7 +50,12 @@ const startBackend = (name: string): Promise<Backend> =>
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
     });
+    const upgraded = new Set<Socket>();
     server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
+      // HTTP server sockets allow half-open connections: close ours when the proxy ends its side.
+      socket.on('end', () => socket.end());
       socket.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: ${req.headers.upgrade}\r\nconnection: Upgrade\r\nx-backend: ${name}\r\n\r\n`);
       socket.on('data', (chunk) => socket.write(Buffer.concat([Buffer.from(`${name}:`), chunk])));
     });
@@ -55,6 +63,7 @@ const startBackend = (name: string): Promise<Backend> =>
       name,
       port: 0,
       connections: 0,
+      upgraded,
       close: () =>
         new Promise<void>((done) => {
           server.close(() => done());
@@ -308,6 +317,8 @@ describe.each(LOG_ADAPTERS)('the Ingress controller on the %s log', (adapter) =>
     expect(answer).toMatch(/^HTTP\/1\.1 101/);
     expect(answer.toLowerCase()).toContain('x-backend: a');
     expect(answer).toContain('a:ping');
+    // The client went away: the proxy closes its side to the backend too.
+    await pollUntil('the upgraded backend connection closed', async () => a.upgraded.size === 0, { timeoutMs: 10_000 });
     expect(await raw(port, 'GET / HTTP/1.1\r\nHost: nowhere.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')).toMatch(/^HTTP\/1\.1 404/);
   });
 
