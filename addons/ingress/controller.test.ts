@@ -23,6 +23,7 @@ import { admin, LOG_ADAPTERS, openTestLog } from '../../projections/testing.ts';
 import { decodeEvent, type EventBody, type Ingress, type KubeObject } from '../../schemas/index.ts';
 import { DEFAULT_CLASS_ANNOTATION, INGRESS_CONTROLLER_NAME, startIngressController, type IngressController } from './index.ts';
 import { INGRESS_CONTROLLER_ACTOR } from './status.ts';
+import { resolveBackend } from './backends.ts';
 
 interface Backend {
   readonly name: string;
@@ -257,10 +258,19 @@ describe.each(LOG_ADAPTERS)('the Ingress controller on the %s log', (adapter) =>
   });
 
   it('answers 503 without ready endpoints and reads EndpointSlices (ready endpoints only)', async () => {
-    const empty = await get(port, 'b.example', '/empty');
-    expect(empty.status).toBe(503);
-    expect(empty.body).toContain('no ready endpoint');
+    expect(await get(port, 'b.example', '/empty')).toMatchObject({ status: 503, body: '503 Service Temporarily Unavailable\n' });
     for (let i = 0; i < 4; i++) expect(await get(port, 'b.example', '/sliced')).toMatchObject({ status: 200, body: 'sliced /sliced' });
+  });
+
+  it('resolves backends to ready endpoints only, by port number or name', () => {
+    const view = projection.view();
+    const ref = (service: string, port: { type: 'number'; number: number } | { type: 'name'; name: string }) => ({ namespace: 'default', service, port, ingress: 'default/x' });
+    expect(resolveBackend(view, ref('sliced', { type: 'number', number: 80 }))).toEqual({ type: 'ready', endpoints: [{ ip: '127.0.0.1', port: sliced.port }] });
+    expect(resolveBackend(view, ref('b', { type: 'name', name: 'http' }))).toEqual({ type: 'ready', endpoints: [{ ip: '127.0.0.1', port: b.port }] });
+    expect(resolveBackend(view, ref('b', { type: 'number', number: 8080 }))).toEqual({ type: 'ready', endpoints: [{ ip: '127.0.0.1', port: b.port }] });
+    expect(resolveBackend(view, ref('b', { type: 'number', number: 80 }))).toEqual({ type: 'unavailable', reason: 'Service default/b has no TCP port 80' });
+    expect(resolveBackend(view, ref('missing', { type: 'number', number: 80 }))).toEqual({ type: 'unavailable', reason: 'Service default/missing does not exist' });
+    expect(resolveBackend(view, ref('empty', { type: 'number', number: 80 }))).toMatchObject({ type: 'unavailable' });
   });
 
   it('retries a bodiless request on the next ready endpoint when one refuses the connection', async () => {

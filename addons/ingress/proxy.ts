@@ -91,6 +91,9 @@ const plainAnswer = (res: ServerResponse, status: number, text: string): void =>
   res.end(text);
 };
 
+/** The 503 body; why (which Service, which port) is logged, not told to clients, as ingress-nginx keeps it. */
+const UNAVAILABLE = '503 Service Temporarily Unavailable\n';
+
 const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 404: 'Not Found', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 502: 'Bad Gateway', 503: 'Service Unavailable' };
 
 const rawAnswer = (socket: Socket, status: number, text: string): void => {
@@ -144,7 +147,7 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
         return;
       case 'unavailable':
         logger.debug({ host: req.headers.host, url: req.url, reason: decision.reason }, 'Ingress backend unavailable');
-        plainAnswer(res, 503, `503 Service Temporarily Unavailable: ${decision.reason}\n`);
+        plainAnswer(res, 503, UNAVAILABLE);
         return;
       case 'forward': {
         const order = rotation(decision.backend, decision.endpoints).slice(0, MAX_ATTEMPTS);
@@ -164,7 +167,7 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
                 return;
               }
               logger.warn({ backend: decision.backend, endpoint: `${target.ip}:${target.port}`, err: error.message }, 'Ingress backend request failed');
-              plainAnswer(res, 502, `502 Bad Gateway: ${decision.backend} did not answer (${code || error.message})\n`);
+              plainAnswer(res, 502, '502 Bad Gateway\n');
             },
           );
         };
@@ -184,7 +187,8 @@ export const startIngressProxy = async (options: IngressProxyOptions): Promise<I
         rawAnswer(socket, 404, 'default backend - 404\n');
         return;
       case 'unavailable':
-        rawAnswer(socket, 503, `503 Service Temporarily Unavailable: ${decision.reason}\n`);
+        logger.debug({ host: req.headers.host, url: req.url, reason: decision.reason }, 'Ingress backend unavailable');
+        rawAnswer(socket, 503, UNAVAILABLE);
         return;
       case 'forward': {
         const target = rotation(decision.backend, decision.endpoints)[0]!;
