@@ -261,6 +261,7 @@ export const buildProgram = (): Command => {
         ...(flags.ingress !== 'none' ? { ingress: flags.ingress } : {}),
       });
       const ingress = cluster.ingress?.address;
+      const ingressHost = ingress?.host.includes(':') ? `[${ingress.host}]` : ingress?.host;
       const dns = cluster.dns?.address;
       process.stdout.write(
         [
@@ -275,7 +276,7 @@ export const buildProgram = (): Command => {
           `Dashboard: ${cluster.url}/ui/ (log in with the admin token)`,
           ...(dns ? [`Cluster DNS: ${dns.host}:${dns.port} (UDP and TCP), e.g. dig @${dns.host} -p ${dns.port} kubernetes.default.svc.cluster.local`] : []),
           ...(ingress
-            ? [`Ingress: http://${ingress.host}:${ingress.httpPort}${ingress.httpsPort !== undefined ? ` and https://${ingress.host}:${ingress.httpsPort}` : ''} (IngressClass controller logplane.dev/ingress), e.g. curl -H 'Host: a.example' http://${ingress.host}:${ingress.httpPort}/`]
+            ? [`Ingress: http://${ingressHost}:${ingress.httpPort}${ingress.httpsPort !== undefined ? ` and https://${ingressHost}:${ingress.httpsPort}` : ''} (IngressClass controller logplane.dev/ingress), e.g. curl -H 'Host: a.example' http://${ingressHost}:${ingress.httpPort}/`]
             : []),
           'Press Ctrl-C to stop (pods are stopped; `logplane up` again resumes the same cluster).',
           '',
