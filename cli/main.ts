@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino, { type Logger } from 'pino';
 import { parseHostPort, parseUpstream, type HostPort } from '../addons/dns/index.ts';
+import { parseIngressAddress, type IngressAddress } from '../addons/ingress/index.ts';
 import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/index.ts';
 import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controllers.ts';
 import { startCluster } from './up.ts';
@@ -42,6 +43,16 @@ const dnsAddress = (value: string): HostPort | 'none' => {
   if (value === 'none') return 'none';
   try {
     return parseHostPort(value, '--dns', { defaultPort: 0, allowAnyPort: true });
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
+
+/** `--ingress`: `none`, or `IP[:HTTPPORT[,HTTPSPORT]]` (a port left out or 0: a free one). */
+const ingressAddress = (value: string): IngressAddress | 'none' => {
+  if (value === 'none') return 'none';
+  try {
+    return parseIngressAddress(value);
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
   }
@@ -206,7 +217,7 @@ export const buildProgram = (): Command => {
 
   withAuthorizationOption(withLimitOptions(withRuntimeOptions(program
     .command('up')
-    .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy, DNS')
+    .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy, DNS, Ingress')
     .option('--data <dir>', 'data directory (log, projection, kubeconfig, pod logs)', '.logplane')
     .option('--nodes <n>', 'node agents to run', integer('--nodes'), 3)
     .option('--port <port>', 'apiserver port', integer('--port'), 6443)
@@ -219,13 +230,14 @@ export const buildProgram = (): Command => {
     .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
     .option('--dns <address>', 'cluster DNS (UDP and TCP) on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
+    .option('--ingress <address>', 'Ingress controller proxy on IP[:HTTPPORT[,HTTPSPORT]]: a port left out or 0 picks a free one (printed); HTTPSPORT "none": no HTTPS; "none": no Ingress controller', ingressAddress, ingressAddress('127.0.0.1:0,0'))
     .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
     .addOption(durabilityOption()))))
     .action(async (flags: LimitFlags & RuntimeFlags & {
       authorizationMode: readonly AuthorizationMode[];
       data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
       tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
-      dns: HostPort | 'none'; dnsUpstream?: string[];
+      dns: HostPort | 'none'; dnsUpstream?: string[]; ingress: IngressAddress | 'none';
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
       const cluster = await startCluster({
@@ -246,7 +258,10 @@ export const buildProgram = (): Command => {
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
         ...(flags.dns !== 'none' ? { dns: { ...flags.dns, ...(flags.dnsUpstream ? { upstreams: flags.dnsUpstream } : {}) } } : {}),
+        ...(flags.ingress !== 'none' ? { ingress: flags.ingress } : {}),
       });
+      const ingress = cluster.ingress?.address;
+      const ingressHost = ingress?.host.includes(':') ? `[${ingress.host}]` : ingress?.host;
       const dns = cluster.dns?.address;
       process.stdout.write(
         [
@@ -260,6 +275,9 @@ export const buildProgram = (): Command => {
           `Admin token: ${cluster.token}`,
           `Dashboard: ${cluster.url}/ui/ (log in with the admin token)`,
           ...(dns ? [`Cluster DNS: ${dns.host}:${dns.port} (UDP and TCP), e.g. dig @${dns.host} -p ${dns.port} kubernetes.default.svc.cluster.local`] : []),
+          ...(ingress
+            ? [`Ingress: http://${ingressHost}:${ingress.httpPort}${ingress.httpsPort !== undefined ? ` and https://${ingressHost}:${ingress.httpsPort}` : ''} (IngressClass controller logplane.dev/ingress), e.g. curl -H 'Host: a.example' http://${ingressHost}:${ingress.httpPort}/`]
+            : []),
           'Press Ctrl-C to stop (pods are stopped; `logplane up` again resumes the same cluster).',
           '',
         ].join('\n'),

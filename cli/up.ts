@@ -1,12 +1,13 @@
 /**
  * `logplane up`: the one-command cluster. Embedded log, projection, apiserver, every
- * controller, N node agents, the service proxy and the cluster DNS in one process, like k3s on SQLite.
+ * controller, N node agents, the service proxy, the cluster DNS and the Ingress controller in one process, like k3s on SQLite.
  * A restart with the same data directory comes back with all its state.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startClusterDns, type ClusterDns } from '../addons/dns/index.ts';
+import { startIngressController, type IngressAddress, type IngressController } from '../addons/ingress/index.ts';
 import { apiErrors, writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
 import { KubeletNotFoundError } from '../node-agent/kubelet/errors.ts';
 import type { EventLog } from '../log/port.ts';
@@ -53,6 +54,8 @@ export interface UpOptions {
   readonly authorizationModes?: ServeOptions['authorizationModes'];
   /** The cluster DNS: where it listens (port 0: a free one) and the upstreams for other names; absent: no DNS. */
   readonly dns?: { readonly host: string; readonly port: number; readonly upstreams?: readonly string[] };
+  /** The Ingress controller's proxy: where it listens (port 0: a free one); absent: no Ingress controller. */
+  readonly ingress?: IngressAddress;
 }
 
 export interface RunningCluster {
@@ -66,6 +69,7 @@ export interface RunningCluster {
   readonly controllers: RunningControllers;
   readonly proxy: ServiceProxyLoop | undefined;
   readonly dns: ClusterDns | undefined;
+  readonly ingress: IngressController | undefined;
   /** Stops everything; pods are stopped too unless `keepPods`. */
   stop(opts?: { keepPods?: boolean }): Promise<void>;
 }
@@ -97,7 +101,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   });
   // Catch up with what the log already holds before anyone decides anything.
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
-  // DNS first: a port that cannot be had fails the start before any pod runs.
+  // DNS and Ingress first: a port that cannot be had fails the start before any pod runs.
   const dns: ClusterDns | undefined = options.dns
     ? await startClusterDns({
         projection,
@@ -106,6 +110,14 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
         ...(options.dns.upstreams ? { upstreams: options.dns.upstreams } : {}),
         logger: logger.child({ component: 'dns' }),
       }).catch(async (error: unknown) => {
+        await projection.close();
+        await log.close();
+        throw error;
+      })
+    : undefined;
+  const ingress: IngressController | undefined = options.ingress
+    ? await startIngressController({ projection, log, ...options.ingress, logger: logger.child({ component: 'ingress' }) }).catch(async (error: unknown) => {
+        await dns?.close();
         await projection.close();
         await log.close();
         throw error;
@@ -191,7 +203,9 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     controllers,
     proxy,
     dns,
+    ingress,
     stop: async (opts) => {
+      await ingress?.close();
       await runningAgent.close({ stopPods: !opts?.keepPods });
       await controllers.stop();
       await proxy?.close();
