@@ -144,6 +144,8 @@ export const runAgent = async (options: {
   /** Pod CIDR of this agent's node (distinct per node on one machine). */
   podCIDR: string;
   heartbeatMs?: number;
+  /** How often pods' and nodes' resource usage is sampled (the metrics API's resolution; default 15 s). */
+  metricsResolutionMs?: number;
   logger: Logger;
 }): Promise<Component & { agent: NodeAgent }> => {
   const tls = agentServingCredentials(options.pkiDir, options.nodes, ['127.0.0.1', 'localhost']);
@@ -160,6 +162,7 @@ export const runAgent = async (options: {
     podCIDR: () => options.podCIDR,
     serveLogs: { host: '127.0.0.1', tls },
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+    ...(options.metricsResolutionMs !== undefined ? { metricsResolutionMs: options.metricsResolutionMs } : {}),
   });
   const proxy = options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger });
   return {
