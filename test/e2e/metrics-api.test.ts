@@ -16,7 +16,7 @@ import { runAgent, runApiserver, runControllers, type Component } from '../../cl
 import { startCluster, type RunningCluster } from '../../cli/up.ts';
 import { adminCredentials, tlsMaterial, type LogTarget } from '../../cli/wiring.ts';
 import type { Pod } from '../../schemas/index.ts';
-import { waitForView } from './helpers.ts';
+import { containerPid, waitForView } from './helpers.ts';
 import { kubectl, ok, waitFor } from './process.ts';
 
 const logger = pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' });
@@ -94,9 +94,17 @@ describe('kubectl top on the process runtime (logplane up)', () => {
     writeFileSync(join(dir, 'tokens.csv'), 'admin-token,admin,admin,"system:masters"\nviewer-token,viewer,viewer,""\n', { mode: 0o600 });
     cluster = await startCluster({ dataDir: dir, nodes: 1, runtime: 'process', proxy: 'none', port: 0, host: '127.0.0.1', logger, metricsResolutionMs: 1_000 });
     for (const pod of [burner('burner'), holder('holder')]) expect((await api('admin-token', 'POST', '/api/v1/namespaces/default/pods', pod)).status).toBe(201);
-    await waitForView(cluster.projection, 'both pods Running', (view) =>
-      ['burner', 'holder'].every((name) => (view.get(`Pod/default/${name}`) as Pod | undefined)?.status?.phase === 'Running'),
+    const view = await waitForView(cluster.projection, 'both pods Running', (view) =>
+      ['burner', 'holder'].every((name) => (view.get(`Pod/default/${name}`) as Pod | undefined)?.status?.phase === 'Running') ? view : undefined,
     );
+    // The machine running the tests may be busy (CI shares it): the burner's scheduling group
+    // (it leads its own session, so its own autogroup) gets the highest weight, so that it
+    // really burns a core. Only root may raise it; otherwise it competes like any process.
+    try {
+      writeFileSync(`/proc/${containerPid(view.get('Pod/default/burner') as Pod)}/autogroup`, '-20');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EACCES' && (error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+    }
   }, 90_000);
 
   afterAll(async () => {
@@ -125,8 +133,11 @@ describe('kubectl top on the process runtime (logplane up)', () => {
     expect(rows.find((row) => row.pod === 'holder')!.cpu).toBeLessThan(0.3);
     expect(rows.find((row) => row.pod === 'burner')!.memory).toBeLessThan(50 * MiB);
     // By label, as kubectl top passes it on, and by name.
-    const byName = ok(await kubectl(cluster.kubeconfig, cache, ['top', 'pod', 'holder', '-l', 'app=metrics']));
+    const byName = ok(await kubectl(cluster.kubeconfig, cache, ['top', 'pod', 'holder']));
     expect(byName).toMatch(/^NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)\s*\nholder\s+\d+m\s+\d+Mi\s*$/);
+    const byLabel = ok(await kubectl(cluster.kubeconfig, cache, ['top', 'pods', '-l', 'app=metrics', '--no-headers']));
+    expect(byLabel.trim().split('\n').map((line) => line.split(/\s+/)[0])).toEqual(['burner', 'holder']);
+    expect(ok(await kubectl(cluster.kubeconfig, cache, ['top', 'pods', '-l', 'app=other', '--no-headers'])).trim()).toBe('');
   }, 150_000);
 
   it('kubectl top nodes prints the node with the host\'s figures', async () => {
