@@ -227,7 +227,7 @@ const agentGet = async (projection: Projection, credentials: ClusterCredentials,
   const node = projection.view().get(`Node//${nodeName}`) as Node | undefined;
   const port = node?.status?.daemonEndpoints?.kubeletEndpoint?.Port;
   const address = node?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
-  if (!port) throw apiErrors.serviceUnavailable(`node ${nodeName} publishes no agent endpoint (is its agent running?)`);
+  if (!port) throw apiErrors.serviceUnavailable(`node ${nodeName} publishes no log endpoint (is its agent running?)`);
   const reply = await new Promise<IncomingMessage>((resolve, reject) => {
     const outgoing = httpsRequest(
       {
@@ -252,8 +252,8 @@ const agentGet = async (projection: Projection, credentials: ClusterCredentials,
     outgoing.on('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET'
-          ? apiErrors.serviceUnavailable(`node ${nodeName}: agent endpoint ${address}:${port} unreachable: ${error.message}`)
-          : apiErrors.internal(`node ${nodeName}: agent endpoint ${address}:${port}: ${error.message} (do the apiserver and the agent share one --pki?)`, error),
+          ? apiErrors.serviceUnavailable(`node ${nodeName}: log endpoint ${address}:${port} unreachable: ${error.message}`)
+          : apiErrors.internal(`node ${nodeName}: log endpoint ${address}:${port}: ${error.message} (do the apiserver and the agent share one --pki?)`, error),
       ),
     );
     outgoing.end();
