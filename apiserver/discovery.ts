@@ -4,6 +4,7 @@
  * legacy (not aggregated) discovery format.
  */
 import { REVIEW_GROUP_VERSIONS, REVIEW_RESOURCES } from './authorization/review-resources.ts';
+import { METRICS_GROUP_VERSION, METRICS_RESOURCES } from './metrics-api.ts';
 import { apiVersionOf, GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
 
 /** The Kubernetes version logplane speaks (kubectl's version skew checks read it). */
@@ -29,10 +30,14 @@ export const apiVersions = (serverAddress: string) => ({
 
 const groupVersionEntry = (gv: GroupVersion) => ({ groupVersion: apiVersionOf(gv), version: gv.version });
 
-/** Every served group/version: the stored kinds', with the review resources' groups right after apps and events.k8s.io, where kube lists them. */
+/**
+ * Every served group/version: the stored kinds', with the review resources' groups right
+ * after apps and events.k8s.io, where kube lists them, and the metrics API last (where an
+ * aggregated APIService's group comes).
+ */
 const DISCOVERY_GROUP_VERSIONS: readonly GroupVersion[] = (() => {
   const afterApps = GROUP_VERSIONS.filter((gv) => gv.group === '' || gv.group === 'apps' || gv.group === 'events.k8s.io').length;
-  return [...GROUP_VERSIONS.slice(0, afterApps), ...REVIEW_GROUP_VERSIONS, ...GROUP_VERSIONS.slice(afterApps)];
+  return [...GROUP_VERSIONS.slice(0, afterApps), ...REVIEW_GROUP_VERSIONS, ...GROUP_VERSIONS.slice(afterApps), METRICS_GROUP_VERSION];
 })();
 
 const apiGroupOf = (group: string) => {
@@ -76,6 +81,9 @@ export const apiResourceList = (gv: GroupVersion) => {
   }
   for (const review of REVIEW_RESOURCES.filter((r) => r.group === gv.group && r.version === gv.version)) {
     resources.push({ name: review.plural, singularName: review.singular, namespaced: review.namespaced, kind: review.kind, verbs: ['create'] });
+  }
+  if (gv.group === METRICS_GROUP_VERSION.group && gv.version === METRICS_GROUP_VERSION.version) {
+    for (const resource of METRICS_RESOURCES) resources.push({ ...resource, verbs: [...resource.verbs] });
   }
   if (gv.group === '') {
     resources.push({ name: 'bindings', singularName: 'binding', namespaced: true, kind: 'Binding', verbs: ['create'] });

@@ -2,6 +2,7 @@
 export { actorOf, formatTokenFile, loadTokenFile, parseTokenFile, type TokenFile, type UserInfo } from './auth.ts';
 export { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from './authorization/modes.ts';
 export type { PodLogRequest, PodLogsHook } from './context.ts';
+export type { NodeResourceUsage, ResourceUsageHook } from './metrics-api.ts';
 export { ApiError, apiErrors } from './errors.ts';
 export { kubeconfigYaml, writeKubeconfig, type KubeconfigOptions } from './kubeconfig.ts';
 export { DEFAULT_NAMESPACES } from './namespaces.ts';

@@ -5,6 +5,7 @@
  * OpenAPI, health and metrics.
  */
 import { findReviewResource, REVIEW_GROUP_VERSIONS, type ReviewResource } from './authorization/review-resources.ts';
+import { METRICS_GROUP_VERSION, type MetricsTarget } from './metrics-api.ts';
 import { findResource, GROUP_VERSIONS, type GroupVersion, type ResourceInfo, type SubresourceInfo } from './resources.ts';
 
 /** A resource, collection or subresource a request addresses. */
@@ -34,6 +35,8 @@ export type Route =
   | { readonly type: 'bindings'; readonly namespace: string }
   /** A create-only review (SelfSubjectAccessReview …), answered by the authorizer, not stored. */
   | { readonly type: 'review'; readonly review: ReviewResource; readonly namespace: string | undefined }
+  /** The resource metrics API (`metrics.k8s.io`, metrics-api.ts). */
+  | { readonly type: 'resourceMetrics'; readonly target: MetricsTarget }
   | { readonly type: 'notFound' };
 
 const NOT_FOUND: Route = { type: 'notFound' };
@@ -82,6 +85,16 @@ const routeResource = (gv: GroupVersion, segments: readonly string[]): Route => 
   return target(resource, undefined, nameAndSub);
 };
 
+/** Routes the segments after `/apis/metrics.k8s.io/v1beta1`: `nodes[/NAME]`, `pods`, `namespaces/NS/pods[/NAME]`. */
+const routeMetrics = (tail: readonly string[]): Route => {
+  const [first, second, third, fourth, ...extra] = tail;
+  if (extra.length > 0 || tail.some((segment) => segment === '')) return NOT_FOUND;
+  if (first === 'nodes' && third === undefined) return { type: 'resourceMetrics', target: { resource: 'nodes', namespace: undefined, name: second } };
+  if (first === 'pods' && second === undefined) return { type: 'resourceMetrics', target: { resource: 'pods', namespace: undefined, name: undefined } };
+  if (first === 'namespaces' && second !== undefined && third === 'pods') return { type: 'resourceMetrics', target: { resource: 'pods', namespace: second, name: fourth } };
+  return NOT_FOUND;
+};
+
 /** Routes a URL path (without the query). */
 export const route = (pathname: string): Route => {
   const raw = pathname.replace(/\/+$/, '').split('/').slice(1);
@@ -115,7 +128,10 @@ export const route = (pathname: string): Route => {
       if (rest.length === 0) return { type: 'apiGroupList' };
       const [group, version, ...tail] = rest;
       if (version === undefined) {
-        return [...GROUP_VERSIONS, ...REVIEW_GROUP_VERSIONS].some((gv) => gv.group === group) ? { type: 'apiGroup', group: group! } : NOT_FOUND;
+        return [...GROUP_VERSIONS, ...REVIEW_GROUP_VERSIONS, METRICS_GROUP_VERSION].some((gv) => gv.group === group) ? { type: 'apiGroup', group: group! } : NOT_FOUND;
+      }
+      if (group === METRICS_GROUP_VERSION.group && version === METRICS_GROUP_VERSION.version) {
+        return tail.length === 0 ? { type: 'resourceList', groupVersion: METRICS_GROUP_VERSION } : routeMetrics(tail);
       }
       const reviewGroupVersion = REVIEW_GROUP_VERSIONS.find((gv) => gv.group === group && gv.version === version);
       if (reviewGroupVersion) {

@@ -20,6 +20,7 @@ import { createAuthorization, type AuthorizationMode } from './authorization/mod
 import { answerReview } from './authorization/reviews.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticateToken, bearerToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
+import { type ResourceUsageHook, serveMetrics } from './metrics-api.ts';
 import { aggregatedContentType, aggregatedCore, aggregatedGroups, aggregatedVersionOf } from './aggregated-discovery.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
 import { ApiError, apiErrors } from './errors.ts';
@@ -73,6 +74,8 @@ export interface ApiServerOptions {
   readonly applyTimeoutMs?: number;
   /** Serves `pods/NAME/log`; without it those requests get 404. */
   readonly podLogs?: PodLogsHook;
+  /** The node agents' resource usage, served as `metrics.k8s.io`; without it those requests get 503. */
+  readonly resourceUsage?: ResourceUsageHook;
   /** Serve HTTPS with this certificate (kubectl sends tokens only over HTTPS); plain HTTP without. */
   readonly tls?: TlsMaterial;
   /**
@@ -341,7 +344,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const health = createHealth({ log, projection, closing: closing.signal, timeoutMs: options.healthTimeoutMs ?? 5000, logger });
 
   /** Non-resource routes: discovery, OpenAPI, version, metrics. */
-  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' | 'review' }>, res: ServerResponse, accept: string | undefined, ifNoneMatch?: string): Promise<void> => {
+  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' | 'review' | 'resourceMetrics' }>, res: ServerResponse, accept: string | undefined, ifNoneMatch?: string): Promise<void> => {
     switch (route.type) {
       case 'metrics': {
         const text = await metrics.registry.metrics();
@@ -442,6 +445,14 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
             authenticateToken: authenticateBearer,
           }),
         );
+        return;
+      }
+      if (routed.type === 'resourceMetrics') {
+        if (method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
+        if (isWatchRequest(url.searchParams)) throw apiErrors.methodNotAllowed();
+        labels.verb = routed.target.name === undefined ? 'list' : 'get';
+        labels.resource = routed.target.resource;
+        sendJson(res, 200, await serveMetrics({ projection, resourceUsage: options.resourceUsage, logger }, routed.target, url.searchParams));
         return;
       }
       if (routed.type !== 'resource' && routed.type !== 'bindings') {

@@ -11,7 +11,7 @@ import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { agentServingCredentials, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
-import { adminCredentials, openLog, remotePodLogs, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
+import { adminCredentials, openLog, remotePodLogs, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
 
@@ -69,6 +69,7 @@ export const runApiserver = async (options: {
     host: options.host,
     logger: options.logger,
     podLogs: remotePodLogs(projection, kubeletClientCredentials(options.pkiDir)),
+    resourceUsage: remoteResourceUsage(projection, kubeletClientCredentials(options.pkiDir)),
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
@@ -143,6 +144,8 @@ export const runAgent = async (options: {
   /** Pod CIDR of this agent's node (distinct per node on one machine). */
   podCIDR: string;
   heartbeatMs?: number;
+  /** How often pods' and nodes' resource usage is sampled (the metrics API's resolution; default 15 s). */
+  metricsResolutionMs?: number;
   logger: Logger;
 }): Promise<Component & { agent: NodeAgent }> => {
   const tls = agentServingCredentials(options.pkiDir, options.nodes, ['127.0.0.1', 'localhost']);
@@ -159,6 +162,7 @@ export const runAgent = async (options: {
     podCIDR: () => options.podCIDR,
     serveLogs: { host: '127.0.0.1', tls },
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+    ...(options.metricsResolutionMs !== undefined ? { metricsResolutionMs: options.metricsResolutionMs } : {}),
   });
   const proxy = options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger });
   return {

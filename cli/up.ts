@@ -43,6 +43,8 @@ export interface UpOptions {
   readonly crashLoop?: { initialMs: number; maxMs: number };
   readonly simStartDelayMs?: number;
   readonly probeSecondMs?: number;
+  /** How often the agents sample pods' and nodes' resource usage (the metrics API's resolution); default 15 s. */
+  readonly metricsResolutionMs?: number;
   readonly nodeCapacity?: { cpu: string; memory: string; pods: string };
   /** ClusterIPs come from here (default 127.96.0.0/16); part of the cluster's identity, keep it fixed. */
   readonly serviceCIDR?: string;
@@ -158,6 +160,8 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
         throw error;
       }
     },
+    // The agents run in this process: their figures are read from memory.
+    resourceUsage: async (node) => agent?.resourceUsageOf(node.metadata.name),
   });
   const kubeconfig = join(dataDir, 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: apiserver.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });
@@ -185,6 +189,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),
     ...(options.simStartDelayMs !== undefined ? { simStartDelayMs: options.simStartDelayMs } : {}),
     ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
+    ...(options.metricsResolutionMs !== undefined ? { metricsResolutionMs: options.metricsResolutionMs } : {}),
     ...(options.nodeCapacity ? { capacity: options.nodeCapacity } : {}),
     ...(options.podCIDR ? { podCIDR: nodeSubnets(options.podCIDR) } : {}),
   });

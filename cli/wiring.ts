@@ -19,7 +19,9 @@ import {
   parseTokenFile,
   type ApiServer,
   type AuthorizationMode,
+  type NodeResourceUsage,
   type PodLogsHook,
+  type ResourceUsageHook,
   type TlsMaterial,
   type TokenFile,
 } from '../apiserver/index.ts';
@@ -143,6 +145,7 @@ export interface ServeOptions {
   readonly tls?: TlsMaterial;
   readonly logger: Logger;
   readonly podLogs?: PodLogsHook;
+  readonly resourceUsage?: ResourceUsageHook;
   /**
    * The service CIDR asked for (`--service-cidr`): recorded in the log when the cluster is
    * new; on a configured cluster it must match the log's, or the start fails.
@@ -179,6 +182,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     ...(options.authorizationModes ? { authorizationModes: options.authorizationModes } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
+    ...(options.resourceUsage ? { resourceUsage: options.resourceUsage } : {}),
     ...(options.serviceAccountSigningKey ? { serviceAccountTokens: createTokenIssuer({ signingKey: options.serviceAccountSigningKey }) } : {}),
   });
   try {
@@ -213,39 +217,29 @@ const agentError = (nodeName: string, status: number, message: string): ApiError
 };
 
 /**
- * Pod logs from the agent that runs the pod, over its HTTPS log endpoint (the port its
- * Node publishes in `status.daemonEndpoints.kubeletEndpoint`), for apiservers in
- * distributed mode. The agent must present a serving certificate of the cluster CA
- * (`credentials.ca`) naming the pod's node; the apiserver presents its `kubelet-client`
- * certificate. Any other endpoint is refused before a byte of the request is sent.
+ * GETs `path` from the agent of node `nodeName` over its HTTPS endpoint (the port its Node
+ * publishes in `status.daemonEndpoints.kubeletEndpoint`). The agent must present a serving
+ * certificate of the cluster CA (`credentials.ca`) naming the node; the apiserver presents
+ * its `kubelet-client` certificate. Any other endpoint is refused before a byte of the
+ * request is sent. Resolves with a 200 reply; any other answer is thrown as a Status.
  */
-export const remotePodLogs = (projection: Projection, credentials: ClusterCredentials): PodLogsHook => async (request) => {
-  const nodeName = request.pod.spec.nodeName ?? '';
+const agentGet = async (projection: Projection, credentials: ClusterCredentials, nodeName: string, path: string, signal: AbortSignal): Promise<IncomingMessage> => {
   const node = projection.view().get(`Node//${nodeName}`) as Node | undefined;
   const port = node?.status?.daemonEndpoints?.kubeletEndpoint?.Port;
   const address = node?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
   if (!port) throw apiErrors.serviceUnavailable(`node ${nodeName} publishes no log endpoint (is its agent running?)`);
-  const path = [nodeName, request.pod.metadata.namespace ?? 'default', request.pod.metadata.name, request.container ?? '']
-    .map(encodeURIComponent)
-    .join('/');
-  const query = new URLSearchParams({
-    follow: String(request.follow),
-    previous: String(request.previous),
-    ...(request.tailLines !== undefined ? { tailLines: String(request.tailLines) } : {}),
-    ...(request.limitBytes !== undefined ? { limitBytes: String(request.limitBytes) } : {}),
-  });
   const reply = await new Promise<IncomingMessage>((resolve, reject) => {
     const outgoing = httpsRequest(
       {
         host: address,
         port,
-        path: `/containerLogs/${path}?${query}`,
+        path,
         method: 'GET',
         ca: credentials.ca,
         cert: credentials.cert,
         key: credentials.key,
         agent: false,
-        signal: request.signal,
+        signal,
         // The address must be in the certificate, and the certificate must be the node's own.
         checkServerIdentity: (host, cert) =>
           checkServerIdentity(host, cert) ??
@@ -266,4 +260,41 @@ export const remotePodLogs = (projection: Projection, credentials: ClusterCreden
   });
   if (reply.statusCode !== 200) throw agentError(nodeName, reply.statusCode ?? 500, await errorText(reply));
   return reply;
+};
+
+/** Pod logs from the agent that runs the pod (see {@link agentGet}), for apiservers in distributed mode. */
+export const remotePodLogs = (projection: Projection, credentials: ClusterCredentials): PodLogsHook => async (request) => {
+  const nodeName = request.pod.spec.nodeName ?? '';
+  const path = [nodeName, request.pod.metadata.namespace ?? 'default', request.pod.metadata.name, request.container ?? '']
+    .map(encodeURIComponent)
+    .join('/');
+  const query = new URLSearchParams({
+    follow: String(request.follow),
+    previous: String(request.previous),
+    ...(request.tailLines !== undefined ? { tailLines: String(request.tailLines) } : {}),
+    ...(request.limitBytes !== undefined ? { limitBytes: String(request.limitBytes) } : {}),
+  });
+  return agentGet(projection, credentials, nodeName, `/containerLogs/${path}?${query}`, request.signal);
+};
+
+/** The most an agent's resource usage answer may hold (a node of 110 pods needs some 50 KiB). */
+const MAX_USAGE_BYTES = 16 * 1024 * 1024;
+
+/** A node's resource usage from its agent (see {@link agentGet}), for apiservers in distributed mode. */
+export const remoteResourceUsage = (projection: Projection, credentials: ClusterCredentials): ResourceUsageHook => async (node, signal) => {
+  const nodeName = node.metadata.name;
+  const reply = await agentGet(projection, credentials, nodeName, `/resourceUsage/${encodeURIComponent(nodeName)}`, signal);
+  let text = '';
+  for await (const chunk of reply) {
+    text += String(chunk);
+    if (text.length > MAX_USAGE_BYTES) {
+      reply.destroy();
+      throw apiErrors.internal(`node ${nodeName}: the agent's resource usage answer is larger than ${MAX_USAGE_BYTES} bytes`);
+    }
+  }
+  const usage = JSON.parse(text) as NodeResourceUsage;
+  if (typeof usage !== 'object' || usage === null || usage.node !== nodeName || !Array.isArray(usage.pods)) {
+    throw apiErrors.internal(`node ${nodeName}: the agent's resource usage answer is not one of node ${nodeName}`);
+  }
+  return usage;
 };

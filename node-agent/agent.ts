@@ -12,6 +12,7 @@ import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSys
 import { goArch, hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
+import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 
 export interface NodeResources {
   readonly cpu: string;
@@ -41,6 +42,8 @@ export interface NodeAgentOptions {
   readonly crashLoop?: { readonly initialMs: number; readonly maxMs: number };
   readonly simStartDelayMs?: number;
   readonly probeSecondMs?: number;
+  /** How often the resource usage of pods and nodes is sampled (the metrics API's resolution); default 15 s. */
+  readonly metricsResolutionMs?: number;
   /**
    * Serve container logs over HTTPS for apiservers in other processes (distributed mode),
    * to clients whose certificate `tls.clientCA` signed and whose name is in `allowedClients`
@@ -57,6 +60,8 @@ export interface NodeAgentOptions {
 export interface NodeAgent {
   /** The runtime of `node` (for logs and failure injection). */
   runtimeOf(node: string): PodRuntime | undefined;
+  /** The latest resource usage of `node` and its pods (the metrics API's figures), or undefined when this agent does not run it. */
+  resourceUsageOf(node: string): NodeResourceUsage | undefined;
   /** Stops heartbeats and status reports; with `stopPods` the pods are terminated first. */
   close(opts?: { stopPods: boolean }): Promise<void>;
 }
@@ -126,8 +131,9 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   }
   const nodeInfo = hostNodeInfo(runtimeVersion);
   const runtimes = new Map<string, PodRuntime>();
+  let resourceUsage: ResourceUsage | undefined;
   const logServer = options.serveLogs
-    ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), ...options.serveLogs, logger })
+    ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), resourceUsageOf: (node) => resourceUsage?.of(node), ...options.serveLogs, logger })
     : undefined;
 
   // Register (or re-register) every node, then declare it Ready.
@@ -362,11 +368,19 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     for (const pod of startView.podsOnNode(node)) rememberPod(`Pod/${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`, pod);
   }
   syncDirty();
+  resourceUsage = startResourceUsage({
+    runtimes: () => runtimes,
+    runtimeKind: options.runtime,
+    ...(options.metricsResolutionMs !== undefined ? { resolutionMs: options.metricsResolutionMs } : {}),
+    logger,
+  });
 
   return {
     runtimeOf: (node) => runtimes.get(node),
+    resourceUsageOf: (node) => resourceUsage?.of(node),
     close: async (opts) => {
       closed = true;
+      resourceUsage?.close();
       clearInterval(heartbeatTimer);
       for (const s of subscriptions) s.unsubscribe();
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));

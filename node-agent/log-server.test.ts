@@ -20,6 +20,7 @@ describe('parseLogRequest', () => {
     expect(parseLogRequest('GET', `${LOGS}?tailLines=0&follow=1&previous=F`)).toMatchObject({ tailLines: 0, follow: true, previous: false });
     expect(parseLogRequest('GET', `${LOGS}?tailLines=${MAX_TAIL_LINES}`)).toMatchObject({ tailLines: MAX_TAIL_LINES });
     expect(parseLogRequest('GET', `/containerLogs/node%2D1/default/web-0/main`)).toMatchObject({ type: 'logs', node: 'node-1' });
+    expect(parseLogRequest('GET', '/resourceUsage/node-1')).toEqual({ type: 'resourceUsage', node: 'node-1' });
   });
 
   it.each([
@@ -45,6 +46,9 @@ describe('parseLogRequest', () => {
     ['a zero limitBytes', 'GET', `${LOGS}?limitBytes=0`, 400, /limitBytes/],
     ['a follow that is no boolean', 'GET', `${LOGS}?follow=yes`, 400, /follow: invalid value "yes"/],
     ['a previous that is no boolean', 'GET', `${LOGS}?previous=%E0`, 400, /previous/],
+    ['a write to the resource usage', 'PUT', '/resourceUsage/node-1', 405, /GET only/],
+    ['a resource usage of a node that walks up', 'GET', '/resourceUsage/..', 400, /invalid node name/],
+    ['a resource usage with a pod in the path', 'GET', '/resourceUsage/node-1/default', 404, /no such path/],
   ] as const)('answers %s with %i', (_, method, url, status, message) => {
     const parsed = parseLogRequest(method, url);
     expect(parsed).toMatchObject({ type: 'rejected', status });

@@ -1,7 +1,10 @@
 /**
  * The agent's log endpoint (the kubelet's `/containerLogs`): in distributed mode the
  * apiserver serves `pods/NAME/log` by streaming from the agent that runs the pod. The port
- * is published in the Node's `status.daemonEndpoints.kubeletEndpoint.Port`.
+ * is published in the Node's `status.daemonEndpoints.kubeletEndpoint.Port`. It also answers
+ * `GET /resourceUsage/{node}` with the node's and its pods' latest resource usage as JSON
+ * (resource-usage.ts), which the apiserver serves as `metrics.k8s.io` (kubelet's
+ * `/metrics/resource` scraped by metrics-server, in one hop).
  *
  * It serves HTTPS only and, like kubelet with `--client-ca-file`, asks every client for a
  * certificate: the TLS handshake fails without one signed by the cluster CA, and a request
@@ -17,6 +20,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { LogServerConfigError } from './errors.ts';
 import { KubeletNotFoundError, type PodRuntime } from './kubelet/index.ts';
+import type { NodeResourceUsage } from './resource-usage.ts';
 
 /** The common name of the client certificate the apiserver presents to agents (kube's kubelet client identity). */
 export const KUBELET_CLIENT_NAME = 'kubelet-client';
@@ -39,6 +43,8 @@ export interface LogServerTls {
 
 export interface LogServerOptions {
   runtimeOf: (node: string) => PodRuntime | undefined;
+  /** The resource usage of a node this agent runs (undefined: not run here, 404). */
+  resourceUsageOf?: (node: string) => NodeResourceUsage | undefined;
   tls: LogServerTls;
   /** Common names of the client certificates that may read logs (default: {@link KUBELET_CLIENT_NAME}). */
   allowedClients?: readonly string[];
@@ -65,6 +71,7 @@ export type LogRequest =
       readonly tailLines?: number;
       readonly limitBytes?: number;
     }
+  | { readonly type: 'resourceUsage'; readonly node: string }
   | { readonly type: 'rejected'; readonly status: 400 | 404 | 405; readonly message: string };
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -118,8 +125,12 @@ export const parseLogRequest = (method: string | undefined, rawUrl: string | und
   const segments = path.split('/').map(decodeSegment);
   if (segments.some((segment) => segment === undefined)) return reject(400, `malformed %-escape in the path ${path.slice(0, 200)}`);
   const [root, route, node, namespace, pod, container, ...rest] = segments as string[];
+  if (root === '' && route === 'resourceUsage' && node !== undefined && namespace === undefined) {
+    if (method !== 'GET') return reject(405, `method ${method ?? ''} is not allowed: the resource usage endpoint answers GET only`);
+    return isSubdomain(node) ? { type: 'resourceUsage', node } : reject(400, `invalid node name "${node.slice(0, 253)}"`);
+  }
   if (root !== '' || route !== 'containerLogs' || rest.length > 0 || container === undefined) {
-    return reject(404, `no such path: ${path.slice(0, 200)} (expected /containerLogs/NODE/NAMESPACE/POD/CONTAINER)`);
+    return reject(404, `no such path: ${path.slice(0, 200)} (expected /containerLogs/NODE/NAMESPACE/POD/CONTAINER or /resourceUsage/NODE)`);
   }
   if (method !== 'GET') return reject(405, `method ${method ?? ''} is not allowed: the log endpoint answers GET only`);
   if (!isSubdomain(node!)) return reject(400, `invalid node name "${node!.slice(0, 253)}"`);
@@ -193,6 +204,15 @@ export const startLogServer = async (options: LogServerOptions): Promise<LogServ
       case 'rejected':
         answer(res, request.status, request.message, request.status === 405 ? { allow: 'GET' } : {});
         return;
+      case 'resourceUsage': {
+        const usage = options.resourceUsageOf?.(request.node);
+        if (usage === undefined) answer(res, 404, `node ${request.node} is not run by this agent`);
+        else {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(usage));
+        }
+        return;
+      }
       case 'logs':
         break;
       default:

@@ -78,6 +78,12 @@ const CLUSTER_ROLES: readonly ClusterRoleSpec[] = [
       rule(READ, ['networking.k8s.io'], ['ingresses', 'ingresses/status', 'networkpolicies']),
     ],
   },
+  {
+    // metrics-server's manifest ships this role: the resource metrics for admin, edit and view.
+    name: 'system:aggregated-metrics-reader',
+    labels: { ...AGGREGATE_TO('admin'), ...AGGREGATE_TO('edit'), ...AGGREGATE_TO('view') },
+    rules: [rule(READ, ['metrics.k8s.io'], ['nodes', 'pods'])],
+  },
   { name: 'system:auth-delegator', rules: [rule(['create'], ['authentication.k8s.io'], ['tokenreviews']), rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews'])] },
   {
     name: 'system:basic-user',

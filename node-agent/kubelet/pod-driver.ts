@@ -94,6 +94,8 @@ export interface PodDriver {
   readonly statuses$: Observable<PodStatusUpdate>;
   /** The pod named `namespace/name` the runtime currently has (the newest if several uids). */
   find(namespace: string, name: string): PodRun | undefined;
+  /** Every pod the runtime currently has. */
+  runs(): PodRun[];
   dispatch: Dispatch;
   close(opts?: { stopPods: boolean }): Promise<void>;
 }
@@ -467,5 +469,5 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     return closed;
   }
 
-  return { sync, statuses$, find, dispatch, close };
+  return { sync, statuses$, find, runs: () => [...pods.values()].map((entry) => entry.run), dispatch, close };
 }

@@ -45,6 +45,7 @@ import { type ProcessIdentity, isAlive, signalNumber, signalProcessGroup } from 
 import type { PodRuntime, ResolvedRuntimeOptions } from './runtime.ts';
 import { sharedSpawner } from './spawner.ts';
 import { createTimerQueue } from './timer-queue.ts';
+import { type PodUsage, scanSessions } from './usage.ts';
 
 /** A container process the runtime started or adopted. */
 interface Instance extends ProcessIdentity {
@@ -399,11 +400,28 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
     });
   }
 
+  /** Each running container's process tree (the session its process leads), measured from one scan of `/proc`. */
+  async function usage(): Promise<readonly PodUsage[]> {
+    const sessions = scanSessions();
+    const timeMs = now();
+    const pods: PodUsage[] = [];
+    for (const run of driver.runs()) {
+      const containers = run.containers.flatMap((c) => {
+        const instance = c.phase.type === 'running' ? instances.get(containerKey(run.uid, c.name)) : undefined;
+        const measured = instance === undefined || !isAlive(instance) ? undefined : sessions.get(instance.pid);
+        return measured === undefined ? [] : [{ name: c.name, restartCount: instance!.restartCount, timeMs, ...measured }];
+      });
+      if (containers.length > 0) pods.push({ namespace: run.namespace, name: run.name, uid: run.uid, containers });
+    }
+    return pods;
+  }
+
   return {
     kind: 'process',
     sync: driver.sync,
     statuses$: driver.statuses$,
     logs,
+    usage,
     close: async (opts) => {
       await driver.close(opts);
       // Records of processes started or reported while closing.

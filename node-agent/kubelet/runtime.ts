@@ -9,6 +9,7 @@ import { type CrashLoopPolicy, DEFAULT_CRASH_LOOP } from './lifecycle.ts';
 import type { LogOptions } from './logs.ts';
 import { DEFAULT_POD_CIDR, type PodCidr, parsePodCidr } from './pod-cidr.ts';
 import type { PodStatusUpdate } from './pod-driver.ts';
+import type { PodUsage } from './usage.ts';
 import type { CriRuntimeOptions } from './cri/runtime.ts';
 import { type PodUser, agentUser, resolvePodUser } from './pod-user.ts';
 import type { Pod } from '../../schemas/index.ts';
@@ -80,6 +81,11 @@ export interface PodRuntime {
    * `KubeletNotFoundError` at once if there is no such pod, container or instance.
    */
   logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string>;
+  /**
+   * The cumulative CPU time and memory working set of every running container, per pod
+   * (pods with no running container are left out). The sim runtime reports zeros.
+   */
+  usage(): Promise<readonly PodUsage[]>;
   /** Sim runtime only: simulates a failure of a running container. */
   inject?(namespace: string, name: string, failure: InjectedFailure): void;
   /**

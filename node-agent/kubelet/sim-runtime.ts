@@ -122,6 +122,14 @@ export function createSimRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       if (!run.containers.some((c) => c.name === container)) throw new KubeletNotFoundError(`container ${container} is not valid for pod ${name}`, { namespace, name, container });
       return (async function* () {})();
     },
+    // Simulated pods use nothing: zeros, so `kubectl top` lists them.
+    usage: async () =>
+      driver.runs().flatMap((run) => {
+        const containers = run.containers
+          .filter((c) => c.phase.type === 'running')
+          .map((c) => ({ name: c.name, restartCount: c.restartCount, timeMs: now(), cpuUsageNanoSeconds: 0, memoryWorkingSetBytes: 0 }));
+        return containers.length > 0 ? [{ namespace: run.namespace, name: run.name, uid: run.uid, containers }] : [];
+      }),
     inject,
     close: driver.close,
   };

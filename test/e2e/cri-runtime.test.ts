@@ -9,6 +9,7 @@
  * addresses inside the test's network namespace.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../schemas/index.ts';
@@ -145,6 +146,40 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
     expect(await sandboxesOf('web')).toHaveLength(1);
     ok(await kube('delete', 'pod', 'web', '--grace-period=1', '--wait=true'));
     await waitFor('the sandbox of web removed', async () => (await sandboxesOf('web')).length === 0);
+  });
+
+  it('kubectl top pods shows a container burning a core at >= 800m and one holding 110 MiB at >= 100Mi, from CRI ContainerStats', async () => {
+    ok(await kube('run', 'burner', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'trap "exit 0" TERM; while :; do :; done'));
+    ok(await kube('run', 'holder', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'x=$(head -c 115343360 /dev/zero | tr "\\0" a); trap "exit 0" TERM; while :; do sleep 1; done'));
+    await waitForPod('burner', 'Running', (p) => p.status?.phase === 'Running');
+    await waitForPod('holder', 'Running', (p) => p.status?.phase === 'Running');
+    // The machine running the tests may be busy: the pods' cgroup parent gets the highest CPU
+    // weight for this test, so that the burner really burns a core.
+    const shares = join('/sys/fs/cgroup/cpu', harness.cgroupParent, 'cpu.shares');
+    const sharesBefore = readFileSync(shares, 'utf8').trim();
+    writeFileSync(shares, '262144');
+    try {
+      let last = '';
+      // Sampled every 15 s (the default resolution): figures after the second sample.
+      await waitFor(
+        'the burner at >= 800m and the holder at >= 100Mi',
+        async () => {
+          const result = await kube('top', 'pods', '--no-headers');
+          last = `${result.stdout}${result.stderr}`;
+          const rows = new Map(result.stdout.trim().split('\n').map((line) => line.trim().split(/\s+/)).map(([name = '', cpu = '', memory = ''] ) => [name, { cpu, memory }]));
+          const burner = rows.get('burner');
+          const holder = rows.get('holder');
+          const millicores = burner ? Number(/^(\d+)m$/.exec(burner.cpu)?.[1] ?? Number(burner.cpu) * 1000) : 0;
+          const mebibytes = holder ? Number(/^(\d+)Mi$/.exec(holder.memory)?.[1] ?? 0) : 0;
+          return millicores >= 800 && mebibytes >= 100;
+        },
+        { timeoutMs: 90_000, intervalMs: 2_000, describe: () => last },
+      );
+    } finally {
+      writeFileSync(shares, sharesBefore);
+    }
+    expect(ok(await kube('top', 'nodes', '--no-headers'))).toMatch(/^\S+\s+\d+m\s+\d+%\s+\d+Mi\s+\d+%/);
+    ok(await kube('delete', 'pod', 'burner', 'holder', '--grace-period=1', '--wait=true'));
   });
 
   it('after a crash of `logplane up`, a new run adopts the sandboxes and containers (exits included), removes an unrecorded sandbox; Ctrl-C stops every container', async () => {

@@ -38,7 +38,7 @@ describe('cri pod runtime on a real containerd', () => {
     await harness?.close();
   });
 
-  it('runs a pod: Running with a CNI address, env, logs, memory limit, HTTP; a failing pod ends Failed with its exit code, a memory hog OOMKilled; removal cleans up', async () => {
+  it('runs a pod: Running with a CNI address, env, logs, memory limit, HTTP, usage from ContainerStats; a failing pod ends Failed with its exit code, a memory hog OOMKilled; removal cleans up', async () => {
     const web = makePod('web', [
       {
         name: 'app',
@@ -78,6 +78,13 @@ describe('cri pod runtime on a real containerd', () => {
       if (text === '') throw new Error('no log yet');
       return text;
     })).toBe('hi there\n');
+
+    // Resource usage from CRI ContainerStats (the metrics API's figures): the running httpd's cgroup.
+    const usage = (await runtime.usage()).find((pod) => pod.name === 'web');
+    expect(usage?.containers).toEqual([expect.objectContaining({ name: 'app', restartCount: 0 })]);
+    expect(usage!.containers[0]!.cpuUsageNanoSeconds).toBeGreaterThan(0);
+    expect(usage!.containers[0]!.memoryWorkingSetBytes).toBeGreaterThan(0);
+    expect(usage!.containers[0]!.memoryWorkingSetBytes).toBeLessThanOrEqual(32 * 1024 * 1024);
 
     const failedStatus = await failed;
     expect(containerStatus(failedStatus).state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });

@@ -38,6 +38,7 @@ import { openPodRecords } from '../pod-records.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from '../runtime.ts';
 import { type ProbeOutcome, type ProbeWorker, createContainerProbeWorkers } from '../probes.ts';
 import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
+import type { ContainerUsage, PodUsage } from '../usage.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
 import { type ContainerConfig, type CriClient, type CriVersion, type PodSandboxConfig, createCriClient } from './client.ts';
@@ -578,11 +579,40 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     );
   }
 
+  /** Each running container's CRI `ContainerStats` (cgroup figures of the runtime); a container the runtime cannot answer for is left out. */
+  async function usage(): Promise<readonly PodUsage[]> {
+    const pods = await Promise.all(
+      driver.runs().map(async (run): Promise<PodUsage> => {
+        const measured = await Promise.all(
+          run.containers.map(async (c): Promise<ContainerUsage | undefined> => {
+            const instance = c.phase.type === 'running' ? instances.get(instanceKey(run.uid, c.name, c.restartCount)) : undefined;
+            if (instance === undefined || !live.has(instance)) return undefined;
+            const stats = await cri.containerStats(instance.id).catch((err: unknown) => {
+              logger.debug({ err, pod: `${run.namespace}/${run.name}`, container: c.name }, 'no container stats');
+              return undefined;
+            });
+            if (stats?.cpuUsageCoreNanoSeconds === undefined || stats.memoryWorkingSetBytes === undefined) return undefined;
+            return {
+              name: c.name,
+              restartCount: c.restartCount,
+              timeMs: stats.timestamp > 0 ? stats.timestamp : now(),
+              cpuUsageNanoSeconds: stats.cpuUsageCoreNanoSeconds,
+              memoryWorkingSetBytes: stats.memoryWorkingSetBytes,
+            };
+          }),
+        );
+        return { namespace: run.namespace, name: run.name, uid: run.uid, containers: measured.filter((c) => c !== undefined) };
+      }),
+    );
+    return pods.filter((pod) => pod.containers.length > 0);
+  }
+
   return {
     kind: 'cri',
     sync,
     statuses$: driver.statuses$,
     logs,
+    usage,
     async close(opts) {
       closing = true;
       await leftoversRemoved;
