@@ -57,13 +57,20 @@ const EVENT_REF = kindRef('Event');
 export const createRecorder = (view: View, now: number, source: EventSource): Recorder => {
   /** Event key → what the view held (undefined: created by this decision) and its next state. */
   const touched = new Map<string, { readonly current: Event | undefined; next: Event }>();
+  const keyOfEvent = (namespace: string, name: string): string => `${EVENT_REF}/${namespace}/${name}`;
+
   // kube names Events `<object>.<hex UnixNano>`; one decision has one `now`, so the
   // nanoseconds below it number the decision's Events (offset by source, so two
-  // controllers recording about one object in the same millisecond do not collide).
+  // controllers recording about one object in the same millisecond rarely meet), skipping
+  // names the view or this decision already holds.
   let sequence = (fnv1a(source.component) % 1000) * 1000;
-  const nextName = (objectName: string): string => `${objectName}.${(BigInt(now) * 1_000_000n + BigInt(sequence++ % 1_000_000)).toString(16)}`;
-
-  const keyOfEvent = (namespace: string, name: string): string => `${EVENT_REF}/${namespace}/${name}`;
+  const nextName = (namespace: string, objectName: string): string => {
+    for (;;) {
+      const name = `${objectName}.${(BigInt(now) * 1_000_000n + BigInt(sequence++ % 1_000_000)).toString(16)}`;
+      const key = keyOfEvent(namespace, name);
+      if (!touched.has(key) && view.get(key) === undefined) return name;
+    }
+  };
 
   /** The Events about the object named `name` in `namespace` (their names start `<name>.`), as this decision left them. */
   const eventsNamedFor = (namespace: string, name: string): Event[] => {
@@ -85,7 +92,7 @@ export const createRecorder = (view: View, now: number, source: EventSource): Re
     const incoming: Event = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: nextName(objectName), namespace },
+      metadata: { name: nextName(namespace, objectName), namespace },
       involvedObject: ref,
       reason,
       message,
@@ -97,7 +104,7 @@ export const createRecorder = (view: View, now: number, source: EventSource): Re
       reportingComponent: source.component,
       reportingInstance: source.host ?? '',
     };
-    const correlation = correlate(incoming, eventsNamedFor(namespace, objectName), now, nextName(objectName));
+    const correlation = correlate(incoming, eventsNamedFor(namespace, objectName), now, nextName(namespace, objectName));
     if (correlation.type === 'skip') return;
     const key = keyOfEvent(namespace, correlation.event.metadata.name);
     const entry = touched.get(key);
