@@ -106,8 +106,9 @@ describe.each(cases)('a CronJob controller started after a downtime on the $labe
     }
     const past = scenario.projection.viewAt(parseVector(creation?.decidedAt ?? '', partitions));
     const again = createCronJobController().decide('CronJob.batch/default/tick', past, { now: creation?.time ?? 0 });
+    const kindOf = (body: EventBody): string => (body.type === 'ObjectCreated' || body.type === 'ObjectUpdated' ? body.object.kind : '');
     const byType = (bodies: readonly EventBody[]): EventBody[] =>
-      [...bodies].sort((a, b) => a.type.localeCompare(b.type) || JSON.stringify(a).localeCompare(JSON.stringify(b)));
+      [...bodies].sort((a, b) => a.type.localeCompare(b.type) || kindOf(a).localeCompare(kindOf(b)));
     expect(again.commands.some((c) => c.type === 'ObjectCreated' && c.object.kind === 'Event' && (c.object as Event).reason === 'SuccessfulCreate')).toBe(true);
     expect(sameJson(byType(again.commands), byType(recorded))).toBe(true);
   });
