@@ -121,28 +121,30 @@ const time = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}
 /**
  * EventCorrelate of `incoming` (a new Event as the recorder made it: count 1, first and last
  * timestamp `now`) against `existing`, the Events already recorded about the same involved
- * object (any source or reason; others are ignored). `aggregateName` names the aggregate
+ * object (any source or reason; others are ignored). `aggregateName` gives the name of the aggregate
  * Event if one is created.
  */
-export const correlate = (incoming: Event, existing: readonly Event[], now: number, aggregateName: string): Correlation => {
+export const correlate = (incoming: Event, existing: readonly Event[], now: number, aggregateName: () => string): Correlation => {
   const related = existing.filter((event) => spamKey(event) === spamKey(incoming));
+  // kube filters last, after aggregating and counting into its caches; read from the view
+  // those steps change nothing, so filtering first decides the same.
+  if (!spamFilterAccepts(related, now)) return { type: 'skip' };
   const group = related.filter((event) => aggregateKey(event) === aggregateKey(incoming));
   const window = currentWindow(group, now);
   const messages = new Set(window.filter((event) => !isAggregate(event)).map((event) => event.message ?? ''));
   messages.add(incoming.message ?? '');
   const aggregated = window.some(isAggregate) || messages.size >= AGGREGATE_MAX_EVENTS;
 
-  let observed: Correlation;
   if (aggregated) {
     const message = AGGREGATE_MESSAGE_PREFIX + (incoming.message ?? '');
     const previous = newest(group.filter(isAggregate));
-    observed = previous
+    return previous
       ? { type: 'update', event: seenAgain(previous, message, now) }
       : {
           type: 'create',
           event: {
             ...incoming,
-            metadata: { name: aggregateName, namespace: incoming.metadata.namespace },
+            metadata: { name: aggregateName(), namespace: incoming.metadata.namespace },
             involvedObject: { ...incoming.involvedObject },
             message,
             count: 1,
@@ -150,11 +152,9 @@ export const correlate = (incoming: Event, existing: readonly Event[], now: numb
             lastTimestamp: time(now),
           },
         };
-  } else {
-    const previous = newest(group.filter((event) => eventKey(event) === eventKey(incoming)));
-    observed = previous ? { type: 'update', event: seenAgain(previous, incoming.message ?? '', now) } : { type: 'create', event: incoming };
   }
-  return spamFilterAccepts(related, now) ? observed : { type: 'skip' };
+  const previous = newest(group.filter((event) => eventKey(event) === eventKey(incoming)));
+  return previous ? { type: 'update', event: seenAgain(previous, incoming.message ?? '', now) } : { type: 'create', event: incoming };
 };
 
 const newest = (events: readonly Event[]): Event | undefined =>

@@ -176,6 +176,6 @@ describe('the correlator, pure', () => {
 
   it('ignores Events about other objects', () => {
     const others = Array.from({ length: 30 }, (_, i) => event(`m${i}`, T0, { involvedObject: { kind: 'ReplicaSet', name: 'web', namespace: 'default', uid: 'other' } }));
-    expect(correlate(event('new', T0), others, T0, 'web.agg')).toMatchObject({ type: 'create', event: { message: 'new' } });
+    expect(correlate(event('new', T0), others, T0, () => 'web.agg')).toMatchObject({ type: 'create', event: { message: 'new' } });
   });
 });

@@ -10,7 +10,7 @@ import type { View } from '../../projections/index.ts';
 import type { Event, EventBody, KubeObject, ObjectReference } from '../../schemas/index.ts';
 import { kindRef } from '../../schemas/keys.ts';
 import { updateCommand } from '../replicaset/objects.ts';
-import { correlate } from './correlator.ts';
+import { correlate, spamKey } from './correlator.ts';
 
 /** Who records (v1.EventSource): kube's component names, e.g. `replicaset-controller`. */
 export interface EventSource {
@@ -25,8 +25,6 @@ export type EventType = 'Normal' | 'Warning';
 export interface Recorder {
   /** Records an Event about `object` (kube's `Eventf(object, type, reason, message)`). */
   event(object: KubeObject, type: EventType, reason: string, message: string, fieldPath?: string): void;
-  /** Records an Event about the object `ref` names (for one the view no longer holds). */
-  eventAbout(ref: ObjectReference, type: EventType, reason: string, message: string): void;
   /** The commands that write what was recorded, in recording order. */
   commands(): EventBody[];
 }
@@ -86,13 +84,19 @@ export const createRecorder = (view: View, now: number, source: EventSource): Re
     return found;
   };
 
+  /**
+   * Spam keys whose bucket this decision found empty: its `now` does not move, so the bucket
+   * cannot refill before the decision ends (the 500 creates of one round cost one check each).
+   */
+  const exhausted = new Set<string>();
+
   const record = (ref: ObjectReference, type: EventType, reason: string, message: string): void => {
     const namespace = ref.namespace || 'default';
     const objectName = ref.name ?? '';
     const incoming: Event = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: nextName(namespace, objectName), namespace },
+      metadata: { name: '', namespace },
       involvedObject: ref,
       reason,
       message,
@@ -104,8 +108,14 @@ export const createRecorder = (view: View, now: number, source: EventSource): Re
       reportingComponent: source.component,
       reportingInstance: source.host ?? '',
     };
-    const correlation = correlate(incoming, eventsNamedFor(namespace, objectName), now, nextName(namespace, objectName));
-    if (correlation.type === 'skip') return;
+    const bucket = spamKey(incoming);
+    if (exhausted.has(bucket)) return;
+    incoming.metadata.name = nextName(namespace, objectName);
+    const correlation = correlate(incoming, eventsNamedFor(namespace, objectName), now, () => nextName(namespace, objectName));
+    if (correlation.type === 'skip') {
+      exhausted.add(bucket);
+      return;
+    }
     const key = keyOfEvent(namespace, correlation.event.metadata.name);
     const entry = touched.get(key);
     if (entry) {
@@ -118,7 +128,6 @@ export const createRecorder = (view: View, now: number, source: EventSource): Re
 
   return {
     event: (object, type, reason, message, fieldPath) => record(referenceTo(object, fieldPath), type, reason, message),
-    eventAbout: (ref, type, reason, message) => record(ref, type, reason, message),
     commands: () =>
       [...touched.values()].map(({ current, next }): EventBody =>
         current ? updateCommand(current, next) : { type: 'ObjectCreated', object: next },
