@@ -3,8 +3,9 @@
  * controller, one sim-runtime node agent): a Deployment created and scaled records
  * ScalingReplicaSet on the Deployment and SuccessfulCreate on its ReplicaSet; `kubectl
  * describe` shows them in its Events section, `kubectl get events` and `kubectl events`
- * list them, events.k8s.io/v1 serves the same objects; a replay of the log from offset 0
- * gives the live projection's state hash.
+ * list them, events.k8s.io/v1 serves the same objects; the replicaset decision that recorded
+ * Events, re-run on the view at its position with its time, gives the same commands; a replay
+ * of the log from offset 0 gives the live projection's state hash.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -15,8 +16,11 @@ import pino from 'pino';
 import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../../cli/up.ts';
-import { createReplayer, formatVector, type View } from '../../projections/index.ts';
-import type { Deployment, Event, ReplicaSet } from '../../schemas/index.ts';
+import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { parseVector } from '../../projections/positions.ts';
+import { CONTROLLER_FACTORIES } from '../../reconcilers/controllers.ts';
+import { sameJson } from '../../schemas/canonical-json.ts';
+import { decodeEvent, type Deployment, type Event, type EventBody, type ReplicaSet } from '../../schemas/index.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
 import { LOG_ADAPTERS } from './helpers.ts';
 
@@ -131,6 +135,30 @@ describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
       type: 'Normal',
     });
   }, 120_000);
+
+  it('re-runs a decision that recorded Events on the view it saw, at its time, into the same commands (debug reconcile)', async () => {
+    const decided = audit(cluster.projection.store, cluster.log.layout.partitions, { allActors: true, limit: 100_000 }).filter(
+      (e) => e.actor.type === 'controller' && e.actor.name === 'replicaset',
+    );
+    const recordedEvent = decided.find((e) => e.key.startsWith('Event/') && e.eventType === 'ObjectCreated');
+    expect(recordedEvent).toBeDefined();
+    const round = decided.filter((e) => e.decidedAt === recordedEvent?.decidedAt && e.time === recordedEvent?.time);
+    const recorded: EventBody[] = [];
+    for (const e of round) {
+      const [record] = await cluster.log.read(e.topic, e.partition, e.offset, e.offset + 1);
+      if (record) recorded.push(decodeEvent(record.value).body);
+    }
+    const rs = replicaSet(cluster.projection.view());
+    const past = cluster.projection.viewAt(parseVector(recordedEvent?.decidedAt ?? '', cluster.log.layout.partitions));
+    const again = CONTROLLER_FACTORIES['replicaset']!().decide(`ReplicaSet/default/${rs?.metadata.name}`, past, { now: recordedEvent?.time ?? 0 });
+    expect(again.commands.filter((c) => c.type === 'ObjectCreated' && c.object.kind === 'Event').length).toBeGreaterThan(0);
+    // The round's commands span both topics (pods and Events on desired, the status on observed): compare them in one order.
+    const label = (body: EventBody): string =>
+      body.type === 'ObjectCreated' || body.type === 'ObjectUpdated' ? `${body.type} ${body.object.kind} ${body.object.metadata.name}` : body.type;
+    const ordered = (bodies: readonly EventBody[]): EventBody[] => [...bodies].sort((a, b) => label(a).localeCompare(label(b)));
+    expect(again.commands).toHaveLength(recorded.length);
+    expect(sameJson(ordered(again.commands), ordered(recorded))).toBe(true);
+  }, 60_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
     const replayDir = mkdtempSync(join(tmpdir(), 'e2e-events-replay-'));
