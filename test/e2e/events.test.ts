@@ -4,7 +4,9 @@
  * ScalingReplicaSet on the Deployment and SuccessfulCreate on its ReplicaSet; `kubectl
  * describe` shows them in its Events section, `kubectl get events` and `kubectl events`
  * list them, events.k8s.io/v1 serves the same objects; the replicaset decision that recorded
- * Events, re-run on the view at its position with its time, gives the same commands; a replay
+ * Events, re-run on the view at its position with its time, gives the same commands; an Event
+ * deleted (as the event-ttl controller deletes it) is still listed by `logplane get events
+ * --at` a moment before; a replay
  * of the log from offset 0 gives the live projection's state hash.
  */
 import { execFile } from 'node:child_process';
@@ -23,6 +25,7 @@ import { sameJson } from '../../schemas/canonical-json.ts';
 import { decodeEvent, type Deployment, type Event, type EventBody, type ReplicaSet } from '../../schemas/index.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
 import { LOG_ADAPTERS } from './helpers.ts';
+import { logplane, okJson } from './process.ts';
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -135,6 +138,19 @@ describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
       type: 'Normal',
     });
   }, 120_000);
+
+  it('shows the Events of a past moment after they left the current view (logplane get events --at)', async () => {
+    const [scaled] = events(cluster.projection.view()).filter((e) => e.reason === 'ScalingReplicaSet');
+    const name = scaled?.metadata.name ?? '';
+    const before = formatVector(cluster.projection.cursor());
+    // What the event-ttl controller does an hour after the Event was last seen.
+    expect(await ok('delete', 'event', name)).toBe(`event "${name}" deleted\n`);
+    await waitUntil('the Event is gone', (view) => !events(view).some((e) => e.metadata.name === name));
+    const names = async (...args: string[]): Promise<string[]> =>
+      okJson<{ items: Event[] }>(await logplane(cluster.kubeconfig, ['get', 'events', ...args, '-o', 'json'])).items.map((e) => e.metadata.name);
+    expect(await names()).not.toContain(name);
+    expect(await names('--at', before)).toContain(name);
+  }, 60_000);
 
   it('re-runs a decision that recorded Events on the view it saw, at its time, into the same commands (debug reconcile)', async () => {
     const decided = audit(cluster.projection.store, cluster.log.layout.partitions, { allActors: true, limit: 100_000 }).filter(
