@@ -15,6 +15,7 @@ import { isoTime, keyOf } from '../replicaset/objects.ts';
 import { createReplicationController } from '../replicationcontroller/index.ts';
 import type { Controller } from '../runtime.ts';
 import { createStatefulSetController } from '../statefulset/index.ts';
+import { createRecorder } from './recorder.ts';
 import { createTestCluster, deploymentObject, nodeObject, podTemplate, replicaSetObject, runningPodStatus, settle, type TestCluster } from '../testing.ts';
 
 const clusters: TestCluster[] = [];
@@ -262,5 +263,27 @@ describe('event-ttl', () => {
     expect(cluster.projection.viewAt(before).get(key)).toMatchObject({ reason: 'SuccessfulCreate', involvedObject: { uid: rs.metadata.uid } });
     // `--event-ttl` must be positive.
     expect(() => createEventTtlController({ ttlMs: 0 })).toThrow(/event TTL \(--event-ttl\) must be a positive number of ms/);
+  });
+
+  it('moves the expiry with each repeat (lastTimestamp), as kube renews the lease with each write', () => {
+    const cluster = setup();
+    const rs = cluster.create(replicaSetObject({ name: 'web', replicas: 1 }));
+    const recordAt = (now: number): void => {
+      const recorder = createRecorder(cluster.view(), now, { component: 'replicaset-controller' });
+      recorder.event(rs, 'Warning', 'FailedCreate', 'Error creating: quota');
+      cluster.apply(...recorder.commands());
+    };
+    recordAt(T0);
+    recordAt(T0 + 1_800_000);
+    const [event] = cluster.view().list('Event', 'default') as Event[];
+    expect(event?.count).toBe(2);
+    const key = `Event/default/${event?.metadata.name}`;
+    expect(decideEventTtl(key, cluster.view(), T0 + 3_600_000, 3_600_000)).toEqual({ commands: [], requeueAfterMs: 1_800_000 });
+    expect(decideEventTtl(key, cluster.view(), T0 + 5_400_000, 3_600_000).commands).toMatchObject([
+      { type: 'ObjectDeleted', kind: 'Event', name: event?.metadata.name, uid: event?.metadata.uid, expectedResourceVersion: event?.metadata.resourceVersion },
+    ]);
+    // A short TTL (`--event-ttl 1m`) deletes sooner; a change of an Event maps to itself.
+    expect(createEventTtlController({ ttlMs: 60_000 }).decide(key, cluster.view(), { now: T0 + 1_860_000 }).commands).toHaveLength(1);
+    expect(createEventTtlController().keysFor({ type: 'MODIFIED', key, eventId: 'e', object: event as Event, topic: 'desired', partition: 0, offset: 0 }, cluster.view())).toEqual([key]);
   });
 });
