@@ -21,6 +21,7 @@ import { createStatefulSetController } from './statefulset/index.ts';
 import { createDaemonSetController } from './daemonset/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
 import { createCronJobController } from './cronjob/index.ts';
+import { createEventTtlController } from './event-ttl/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 
 /** Every controller logplane has, by name. */
@@ -34,6 +35,7 @@ export const CONTROLLER_NAMES = [
   'daemonset',
   'ttl-after-finished',
   'cronjob',
+  'event-ttl',
   'endpoints',
   'node-lifecycle',
   'garbage-collector',
@@ -56,6 +58,8 @@ export interface ControllersOptions {
   readonly defaultTolerationSeconds?: number;
   /** The CA bundle `root-ca-cert-publisher` puts in every namespace's `kube-root-ca.crt` (`--root-ca-file`; default none). */
   readonly rootCA?: string;
+  /** How long an Event stays in the current view after it was last seen (`--event-ttl`, ms; default 1 h). */
+  readonly eventTtlMs?: number;
   /** Replacement controllers by name (tests). */
   readonly factories?: Partial<Record<ControllerName, () => Controller>>;
 }
@@ -76,6 +80,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   daemonset: () => createDaemonSetController(),
   'ttl-after-finished': () => createTtlAfterFinishedController(),
   cronjob: () => createCronJobController(),
+  'event-ttl': () => createEventTtlController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
@@ -98,6 +103,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     daemonset: () => createDaemonSetController(),
     'ttl-after-finished': () => createTtlAfterFinishedController(),
     cronjob: () => createCronJobController(),
+    'event-ttl': () => createEventTtlController(options.eventTtlMs !== undefined ? { ttlMs: options.eventTtlMs } : {}),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),

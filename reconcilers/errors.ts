@@ -38,3 +38,11 @@ export class CommandsRejectedError extends ReconcileError {
     super(`the commands for ${key} were rejected ${attempts} times in a row; dropping the key until a change wakes it`, false, { key, attempts });
   }
 }
+
+/** A controller option that cannot work (a TTL of zero, a negative period): says which and what it must be. */
+export class InvalidControllerOptionError extends ReconcileError {
+  override readonly name = 'InvalidControllerOptionError';
+  constructor(option: string, value: unknown, expected: string) {
+    super(`${option} must be ${expected}, got ${String(value)}`, false, { option, value: String(value) });
+  }
+}

@@ -83,7 +83,7 @@ const setup = (spec: Partial<CronJobSpec> = {}) => {
 };
 
 const createdJobs = (commands: readonly EventBody[]): Job[] =>
-  commands.filter((c): c is ObjectCreated => c.type === 'ObjectCreated').map((c) => c.object as Job);
+  commands.filter((c): c is ObjectCreated => c.type === 'ObjectCreated' && c.object.kind === 'Job').map((c) => c.object as Job);
 const deletedNames = (commands: readonly EventBody[]): string[] =>
   commands.flatMap((c) => (c.type === 'ObjectDeleted' ? [c.name] : [])).sort();
 

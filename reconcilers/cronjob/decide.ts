@@ -15,6 +15,7 @@ import type { View } from '../../projections/index.ts';
 import type { CronJob, CronJobStatus, EventBody, Job } from '../../schemas/index.ts';
 import { kindRef } from '../../schemas/keys.ts';
 import { canonicalJson, deleteCommand, isControlledBy, isoTime, parseTime, statusCommand } from '../replicaset/objects.ts';
+import { createRecorder } from '../events/recorder.ts';
 import type { Decision } from '../runtime.ts';
 import { byJobStartTime, finishedCondition, isJobOf, jobForSchedule, jobReference, scheduledJobName } from './job.ts';
 import { formatSchedule, parseSchedule, timeZoneError } from './schedule.ts';
@@ -23,7 +24,10 @@ import { MISSED, nextScheduleTime, nextScheduleTimeDuration } from './times.ts';
 /** `spec.concurrencyPolicy` values. */
 export const CONCURRENCY_POLICY = { Allow: 'Allow', Forbid: 'Forbid', Replace: 'Replace' } as const;
 
-/** An Event kube's cronjob controller records (the Events machinery is not this controller's). */
+/** kube's component of the cronjob controller's Events. */
+export const CRONJOB_EVENT_SOURCE = { component: 'cronjob-controller' } as const;
+
+/** An Event kube's cronjob controller records (the recorder of {@link decideCronJob} writes them). */
 export interface CronJobEvent {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
@@ -193,7 +197,7 @@ export const jobsOf = (cj: CronJob, view: View): Job[] =>
     .ownedBy(cj.metadata.uid ?? '')
     .filter((o): o is Job => o.kind === 'Job' && o.metadata.namespace === cj.metadata.namespace && isJobOf(o, cj));
 
-/** Decides CronJob `key` at `now`. */
+/** Decides CronJob `key` at `now`; the plan's Events are recorded on the CronJob as `cronjob-controller`. */
 export const decideCronJob = (key: string, view: View, now: number): Decision => {
   const cj = view.get(key);
   if (cj?.kind !== 'CronJob') return { commands: [] };
@@ -201,6 +205,9 @@ export const decideCronJob = (key: string, view: View, now: number): Decision =>
     const job = view.get(`${kindRef('Job')}/${cj.metadata.namespace ?? ''}/${name}`);
     return job?.kind === 'Job' ? job : undefined;
   };
-  const { commands, requeueAfterMs } = planCronJob(cj, jobsOf(cj, view), now, jobNamed);
-  return requeueAfterMs === undefined ? { commands } : { commands, requeueAfterMs };
+  const plan = planCronJob(cj, jobsOf(cj, view), now, jobNamed);
+  const recorder = createRecorder(view, now, CRONJOB_EVENT_SOURCE);
+  for (const event of plan.events) recorder.event(cj, event.type, event.reason, event.message);
+  const commands = [...plan.commands, ...recorder.commands()];
+  return plan.requeueAfterMs === undefined ? { commands } : { commands, requeueAfterMs: plan.requeueAfterMs };
 };

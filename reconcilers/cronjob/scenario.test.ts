@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { audit, type View } from '../../projections/index.ts';
 import { parseVector } from '../../projections/positions.ts';
 import { sameJson } from '../../schemas/canonical-json.ts';
-import { decodeEvent, type CronJob, type CronJobSpec, type EventBody, type Job } from '../../schemas/index.ts';
+import { decodeEvent, type CronJob, type CronJobSpec, type Event, type EventBody, type Job } from '../../schemas/index.ts';
 import { isoTime, parseTime } from '../replicaset/objects.ts';
 import { startReconciler, type ReconcilerRuntime } from '../runtime.ts';
 import { LOG_ADAPTERS, startScenario, type Scenario } from '../testing.ts';
@@ -97,7 +97,8 @@ describe.each(cases)('a CronJob controller started after a downtime on the $labe
     );
     const creation = decided.find((e) => e.key === `Job.batch/default/${job?.metadata.name}`);
     const round = decided.filter((e) => e.decidedAt === creation?.decidedAt && e.time === creation?.time);
-    expect(round.map((e) => e.eventType).sort()).toEqual(['ObjectCreated', 'ObjectUpdated']);
+    // The Job, the CronJob's status, and its SuccessfulCreate Event.
+    expect(round.map((e) => e.eventType).sort()).toEqual(['ObjectCreated', 'ObjectCreated', 'ObjectUpdated']);
     const recorded: EventBody[] = [];
     for (const e of round) {
       const [record] = await scenario.log.read(e.topic, e.partition, e.offset, e.offset + 1);
@@ -105,7 +106,10 @@ describe.each(cases)('a CronJob controller started after a downtime on the $labe
     }
     const past = scenario.projection.viewAt(parseVector(creation?.decidedAt ?? '', partitions));
     const again = createCronJobController().decide('CronJob.batch/default/tick', past, { now: creation?.time ?? 0 });
-    const byType = (bodies: readonly EventBody[]): EventBody[] => [...bodies].sort((a, b) => a.type.localeCompare(b.type));
+    const kindOf = (body: EventBody): string => (body.type === 'ObjectCreated' || body.type === 'ObjectUpdated' ? body.object.kind : '');
+    const byType = (bodies: readonly EventBody[]): EventBody[] =>
+      [...bodies].sort((a, b) => a.type.localeCompare(b.type) || kindOf(a).localeCompare(kindOf(b)));
+    expect(again.commands.some((c) => c.type === 'ObjectCreated' && c.object.kind === 'Event' && (c.object as Event).reason === 'SuccessfulCreate')).toBe(true);
     expect(sameJson(byType(again.commands), byType(recorded))).toBe(true);
   });
 });

@@ -16,6 +16,8 @@ import type { DaemonSet } from '../../schemas/index.ts';
 import { controllerRef, keyOf, ownerKey } from '../replicaset/objects.ts';
 import type { Controller } from '../runtime.ts';
 import { decideDaemonSet, dsSelector } from './decide.ts';
+import { narrateDaemonSet } from './events.ts';
+import { withEvents } from '../events/index.ts';
 
 export * from './decide.ts';
 export * from './nodes.ts';
@@ -50,9 +52,14 @@ export const daemonSetKeysFor = (change: AppliedChange, view: View): string[] =>
 };
 
 /** Creates the daemonset controller. */
-export const createDaemonSetController = (): Controller => ({
-  name: DAEMONSET_CONTROLLER,
-  keysFor: daemonSetKeysFor,
-  initialKeys: (view) => view.list('DaemonSet').map(keyOf),
-  decide: (key, view, { now }) => decideDaemonSet(key, view, now),
-});
+export const createDaemonSetController = (): Controller =>
+  withEvents(
+    {
+      name: DAEMONSET_CONTROLLER,
+      keysFor: daemonSetKeysFor,
+      initialKeys: (view) => view.list('DaemonSet').map(keyOf),
+      decide: (key, view, { now }) => decideDaemonSet(key, view, now),
+    },
+    { component: 'daemonset-controller' },
+    narrateDaemonSet,
+  );

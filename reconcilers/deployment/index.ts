@@ -15,6 +15,8 @@ import { controllerRef, isBeingDeleted, keyOf, ownerKey } from '../replicaset/ob
 import { createPodCountsAttachment } from '../replicaset/pod-counts.ts';
 import type { Controller } from '../runtime.ts';
 import { decideDeployment } from './decide.ts';
+import { narrateDeployment } from './events.ts';
+import { withEvents } from '../events/index.ts';
 
 export * from './decide.ts';
 export * from './revision.ts';
@@ -70,12 +72,16 @@ export const deploymentKeysFor = (change: AppliedChange, view: View): string[] =
 export const createDeploymentController = (options: DeploymentControllerOptions = {}): Controller => {
   // Pod counts per ReplicaSet from the change feed, for views at the projection's cursor.
   const counts = createPodCountsAttachment();
-  return {
-    name: DEPLOYMENT_CONTROLLER,
-    keysFor: deploymentKeysFor,
-    initialKeys: (view) => view.list('Deployment').map(keyOf),
-    decide: (key, view, { now }) => decideDeployment(key, view, now, counts.countsFor(view)),
-    attach: counts.attach,
-    ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
-  };
+  return withEvents(
+    {
+      name: DEPLOYMENT_CONTROLLER,
+      keysFor: deploymentKeysFor,
+      initialKeys: (view) => view.list('Deployment').map(keyOf),
+      decide: (key, view, { now }) => decideDeployment(key, view, now, counts.countsFor(view)),
+      attach: counts.attach,
+      ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+    },
+    { component: 'deployment-controller' },
+    narrateDeployment,
+  );
 };

@@ -21,6 +21,8 @@ import { isJobFinished } from './conditions.ts';
 import { decideJob } from './decide.ts';
 import type { JobDecideOptions } from './manage.ts';
 import { hasTrackingFinalizer, withoutTrackingFinalizer } from './pods.ts';
+import { narrateJob } from './events.ts';
+import { withEvents } from '../events/index.ts';
 
 export * from './conditions.ts';
 export * from './decide.ts';
@@ -86,12 +88,17 @@ export const decideOrphanPod = (key: string, view: View): Decision => {
 };
 
 /** Creates the job controller. */
-export const createJobController = (options: JobControllerOptions = {}): Controller => ({
-  name: JOB_CONTROLLER,
-  keysFor: jobKeysFor,
-  initialKeys: (view) => [
-    ...view.list('Job').map(keyOf),
-    ...(view.list('Pod') as Pod[]).filter((pod) => holdsOrphanFinalizer(pod, view)).map(keyOf),
-  ],
-  decide: (key, view, { now }) => (key.startsWith(POD_PREFIX) ? decideOrphanPod(key, view) : decideJob(key, view, now, options)),
-});
+export const createJobController = (options: JobControllerOptions = {}): Controller =>
+  withEvents(
+    {
+      name: JOB_CONTROLLER,
+      keysFor: jobKeysFor,
+      initialKeys: (view) => [
+        ...view.list('Job').map(keyOf),
+        ...(view.list('Pod') as Pod[]).filter((pod) => holdsOrphanFinalizer(pod, view)).map(keyOf),
+      ],
+      decide: (key, view, { now }) => (key.startsWith(POD_PREFIX) ? decideOrphanPod(key, view) : decideJob(key, view, now, options)),
+    },
+    { component: 'job-controller' },
+    narrateJob,
+  );

@@ -11,6 +11,7 @@ import type { EventBody, Node, NodeCondition, Pod, Taint } from '../../schemas/i
 import { toleratesTaint } from '../scheduler/plugins/taint-toleration/index.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import type { HeartbeatTracker } from './heartbeats.ts';
+import { withNodeEvents } from './events.ts';
 
 /** The NoExecute taint of a node whose Ready condition is Unknown. */
 export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
@@ -172,7 +173,7 @@ export const createNodeLifecycleController = (options: NodeLifecycleOptions): Co
       const node = view.get(key) as Node | undefined;
       if (!node) return { commands: [] };
       const seen = options.heartbeats.lastSeen(node.metadata.name);
-      return decideNode(node, view, seen ?? options.heartbeats.since, context, settings, seen !== undefined);
+      return withNodeEvents(node, view, context.now, decideNode(node, view, seen ?? options.heartbeats.since, context, settings, seen !== undefined));
     },
   };
 };

@@ -10,8 +10,10 @@
 import type { AppliedChange, View } from '../../projections/index.ts';
 import { matchesLabels } from '../../projections/selectors.ts';
 import type { Pod } from '../../schemas/index.ts';
+import { withEvents } from '../events/index.ts';
 import type { Controller } from '../runtime.ts';
 import { decideReplicated, type ReplicaSetDecideOptions } from './decide.ts';
+import { narrateReplicated } from './events.ts';
 import { controllerRef, keyOf, ownerKey } from './objects.ts';
 import { createPodCountsAttachment } from './pod-counts.ts';
 import { isPodActive } from './pods.ts';
@@ -57,17 +59,27 @@ const selectingControllers = (kind: ReplicatedKind, pod: Pod, view: View): strin
  * Creates the controller of `kind` named `name` (its consumer group and actor): the same
  * decision and keys for ReplicaSets and ReplicationControllers.
  */
-export const createReplicatedController = (kind: ReplicatedKind, name: string, options: ReplicaSetControllerOptions = {}): Controller => {
+export const createReplicatedController = (
+  kind: ReplicatedKind,
+  name: string,
+  options: ReplicaSetControllerOptions = {},
+  /** kube's component of its Events (`replicaset-controller`, `replication-controller`). */
+  eventSource = `${name}-controller`,
+): Controller => {
   // Pod counts per controller uid from the change feed, for views at the projection's cursor.
   const counts = createPodCountsAttachment();
-  return {
-    name,
-    keysFor: (change, view) => replicatedKeysFor(kind, change, view),
-    initialKeys: (view) => view.list(kind).map(keyOf),
-    decide: (key, view, { now }) => decideReplicated(kind, key, view, now, options, counts.countsFor(view)),
-    attach: counts.attach,
-    ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
-  };
+  return withEvents(
+    {
+      name,
+      keysFor: (change, view) => replicatedKeysFor(kind, change, view),
+      initialKeys: (view) => view.list(kind).map(keyOf),
+      decide: (key, view, { now }) => decideReplicated(kind, key, view, now, options, counts.countsFor(view)),
+      attach: counts.attach,
+      ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+    },
+    { component: eventSource },
+    narrateReplicated,
+  );
 };
 
 /** Creates the replicaset controller. */

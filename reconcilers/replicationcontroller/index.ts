@@ -14,4 +14,4 @@ export const REPLICATION_CONTROLLER = 'replicationcontroller';
 
 /** Creates the replicationcontroller controller. */
 export const createReplicationController = (options: ReplicaSetControllerOptions = {}): Controller =>
-  createReplicatedController('ReplicationController', REPLICATION_CONTROLLER, options);
+  createReplicatedController('ReplicationController', REPLICATION_CONTROLLER, options, 'replication-controller');

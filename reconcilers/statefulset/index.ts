@@ -19,6 +19,8 @@ import { controllerRef, keyOf, ownerKey } from '../replicaset/objects.ts';
 import type { Controller } from '../runtime.ts';
 import { decideStatefulSet, setSelector } from './decide.ts';
 import { isMemberOf } from './pods.ts';
+import { narrateStatefulSet } from './events.ts';
+import { withEvents } from '../events/index.ts';
 
 export * from './decide.ts';
 export * from './pods.ts';
@@ -62,9 +64,14 @@ export const statefulSetKeysFor = (change: AppliedChange, view: View): string[] 
 };
 
 /** Creates the statefulset controller. */
-export const createStatefulSetController = (): Controller => ({
-  name: STATEFULSET_CONTROLLER,
-  keysFor: statefulSetKeysFor,
-  initialKeys: (view) => view.list('StatefulSet').map(keyOf),
-  decide: (key, view, { now }) => decideStatefulSet(key, view, now),
-});
+export const createStatefulSetController = (): Controller =>
+  withEvents(
+    {
+      name: STATEFULSET_CONTROLLER,
+      keysFor: statefulSetKeysFor,
+      initialKeys: (view) => view.list('StatefulSet').map(keyOf),
+      decide: (key, view, { now }) => decideStatefulSet(key, view, now),
+    },
+    { component: 'statefulset-controller' },
+    narrateStatefulSet,
+  );

@@ -1,0 +1,199 @@
+/**
+ * Events end to end on both logs, with the real kubectl against `startCluster` (every
+ * controller, one sim-runtime node agent): a Deployment created and scaled records
+ * ScalingReplicaSet on the Deployment and SuccessfulCreate on its ReplicaSet; `kubectl
+ * describe` shows them in its Events section, `kubectl get events` and `kubectl events`
+ * list them, events.k8s.io/v1 serves the same objects; the replicaset decision that recorded
+ * Events, re-run on the view at its position with its time, gives the same commands; an Event
+ * deleted (as the event-ttl controller deletes it) is still listed by `logplane get events
+ * --at` a moment before; a replay
+ * of the log from offset 0 gives the live projection's state hash.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCluster, type RunningCluster } from '../../cli/up.ts';
+import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { parseVector } from '../../projections/positions.ts';
+import { CONTROLLER_FACTORIES } from '../../reconcilers/controllers.ts';
+import { sameJson } from '../../schemas/canonical-json.ts';
+import { decodeEvent, type Deployment, type Event, type EventBody, type ReplicaSet } from '../../schemas/index.ts';
+import { kafkaBrokers } from '../kafka-env.ts';
+import { LOG_ADAPTERS } from './helpers.ts';
+import { logplane, okJson } from './process.ts';
+
+const DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: logplane/echo:1
+`;
+
+describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
+  let cluster: RunningCluster;
+  let dir: string;
+
+  const ok = (...args: string[]): Promise<string> =>
+    new Promise((resolve, reject) => {
+      execFile(
+        'kubectl',
+        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
+        { timeout: 60_000 },
+        (error, stdout, stderr) => (error ? reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr}`)) : resolve(stdout)),
+      );
+    });
+  const waitUntil = (what: string, condition: (view: View) => boolean, timeoutMs = 60_000): Promise<unknown> =>
+    firstValueFrom(
+      cluster.projection.cursor$.pipe(
+        filter(() => condition(cluster.projection.view())),
+        timeout({ first: timeoutMs, with: () => throwError(() => new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)) }),
+      ),
+    );
+  const deployment = (view: View): Deployment | undefined => view.list('Deployment', 'default').find((d) => d.metadata.name === 'web') as Deployment | undefined;
+  const replicaSet = (view: View): ReplicaSet | undefined => (view.list('ReplicaSet', 'default') as ReplicaSet[]).find((rs) => rs.metadata.labels?.['app'] === 'web');
+  const events = (view: View): Event[] => view.list('Event', 'default') as Event[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'e2e-events-'));
+    cluster = await startCluster({
+      dataDir: dir,
+      nodes: 1,
+      runtime: 'sim',
+      simStartDelayMs: 50,
+      proxy: 'none',
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
+      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-events-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('records ScalingReplicaSet and SuccessfulCreate, shown by kubectl describe, get events and events', async () => {
+    const path = join(dir, 'web.yaml');
+    writeFileSync(path, DEPLOYMENT);
+    expect(await ok('apply', '-f', path)).toBe('deployment.apps/web created\n');
+    await waitUntil('the Deployment has 2 available replicas', (view) => deployment(view)?.status?.availableReplicas === 2);
+    expect(await ok('scale', 'deployment', 'web', '--replicas=3')).toBe('deployment.apps/web scaled\n');
+    await waitUntil(
+      'the Deployment has 3 available replicas and its Events are recorded',
+      (view) => deployment(view)?.status?.availableReplicas === 3 && events(view).filter((e) => e.reason === 'SuccessfulCreate').length === 3,
+    );
+    const rs = replicaSet(cluster.projection.view())?.metadata.name ?? '';
+    expect(rs).toMatch(/^web-[a-z0-9]+$/);
+    const pods = cluster.projection.view().list('Pod', 'default').map((p) => p.metadata.name).sort();
+    expect(pods).toHaveLength(3);
+
+    const describedDeployment = await ok('describe', 'deployment', 'web');
+    const deploymentEvents = describedDeployment.slice(describedDeployment.indexOf('\nEvents:'));
+    expect(deploymentEvents).toMatch(/\n  Type\s+Reason\s+Age\s+From\s+Message\n/);
+    expect(deploymentEvents).toMatch(new RegExp(`Normal\\s+ScalingReplicaSet\\s+\\S+\\s+deployment-controller\\s+Scaled up replica set ${rs} from 0 to 2\\n`));
+    expect(deploymentEvents).toMatch(new RegExp(`Normal\\s+ScalingReplicaSet\\s+\\S+\\s+deployment-controller\\s+Scaled up replica set ${rs} from 2 to 3\\n`));
+
+    const describedReplicaSet = await ok('describe', 'replicaset', rs);
+    const replicaSetEvents = describedReplicaSet.slice(describedReplicaSet.indexOf('\nEvents:'));
+    for (const pod of pods) expect(replicaSetEvents).toMatch(new RegExp(`Normal\\s+SuccessfulCreate\\s+\\S+\\s+replicaset-controller\\s+Created pod: ${pod}\\n`));
+
+    const table = await ok('get', 'events');
+    expect(table.split('\n')[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+    expect(table).toMatch(new RegExp(`Normal\\s+ScalingReplicaSet\\s+deployment/web\\s+Scaled up replica set ${rs} from 2 to 3`));
+    for (const pod of pods) expect(table).toMatch(new RegExp(`Normal\\s+SuccessfulCreate\\s+replicaset/${rs}\\s+Created pod: ${pod}`));
+
+    const listed = await ok('events', '--for', 'deployment/web');
+    expect(listed).toMatch(/Normal\s+ScalingReplicaSet\s+Deployment\/web\s+Scaled up replica set \S+ from 0 to 2/);
+    expect(listed).not.toMatch(/SuccessfulCreate/);
+
+    // events.k8s.io/v1 serves the same objects, converted (regarding, note, reportingController).
+    const core = JSON.parse(await ok('get', 'events.v1.', '-o', 'json')) as { items: Event[] };
+    const grouped = JSON.parse(await ok('get', 'events.v1.events.k8s.io', '-o', 'json')) as { items: Record<string, unknown>[] };
+    expect(grouped.items.map((e) => (e['metadata'] as { name: string }).name).sort()).toEqual(core.items.map((e) => e.metadata.name).sort());
+    const scaled = grouped.items.find((e) => e['reason'] === 'ScalingReplicaSet' && String(e['note']).endsWith('from 0 to 2'));
+    expect(scaled).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      regarding: { kind: 'Deployment', name: 'web', namespace: 'default', uid: deployment(cluster.projection.view())?.metadata.uid },
+      reportingController: 'deployment-controller',
+      deprecatedCount: 1,
+      deprecatedSource: { component: 'deployment-controller' },
+      type: 'Normal',
+    });
+  }, 120_000);
+
+  it('shows the Events of a past moment after they left the current view (logplane get events --at)', async () => {
+    const [scaled] = events(cluster.projection.view()).filter((e) => e.reason === 'ScalingReplicaSet');
+    const name = scaled?.metadata.name ?? '';
+    const before = formatVector(cluster.projection.cursor());
+    // What the event-ttl controller does an hour after the Event was last seen.
+    expect(await ok('delete', 'event', name)).toBe(`event "${name}" deleted\n`);
+    await waitUntil('the Event is gone', (view) => !events(view).some((e) => e.metadata.name === name));
+    const names = async (...args: string[]): Promise<string[]> =>
+      okJson<{ items: Event[] }>(await logplane(cluster.kubeconfig, ['get', 'events', ...args, '-o', 'json'])).items.map((e) => e.metadata.name);
+    expect(await names()).not.toContain(name);
+    expect(await names('--at', before)).toContain(name);
+  }, 60_000);
+
+  it('re-runs a decision that recorded Events on the view it saw, at its time, into the same commands (debug reconcile)', async () => {
+    const decided = audit(cluster.projection.store, cluster.log.layout.partitions, { allActors: true, limit: 100_000 }).filter(
+      (e) => e.actor.type === 'controller' && e.actor.name === 'replicaset',
+    );
+    const recordedEvent = decided.find((e) => e.key.startsWith('Event/') && e.eventType === 'ObjectCreated');
+    expect(recordedEvent).toBeDefined();
+    const round = decided.filter((e) => e.decidedAt === recordedEvent?.decidedAt && e.time === recordedEvent?.time);
+    const recorded: EventBody[] = [];
+    for (const e of round) {
+      const [record] = await cluster.log.read(e.topic, e.partition, e.offset, e.offset + 1);
+      if (record) recorded.push(decodeEvent(record.value).body);
+    }
+    const rs = replicaSet(cluster.projection.view());
+    const past = cluster.projection.viewAt(parseVector(recordedEvent?.decidedAt ?? '', cluster.log.layout.partitions));
+    const again = CONTROLLER_FACTORIES['replicaset']!().decide(`ReplicaSet/default/${rs?.metadata.name}`, past, { now: recordedEvent?.time ?? 0 });
+    expect(again.commands.filter((c) => c.type === 'ObjectCreated' && c.object.kind === 'Event').length).toBeGreaterThan(0);
+    // The round's commands span both topics (pods and Events on desired, the status on observed): compare them in one order.
+    const label = (body: EventBody): string =>
+      body.type === 'ObjectCreated' || body.type === 'ObjectUpdated' ? `${body.type} ${body.object.kind} ${body.object.metadata.name}` : body.type;
+    const ordered = (bodies: readonly EventBody[]): EventBody[] => [...bodies].sort((a, b) => label(a).localeCompare(label(b)));
+    expect(again.commands).toHaveLength(recorded.length);
+    expect(sameJson(ordered(again.commands), ordered(recorded))).toBe(true);
+  }, 60_000);
+
+  it('replays the log from offset 0 into the live state hash', async () => {
+    const replayDir = mkdtempSync(join(tmpdir(), 'e2e-events-replay-'));
+    const replayer = createReplayer({ log: cluster.log, dir: replayDir });
+    try {
+      let applied = await replayer.advanceTo(cluster.projection.cursor());
+      let live: string | undefined;
+      for (let round = 0; round < 20 && live === undefined; round++) {
+        await cluster.projection.waitFor(replayer.cursor());
+        const current = cluster.projection.cursor();
+        if (formatVector(current) === formatVector(replayer.cursor())) live = cluster.projection.stateHash();
+        else applied += await replayer.advanceTo(current);
+      }
+      expect(applied).toBeGreaterThan(20);
+      expect(live).toBeDefined();
+      expect(replayer.stateHash()).toBe(live);
+    } finally {
+      await replayer.close();
+      rmSync(replayDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
