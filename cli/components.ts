@@ -99,6 +99,8 @@ export const runControllers = async (options: {
   only?: readonly ControllerName[];
   nodeGracePeriodMs?: number;
   tolerationSeconds?: number;
+  /** `--event-ttl` in ms (default 1 h). */
+  eventTtlMs?: number;
   /** `--root-ca-file`: the PEM bundle `root-ca-cert-publisher` publishes. */
   rootCAFile?: string;
   logger: Logger;
@@ -113,6 +115,7 @@ export const runControllers = async (options: {
     ...(options.only ? { only: options.only } : {}),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
+    ...(options.eventTtlMs !== undefined ? { eventTtlMs: options.eventTtlMs } : {}),
     ...(options.rootCAFile !== undefined ? { rootCA: readFileSync(options.rootCAFile, 'utf8') } : {}),
   });
   return {

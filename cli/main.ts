@@ -226,6 +226,7 @@ export const buildProgram = (): Command => {
     .option('--no-tls', 'serve plain HTTP (kubectl then refuses to send the token)')
     .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
     .option('--toleration <seconds>', 'default toleration of an unreachable node before eviction', integer('--toleration'))
+    .option('--event-ttl <duration>', 'how long an Event stays in the current view after it was last seen (default 1h; the log keeps it)', parseDuration('--event-ttl'))
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
     .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
@@ -236,7 +237,7 @@ export const buildProgram = (): Command => {
     .action(async (flags: LimitFlags & RuntimeFlags & {
       authorizationMode: readonly AuthorizationMode[];
       data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
-      tls: boolean; nodeGrace?: number; toleration?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
+      tls: boolean; nodeGrace?: number; toleration?: number; eventTtl?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
       dns: HostPort | 'none'; dnsUpstream?: string[]; ingress: IngressAddress | 'none';
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
@@ -256,6 +257,7 @@ export const buildProgram = (): Command => {
         authorizationModes: flags.authorizationMode,
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
+        ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
         ...(flags.dns !== 'none' ? { dns: { ...flags.dns, ...(flags.dnsUpstream ? { upstreams: flags.dnsUpstream } : {}) } } : {}),
         ...(flags.ingress !== 'none' ? { ingress: flags.ingress } : {}),
@@ -321,8 +323,9 @@ export const buildProgram = (): Command => {
       .option('--only <names>', `comma-separated subset of ${CONTROLLER_NAMES.join(', ')}`)
       .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
       .option('--toleration <seconds>', 'default toleration of an unreachable node', integer('--toleration'))
+      .option('--event-ttl <duration>', 'how long an Event stays in the current view after it was last seen (default 1h; the log keeps it)', parseDuration('--event-ttl'))
       .option('--root-ca-file <file>', "the CA bundle published as every namespace's kube-root-ca.crt (the apiserver's certificate: <apiserver --data>/apiserver.crt)"),
-  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; rootCaFile?: string }) => {
+  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; rootCaFile?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const only = flags.only?.split(',').map((n) => n.trim());
     const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
@@ -334,6 +337,7 @@ export const buildProgram = (): Command => {
       ...(only ? { only: only as ControllerName[] } : {}),
       ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
       ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
+      ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
       ...(flags.rootCaFile !== undefined ? { rootCAFile: flags.rootCaFile } : {}),
     });
     process.stdout.write(`${component.description}\n`);

@@ -39,6 +39,8 @@ export interface UpOptions {
   readonly durability?: Durability;
   readonly nodeGracePeriodMs?: number;
   readonly tolerationSeconds?: number;
+  /** `--event-ttl`: how long an Event stays in the current view after it was last seen (default 1 h). */
+  readonly eventTtlMs?: number;
   readonly heartbeatMs?: number;
   readonly crashLoop?: { initialMs: number; maxMs: number };
   readonly simStartDelayMs?: number;
@@ -173,6 +175,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     registry: apiserver.metrics,
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
+    ...(options.eventTtlMs !== undefined ? { eventTtlMs: options.eventTtlMs } : {}),
     ...(tls ? { rootCA: tls.cert } : {}),
   });
   const nodeNames = Array.from({ length: options.nodes }, (_, i) => `node-${i + 1}`);
