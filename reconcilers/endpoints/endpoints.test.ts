@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AppliedChange } from '../../projections/index.ts';
 import type { Endpoints, EndpointSubset, EventBody, ObjectUpdated, Pod, PodStatus, Service } from '../../schemas/index.ts';
 import { createTestCluster, nodeObject, podKey, runningPodStatus, type TestCluster } from '../testing.ts';
-import { createEndpointsController, decideEndpoints, HEADLESS_LABEL } from './index.ts';
+import { createEndpointsController, decideEndpoints, desiredSubsets, HEADLESS_LABEL } from './index.ts';
 
 const clusters: TestCluster[] = [];
 afterEach(async () => {
@@ -234,6 +234,29 @@ describe('endpoints decide: ports', () => {
     const cluster = setup(service({ ports }), pods);
     settle(cluster);
     expect(summary(endpointsOf(cluster)?.subsets)).toEqual(subsets);
+  });
+});
+
+describe('endpoints decide: hostnames', () => {
+  const running = (name: string, ip: string, spec: Partial<Pod['spec']>, namespace = 'default'): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, uid: `uid-${name}`, labels: { app: 'web' } },
+    spec: { nodeName: 'n1', containers: [{ name: 'main', image: 'logplane/echo:1' }], ...spec },
+    status: { ...runningPodStatus(true, NOW - 60_000), podIP: ip },
+  });
+
+  it("names an address by its pod's hostname when the pod's subdomain is the service, as kube's endpoints controller", () => {
+    const subsets = desiredSubsets(service({ clusterIP: 'None' }), [
+      running('web-0', '127.100.0.10', { hostname: 'web-0', subdomain: 'web' }),
+      running('other', '127.100.0.11', { hostname: 'other', subdomain: 'elsewhere' }),
+      running('plain', '127.100.0.12', {}),
+    ]);
+    expect((subsets[0]?.addresses ?? []).map((a) => [a.targetRef?.name, a.hostname])).toEqual([
+      ['web-0', 'web-0'],
+      ['other', undefined],
+      ['plain', undefined],
+    ]);
   });
 });
 

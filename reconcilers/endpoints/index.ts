@@ -72,8 +72,11 @@ export const desiredSubsets = (service: Service, pods: readonly Pod[]): Endpoint
     const signature = JSON.stringify(ports);
     const group = groups.get(signature) ?? { ports, ready: [], notReady: [] };
     const namespace = pod.metadata.namespace ?? 'default';
+    // As kube's endpoints controller: a pod's hostname names its address when its subdomain is this Service (DNS: `web-0.web.ns.svc`).
+    const hostname = pod.spec.hostname && pod.spec.subdomain === service.metadata.name && namespace === (service.metadata.namespace ?? 'default') ? pod.spec.hostname : undefined;
     const address: EndpointAddress = {
       ip: pod.status.podIP,
+      ...(hostname ? { hostname } : {}),
       ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
       targetRef: { kind: 'Pod', namespace, name: pod.metadata.name, uid: pod.metadata.uid ?? '' },
     };
