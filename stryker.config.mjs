@@ -12,7 +12,9 @@ export default {
   timeoutMS: 20_000,
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
-  thresholds: { high: 90, low: 75, break: 0 },
+  // 73.27 % at e75c7b3 (fold.ts 73.90, node-admission.ts 75.96, json-patch.ts 71.89, strategic.ts 72.40,
+  // patch-meta.ts 65.79, merge.ts 100; 1,635 mutants, 18 min on this loaded machine): the floor is 73.
+  thresholds: { high: 90, low: 75, break: 73 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };
