@@ -125,10 +125,19 @@ const fetchLive = async (session: Session, request: GetRequest, options: GetOpti
   const namespace = options.allNamespaces ? undefined : session.namespace;
   const accept = asTables ? TABLE_ACCEPT : 'application/json';
   if (!request.names) {
-    const reply = await client.request<unknown>('GET', collectionPath(type, namespace), {
-      accept,
-      query: { labelSelector: options.selector, fieldSelector: options.fieldSelector },
-    });
+    let reply: unknown;
+    try {
+      reply = await client.request<unknown>('GET', collectionPath(type, namespace), {
+        accept,
+        query: { labelSelector: options.selector, fieldSelector: options.fieldSelector },
+      });
+    } catch (error) {
+      // As kubectl: a type the server fails to list is reported, and the other types are still printed.
+      if (!(error instanceof ApiError)) throw error;
+      printError(error);
+      failures.count++;
+      return { type, objects: [], tables: [] };
+    }
     const resourceVersion = asTables ? (reply as Table).metadata?.resourceVersion : (reply as ListReply).metadata?.resourceVersion;
     return {
       type,
