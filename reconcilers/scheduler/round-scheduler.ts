@@ -70,7 +70,7 @@ export function createRoundScheduler(
       }
       memos.set(signature, memo);
     } else {
-      refreshMemo(memo, pod, nodeInfos, ctx, profile, changes, skipped);
+      refreshMemo(memo, pod, nodeInfos, ctx, profile, changes, skipped, scoreMask);
     }
     const fresh = memo.scoreMask.map((skipped, index) => skipped || (scoreMask[index] as boolean));
     if (!fresh.includes(true)) return decideFromMemo(memo, profile);
@@ -96,8 +96,11 @@ function refreshMemo(
   profile: Profile,
   changes: readonly number[] | undefined,
   skipped: readonly boolean[],
+  nonLocalNow: readonly boolean[],
 ): void {
-  const leaveOut = memo.scoreMask.map((nonLocal, index) => nonLocal || (skipped[index] as boolean));
+  // A plugin that is not node-local now (though it was when the memo was made) is scored
+  // afresh over the feasible nodes, with its normalization: never per node here.
+  const leaveOut = memo.scoreMask.map((nonLocal, index) => nonLocal || (nonLocalNow[index] as boolean) || (skipped[index] as boolean));
   // With the caller's log of replaced entries (same array as last time), only the entries
   // replaced since this memo was last used can differ: visit those (ascending, as the full
   // scan would) instead of comparing every node.

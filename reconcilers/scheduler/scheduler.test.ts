@@ -318,6 +318,33 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     });
   };
 
+  it('scores afresh a plugin that was node-local when the memo was made and is not any more (preferred anti-affinity to its own replicas)', () => {
+    const nodes = ['node-a', 'node-b'].map((name) => makeNode({ name, cpu: '4' }));
+    // As a coredns Deployment: each replica prefers nodes without another replica. The first
+    // replica meets no pod (InterPodAffinity scores 0 everywhere, node-local); the second does.
+    const replica = (n: number): Pod => {
+      const pod = makePod({ name: `dns-${n}`, cpu: '100m', labels: { app: 'dns' } });
+      return {
+        ...pod,
+        spec: {
+          ...pod.spec,
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { app: 'dns' } }, topologyKey: 'kubernetes.io/hostname' } },
+              ],
+            },
+          },
+        },
+      };
+    };
+    const pods = [replica(0), replica(1), replica(2)];
+    const expected = round(buildNodeInfos(nodes, []), pods, (pod, infos) => schedule(pod, infos, profile));
+    const actual = roundLogged(buildNodeInfos(nodes, []), pods, createRoundScheduler(createDefaultProfile()));
+    expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+    expect(actual.slice(0, 2).map((r) => (r.type === 'bound' ? r.node : undefined)).sort()).toEqual(['node-a', 'node-b']);
+  });
+
   it('with the log of replaced entries, decides exactly as schedule does, visiting only the replaced nodes', () => {
     const nodes = Array.from({ length: 150 }, (_, i) =>
       makeNode({ name: `node-${String(i).padStart(3, '0')}`, cpu: String(1 + (i % 3)), memory: `${2 + (i % 5)}Gi`, pods: String(3 + (i % 4)), labels: { zone: `z${i % 2}` } }),
