@@ -3,7 +3,8 @@
  * the Node, heartbeats, runs the pods the projection says are bound to it, reports their
  * status to the observed topic, and finishes graceful deletions once a pod has stopped.
  */
-import { join } from 'node:path';
+import { statfsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
@@ -70,7 +71,28 @@ const DEFAULT_CAPACITY: NodeResources = { cpu: '4', memory: '8Gi', pods: '110' }
 
 const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const readyStatus = (capacity: NodeResources, now: number, logPort: number | undefined, nodeInfo: NodeSystemInfo): NodeStatus => {
+/**
+ * What kubelet reports beside cpu, memory and pods: `ephemeral-storage` from the filesystem of
+ * the agent's data directory (capacity its size, allocatable less kubelet's default hard
+ * eviction threshold `nodefs.available<10%`), and no huge pages.
+ */
+const storageResources = (dir: string): { capacity: Record<string, string>; allocatable: Record<string, string> } => {
+  let bytes = 0;
+  // The directory may not exist yet: the filesystem it will be on is that of its nearest existing parent.
+  for (let path = dir; bytes === 0; path = dirname(path)) {
+    try {
+      const stats = statfsSync(path);
+      bytes = stats.blocks * stats.bsize;
+    } catch {
+      if (dirname(path) === path) break;
+    }
+  }
+  const kib = (value: number): string => `${Math.floor(value / 1024)}Ki`;
+  const huge = { 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' };
+  return { capacity: { 'ephemeral-storage': kib(bytes), ...huge }, allocatable: { 'ephemeral-storage': kib(bytes * 0.9), ...huge } };
+};
+
+const readyStatus = (capacity: NodeResources, now: number, logPort: number | undefined, nodeInfo: NodeSystemInfo, storage: ReturnType<typeof storageResources>): NodeStatus => {
   const ready: NodeCondition = {
     type: 'Ready',
     status: 'True',
@@ -80,8 +102,8 @@ const readyStatus = (capacity: NodeResources, now: number, logPort: number | und
     lastTransitionTime: isoTime(now),
   };
   return {
-    capacity: { ...capacity },
-    allocatable: { ...capacity },
+    capacity: { ...storage.capacity, ...capacity },
+    allocatable: { ...storage.allocatable, ...capacity },
     conditions: [ready],
     addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
     nodeInfo,
@@ -117,6 +139,7 @@ const hasStopped = (status: PodStatus): boolean =>
 export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAgent> => {
   const { log, projection, logger } = options;
   const capacity = options.capacity ?? DEFAULT_CAPACITY;
+  const storage = storageResources(options.dataDir);
   const heartbeatMs = options.heartbeatMs ?? 10_000;
   const podCIDR = options.podCIDR ?? defaultPodCIDR(options.runtime);
   const nodeSet = new Set(options.nodes);
@@ -157,14 +180,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
         },
       },
       spec: { ...(options.taints?.length ? { taints: options.taints.map((t) => ({ ...t })) } : {}), podCIDR: podCIDR(options.nodes.indexOf(name)) },
-      status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo),
+      status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo, storage),
     };
     creations.push({ type: 'ObjectCreated', object: node });
   }
   if (creations.length > 0) await appendAndWait(log, projection, creations, { actor: { type: 'node', name: 'node-agent' } });
   await appendBodies(
     log,
-    options.nodes.map((name) => ({ type: 'NodeStatusChanged', name, status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo) }) as EventBody),
+    options.nodes.map((name) => ({ type: 'NodeStatusChanged', name, status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo, storage) }) as EventBody),
     { actor: { type: 'node', name: options.nodes.length === 1 ? options.nodes[0]! : 'node-agent' } },
   );
 

@@ -75,6 +75,9 @@ describe.each(LOG_ADAPTERS)('a pod naming a node not registered yet, on the %s l
       reason: 'OutOfcpu',
       message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 3000, used: 1500, capacity: 4000",
     });
+    // As kubelet, the node reports its filesystem as ephemeral-storage (pods may request it) and no huge pages.
+    const node = test.cluster.projection.view().get(`Node//${NODE}`) as { status?: { allocatable?: Record<string, string> } } | undefined;
+    expect(node?.status?.allocatable).toMatchObject({ 'ephemeral-storage': expect.stringMatching(/^[1-9]\d*Ki$/), 'hugepages-2Mi': '0' });
     // Charged: first and third only (1.5 + 1 cores of 4).
     expect(test.cluster.projection.store.usage.get(NODE)).toMatchObject({ cpuMilli: 2500, pods: 2 });
     const answer = await test.api.request('GET', `${PODS}/too-big`);
