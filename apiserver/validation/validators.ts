@@ -100,7 +100,7 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
   DaemonSet: validateDaemonSet,
   StatefulSet: validateStatefulSet,
   Job: validateJob,
-  CronJob: (causes, object) => validateCronJob(causes, object),
+  CronJob: validateCronJob,
   ReplicationController: (causes, object) => validateReplicationController(causes, object),
   Event: validateEvent,
   PodTemplate: (causes, object) => {

@@ -7,6 +7,7 @@
 import { sameJson } from '../../schemas/canonical-json.ts';
 import { labelSelectorToRequirements, matchesLabels } from '../../projections/selectors.ts';
 import type { CronJob, DaemonSet, Job, JobSpec, LabelSelector, PodTemplateSpec, ReplicationController, StatefulSet } from '../../schemas/index.ts';
+import { parseSchedule } from '../../schemas/cron-schedule.ts';
 import { fieldErrors } from '../errors.ts';
 import { checkEnum, checkImmutableSelector, checkLabels, checkNonNegative, checkSelector, validatePodSpec, type Causes } from './objects.ts';
 
@@ -114,13 +115,73 @@ export const validateJob = (causes: Causes, object: Job, old: Job | undefined): 
   }
 };
 
-export const validateCronJob = (causes: Causes, object: CronJob): void => {
+/** Job names are at most 63 characters and the CronJob controller appends `-<minutes>` (11), so a CronJob's name is at most 52 (checked on create only, as kube). */
+const CRONJOB_NAME_MAX = 52;
+
+/** kube's `validTimeZoneCharacters`: one `/`-separated part of an IANA name. */
+const TIME_ZONE_PART = /^[A-Za-z.\-_0-9+]{1,14}$/;
+
+/** The error Go's `time.LoadLocation` gives for `zone`, undefined when the zone exists (names are case-sensitive, as the tz database's files). */
+const loadLocationError = (zone: string): string | undefined => {
+  if (zone === 'UTC' || zone === 'Local') return undefined;
+  try {
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    // Intl folds case ("america/new_york"); the tz database does not.
+    return resolved !== zone && resolved.toLowerCase() === zone.toLowerCase() ? `unknown time zone ${zone}` : undefined;
+  } catch {
+    return `unknown time zone ${zone}`;
+  }
+};
+
+/** kube's `validateTimeZone` (pkg/apis/batch/validation). */
+const validateTimeZone = (causes: Causes, timeZone: string | undefined): void => {
+  if (timeZone === undefined) return;
+  const field = 'spec.timeZone';
+  if (timeZone === '') {
+    causes.push(fieldErrors.invalid(field, timeZone, 'timeZone must be nil or non-empty string'));
+    return;
+  }
+  if (timeZone.split('/').some((part) => part === '.' || part === '..' || part.startsWith('-') || !TIME_ZONE_PART.test(part))) {
+    causes.push(fieldErrors.invalid(field, timeZone, `unknown time zone ${timeZone}`));
+    return;
+  }
+  if (timeZone.toLowerCase() === 'local') {
+    causes.push(fieldErrors.invalid(field, timeZone, 'timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones'));
+  }
+  const error = loadLocationError(timeZone);
+  if (error !== undefined) causes.push(fieldErrors.invalid(field, timeZone, error));
+};
+
+/**
+ * kube's `validateScheduleFormat`: the schedule must parse as robfig's `ParseStandard`, and
+ * may not name a zone (`TZ=`/`CRON_TZ=`) unless the object already did (then not together
+ * with `spec.timeZone`).
+ */
+const validateSchedule = (causes: Causes, schedule: string, timeZone: string | undefined, oldSchedule: string | undefined): void => {
+  const field = 'spec.schedule';
+  const parsed = parseSchedule(schedule);
+  if (parsed.type === 'invalid') causes.push(fieldErrors.invalid(field, schedule, parsed.message));
+  const allowTZInSchedule = oldSchedule?.includes('TZ') ?? false;
+  if (allowTZInSchedule && schedule.includes('TZ') && timeZone !== undefined) {
+    causes.push(fieldErrors.invalid(field, schedule, 'cannot use both timeZone field and TZ or CRON_TZ in schedule'));
+  } else if (!allowTZInSchedule && schedule.includes('TZ')) {
+    causes.push(fieldErrors.invalid(field, schedule, 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead'));
+  }
+};
+
+/** kube's `ValidateCronJobCreate`/`ValidateCronJobUpdate` (the spec, and the name length on create). */
+export const validateCronJob = (causes: Causes, object: CronJob, old: CronJob | undefined): void => {
   const spec = object.spec;
   if (!spec) {
     causes.push(fieldErrors.required('spec'));
     return;
   }
+  if (!old && object.metadata.name.length > CRONJOB_NAME_MAX) {
+    causes.push(fieldErrors.invalid('metadata.name', object.metadata.name, `must be no more than ${CRONJOB_NAME_MAX} characters`));
+  }
   if (!spec.schedule) causes.push(fieldErrors.required('spec.schedule'));
+  else validateSchedule(causes, spec.schedule, spec.timeZone ?? undefined, old?.spec?.schedule);
+  if (!old || (old.spec?.timeZone ?? undefined) !== (spec.timeZone ?? undefined)) validateTimeZone(causes, spec.timeZone ?? undefined);
   checkEnum(causes, 'spec.concurrencyPolicy', spec.concurrencyPolicy, ['Allow', 'Forbid', 'Replace']);
   checkNonNegative(causes, 'spec.startingDeadlineSeconds', spec.startingDeadlineSeconds);
   checkNonNegative(causes, 'spec.successfulJobsHistoryLimit', spec.successfulJobsHistoryLimit);

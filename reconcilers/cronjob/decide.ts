@@ -18,7 +18,7 @@ import { canonicalJson, deleteCommand, isControlledBy, isoTime, parseTime, statu
 import { createRecorder } from '../events/recorder.ts';
 import type { Decision } from '../runtime.ts';
 import { byJobStartTime, finishedCondition, isJobOf, jobForSchedule, jobReference, scheduledJobName } from './job.ts';
-import { formatSchedule, parseSchedule, timeZoneError } from './schedule.ts';
+import { formatSchedule, parseSchedule, timeZoneError } from '../../schemas/cron-schedule.ts';
 import { MISSED, nextScheduleTime, nextScheduleTimeDuration } from './times.ts';
 
 /** `spec.concurrencyPolicy` values. */

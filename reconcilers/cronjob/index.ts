@@ -17,7 +17,7 @@ import { decideCronJob } from './decide.ts';
 
 export * from './decide.ts';
 export * from './job.ts';
-export * from './schedule.ts';
+export * from '../../schemas/cron-schedule.ts';
 export * from './times.ts';
 
 /** The controller's name: its consumer group and the actor of its events (`controller:cronjob`). */

@@ -14,7 +14,7 @@ import type { CronJob, Job, JobCondition, ObjectReference } from '../../schemas/
 import { JOB_CONDITION } from '../job/conditions.ts';
 import { CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL } from '../job/pods.ts';
 import { controllerRef, controllerReferenceTo, parseTime } from '../replicaset/objects.ts';
-import { rfc3339InZone } from './schedule.ts';
+import { rfc3339InZone } from '../../schemas/cron-schedule.ts';
 
 /** The annotation of a scheduled Job: its activation time, RFC 3339 in the CronJob's zone. */
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';

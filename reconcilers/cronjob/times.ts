@@ -6,7 +6,7 @@
  */
 import type { CronJob } from '../../schemas/index.ts';
 import { parseTime } from '../replicaset/objects.ts';
-import type { Schedule } from './schedule.ts';
+import type { Schedule } from '../../schemas/cron-schedule.ts';
 
 /** How many activations were missed since the earliest time considered. */
 export const MISSED = { None: 'none', Few: 'few', Many: 'many' } as const;
