@@ -10,21 +10,16 @@
  * whose agent joins later and none on a tainted one; and a replay of the log from offset 0
  * giving the live state hash.
  */
-import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { filter, firstValueFrom, throwError, timeout, type Subscription } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../cli/up.ts';
+import { type Subscription } from 'rxjs';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../node-agent/agent.ts';
-import { createReplayer, formatVector, type AppliedChange, type View } from '../../projections/index.ts';
+import { type AppliedChange, type View } from '../../projections/index.ts';
 import { isPodReady } from '../../reconcilers/replicaset/pods.ts';
 import type { DaemonSet, PersistentVolumeClaim, Pod, StatefulSet } from '../../schemas/index.ts';
-import { kafkaBrokers } from '../kafka-env.ts';
-import { LOG_ADAPTERS } from './helpers.ts';
+import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
+import { useKubectlCluster } from './kubectl-harness.ts';
 
 const STATEFUL = `apiVersion: v1
 kind: Service
@@ -86,76 +81,28 @@ spec:
         image: logplane/echo:1
 `;
 
-interface KubectlResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 const running = (pod: Pod): boolean => !pod.metadata.deletionTimestamp && pod.status?.phase === 'Running' && isPodReady(pod);
 const podsWith = (view: View, app: string): Pod[] => (view.list('Pod', 'default') as Pod[]).filter((pod) => pod.metadata.labels?.['app'] === app);
 const imageOf = (pod: Pod): string | undefined => pod.spec.containers[0]?.image;
 
 describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
+  const harness = useKubectlCluster(adapter, 'e2e-apps', { nodes: 3, simStartDelayMs: 50 }, { kubectlTimeoutMs: 120_000 });
+  const { kubectl, ok, file, waitUntil } = harness;
   const extraAgents: NodeAgent[] = [];
 
-  const kubectl = (...args: string[]): Promise<KubectlResult> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
-        { timeout: 120_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  const ok = async (...args: string[]): Promise<string> => {
-    const result = await kubectl(...args);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-    return result.stdout;
-  };
-  const file = (name: string, text: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
-  const waitUntil = (what: string, condition: (view: View) => boolean, timeoutMs = 60_000): Promise<unknown> =>
-    firstValueFrom(
-      cluster.projection.cursor$.pipe(
-        filter(() => condition(cluster.projection.view())),
-        timeout({ first: timeoutMs, with: () => throwError(() => new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)) }),
-      ),
-    );
   /** Records, in log order, what `describe` says about each applied change (undefined: nothing). */
   const record = (describe: (change: AppliedChange, view: View) => string | undefined): { events: string[]; stop(): void } => {
     const events: string[] = [];
-    const subscription: Subscription = cluster.projection.changes$.subscribe((change) => {
-      const text = describe(change, cluster.projection.view());
+    const subscription: Subscription = harness.cluster.projection.changes$.subscribe((change) => {
+      const text = describe(change, harness.cluster.projection.view());
       if (text !== undefined && events.at(-1) !== text) events.push(text);
     });
     return { events, stop: () => subscription.unsubscribe() };
   };
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-apps-'));
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 3,
-      runtime: 'sim',
-      simStartDelayMs: 50,
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-apps-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
-  }, 120_000);
-
+  // Registered after the harness's own afterAll, so it runs first (vitest runs afterAll hooks in reverse): the extra agents stop before the cluster.
   afterAll(async () => {
     for (const agent of extraAgents) await agent.close({ stopPods: true });
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
   it('creates web-0..2 in order with their claims, rolls an image change from web-2 down and back with rollout undo, and scales down from the top', async () => {
@@ -214,22 +161,22 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
     expect(await ok('rollout', 'status', 'statefulset/web', '--timeout=90s')).toContain('partitioned roll out complete: 3 new pods have been updated');
     await waitUntil('every web pod runs the first image again', (view) => podsWith(view, 'web').filter(running).filter((pod) => imageOf(pod) === 'logplane/echo:1').length === 3);
     expect(await ok('rollout', 'history', 'statefulset/web')).toMatch(/^statefulset\.apps\/web \nREVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>\n\n$/);
-    expect((cluster.projection.view().get('StatefulSet/default/web') as StatefulSet).status?.updateRevision).toBe(first.status?.currentRevision);
+    expect((harness.cluster.projection.view().get('StatefulSet/default/web') as StatefulSet).status?.updateRevision).toBe(first.status?.currentRevision);
 
     expect(await ok('scale', 'statefulset', 'web', '--replicas=2')).toBe('statefulset.apps/web scaled\n');
     await waitUntil('web-2 is gone', (view) => view.get('Pod/default/web-2') === undefined && podsWith(view, 'web').filter(running).length === 2);
-    expect(podsWith(cluster.projection.view(), 'web').map((pod) => pod.metadata.name).sort()).toEqual(['web-0', 'web-1']);
+    expect(podsWith(harness.cluster.projection.view(), 'web').map((pod) => pod.metadata.name).sort()).toEqual(['web-0', 'web-1']);
     expect(await ok('rollout', 'status', 'statefulset/web', '--timeout=60s')).toContain('partitioned roll out complete: 2 new pods have been updated');
     // The Retain policy keeps web-2's claim for when it comes back.
-    expect(cluster.projection.view().get('PersistentVolumeClaim/default/www-web-2')).toBeDefined();
+    expect(harness.cluster.projection.view().get('PersistentVolumeClaim/default/www-web-2')).toBeDefined();
   }, 240_000);
 
   it('runs one DaemonSet pod per node, rolls an image change and back with rollout undo, and adds a pod for a node that joins (none on a tainted one)', async () => {
     expect(await ok('apply', '-f', file('agent.yaml', DAEMON))).toBe('daemonset.apps/agent created\n');
     expect(await ok('rollout', 'status', 'daemonset/agent', '--timeout=90s')).toMatch(/daemon set "agent" successfully rolled out\n$/);
     const onNodes = (view: View): string[] => podsWith(view, 'agent').filter(running).map((pod) => pod.spec.nodeName ?? '?').sort();
-    expect(onNodes(cluster.projection.view())).toEqual(['node-1', 'node-2', 'node-3']);
-    const pod = podsWith(cluster.projection.view(), 'agent')[0] as Pod;
+    expect(onNodes(harness.cluster.projection.view())).toEqual(['node-1', 'node-2', 'node-3']);
+    const pod = podsWith(harness.cluster.projection.view(), 'agent')[0] as Pod;
     expect(pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
       { matchFields: [{ key: 'metadata.name', operator: 'In', values: [pod.spec.nodeName] }] },
     ]);
@@ -239,7 +186,7 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
     expect(await ok('set', 'image', 'daemonset/agent', 'agent=logplane/echo:2')).toBe('daemonset.apps/agent image updated\n');
     expect(await ok('rollout', 'status', 'daemonset/agent', '--timeout=90s')).toMatch(/daemon set "agent" successfully rolled out\n$/);
     await waitUntil('every agent pod runs the new image', (view) => podsWith(view, 'agent').filter(running).filter((p) => imageOf(p) === 'logplane/echo:2').length === 3);
-    expect(onNodes(cluster.projection.view())).toEqual(['node-1', 'node-2', 'node-3']);
+    expect(onNodes(harness.cluster.projection.view())).toEqual(['node-1', 'node-2', 'node-3']);
 
     // rollout history lists the two ControllerRevisions; undo restores revision 1's template as revision 3.
     expect(await ok('rollout', 'history', 'daemonset/agent')).toMatch(/^daemonset\.apps\/agent \nREVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>\n\n$/);
@@ -251,20 +198,20 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
     for (const [name, taints] of [['node-4', []], ['node-5', [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }]]] as const) {
       extraAgents.push(
         await startNodeAgent({
-          log: cluster.log,
-          projection: cluster.projection,
+          log: harness.cluster.log,
+          projection: harness.cluster.projection,
           logger: pino({ level: 'silent' }),
           nodes: [name],
           runtime: 'sim',
           simStartDelayMs: 50,
           taints,
-          dataDir: join(dir, `agent-${name}`),
+          dataDir: join(harness.dir, `agent-${name}`),
           podCIDR: () => (name === 'node-4' ? '127.100.40.0/24' : '127.100.41.0/24'),
         }),
       );
     }
     await waitUntil('node-4 runs an agent pod', (view) => onNodes(view).includes('node-4') && (view.get('DaemonSet/default/agent') as DaemonSet).status?.numberAvailable === 4);
-    expect(onNodes(cluster.projection.view())).toEqual(['node-1', 'node-2', 'node-3', 'node-4']);
+    expect(onNodes(harness.cluster.projection.view())).toEqual(['node-1', 'node-2', 'node-3', 'node-4']);
     expect((JSON.parse(await ok('get', 'daemonset', 'agent', '-o', 'json')) as DaemonSet).status).toMatchObject({
       desiredNumberScheduled: 4,
       currentNumberScheduled: 4,
@@ -274,26 +221,12 @@ describe.each(LOG_ADAPTERS)('StatefulSet and DaemonSet controllers with kubectl 
       numberMisscheduled: 0,
       observedGeneration: 3,
     });
-    expect(podsWith(cluster.projection.view(), 'agent').some((p) => p.spec.nodeName === 'node-5')).toBe(false);
+    expect(podsWith(harness.cluster.projection.view(), 'agent').some((p) => p.spec.nodeName === 'node-5')).toBe(false);
   }, 240_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
-    const replayDir = mkdtempSync(join(tmpdir(), 'e2e-apps-replay-'));
-    const replayer = createReplayer({ log: cluster.log, dir: replayDir });
-    try {
-      await replayer.advanceTo(cluster.projection.cursor());
-      let live: string | undefined;
-      for (let round = 0; round < 20 && live === undefined; round++) {
-        await cluster.projection.waitFor(replayer.cursor());
-        const current = cluster.projection.cursor();
-        if (formatVector(current) === formatVector(replayer.cursor())) live = cluster.projection.stateHash();
-        else await replayer.advanceTo(current);
-      }
-      expect(live).toBeDefined();
-      expect(replayer.stateHash()).toBe(live);
-    } finally {
-      await replayer.close();
-      rmSync(replayDir, { recursive: true, force: true });
-    }
+    const replay = await replayToLive(harness.cluster);
+    expect(replay.liveHash).toBeDefined();
+    expect(replay.replayHash).toBe(replay.liveHash);
   }, 60_000);
 });

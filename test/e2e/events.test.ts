@@ -9,22 +9,14 @@
  * --at` a moment before; a replay
  * of the log from offset 0 gives the live projection's state hash.
  */
-import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../cli/up.ts';
-import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { describe, expect, it } from 'vitest';
+import { audit, formatVector, type View } from '../../projections/index.ts';
 import { parseVector } from '../../projections/positions.ts';
 import { CONTROLLER_FACTORIES } from '../../reconcilers/controllers.ts';
 import { sameJson } from '../../schemas/canonical-json.ts';
 import { decodeEvent, type Deployment, type Event, type EventBody, type ReplicaSet } from '../../schemas/index.ts';
-import { kafkaBrokers } from '../kafka-env.ts';
-import { LOG_ADAPTERS } from './helpers.ts';
+import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
+import { useKubectlCluster } from './kubectl-harness.ts';
 import { logplane, okJson } from './process.ts';
 
 const DEPLOYMENT = `apiVersion: apps/v1
@@ -47,62 +39,23 @@ spec:
 `;
 
 describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
-
-  const ok = (...args: string[]): Promise<string> =>
-    new Promise((resolve, reject) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
-        { timeout: 60_000 },
-        (error, stdout, stderr) => (error ? reject(new Error(`kubectl ${args.join(' ')} failed: ${stderr}`)) : resolve(stdout)),
-      );
-    });
-  const waitUntil = (what: string, condition: (view: View) => boolean, timeoutMs = 60_000): Promise<unknown> =>
-    firstValueFrom(
-      cluster.projection.cursor$.pipe(
-        filter(() => condition(cluster.projection.view())),
-        timeout({ first: timeoutMs, with: () => throwError(() => new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)) }),
-      ),
-    );
+  const harness = useKubectlCluster(adapter, 'e2e-events', { simStartDelayMs: 50 });
+  const { ok, file, waitUntil } = harness;
   const deployment = (view: View): Deployment | undefined => view.list('Deployment', 'default').find((d) => d.metadata.name === 'web') as Deployment | undefined;
   const replicaSet = (view: View): ReplicaSet | undefined => (view.list('ReplicaSet', 'default') as ReplicaSet[]).find((rs) => rs.metadata.labels?.['app'] === 'web');
   const events = (view: View): Event[] => view.list('Event', 'default') as Event[];
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-events-'));
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 1,
-      runtime: 'sim',
-      simStartDelayMs: 50,
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-events-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
-  }, 120_000);
-
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
-
   it('records ScalingReplicaSet and SuccessfulCreate, shown by kubectl describe, get events and events', async () => {
-    const path = join(dir, 'web.yaml');
-    writeFileSync(path, DEPLOYMENT);
-    expect(await ok('apply', '-f', path)).toBe('deployment.apps/web created\n');
+    expect(await ok('apply', '-f', file('web.yaml', DEPLOYMENT))).toBe('deployment.apps/web created\n');
     await waitUntil('the Deployment has 2 available replicas', (view) => deployment(view)?.status?.availableReplicas === 2);
     expect(await ok('scale', 'deployment', 'web', '--replicas=3')).toBe('deployment.apps/web scaled\n');
     await waitUntil(
       'the Deployment has 3 available replicas and its Events are recorded',
       (view) => deployment(view)?.status?.availableReplicas === 3 && events(view).filter((e) => e.reason === 'SuccessfulCreate').length === 3,
     );
-    const rs = replicaSet(cluster.projection.view())?.metadata.name ?? '';
+    const rs = replicaSet(harness.cluster.projection.view())?.metadata.name ?? '';
     expect(rs).toMatch(/^web-[a-z0-9]+$/);
-    const pods = cluster.projection.view().list('Pod', 'default').map((p) => p.metadata.name).sort();
+    const pods = harness.cluster.projection.view().list('Pod', 'default').map((p) => p.metadata.name).sort();
     expect(pods).toHaveLength(3);
 
     const describedDeployment = await ok('describe', 'deployment', 'web');
@@ -131,7 +84,7 @@ describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
     const scaled = grouped.items.find((e) => e['reason'] === 'ScalingReplicaSet' && String(e['note']).endsWith('from 0 to 2'));
     expect(scaled).toMatchObject({
       apiVersion: 'events.k8s.io/v1',
-      regarding: { kind: 'Deployment', name: 'web', namespace: 'default', uid: deployment(cluster.projection.view())?.metadata.uid },
+      regarding: { kind: 'Deployment', name: 'web', namespace: 'default', uid: deployment(harness.cluster.projection.view())?.metadata.uid },
       reportingController: 'deployment-controller',
       deprecatedCount: 1,
       deprecatedSource: { component: 'deployment-controller' },
@@ -140,20 +93,20 @@ describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
   }, 120_000);
 
   it('shows the Events of a past moment after they left the current view (logplane get events --at)', async () => {
-    const [scaled] = events(cluster.projection.view()).filter((e) => e.reason === 'ScalingReplicaSet');
+    const [scaled] = events(harness.cluster.projection.view()).filter((e) => e.reason === 'ScalingReplicaSet');
     const name = scaled?.metadata.name ?? '';
-    const before = formatVector(cluster.projection.cursor());
+    const before = formatVector(harness.cluster.projection.cursor());
     // What the event-ttl controller does an hour after the Event was last seen.
     expect(await ok('delete', 'event', name)).toBe(`event "${name}" deleted\n`);
     await waitUntil('the Event is gone', (view) => !events(view).some((e) => e.metadata.name === name));
     const names = async (...args: string[]): Promise<string[]> =>
-      okJson<{ items: Event[] }>(await logplane(cluster.kubeconfig, ['get', 'events', ...args, '-o', 'json'])).items.map((e) => e.metadata.name);
+      okJson<{ items: Event[] }>(await logplane(harness.cluster.kubeconfig, ['get', 'events', ...args, '-o', 'json'])).items.map((e) => e.metadata.name);
     expect(await names()).not.toContain(name);
     expect(await names('--at', before)).toContain(name);
   }, 60_000);
 
   it('re-runs a decision that recorded Events on the view it saw, at its time, into the same commands (debug reconcile)', async () => {
-    const decided = audit(cluster.projection.store, cluster.log.layout.partitions, { allActors: true, limit: 100_000 }).filter(
+    const decided = audit(harness.cluster.projection.store, harness.cluster.log.layout.partitions, { allActors: true, limit: 100_000 }).filter(
       (e) => e.actor.type === 'controller' && e.actor.name === 'replicaset',
     );
     const recordedEvent = decided.find((e) => e.key.startsWith('Event/') && e.eventType === 'ObjectCreated');
@@ -161,11 +114,11 @@ describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
     const round = decided.filter((e) => e.decidedAt === recordedEvent?.decidedAt && e.time === recordedEvent?.time);
     const recorded: EventBody[] = [];
     for (const e of round) {
-      const [record] = await cluster.log.read(e.topic, e.partition, e.offset, e.offset + 1);
+      const [record] = await harness.cluster.log.read(e.topic, e.partition, e.offset, e.offset + 1);
       if (record) recorded.push(decodeEvent(record.value).body);
     }
-    const rs = replicaSet(cluster.projection.view());
-    const past = cluster.projection.viewAt(parseVector(recordedEvent?.decidedAt ?? '', cluster.log.layout.partitions));
+    const rs = replicaSet(harness.cluster.projection.view());
+    const past = harness.cluster.projection.viewAt(parseVector(recordedEvent?.decidedAt ?? '', harness.cluster.log.layout.partitions));
     const again = CONTROLLER_FACTORIES['replicaset']!().decide(`ReplicaSet/default/${rs?.metadata.name}`, past, { now: recordedEvent?.time ?? 0 });
     expect(again.commands.filter((c) => c.type === 'ObjectCreated' && c.object.kind === 'Event').length).toBeGreaterThan(0);
     // The round's commands span both topics (pods and Events on desired, the status on observed): compare them in one order.
@@ -177,23 +130,9 @@ describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
   }, 60_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
-    const replayDir = mkdtempSync(join(tmpdir(), 'e2e-events-replay-'));
-    const replayer = createReplayer({ log: cluster.log, dir: replayDir });
-    try {
-      let applied = await replayer.advanceTo(cluster.projection.cursor());
-      let live: string | undefined;
-      for (let round = 0; round < 20 && live === undefined; round++) {
-        await cluster.projection.waitFor(replayer.cursor());
-        const current = cluster.projection.cursor();
-        if (formatVector(current) === formatVector(replayer.cursor())) live = cluster.projection.stateHash();
-        else applied += await replayer.advanceTo(current);
-      }
-      expect(applied).toBeGreaterThan(20);
-      expect(live).toBeDefined();
-      expect(replayer.stateHash()).toBe(live);
-    } finally {
-      await replayer.close();
-      rmSync(replayDir, { recursive: true, force: true });
-    }
+    const replay = await replayToLive(harness.cluster);
+    expect(replay.events).toBeGreaterThan(20);
+    expect(replay.liveHash).toBeDefined();
+    expect(replay.replayHash).toBe(replay.liveHash);
   }, 60_000);
 });

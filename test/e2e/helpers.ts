@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { Subscription } from 'rxjs';
 import { startCluster, type RunningCluster, type UpOptions } from '../../cli/up.ts';
-import type { AppliedChange, Projection, View } from '../../projections/index.ts';
+import { createReplayer, formatVector, type AppliedChange, type Projection, type View } from '../../projections/index.ts';
 import type { Pod } from '../../schemas/index.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
 
@@ -226,5 +226,38 @@ export const processAlive = (pid: number): boolean => {
     return !/^\d+ \(.*\) [ZX] /.test(stat);
   } catch {
     return false;
+  }
+};
+
+/** What {@link replayToLive} found: the replayed and the live state hash at one position. */
+export interface ReplayComparison {
+  /** Events the replay applied. */
+  readonly events: number;
+  readonly replayHash: string;
+  /** The live projection's hash at the replay's final position; undefined if they never stood at one position. */
+  readonly liveHash: string | undefined;
+}
+
+/**
+ * Replays `cluster`'s log from offset 0 into a fresh projection and compares state hashes.
+ * The cluster keeps running while it does, so the replay is caught up until both stand at
+ * the same position (at most 20 rounds).
+ */
+export const replayToLive = async (cluster: RunningCluster): Promise<ReplayComparison> => {
+  const replayDir = mkdtempSync(join(tmpdir(), 'e2e-replay-'));
+  const replayer = createReplayer({ log: cluster.log, dir: replayDir });
+  try {
+    let events = await replayer.advanceTo(cluster.projection.cursor());
+    let liveHash: string | undefined;
+    for (let round = 0; round < 20 && liveHash === undefined; round++) {
+      await cluster.projection.waitFor(replayer.cursor());
+      const current = cluster.projection.cursor();
+      if (formatVector(current) === formatVector(replayer.cursor())) liveHash = cluster.projection.stateHash();
+      else events += await replayer.advanceTo(current);
+    }
+    return { events, replayHash: replayer.stateHash(), liveHash };
+  } finally {
+    await replayer.close();
+    rmSync(replayDir, { recursive: true, force: true });
   }
 };

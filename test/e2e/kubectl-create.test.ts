@@ -5,32 +5,16 @@
  * cluster on both logs: each succeeds, and the created object in the projection carries
  * the fields the flags set, zeros that are values included (`--value=0`, `--max-unavailable=0`).
  */
-import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../cli/up.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { objectKey, type Kind } from '../../schemas/index.ts';
-import { kafkaBrokers } from '../kafka-env.ts';
 import { LOG_ADAPTERS } from './helpers.ts';
+import { useKubectlCluster } from './kubectl-harness.ts';
 
 const NS = 'pb';
 
 describe.each(LOG_ADAPTERS)('kubectl commands that send protobuf bodies, on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
-  const kubectl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
-        { timeout: 60_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const harness = useKubectlCluster(adapter, 'e2e-kubectl-create');
+  const { kubectl } = harness;
   /** Runs kubectl, expecting success with `expected` on stdout; returns the object `kind/name` (in NS if namespaced) from the projection. */
   const created = async (ref: string, expected: string, ...args: string[]): Promise<Record<string, unknown>> => {
     const [kind, name] = ref.split('/') as [Kind, string];
@@ -39,30 +23,15 @@ describe.each(LOG_ADAPTERS)('kubectl commands that send protobuf bodies, on the 
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(expected);
-    const object = cluster.projection.view().get(key) as Record<string, unknown> | undefined;
+    const object = harness.cluster.projection.view().get(key) as Record<string, unknown> | undefined;
     expect(object, key).toBeDefined();
     return object!;
   };
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-kubectl-create-'));
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 1,
-      runtime: 'sim',
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-kubectl-create-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
     const namespace = await kubectl('create', 'namespace', NS);
     expect(namespace.stdout).toContain(`namespace/${NS} created`);
   }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   it('kubectl create quota', async () => {
     const quota = await created('ResourceQuota/compute', 'resourcequota/compute created', 'create', 'quota', 'compute', '-n', NS, '--hard=cpu=1500m,memory=1Gi,pods=4', '--scopes=NotBestEffort');

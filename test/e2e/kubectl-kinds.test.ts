@@ -6,7 +6,6 @@
  * tables with kube's columns, `kubectl create configmap|secret|job`, and a namespace
  * deletion that removes every namespaced kind.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -16,12 +15,7 @@ import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/
 import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
 import type { EventLog } from '../../log/port.ts';
 import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
-
-interface KubectlResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+import { createKubectl } from './kubectl-harness.ts';
 
 type Doc = { kind: string; metadata: { name: string } } & Record<string, unknown>;
 
@@ -50,15 +44,7 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
   let api: TestApiServer;
   let controllers: RunningControllers | undefined;
 
-  const kubectl = (...args: string[]): Promise<KubectlResult> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', kubeconfig, '--cache-dir', join(temp.dir, 'cache'), '--request-timeout', '30s', ...args],
-        { timeout: 90_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const { kubectl } = createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir }, 90_000);
   const ok = async (...args: string[]): Promise<string> => {
     const result = await kubectl(...args);
     expect(result.stderr, args.join(' ')).toBe('');

@@ -5,16 +5,9 @@
  * unknown field and a mistyped one is refused by kubectl with its messages naming them, and
  * nothing of it reaches the server.
  */
-import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../cli/up.ts';
-import { kafkaBrokers } from '../kafka-env.ts';
+import { describe, expect, it } from 'vitest';
 import { LOG_ADAPTERS } from './helpers.ts';
+import { useKubectlCluster } from './kubectl-harness.ts';
 
 const item = (name: string, extra = '') => `- apiVersion: v1
   kind: ConfigMap
@@ -40,48 +33,16 @@ const deployment = (replicas: string) => `- apiVersion: apps/v1
 `;
 
 describe.each(LOG_ADAPTERS)('kubectl apply of a kind: List on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
-  const kubectl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
-        { timeout: 60_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  const file = (name: string, items: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, `apiVersion: v1\nkind: List\nitems:\n${items}`);
-    return path;
-  };
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-kubectl-list-'));
-    // TLS, as `logplane up` serves it (over plain HTTP, kubectl asked for /openapi/v2 without its token).
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 1,
-      runtime: 'sim',
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-kubectl-list-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  const harness = useKubectlCluster(adapter, 'e2e-kubectl-list');
+  const { kubectl } = harness;
+  const file = (name: string, items: string): string => harness.file(name, `apiVersion: v1\nkind: List\nitems:\n${items}`);
 
   it('creates every item of a valid List', async () => {
     const result = await kubectl('apply', '-f', file('valid.yaml', item('listed-a') + deployment('2')));
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain('configmap/listed-a created');
     expect(result.stdout).toContain('deployment.apps/listed created');
-    expect(cluster.projection.view().get('ConfigMap/default/listed-a')).toBeDefined();
+    expect(harness.cluster.projection.view().get('ConfigMap/default/listed-a')).toBeDefined();
   });
 
   it('refuses a List with an unknown and a mistyped field on the client, naming both, and creates nothing', async () => {
@@ -89,7 +50,7 @@ describe.each(LOG_ADAPTERS)('kubectl apply of a kind: List on the %s log', (adap
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('unknown field "bogus" in io.k8s.api.core.v1.ConfigMap');
     expect(result.stderr).toContain('invalid type for io.k8s.api.apps.v1.DeploymentSpec.replicas: got "string", expected "integer"');
-    expect(cluster.projection.view().get('ConfigMap/default/listed-b')).toBeUndefined();
-    expect(cluster.projection.view().get('Deployment/default/listed-bad')).toBeUndefined();
+    expect(harness.cluster.projection.view().get('ConfigMap/default/listed-b')).toBeUndefined();
+    expect(harness.cluster.projection.view().get('Deployment/default/listed-bad')).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@
  * kubectl sends bearer tokens only over https, so the apiserver serves TLS with a
  * self-signed certificate that the generated kubeconfig trusts.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -16,12 +16,7 @@ import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempD
 import type { EventLog } from '../../log/port.ts';
 import pino from 'pino';
 import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
-
-interface KubectlResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+import { createKubectl } from './kubectl-harness.ts';
 
 const APP = `apiVersion: apps/v1
 kind: Deployment
@@ -84,21 +79,8 @@ describeOnBothLogs('kubectl', (adapter) => {
   let log: EventLog;
   let api: TestApiServer;
 
-  const kubectl = (...args: string[]): Promise<KubectlResult> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', kubeconfig, '--cache-dir', join(temp.dir, 'cache'), '--request-timeout', '30s', ...args],
-        { timeout: 60_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const { kubectl, file } = createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir });
 
-  const file = (name: string, text: string): string => {
-    const path = join(temp.dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
 
   let controllers: RunningControllers | undefined;
   beforeAll(async () => {

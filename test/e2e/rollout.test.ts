@@ -16,25 +16,11 @@
  *   with the CronJob when it is deleted;
  * - a replay of the log from offset 0 gives the live projection's state hash.
  */
-import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../cli/up.ts';
-import { createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { describe, expect, it } from 'vitest';
+import { type View } from '../../projections/index.ts';
 import type { CronJob, Deployment, Job, Pod, ReplicaSet } from '../../schemas/index.ts';
-import { kafkaBrokers } from '../kafka-env.ts';
-import { LOG_ADAPTERS } from './helpers.ts';
-
-interface KubectlResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
+import { useKubectlCluster } from './kubectl-harness.ts';
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -86,36 +72,8 @@ spec:
 const isComplete = (job: Job | undefined): boolean => job?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') === true;
 
 describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
-
-  const kubectl = (...args: string[]): Promise<KubectlResult> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
-        { timeout: 120_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  const ok = async (...args: string[]): Promise<string> => {
-    const result = await kubectl(...args);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-    return result.stdout;
-  };
-  const file = (name: string, text: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
-  /** Resolves once `condition` holds on the projection's view (checked at every position it reaches). */
-  const waitUntil = (what: string, condition: (view: View) => boolean, timeoutMs = 60_000): Promise<unknown> =>
-    firstValueFrom(
-      cluster.projection.cursor$.pipe(
-        filter(() => condition(cluster.projection.view())),
-        timeout({ first: timeoutMs, with: () => throwError(() => new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)) }),
-      ),
-    );
+  const harness = useKubectlCluster(adapter, 'e2e-rollout', { simStartDelayMs: 50 }, { kubectlTimeoutMs: 120_000 });
+  const { kubectl, ok, file, waitUntil } = harness;
   const deployment = (view: View): Deployment => view.get('Deployment/default/web') as Deployment;
   const replicaSets = (view: View): ReplicaSet[] => (view.list('ReplicaSet', 'default') as ReplicaSet[]).filter((rs) => rs.metadata.labels?.['app'] === 'web');
   const imageOf = (rs: ReplicaSet): string | undefined => rs.spec.template?.spec.containers[0]?.image;
@@ -132,26 +90,6 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
         const [revision = '', ...cause] = line.trim().split(/\s+/);
         return [revision, cause.join(' ')];
       });
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-rollout-'));
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 1,
-      runtime: 'sim',
-      simStartDelayMs: 50,
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-rollout-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
-  }, 120_000);
-
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   it('keeps 3 revisions with their change-causes and rolls back to revision 1', async () => {
     expect(await ok('apply', '-f', file('web.yaml', DEPLOYMENT))).toBe('deployment.apps/web created\n');
@@ -179,7 +117,7 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
       ['3', 'image 3'],
       ['4', 'create v1'],
     ]);
-    const view = cluster.projection.view();
+    const view = harness.cluster.projection.view();
     const reused = replicaSets(view).find((rs) => imageOf(rs) === 'nginx:1');
     expect(reused?.metadata.annotations).toMatchObject({ 'deployment.kubernetes.io/revision': '4', 'deployment.kubernetes.io/revision-history': '1' });
     expect(reused?.spec.replicas).toBe(2);
@@ -199,7 +137,7 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
       const d = deployment(view);
       return d.status?.observedGeneration === d.metadata.generation && d.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'DeploymentPaused') === true;
     });
-    expect(replicaSets(cluster.projection.view()).map(imageOf).sort()).toEqual(['nginx:1', 'nginx:2', 'nginx:3']);
+    expect(replicaSets(harness.cluster.projection.view()).map(imageOf).sort()).toEqual(['nginx:1', 'nginx:2', 'nginx:3']);
     expect((await kubectl('rollout', 'undo', 'deploy/web')).stderr).toBe(
       "error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again\n",
     );
@@ -207,7 +145,7 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
 
     expect(await ok('rollout', 'resume', 'deploy/web')).toBe('deployment.apps/web resumed\n');
     await rolledOut();
-    const current = replicaSets(cluster.projection.view()).find((rs) => imageOf(rs) === 'nginx:4');
+    const current = replicaSets(harness.cluster.projection.view()).find((rs) => imageOf(rs) === 'nginx:4');
     expect(current?.metadata.annotations?.['deployment.kubernetes.io/revision']).toBe('5');
     expect((await history()).map(([revision]) => revision)).toEqual(['2', '3', '4', '5']);
   }, 180_000);
@@ -217,7 +155,7 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
     await rolledOut();
     const restartedAt = await ok('get', 'deploy/web', '-o', 'jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}');
     expect(restartedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    const view = cluster.projection.view();
+    const view = harness.cluster.projection.view();
     const pods = (view.list('Pod', 'default') as Pod[]).filter((pod) => pod.metadata.labels?.['app'] === 'web' && !pod.metadata.deletionTimestamp);
     expect(pods.map((pod) => pod.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'])).toEqual([restartedAt, restartedAt]);
     expect((await history()).map(([revision]) => revision)).toEqual(['2', '3', '4', '5', '6']);
@@ -239,7 +177,7 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
     const stamp = Date.parse(scheduled?.metadata.annotations?.['batch.kubernetes.io/cronjob-scheduled-timestamp'] ?? '');
     expect(scheduled?.metadata.name).toBe(`every-${Math.floor(stamp / 60_000)}`);
     expect(scheduled?.metadata.labels).toEqual({ app: 'every' });
-    const cronJob = cluster.projection.view().get('CronJob.batch/default/every') as CronJob;
+    const cronJob = harness.cluster.projection.view().get('CronJob.batch/default/every') as CronJob;
     expect(Date.parse(cronJob.status?.lastScheduleTime ?? '')).toBeGreaterThanOrEqual(stamp);
     expect(scheduled?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'CronJob', name: 'every', uid: cronJob.metadata.uid, controller: true })]);
     expect(await ok('get', 'cronjob', 'every')).toMatch(/^NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+AGE\nevery\s+@every 2s\s+<none>\s+False\s+\d\s+\d+s\s+\d+s\n$/);
@@ -255,10 +193,10 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
       'only 2 successful Jobs are kept and lastSuccessfulTime is the last completion',
       (view) => jobsOf(view).filter(isComplete).length === 2 && status(view)?.lastSuccessfulTime === manual(view).status?.completionTime,
     );
-    const kept = jobsOf(cluster.projection.view()).map((job) => job.metadata.name).sort();
+    const kept = jobsOf(harness.cluster.projection.view()).map((job) => job.metadata.name).sort();
     expect(kept).toEqual(['manual-2', 'manual-3']);
-    expect(manual(cluster.projection.view()).metadata.annotations?.['cronjob.kubernetes.io/instantiate']).toBe('manual');
-    expect(status(cluster.projection.view())?.active).toBeUndefined();
+    expect(manual(harness.cluster.projection.view()).metadata.annotations?.['cronjob.kubernetes.io/instantiate']).toBe('manual');
+    expect(status(harness.cluster.projection.view())?.active).toBeUndefined();
 
     // Its Jobs are its dependents: deleting the CronJob deletes them (garbage collector).
     expect(await ok('delete', 'cronjob', 'every')).toBe('cronjob.batch "every" deleted\n');
@@ -266,23 +204,9 @@ describe.each(LOG_ADAPTERS)('rollout history and CronJobs with kubectl on the %s
   }, 120_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
-    const replayDir = mkdtempSync(join(tmpdir(), 'e2e-rollout-replay-'));
-    const replayer = createReplayer({ log: cluster.log, dir: replayDir });
-    try {
-      let events = await replayer.advanceTo(cluster.projection.cursor());
-      let live: string | undefined;
-      for (let round = 0; round < 20 && live === undefined; round++) {
-        await cluster.projection.waitFor(replayer.cursor());
-        const current = cluster.projection.cursor();
-        if (formatVector(current) === formatVector(replayer.cursor())) live = cluster.projection.stateHash();
-        else events += await replayer.advanceTo(current);
-      }
-      expect(events).toBeGreaterThan(100);
-      expect(live).toBeDefined();
-      expect(replayer.stateHash()).toBe(live);
-    } finally {
-      await replayer.close();
-      rmSync(replayDir, { recursive: true, force: true });
-    }
+    const replay = await replayToLive(harness.cluster);
+    expect(replay.events).toBeGreaterThan(100);
+    expect(replay.liveHash).toBeDefined();
+    expect(replay.replayHash).toBe(replay.liveHash);
   }, 60_000);
 });

@@ -7,8 +7,7 @@
  * (`--show-managed-fields`). Also `@kubernetes/client-node`'s `KubernetesObjectApi.patch`
  * with the apply patch type.
  */
-import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -17,12 +16,7 @@ import { parse as parseYaml } from 'yaml';
 import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
 import { ADMIN_TOKEN, describeOnBothLogs, logEnd, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
 import type { EventLog } from '../../log/port.ts';
-
-interface KubectlResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+import { createKubectl } from './kubectl-harness.ts';
 
 const deployment = (options: { name: string; replicas?: number; labels?: Record<string, string>; env?: boolean }): string => {
   const labels = Object.entries({ app: options.name, ...options.labels })
@@ -84,21 +78,8 @@ describeOnBothLogs('server-side apply', (adapter) => {
       req.end(JSON.stringify(body));
     });
 
-  const kubectl = (...args: string[]): Promise<KubectlResult> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', kubeconfig, '--cache-dir', join(temp.dir, 'cache'), '--request-timeout', '30s', ...args],
-        { timeout: 60_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const { kubectl, file } = createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir });
 
-  const file = (name: string, text: string): string => {
-    const path = join(temp.dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
 
   const getYaml = async (...args: string[]): Promise<any> => {
     const result = await kubectl('get', ...args, '-o', 'yaml');

@@ -5,55 +5,20 @@
  * TokenReview reviews it, the OIDC discovery documents publish the key that verifies it,
  * and it stops working when its service account — or the pod it is bound to — is deleted.
  */
-import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../cli/up.ts';
-import { kafkaBrokers } from '../kafka-env.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LOG_ADAPTERS, waitForView } from './helpers.ts';
+import { useKubectlCluster } from './kubectl-harness.ts';
 
 describe.each(LOG_ADAPTERS)('service-account tokens with kubectl on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
-  const kubectl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
-        { timeout: 60_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  const ok = async (...args: string[]): Promise<string> => {
-    const result = await kubectl(...args);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-    return result.stdout;
-  };
-
+  const harness = useKubectlCluster(adapter, 'e2e-sa-tokens');
+  const { kubectl, ok } = harness;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-sa-tokens-'));
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 1,
-      runtime: 'sim',
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-sa-tokens-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
     await ok('create', 'namespace', 'team');
     await ok('create', 'serviceaccount', 'builder', '-n', 'team');
   }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   it('issues a token that authenticates as the service account, and RBAC judges it', async () => {
     const token = (await ok('create', 'token', 'builder', '-n', 'team')).trim();
@@ -81,11 +46,11 @@ describe.each(LOG_ADAPTERS)('service-account tokens with kubectl on the %s log',
   it('publishes OIDC discovery whose key set verifies the token, and TokenReview reviews it', async () => {
     const token = (await ok('create', 'token', 'builder', '-n', 'team', '--audience', 'https://kubernetes.default.svc.cluster.local')).trim();
     const configuration = JSON.parse(await ok('get', '--raw', '/.well-known/openid-configuration'));
-    expect(configuration).toMatchObject({ issuer: 'https://kubernetes.default.svc.cluster.local', jwks_uri: `${cluster.url}/openid/v1/jwks`, id_token_signing_alg_values_supported: ['RS256'] });
+    expect(configuration).toMatchObject({ issuer: 'https://kubernetes.default.svc.cluster.local', jwks_uri: `${harness.cluster.url}/openid/v1/jwks`, id_token_signing_alg_values_supported: ['RS256'] });
     const keys = JSON.parse(await ok('get', '--raw', '/openid/v1/jwks'));
     const { payload } = await jwtVerify(token, createLocalJWKSet(keys), { issuer: configuration.issuer });
     expect(payload.sub).toBe('system:serviceaccount:team:builder');
-    const body = join(dir, 'review.json');
+    const body = join(harness.dir, 'review.json');
     writeFileSync(body, JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }));
     const review = JSON.parse(await ok('create', '--raw', '/apis/authentication.k8s.io/v1/tokenreviews', '-f', body));
     expect(review.status).toMatchObject({ authenticated: true, user: { username: 'system:serviceaccount:team:builder' } });
@@ -93,7 +58,7 @@ describe.each(LOG_ADAPTERS)('service-account tokens with kubectl on the %s log',
 
   it('stops accepting a token bound to a pod once the pod is deleted', async () => {
     await ok('run', 'holder', '--image=logplane/sleeper', '-n', 'team');
-    await waitForView(cluster.projection, 'the holder pod', (view) => view.get('Pod/team/holder'));
+    await waitForView(harness.cluster.projection, 'the holder pod', (view) => view.get('Pod/team/holder'));
     const token = (await ok('create', 'token', 'builder', '-n', 'team', '--bound-object-kind', 'Pod', '--bound-object-name', 'holder')).trim();
     expect((await kubectl('--token', token, 'auth', 'whoami')).code).toBe(0);
     await ok('delete', 'pod', 'holder', '-n', 'team', '--force', '--grace-period=0');

@@ -8,26 +8,12 @@
  * log from offset 0 giving the live projection's state hash; and, on the sim runtime, an
  * Indexed Job (one pod per index, its hostname, completedIndexes).
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import pino from 'pino';
-import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../cli/up.ts';
-import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { describe, expect, it } from 'vitest';
+import { audit, type View } from '../../projections/index.ts';
 import { isPodActive, isPodReady } from '../../reconcilers/replicaset/pods.ts';
 import type { Job, Pod, ReplicationController } from '../../schemas/index.ts';
-import { kafkaBrokers } from '../kafka-env.ts';
-import { LOG_ADAPTERS } from './helpers.ts';
-
-interface KubectlResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
+import { useKubectlCluster } from './kubectl-harness.ts';
 
 const RC = `apiVersion: v1
 kind: ReplicationController
@@ -68,67 +54,20 @@ const podsOf = (view: View, label: string, value: string): Pod[] =>
   (view.list('Pod', 'default') as Pod[]).filter((pod) => pod.metadata.labels?.[label] === value);
 
 describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kubectl on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
-
-  const kubectl = (...args: string[]): Promise<KubectlResult> =>
-    new Promise((resolve) => {
-      execFile(
-        'kubectl',
-        ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), '--request-timeout', '30s', ...args],
-        { timeout: 60_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  const ok = async (...args: string[]): Promise<string> => {
-    const result = await kubectl(...args);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-    return result.stdout;
-  };
-  const file = (name: string, text: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
-  /** Resolves once `condition` holds on the projection's view (checked at every position it reaches). */
-  const waitUntil = (what: string, condition: (view: View) => boolean, timeoutMs = 60_000): Promise<unknown> =>
-    firstValueFrom(
-      cluster.projection.cursor$.pipe(
-        filter(() => condition(cluster.projection.view())),
-        timeout({ first: timeoutMs, with: () => throwError(() => new Error(`timed out after ${timeoutMs} ms waiting until ${what}`)) }),
-      ),
-    );
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-workloads-'));
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 1,
-      runtime: 'process',
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-workloads-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
-  }, 120_000);
-
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  const harness = useKubectlCluster(adapter, 'e2e-workloads', { runtime: 'process' });
+  const { kubectl, ok, file, waitUntil } = harness;
 
   it('creates an RC of 1, scales it to 2, and recreates a deleted pod', async () => {
     expect(await ok('create', '-f', file('rc.yaml', RC))).toBe('replicationcontroller/mysql created\n');
     const running = (view: View): Pod[] => podsOf(view, 'app', 'mysql').filter((pod) => isPodActive(pod) && pod.status?.phase === 'Running' && isPodReady(pod));
     const rcStatus = (view: View) => (view.get('ReplicationController/default/mysql') as ReplicationController | undefined)?.status;
     await waitUntil('1 mysql pod runs', (view) => running(view).length === 1 && rcStatus(view)?.readyReplicas === 1);
-    const [first] = running(cluster.projection.view());
+    const [first] = running(harness.cluster.projection.view());
     expect(first?.metadata.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'v1', kind: 'ReplicationController', name: 'mysql', controller: true })]);
 
     expect(await ok('scale', 'rc', 'mysql', '--replicas=2')).toBe('replicationcontroller/mysql scaled\n');
     await waitUntil('2 mysql pods run', (view) => running(view).length === 2 && rcStatus(view)?.readyReplicas === 2 && rcStatus(view)?.availableReplicas === 2);
-    expect(rcStatus(cluster.projection.view())).toMatchObject({ replicas: 2, fullyLabeledReplicas: 2, observedGeneration: 2 });
+    expect(rcStatus(harness.cluster.projection.view())).toMatchObject({ replicas: 2, fullyLabeledReplicas: 2, observedGeneration: 2 });
     const table = await ok('get', 'rc', 'mysql');
     expect(table).toMatch(/^NAME\s+DESIRED\s+CURRENT\s+READY\s+AGE\nmysql\s+2\s+2\s+2\s+\d+s\n$/);
     const pods = await ok('get', 'pods', '-l', 'app=mysql', '-o', 'jsonpath={.items[*].status.phase}');
@@ -140,7 +79,7 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
       'the deleted pod is replaced and the RC reports 2 ready replicas',
       (view) => running(view).length === 2 && !running(view).some((pod) => pod.metadata.name === victim) && rcStatus(view)?.readyReplicas === 2,
     );
-    expect(podsOf(cluster.projection.view(), 'app', 'mysql').map((pod) => pod.metadata.name)).not.toContain(victim);
+    expect(podsOf(harness.cluster.projection.view(), 'app', 'mysql').map((pod) => pod.metadata.name)).not.toContain(victim);
   }, 120_000);
 
   it('completes a Job of 10 completions with parallelism 3', async () => {
@@ -190,7 +129,7 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
     expect(stored.status).not.toHaveProperty('active');
     expect(stored.status).not.toHaveProperty('succeeded');
     // backoffLimit 1: the first failure is retried once (after kube's 10 s backoff), the second ends it.
-    const pods = podsOf(cluster.projection.view(), 'job-name', 'fail');
+    const pods = podsOf(harness.cluster.projection.view(), 'job-name', 'fail');
     expect(pods.map((pod) => pod.status?.phase)).toEqual(['Failed', 'Failed']);
     const finished = pods.map((pod) => Date.parse(pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt ?? '')).sort((a, b) => a - b);
     const secondStarted = Math.max(...pods.map((pod) => Date.parse(pod.metadata.creationTimestamp ?? '')));
@@ -211,7 +150,7 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
     await waitUntil('the Job and its pod are gone', (view) => view.get('Job.batch/default/short') === undefined && podsOf(view, 'job-name', 'short').length === 0, 30_000);
     expect((await kubectl('get', 'job', 'short')).stderr).toBe('Error from server (NotFound): jobs.batch "short" not found\n');
     // The Job's deletion is the ttl-after-finished controller's, a second or more after it finished.
-    const events = audit(cluster.projection.store, cluster.log.layout.partitions, { allActors: true, limit: 100_000 });
+    const events = audit(harness.cluster.projection.store, harness.cluster.log.layout.partitions, { allActors: true, limit: 100_000 });
     const deletions = events.filter((e) => e.key === 'Job.batch/default/short' && e.eventType === 'ObjectDeleted' && e.verdict.type === 'accepted');
     expect(deletions.map((e) => e.actor)).toEqual([{ type: 'controller', name: 'ttl-after-finished' }]);
     expect((deletions[0]?.time ?? 0) - Date.parse(completionTime ?? '')).toBeGreaterThanOrEqual(1_000);
@@ -219,70 +158,24 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
   }, 60_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
-    const replayDir = mkdtempSync(join(tmpdir(), 'e2e-workloads-replay-'));
-    const replayer = createReplayer({ log: cluster.log, dir: replayDir });
-    try {
-      let events = await replayer.advanceTo(cluster.projection.cursor());
-      let live: string | undefined;
-      // The cluster keeps running: catch the replay up until both stand at the same position.
-      for (let round = 0; round < 20 && live === undefined; round++) {
-        await cluster.projection.waitFor(replayer.cursor());
-        const current = cluster.projection.cursor();
-        if (formatVector(current) === formatVector(replayer.cursor())) live = cluster.projection.stateHash();
-        else events += await replayer.advanceTo(current);
-      }
-      expect(events).toBeGreaterThan(100);
-      expect(live).toBeDefined();
-      expect(replayer.stateHash()).toBe(live);
-    } finally {
-      await replayer.close();
-      rmSync(replayDir, { recursive: true, force: true });
-    }
+    const replay = await replayToLive(harness.cluster);
+    expect(replay.events).toBeGreaterThan(100);
+    expect(replay.liveHash).toBeDefined();
+    expect(replay.replayHash).toBe(replay.liveHash);
   }, 60_000);
 });
 
 describe.each(LOG_ADAPTERS)('an Indexed Job on the sim runtime with kubectl on the %s log', (adapter) => {
-  let cluster: RunningCluster;
-  let dir: string;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'e2e-workloads-sim-'));
-    cluster = await startCluster({
-      dataDir: dir,
-      nodes: 2,
-      runtime: 'sim',
-      simStartDelayMs: 50,
-      proxy: 'none',
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' }),
-      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-workloads-sim-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  const harness = useKubectlCluster(adapter, 'e2e-workloads-sim', { nodes: 2, simStartDelayMs: 50 });
+  const { ok, file, waitUntil } = harness;
 
   it('runs one pod per completion index, with its hostname, to Complete with completedIndexes 0-3', async () => {
-    const kubectl = (...args: string[]): Promise<string> =>
-      new Promise((resolve, reject) => {
-        execFile('kubectl', ['--kubeconfig', cluster.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
-          error ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
-        );
-      });
-    const path = join(dir, 'indexed.yaml');
-    writeFileSync(path, job('indexed', '  completions: 4\n  parallelism: 2\n  completionMode: Indexed', 0));
-    expect(await kubectl('create', '-f', path)).toBe('job.batch/indexed created\n');
-    await firstValueFrom(
-      cluster.projection.cursor$.pipe(
-        filter(() => (cluster.projection.view().get('Job.batch/default/indexed') as Job | undefined)?.status?.conditions?.some((c) => c.type === 'Complete') === true),
-        timeout({ first: 60_000, with: () => throwError(() => new Error('timed out waiting for the Indexed Job to complete')) }),
-      ),
-    );
-    expect(await kubectl('get', 'job', 'indexed')).toMatch(/^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\nindexed\s+Complete\s+4\/4\s+\d+s\s+\d+s\n$/);
-    const stored = JSON.parse(await kubectl('get', 'job', 'indexed', '-o', 'json')) as Job;
+    expect(await ok('create', '-f', file('indexed.yaml', job('indexed', '  completions: 4\n  parallelism: 2\n  completionMode: Indexed', 0)))).toBe('job.batch/indexed created\n');
+    await waitUntil('the Indexed Job completes', (view) => (view.get('Job.batch/default/indexed') as Job | undefined)?.status?.conditions?.some((c) => c.type === 'Complete') === true);
+    expect(await ok('get', 'job', 'indexed')).toMatch(/^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\nindexed\s+Complete\s+4\/4\s+\d+s\s+\d+s\n$/);
+    const stored = JSON.parse(await ok('get', 'job', 'indexed', '-o', 'json')) as Job;
     expect(stored.status).toMatchObject({ completedIndexes: '0-3', succeeded: 4 });
-    const pods = (JSON.parse(await kubectl('get', 'pods', '-l', 'job-name=indexed', '-o', 'json')) as { items: Pod[] }).items;
+    const pods = (JSON.parse(await ok('get', 'pods', '-l', 'job-name=indexed', '-o', 'json')) as { items: Pod[] }).items;
     expect(pods.map((pod) => [pod.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], pod.spec.hostname]).sort()).toEqual([
       ['0', 'indexed-0'],
       ['1', 'indexed-1'],
