@@ -7,29 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { LOG_ADAPTERS } from './helpers.ts';
 import { useKubectlCluster } from './kubectl-harness.ts';
 
-const item = (name: string, extra = '') => `- apiVersion: v1
-  kind: ConfigMap
-  metadata:
-    name: ${name}
-  data:
-    key: value
-${extra}`;
-
-const deployment = (replicas: string) => `- apiVersion: apps/v1
-  kind: Deployment
-  metadata:
-    name: listed
-  spec:
-    replicas: ${replicas}
-    selector:
-      matchLabels: {app: listed}
-    template:
-      metadata:
-        labels: {app: listed}
-      spec:
-        containers: [{name: main, image: logplane/sleeper}]
-`;
-
 describe.each(LOG_ADAPTERS)('kubectl certificate approve and deny on the %s log', (adapter) => {
   const harness = useKubectlCluster(adapter, 'e2e-kubectl-csr');
   const { kubectl, file } = harness;

@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../node-agent/agent.ts';
-import { createReplayer, formatVector } from '../../projections/index.ts';
 import type { Pod } from '../../schemas/index.ts';
-import { LOG_ADAPTERS, startTestCluster, waitForView, type TestCluster } from './helpers.ts';
+import { LOG_ADAPTERS, startTestCluster, waitForView, type TestCluster, replayToLive } from './helpers.ts';
 
 const PODS = '/api/v1/namespaces/default/pods';
 const NODE = 'late-1';
@@ -96,22 +95,8 @@ describe.each(LOG_ADAPTERS)('a pod naming a node not registered yet, on the %s l
   });
 
   it('replays the log from offset 0 into the live state hash', async () => {
-    const replayDir = mkdtempSync(join(tmpdir(), 'e2e-late-node-replay-'));
-    const replayer = createReplayer({ log: test.cluster.log, dir: replayDir });
-    try {
-      await replayer.advanceTo(test.cluster.projection.cursor());
-      let live: string | undefined;
-      for (let round = 0; round < 20 && live === undefined; round++) {
-        await test.cluster.projection.waitFor(replayer.cursor());
-        const current = test.cluster.projection.cursor();
-        if (formatVector(current) === formatVector(replayer.cursor())) live = test.cluster.projection.stateHash();
-        else await replayer.advanceTo(current);
-      }
-      expect(live).toBeDefined();
-      expect(replayer.stateHash()).toBe(live);
-    } finally {
-      await replayer.close();
-      rmSync(replayDir, { recursive: true, force: true });
-    }
+    const replay = await replayToLive(test.cluster);
+    expect(replay.liveHash).toBeDefined();
+    expect(replay.replayHash).toBe(replay.liveHash);
   }, 60_000);
 });
