@@ -6,11 +6,12 @@
  * capacity earlier pods took), so the round is rebuilt from the log: every event that
  * controller appended with the same `decidedAt` and decision time.
  */
-import { sameJson } from '../schemas/canonical-json.ts';
+import { canonicalJson, sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
 import { FOLDED_TOPICS, formatVector, type PositionVector, type Projection } from '../projections/index.ts';
 import type { EventRecord } from '../projections/store.ts';
 import { decodeEvent, type EventBody } from '../schemas/index.ts';
+import { splitKindRef } from '../schemas/kinds/refs.ts';
 import { ReconcileError } from './errors.ts';
 import { decideKeys, type Controller } from './runtime.ts';
 
@@ -43,6 +44,34 @@ const readBody = async (log: EventLog, event: EventRecord): Promise<EventBody> =
   return decodeEvent(record.value).body;
 };
 
+/** `bodies` sorted by their canonical JSON. */
+const inCanonicalOrder = (bodies: readonly EventBody[]): EventBody[] =>
+  bodies
+    .map((body) => ({ body, text: canonicalJson(body) }))
+    .sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
+    .map(({ body }) => body);
+
+/**
+ * What the round recorded for `key`: its events keyed by `key`, and the core/v1 Events the
+ * decision recorded about that object (named `<object>.<suffix>`, involvedObject the object).
+ */
+const recordedFor = async (log: EventLog, round: readonly EventRecord[], key: string): Promise<EventBody[]> => {
+  const [kindRef = '', namespace = '', name = ''] = key.split('/');
+  // kube records Events about cluster-scoped objects in `default`.
+  const eventPrefix = `Event/${namespace === '' ? 'default' : namespace}/${name}.`;
+  const recorded: EventBody[] = [];
+  for (const event of round) {
+    if (event.key !== key && !event.key.startsWith(eventPrefix)) continue;
+    const body = await readBody(log, event);
+    if (event.key === key) recorded.push(body);
+    else if (body.type === 'ObjectCreated' || body.type === 'ObjectUpdated') {
+      const about = body.object.kind === 'Event' ? body.object.involvedObject : undefined;
+      if (about?.name === name && about.kind === splitKindRef(kindRef).kind) recorded.push(body);
+    }
+  }
+  return recorded;
+};
+
 /** Creates the debug function the history API calls. */
 export const createDebugReconcile =
   (options: { log: EventLog; projection: Projection; controllers: Readonly<Record<string, () => Controller>> }) =>
@@ -71,7 +100,8 @@ export const createDebugReconcile =
     const now = anchor?.time ?? Date.now();
     const decisions = decideKeys(controller, roundKeys, projection.viewAt(at), { now });
     const commands = decisions.get(key)?.commands ?? [];
-    const recorded = await Promise.all(round.filter((e) => e.key === key).map((e) => readBody(log, e)));
-    // Without a recorded decision there is nothing to reproduce, so nothing is identical.
-    return { commands, recorded, identical: anchor !== undefined && sameJson(commands, recorded) };
+    const recorded = await recordedFor(log, round, key);
+    // Without a recorded decision there is nothing to reproduce, so nothing is identical. The
+    // decision's events may lie on several partitions, so their order across them is not compared.
+    return { commands, recorded, identical: anchor !== undefined && sameJson(inCanonicalOrder(commands), inCanonicalOrder(recorded)) };
   };

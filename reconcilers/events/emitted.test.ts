@@ -13,6 +13,7 @@ import { createNodeLifecycleController, type HeartbeatTracker } from '../node-li
 import { createReplicaSetController } from '../replicaset/index.ts';
 import { isoTime, keyOf } from '../replicaset/objects.ts';
 import { createReplicationController } from '../replicationcontroller/index.ts';
+import { createSchedulerController } from '../scheduler/controller.ts';
 import type { Controller } from '../runtime.ts';
 import { createStatefulSetController } from '../statefulset/index.ts';
 import { createRecorder } from './recorder.ts';
@@ -227,6 +228,29 @@ describe('Events the controllers record', () => {
     const [job] = cluster.view().list('Job', 'default') as Job[];
     expect(job).toBeDefined();
     expect(eventsAbout(cluster, 'CronJob', 'tick')).toEqual([['cronjob-controller', 'Normal', 'SuccessfulCreate', `Created job ${job?.metadata.name}`, 1]]);
+  });
+
+  it('scheduler: Scheduled "Successfully assigned NS/NAME to NODE" for a binding, Warning FailedScheduling with the filter summary once per message', () => {
+    const cluster = setup();
+    cluster.create<Pod>({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'small', namespace: 'default' }, spec: { containers: [{ name: 'main', image: 'logplane/echo:1' }] } });
+    const huge = { name: 'main', image: 'logplane/echo:1', resources: { requests: { cpu: '100' } } };
+    cluster.create<Pod>({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'huge', namespace: 'default' }, spec: { containers: [huge] } });
+    const scheduler = createSchedulerController();
+    step(cluster, scheduler, 'Pod/default/small', T0);
+    expect((cluster.view().get('Pod/default/small') as Pod).spec.nodeName).toBe('n1');
+    expect(eventsAbout(cluster, 'Pod', 'small')).toEqual([['default-scheduler', 'Normal', 'Scheduled', 'Successfully assigned default/small to n1', 1]]);
+    step(cluster, scheduler, 'Pod/default/huge', T0);
+    // Retried with nothing changed: the condition stands, so no second Event either.
+    step(cluster, scheduler, 'Pod/default/huge', T0 + 1000);
+    expect(eventsAbout(cluster, 'Pod', 'huge')).toEqual([['default-scheduler', 'Warning', 'FailedScheduling', '0/1 nodes are available: 1 Insufficient cpu.', 1]]);
+  });
+
+  it('scheduler: no Event for a pod held back by its scheduling gates', () => {
+    const cluster = setup();
+    cluster.create<Pod>({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gated', namespace: 'default' }, spec: { schedulingGates: [{ name: 'wait' }], containers: [{ name: 'main', image: 'logplane/echo:1' }] } });
+    step(cluster, createSchedulerController(), 'Pod/default/gated', T0);
+    expect((cluster.view().get('Pod/default/gated') as Pod).status?.conditions?.[0]).toMatchObject({ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' });
+    expect(eventsAbout(cluster, 'Pod', 'gated')).toEqual([]);
   });
 
   it('node-lifecycle: NodeNotReady on the node and its ready pods, TaintManagerEviction on the pods it evicts', () => {

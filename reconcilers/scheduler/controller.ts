@@ -11,6 +11,8 @@ import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
 import { NAMESPACE_NAME_LABEL } from './affinity.ts';
 import { assumePod, buildNodeInfos, type ClusterLister, type NodeInfo, type Profile } from './framework.ts';
 import { createDefaultProfile } from './plugins/index.ts';
+import { withEvents, type EventSource } from '../events/index.ts';
+import { narrateScheduling } from './events.ts';
 import { createRoundScheduler } from './round-scheduler.ts';
 import { preEnqueue } from './scheduler.ts';
 
@@ -18,6 +20,9 @@ export interface SchedulerOptions {
   /** Pods whose spec.schedulerName differs are left alone (default "default-scheduler"). */
   readonly schedulerName?: string;
 }
+
+/** kube-scheduler's Event source (its default profile's scheduler name). */
+const SCHEDULER_EVENT_SOURCE: EventSource = { component: 'default-scheduler' };
 
 const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -239,7 +244,7 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
   let attached: { projection: Projection; cache: NodeInfoCache } | undefined;
   const nodeInfosFor = (view: View): readonly NodeInfo[] | undefined =>
     attached && sameVector(view.position, attached.projection.cursor()) ? attached.cache.nodeInfos() : undefined;
-  return {
+  return withEvents({
     name: 'scheduler',
     keysFor: (change, view) => keysFor(change, view, retryProfile),
     initialKeys: unscheduledKeys,
@@ -258,5 +263,5 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
         if (attached === current) attached = undefined;
       };
     },
-  };
+  }, SCHEDULER_EVENT_SOURCE, narrateScheduling);
 };

@@ -90,9 +90,14 @@ describe('debug reconcile reproduces past scheduling decisions', { timeout: 180_
         expect(at).toMatch(/^\d+\.\d+$/);
         const reply = okJson<ReconcileReply>(await cli('debug', 'reconcile', 'scheduler', `pod/${name}`, '--at', at, '-o', 'json'));
         expect(reply).toMatchObject({ controller: 'scheduler', key: `Pod/default/${name}`, at, identical: true });
-        expect(reply.recorded).toHaveLength(1);
+        // The binding and the Scheduled Event it recorded on the pod.
+        expect(reply.recorded).toHaveLength(2);
         expect(reply.commands).toEqual(reply.recorded);
         expect(reply.commands[0]).toMatchObject({ type: 'PodBound', namespace: 'default', name, node: pod.spec.nodeName, rationale: binding.rationale });
+        expect(reply.commands[1]).toMatchObject({
+          type: 'ObjectCreated',
+          object: { kind: 'Event', reason: 'Scheduled', message: `Successfully assigned default/${name} to ${pod.spec.nodeName}`, involvedObject: { kind: 'Pod', name } },
+        });
         expect(binding.rationale?.feasibleNodes).toBe(3);
       }),
     );
@@ -108,7 +113,10 @@ describe('debug reconcile reproduces past scheduling decisions', { timeout: 180_
     const reply = okJson<ReconcileReply>(await cli('debug', 'reconcile', 'scheduler', `pod/${name}`, '--at', at, '-o', 'json'));
     expect(reply.identical).toBe(true);
     expect(reply.commands).toEqual(reply.recorded);
-    expect(reply.commands).toMatchObject([{ type: 'PodBound', name, node: 'node-2', rationale: binding.rationale }]);
+    expect(reply.commands).toMatchObject([
+      { type: 'PodBound', name, node: 'node-2', rationale: binding.rationale },
+      { type: 'ObjectCreated', object: { kind: 'Event', reason: 'Scheduled' } },
+    ]);
 
     const text = await cli('debug', 'reconcile', 'scheduler', `pod/${name}`, '--at', at);
     expect(ok(text)).toContain(`# controller "scheduler" deciding Pod/default/${name} at position ${at}`);
