@@ -16,6 +16,10 @@ export interface UserInfo {
   readonly name: string;
   readonly uid: string;
   readonly groups: readonly string[];
+  /** Extra attributes (kube's `UserInfo.Extra`), e.g. those an impersonating request names. */
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+  /** The authenticated user acting as this one (`Impersonate-User`), if any. */
+  readonly impersonatedBy?: UserInfo;
 }
 
 /** Parsed token file: token → user. */

@@ -18,6 +18,7 @@ import { ensureBootstrapPolicy } from './authorization/bootstrap.ts';
 import { forbidden } from './authorization/errors.ts';
 import { createAuthorization, type AuthorizationMode } from './authorization/modes.ts';
 import { answerReview } from './authorization/reviews.ts';
+import { impersonate } from './impersonation.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticateToken, bearerToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
 import { type ResourceUsageHook, serveMetrics } from './metrics-api.ts';
@@ -412,7 +413,11 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         return;
       }
       if (await serveDashboard(req, res, url)) return;
-      if (!ANONYMOUS_PATHS.has(url.pathname)) user = await authenticateRequest(req);
+      if (!ANONYMOUS_PATHS.has(url.pathname)) {
+        // As kube's filters: authentication, then impersonation (judged for the authenticated user).
+        user = impersonate(req, await authenticateRequest(req), authorization.authorizer);
+        if (user.impersonatedBy) logger.info({ user: user.impersonatedBy.name, as: user.name, groups: user.groups, method, path: url.pathname }, 'impersonating');
+      }
       // As kube's max-in-flight filter: after authentication, system:masters exempt.
       if (!user?.groups.includes(PRIVILEGED_GROUP)) {
         release = inflight.acquire(requestKind(method, isLongRunning(method, routed, url.searchParams)));

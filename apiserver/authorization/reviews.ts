@@ -89,7 +89,7 @@ const accessReviewStatus = (authorizer: Authorizer, attributes: Attributes) => {
   return { allowed: decision.type === 'allow', ...(decision.type === 'deny' ? { denied: true } : {}), ...(decision.reason !== '' ? { reason: decision.reason } : {}) };
 };
 
-const userInfoOf = (user: UserInfo) => ({ username: user.name, uid: user.uid, groups: [...user.groups] });
+const userInfoOf = (user: UserInfo) => ({ username: user.name, ...(user.uid === '' ? {} : { uid: user.uid }), groups: [...user.groups], ...(user.extra ? { extra: user.extra } : {}) });
 
 export interface ReviewContext {
   readonly user: UserInfo;
