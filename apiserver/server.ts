@@ -19,6 +19,7 @@ import { forbidden } from './authorization/errors.ts';
 import { createAuthorization, type AuthorizationMode } from './authorization/modes.ts';
 import { answerReview } from './authorization/reviews.ts';
 import { impersonate } from './impersonation.ts';
+import { admitNodeRequest } from './authorization/node-restriction.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticateToken, bearerToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
 import { type ResourceUsageHook, serveMetrics } from './metrics-api.ts';
@@ -491,6 +492,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       }
       const verb = verbOf(method, target, url.searchParams, routed.watchPrefix);
       labels.verb = verb;
+      admitNodeRequest(user, { resource: target.resource.plural, apiGroup: target.resource.group, subresource: target.subresource, verb, namespace: target.namespace, name: target.name }, projection.view());
       sendReply(res, servedReply(target.resource, await dispatch(server, ctx, verb)));
     } catch (error) {
       const apiError = toApiError(error);

@@ -55,7 +55,7 @@ export const runApiserver = async (options: {
   serviceCIDR?: string;
   /** The apiserver's request timeouts, connection cap and in-flight limits. */
   limits?: ServeOptions['limits'];
-  /** `--authorization-mode` (default `RBAC`). */
+  /** `--authorization-mode` (default `Node,RBAC`, as kubeadm's kube-apiserver). */
   authorizationModes?: ServeOptions['authorizationModes'];
 }): Promise<Component & { url: string; kubeconfig: string }> => {
   const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger);
@@ -73,7 +73,7 @@ export const runApiserver = async (options: {
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
-    authorizationModes: options.authorizationModes ?? ['RBAC'],
+    authorizationModes: options.authorizationModes ?? ['Node', 'RBAC'],
     dataDir: options.dataDir,
     // In the shared PKI directory, so every apiserver of the cluster accepts the others' tokens.
     serviceAccountSigningKey: serviceAccountSigningKey(options.pkiDir),

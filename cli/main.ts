@@ -158,7 +158,7 @@ const withLimitOptions = (command: Command): Command =>
     .option('--max-requests-inflight <n>', 'read-only requests in flight at most, watches and logs excluded; more get 429 (0: no limit)', integer('--max-requests-inflight'), 400)
     .option('--max-mutating-requests-inflight <n>', 'mutating requests in flight at most; more get 429 (0: no limit)', integer('--max-mutating-requests-inflight'), 200);
 
-/** `--authorization-mode`, kube-apiserver's flag: a comma list of `AlwaysAllow`, `AlwaysDeny`, `RBAC` (default RBAC). */
+/** `--authorization-mode`, kube-apiserver's flag: a comma list of `AlwaysAllow`, `AlwaysDeny`, `Node`, `RBAC` (default Node,RBAC). */
 const withAuthorizationOption = (command: Command): Command =>
   command.addOption(
     new Option('--authorization-mode <modes>', `authorizers asked in order after the system:masters group, comma-separated: ${AUTHORIZATION_MODES.join(', ')}`)

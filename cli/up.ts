@@ -54,7 +54,7 @@ export interface UpOptions {
   readonly podCIDR?: string;
   /** The apiserver's request timeouts, connection cap and in-flight limits. */
   readonly limits?: ServeOptions['limits'];
-  /** `--authorization-mode` (default `RBAC`; the admin token's user is in `system:masters`). */
+  /** `--authorization-mode` (default `Node,RBAC`, as kubeadm's kube-apiserver; the admin token's user is in `system:masters`). */
   readonly authorizationModes?: ServeOptions['authorizationModes'];
   /** The cluster DNS: where it listens (port 0: a free one) and the upstreams for other names; absent: no DNS. */
   readonly dns?: { readonly host: string; readonly port: number; readonly upstreams?: readonly string[] };
@@ -141,7 +141,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(tls ? { tls } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
-    authorizationModes: options.authorizationModes ?? ['RBAC'],
+    authorizationModes: options.authorizationModes ?? ['Node', 'RBAC'],
     dataDir,
     serviceAccountSigningKey: serviceAccountSigningKey(dataDir),
     podLogs: async (request) => {

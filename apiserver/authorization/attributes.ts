@@ -27,6 +27,8 @@ export interface ResourceAttributes {
   /** `''` for cluster-scoped requests and lists across all namespaces. */
   readonly namespace: string;
   readonly name: string;
+  /** A list's or watch's `fieldSelector` as sent (the Node authorizer reads `spec.nodeName=` from it). */
+  readonly fieldSelector?: string;
 }
 
 /** A request to a path that is not an API resource. */
@@ -120,5 +122,6 @@ export const requestAttributes = (user: Subject, method: string, pathname: strin
     name = pinnedName(query);
   }
   if (verbViaMethod && name === '' && verb === 'delete') verb = 'deletecollection';
-  return { type: 'resource', user, verb, apiGroup, apiVersion, resource, subresource, namespace, name };
+  const fieldSelector = (verb === 'list' || verb === 'watch') ? query.get('fieldSelector') : null;
+  return { type: 'resource', user, verb, apiGroup, apiVersion, resource, subresource, namespace, name, ...(fieldSelector !== null ? { fieldSelector } : {}) };
 };

@@ -216,3 +216,6 @@ export const bootstrapClusterRoleBindings = (): Record<string, unknown>[] =>
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: spec.name },
     ...(spec.subjects.length > 0 ? { subjects: spec.subjects.map((s) => ({ apiGroup: 'rbac.authorization.k8s.io', ...s })) } : {}),
   }));
+
+/** The rules of the `system:node` ClusterRole: what the Node authorizer allows every node beyond its graph (kube's `NodeRules()`). */
+export const NODE_RULES: readonly PolicyRule[] = CLUSTER_ROLES.find((role) => role.name === 'system:node')?.rules ?? [];

@@ -1,16 +1,17 @@
 /**
  * `--authorization-mode`: kube-apiserver's comma-separated list of authorizers, asked in
  * order after the `system:masters` group (always allowed, as kube's superuser authorizer).
- * logplane has `AlwaysAllow`, `AlwaysDeny` and `RBAC`; `Node` is refused until it exists.
+ * logplane has kube's `AlwaysAllow`, `AlwaysDeny`, `Node` and `RBAC`.
  */
 import type { Projection } from '../../projections/index.ts';
 import { assertNever } from '../../schemas/index.ts';
 import { alwaysAllow, alwaysDeny, privilegedGroups, SYSTEM_MASTERS, unionAuthorizer, type Authorizer } from './decision.ts';
 import { AuthorizationModeError } from './errors.ts';
+import { createNodeAuthorizer } from './node.ts';
 import { createPolicyIndex } from './policy-index.ts';
 import { createRbacAuthorizer } from './rbac.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'] as const;
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC'] as const;
 export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
 
 const isMode = (mode: string): mode is AuthorizationMode => (AUTHORIZATION_MODES as readonly string[]).includes(mode);
@@ -20,9 +21,6 @@ export const parseAuthorizationModes = (text: string): readonly AuthorizationMod
   const modes = text.split(',').map((mode) => mode.trim());
   const seen = new Set<string>();
   for (const mode of modes) {
-    if (mode === 'Node') {
-      throw new AuthorizationModeError('--authorization-mode: the Node authorizer is not implemented in logplane yet; use RBAC (node agents write to the log directly, not through the apiserver)');
-    }
     if (!isMode(mode)) {
       throw new AuthorizationModeError(`--authorization-mode: authorization mode ${JSON.stringify(mode)} is not a valid mode; supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
     }
@@ -53,6 +51,9 @@ export const createAuthorization = (modes: readonly AuthorizationMode[], project
         break;
       case 'AlwaysDeny':
         authorizers.push(alwaysDeny);
+        break;
+      case 'Node':
+        authorizers.push(createNodeAuthorizer(projection));
         break;
       case 'RBAC': {
         const index = createPolicyIndex(projection);

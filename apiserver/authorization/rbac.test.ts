@@ -319,10 +319,10 @@ describe('denial', () => {
     expect(authorizer.authorize(resource('delete', '', 'nodes', '', '', 'n', 'root', [])).type).toBe('noOpinion');
   });
 
-  it('--authorization-mode takes kube\'s names and refuses Node, unknown and repeated modes', () => {
+  it('--authorization-mode takes kube\'s names and refuses unknown and repeated modes', () => {
     expect(parseAuthorizationModes('AlwaysAllow,RBAC')).toEqual(['AlwaysAllow', 'RBAC']);
-    expect(() => parseAuthorizationModes('Node,RBAC')).toThrow(/Node authorizer is not implemented/);
-    expect(() => parseAuthorizationModes('ABAC')).toThrow('authorization mode "ABAC" is not a valid mode; supported modes: AlwaysAllow, AlwaysDeny, RBAC');
+    expect(parseAuthorizationModes('Node,RBAC')).toEqual(['Node', 'RBAC']);
+    expect(() => parseAuthorizationModes('ABAC')).toThrow('authorization mode "ABAC" is not a valid mode; supported modes: AlwaysAllow, AlwaysDeny, Node, RBAC');
     expect(() => parseAuthorizationModes('RBAC,RBAC')).toThrow(/more than once/);
   });
 });

@@ -43,6 +43,7 @@ import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCause, dryRunCreated, managerOf, parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { applyObject } from './apply.ts';
 import { submitUpdate } from './submit-update.ts';
+import { admitNodeCreate } from '../authorization/node-restriction.ts';
 
 /**
  * How many names a create with generateName tries before giving up (kube's
@@ -144,6 +145,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
   for (let attempt = 1; ; attempt++) {
     const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user });
     const { object } = admitted;
+    admitNodeCreate(ctx.user, object);
     const time = Date.now();
     recordManager(ctx, options, undefined, object, requestedManagedFields(body), time);
     const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
