@@ -19,6 +19,7 @@ import { forbidden } from './authorization/errors.ts';
 import { createAuthorization, type AuthorizationMode } from './authorization/modes.ts';
 import { answerReview } from './authorization/reviews.ts';
 import { impersonate } from './impersonation.ts';
+import { authenticateClientCertificate } from './client-certificates.ts';
 import { admitNodeRequest } from './authorization/node-restriction.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticateToken, bearerToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
 import type { PodLogsHook, Reply, RequestContext, ServerContext } from './context.ts';
@@ -80,6 +81,11 @@ export interface ApiServerOptions {
   readonly resourceUsage?: ResourceUsageHook;
   /** Serve HTTPS with this certificate (kubectl sends tokens only over HTTPS); plain HTTP without. */
   readonly tls?: TlsMaterial;
+  /**
+   * `--client-ca-file`: with `tls`, client certificates this CA (PEM) signed authenticate
+   * their subject's CommonName, in the groups of its Organizations.
+   */
+  readonly clientCA?: string;
   /**
    * Service-account tokens (`--service-account-signing-key-file`, `--service-account-issuer`,
    * `--api-audiences`): the TokenRequest API, OIDC discovery, and JWT authentication.
@@ -338,6 +344,9 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const authenticateBearer = async (token: string): Promise<UserInfo | undefined> =>
     authenticateToken(tokens, token) ?? (issuer ? await authenticateServiceAccountToken(issuer, () => projection.view(), token, logger) : undefined);
   const authenticateRequest = async (req: IncomingMessage): Promise<UserInfo> => {
+    // As kube's authenticator union: a verified client certificate first, then the bearer token.
+    const fromCertificate = options.clientCA !== undefined ? authenticateClientCertificate(req) : undefined;
+    if (fromCertificate) return fromCertificate;
     const token = bearerToken(req);
     const user = token === undefined ? undefined : await authenticateBearer(token);
     if (!user) throw apiErrors.unauthorized();
@@ -526,7 +535,16 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     connectionsCheckingInterval: Math.max(1, Math.min(1000, limits.requestHeaderTimeoutMs || 1000, limits.requestTimeoutMs || 1000)),
   };
   const http = options.tls
-    ? createHttpsServer({ ...httpOptions, cert: options.tls.cert, key: options.tls.key }, listener)
+    ? createHttpsServer(
+        {
+          ...httpOptions,
+          cert: options.tls.cert,
+          key: options.tls.key,
+          // Ask for a client certificate, and judge it per request (a request without one may carry a token).
+          ...(options.clientCA !== undefined ? { requestCert: true, rejectUnauthorized: false, ca: [options.clientCA] } : {}),
+        },
+        listener,
+      )
     : createServer(httpOptions, listener);
   if (limits.maxConnections > 0) http.maxConnections = limits.maxConnections;
   let dropped = 0;

@@ -10,7 +10,7 @@ import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kube
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
-import { agentServingCredentials, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
+import { agentServingCredentials, ensureClusterCA, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
 import { adminCredentials, openLog, remotePodLogs, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
@@ -70,7 +70,7 @@ export const runApiserver = async (options: {
     logger: options.logger,
     podLogs: remotePodLogs(projection, kubeletClientCredentials(options.pkiDir)),
     resourceUsage: remoteResourceUsage(projection, kubeletClientCredentials(options.pkiDir)),
-    ...(tls ? { tls } : {}),
+    ...(tls ? { tls, clientCA: ensureClusterCA(options.pkiDir).cert } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     authorizationModes: options.authorizationModes ?? ['Node', 'RBAC'],

@@ -17,7 +17,7 @@ import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
 import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
-import { serviceAccountSigningKey } from './pki.ts';
+import { ensureClusterCA, serviceAccountSigningKey } from './pki.ts';
 
 export interface UpOptions {
   readonly dataDir: string;
@@ -138,7 +138,8 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     port: options.port,
     host: options.host,
     logger,
-    ...(tls ? { tls } : {}),
+    // Client certificates the cluster CA (DATA/pki/ca) signed authenticate users, as kubeadm's.
+    ...(tls ? { tls, clientCA: ensureClusterCA(join(dataDir, 'pki')).cert } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     authorizationModes: options.authorizationModes ?? ['Node', 'RBAC'],

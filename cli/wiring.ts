@@ -143,6 +143,8 @@ export interface ServeOptions {
   readonly port: number;
   readonly host: string;
   readonly tls?: TlsMaterial;
+  /** The CA whose client certificates authenticate users (kube's `--client-ca-file`): the cluster CA. */
+  readonly clientCA?: string;
   readonly logger: Logger;
   readonly podLogs?: PodLogsHook;
   readonly resourceUsage?: ResourceUsageHook;
@@ -181,6 +183,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.authorizationModes ? { authorizationModes: options.authorizationModes } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
+    ...(options.tls && options.clientCA !== undefined ? { clientCA: options.clientCA } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
     ...(options.resourceUsage ? { resourceUsage: options.resourceUsage } : {}),
     ...(options.serviceAccountSigningKey ? { serviceAccountTokens: createTokenIssuer({ signingKey: options.serviceAccountSigningKey }) } : {}),
