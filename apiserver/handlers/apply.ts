@@ -17,6 +17,8 @@ import { apiVersionOf } from '../resources.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCreated, type WriteOptions } from '../write-options.ts';
 import { submitUpdate } from './submit-update.ts';
+import { admitFromView } from '../admission/index.ts';
+import { admitNodeCreate } from '../authorization/node-restriction.ts';
 
 /** The object without its resourceVersion, to tell whether a write would change anything. */
 const withoutVersion = (object: KubeObject): Json => {
@@ -49,6 +51,8 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
     if (!current) {
       const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace, requester: ctx.user });
       const { object } = admitted;
+      admitNodeCreate(ctx.user, object);
+      admitFromView(object, server.projection.view());
       if (dryRun) return json(201, dryRunCreated(object), admitted.warnings);
       const result = await server.writer.submit({ topic: 'desired', key: objectKey(object), body: objectCreated(object), identity: ctx.identity, time });
       const verdict = result.record.verdict;

@@ -43,6 +43,7 @@ import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCause, dryRunCreated, managerOf, parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { applyObject } from './apply.ts';
 import { submitUpdate } from './submit-update.ts';
+import { admitFromView } from '../admission/index.ts';
 import { admitNodeCreate } from '../authorization/node-restriction.ts';
 
 /**
@@ -146,6 +147,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user });
     const { object } = admitted;
     admitNodeCreate(ctx.user, object);
+    admitFromView(object, server.projection.view());
     const time = Date.now();
     recordManager(ctx, options, undefined, object, requestedManagedFields(body), time);
     const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);

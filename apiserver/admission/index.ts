@@ -1,0 +1,54 @@
+/**
+ * Mutating admission that reads the cluster (kube-apiserver's admission plugins with
+ * listers), run on a create after the object is decoded, defaulted and validated, before it
+ * is appended: per kind, in one strategy map. An inert kind needs no line here.
+ *
+ * - DefaultIngressClass: an Ingress naming no class (neither `spec.ingressClassName` nor the
+ *   `kubernetes.io/ingress.class` annotation) gets the default IngressClass.
+ * - DefaultStorageClass: a PersistentVolumeClaim naming no class (`spec.storageClassName`
+ *   absent — `""` asks for none — and no `volume.beta.kubernetes.io/storage-class`
+ *   annotation) gets the default StorageClass.
+ *
+ * A default class is one annotated `…is-default-class: "true"`; of several, the newest, then
+ * the first by name, as kube 1.32 chooses.
+ */
+import type { View } from '../../projections/index.ts';
+import { KINDS, type Kind, type KubeObject, type ObjectMeta } from '../../schemas/index.ts';
+import type { ObjectOfKind } from '../../schemas/keys.ts';
+
+type Admission<K extends Kind> = (object: ObjectOfKind<K>, view: View) => void;
+
+const NONE = (): void => undefined;
+
+/** The newest of `objects` whose annotations say they are the default (one of `annotations` is "true"), then the first by name. */
+export const newestDefault = <T extends { metadata: ObjectMeta & { name: string } }>(objects: readonly T[], annotations: readonly string[]): T | undefined =>
+  objects
+    .filter((object) => annotations.some((annotation) => object.metadata.annotations?.[annotation] === 'true'))
+    .sort((a, b) => {
+      const [left, right] = [Date.parse(a.metadata.creationTimestamp ?? '') || 0, Date.parse(b.metadata.creationTimestamp ?? '') || 0];
+      return left === right ? (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0) : right - left;
+    })[0];
+
+const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
+  ...(Object.fromEntries(KINDS.map((kind) => [kind, NONE])) as unknown as { [K in Kind]: Admission<K> }),
+  Ingress: (ingress, view) => {
+    if (ingress.spec?.ingressClassName != null) return;
+    if (ingress.metadata.annotations?.['kubernetes.io/ingress.class'] !== undefined) return;
+    const chosen = newestDefault(view.list('IngressClass') as ObjectOfKind<'IngressClass'>[], ['ingressclass.kubernetes.io/is-default-class']);
+    if (chosen) ingress.spec = { ...ingress.spec, ingressClassName: chosen.metadata.name };
+  },
+  PersistentVolumeClaim: (claim, view) => {
+    if (claim.spec?.storageClassName != null) return;
+    if (claim.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
+    const chosen = newestDefault(view.list('StorageClass') as ObjectOfKind<'StorageClass'>[], [
+      'storageclass.kubernetes.io/is-default-class',
+      'storageclass.beta.kubernetes.io/is-default-class',
+    ]);
+    if (chosen) claim.spec = { ...claim.spec, storageClassName: chosen.metadata.name };
+  },
+};
+
+/** Applies the admission of `object`'s kind, reading `view` (changes `object` in place). */
+export const admitFromView = (object: KubeObject, view: View): void => {
+  (ADMISSION[object.kind] as Admission<Kind>)(object as ObjectOfKind<Kind>, view);
+};
