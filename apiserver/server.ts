@@ -13,12 +13,14 @@ import { LogError } from '../log/errors.ts';
 import type { EventLog } from '../log/port.ts';
 import type { FoldSettings, Projection } from '../projections/index.ts';
 import { assertNever } from '../schemas/index.ts';
-import { requestAttributes } from './authorization/attributes.ts';
+import { requestAttributes, type Attributes } from './authorization/attributes.ts';
 import { ensureBootstrapPolicy } from './authorization/bootstrap.ts';
 import { forbidden } from './authorization/errors.ts';
 import { createAuthorization, type AuthorizationMode } from './authorization/modes.ts';
 import { answerReview } from './authorization/reviews.ts';
 import { impersonate } from './impersonation.ts';
+import type { AuditLog } from './audit/log.ts';
+import type { Status } from './status.ts';
 import { authenticateClientCertificate } from './client-certificates.ts';
 import { admitNodeRequest } from './authorization/node-restriction.ts';
 import { actorOf, ANONYMOUS_PATHS, authenticateToken, bearerToken, CONTROLLERS_GROUP, isControllerIdentity, SCHEDULER_USER, type TokenFile, type UserInfo } from './auth.ts';
@@ -86,6 +88,8 @@ export interface ApiServerOptions {
    * their subject's CommonName, in the groups of its Organizations.
    */
   readonly clientCA?: string;
+  /** `--audit-log-path`: every request its policy records, as kube's audit Events (closed with the server). */
+  readonly audit?: AuditLog;
   /**
    * Service-account tokens (`--service-account-signing-key-file`, `--service-account-issuer`,
    * `--api-audiences`): the TokenRequest API, OIDC discovery, and JWT authentication.
@@ -416,6 +420,12 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     const labels = { verb: method.toLowerCase(), resource: '', subresource: '', code: '' };
     let user: UserInfo | undefined;
     let release: (() => void) | undefined;
+    const received = new Date();
+    const auditID = options.audit?.newId();
+    if (auditID !== undefined) res.setHeader('Audit-Id', auditID);
+    let attributes: Attributes | undefined;
+    let denial: { reason: string } | undefined;
+    let failure: Status | undefined;
     try {
       if (routed.type === 'health') {
         if (method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
@@ -435,10 +445,11 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       }
       // As kube's authorization filter: after the in-flight limit, before any handler.
       if (user) {
-        const attributes = requestAttributes(user, method, url.pathname, url.searchParams);
+        attributes = requestAttributes(user, method, url.pathname, url.searchParams);
         const decision = authorization.authorizer.authorize(attributes);
         if (decision.type !== 'allow') {
           logger.debug({ user: user.name, attributes, reason: decision.reason }, 'forbidden');
+          denial = { reason: decision.reason };
           throw forbidden(attributes, decision.reason);
         }
       }
@@ -505,6 +516,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       sendReply(res, servedReply(target.resource, await dispatch(server, ctx, verb)));
     } catch (error) {
       const apiError = toApiError(error);
+      failure = apiError.status;
       if (!(error instanceof ApiError)) logger.error({ err: error, method, path: url.pathname }, 'request failed');
       const retryAfter = apiError.status.details?.retryAfterSeconds;
       if (res.headersSent) res.end();
@@ -520,6 +532,20 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         { method, path: url.pathname, query: url.search, user: user?.name, verb: labels.verb, code: res.statusCode, ms: Math.round(seconds * 1000) },
         'request',
       );
+      if (auditID !== undefined && routed.type !== 'health') {
+        options.audit?.record({
+          auditID,
+          received,
+          requestURI: req.url ?? '/',
+          sourceIP: req.socket.remoteAddress,
+          userAgent: req.headers['user-agent'],
+          user,
+          attributes,
+          code: res.statusCode,
+          ...(failure ? { status: { status: 'Failure', ...(failure.reason ? { reason: failure.reason } : {}), ...(failure.message ? { message: failure.message } : {}) } } : {}),
+          ...(denial ? { denial } : {}),
+        });
+      }
     }
   };
 
@@ -597,6 +623,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         http.close(() => resolve());
         http.closeAllConnections();
       });
+      await options.audit?.close();
     },
   };
 };

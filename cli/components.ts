@@ -55,6 +55,8 @@ export const runApiserver = async (options: {
   serviceCIDR?: string;
   /** The apiserver's request timeouts, connection cap and in-flight limits. */
   limits?: ServeOptions['limits'];
+  /** The audit log (default `DATA/audit/audit.log`, every request at Metadata); false keeps none. */
+  audit?: ServeOptions['audit'];
   /** `--authorization-mode` (default `Node,RBAC`, as kubeadm's kube-apiserver). */
   authorizationModes?: ServeOptions['authorizationModes'];
 }): Promise<Component & { url: string; kubeconfig: string }> => {
@@ -75,6 +77,7 @@ export const runApiserver = async (options: {
     ...(options.limits ? { limits: options.limits } : {}),
     authorizationModes: options.authorizationModes ?? ['Node', 'RBAC'],
     dataDir: options.dataDir,
+    ...(options.audit !== undefined ? { audit: options.audit } : {}),
     // In the shared PKI directory, so every apiserver of the cluster accepts the others' tokens.
     serviceAccountSigningKey: serviceAccountSigningKey(options.pkiDir),
   });

@@ -169,8 +169,35 @@ const withAuthorizationOption = (command: Command): Command =>
           throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
         }
       })
-      .default(['RBAC'] as readonly AuthorizationMode[], 'RBAC'),
+      .default(['Node', 'RBAC'] as readonly AuthorizationMode[], 'Node,RBAC'),
   );
+
+/** The audit log, named as kube-apiserver's flags. */
+interface AuditFlags {
+  auditLog: boolean;
+  auditLogPath?: string;
+  auditPolicyFile?: string;
+  auditLogMaxsize: number;
+  auditLogMaxbackup: number;
+}
+
+const withAuditOptions = (command: Command): Command =>
+  command
+    .option('--audit-log-path <path>', 'audit log: every request the policy records, as audit.k8s.io/v1 Events, one JSON line each (default DATA/audit/audit.log)')
+    .option('--no-audit-log', 'keep no audit log')
+    .option('--audit-policy-file <path>', 'audit.k8s.io/v1 Policy choosing what is recorded (default: every request at Metadata)')
+    .option('--audit-log-maxsize <MB>', 'rotate the audit log at this size', integer('--audit-log-maxsize'), 100)
+    .option('--audit-log-maxbackup <n>', 'rotated audit log files kept', integer('--audit-log-maxbackup'), 10);
+
+const auditOf = (flags: AuditFlags) =>
+  flags.auditLog
+    ? {
+        ...(flags.auditLogPath !== undefined ? { path: flags.auditLogPath } : {}),
+        ...(flags.auditPolicyFile !== undefined ? { policyFile: flags.auditPolicyFile } : {}),
+        maxSizeMB: flags.auditLogMaxsize,
+        maxBackups: flags.auditLogMaxbackup,
+      }
+    : (false as const);
 
 const limitsOf = (flags: LimitFlags) => ({
   requestTimeoutMs: flags.requestTimeout,
@@ -215,7 +242,7 @@ export const buildProgram = (): Command => {
     .version('0.1.0')
     .option('--log-level <level>', 'structured log level on stderr (trace, debug, info, warn, error)', 'warn');
 
-  withAuthorizationOption(withLimitOptions(withRuntimeOptions(program
+  withAuditOptions(withAuthorizationOption(withLimitOptions(withRuntimeOptions(program
     .command('up')
     .description('run a whole cluster in this process on the embedded log: apiserver, controllers, node agents, proxy, DNS, Ingress')
     .option('--data <dir>', 'data directory (log, projection, kubeconfig, pod logs)', '.logplane')
@@ -233,8 +260,8 @@ export const buildProgram = (): Command => {
     .option('--dns <address>', 'cluster DNS (UDP and TCP) on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
     .option('--ingress <address>', 'Ingress controller proxy on IP[:HTTPPORT[,HTTPSPORT]]: a port left out or 0 picks a free one (printed); HTTPSPORT "none": no HTTPS; "none": no Ingress controller', ingressAddress, ingressAddress('127.0.0.1:0,0'))
     .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
-    .addOption(durabilityOption()))))
-    .action(async (flags: LimitFlags & RuntimeFlags & {
+    .addOption(durabilityOption())))))
+    .action(async (flags: LimitFlags & RuntimeFlags & AuditFlags & {
       authorizationMode: readonly AuthorizationMode[];
       data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
       tls: boolean; nodeGrace?: number; toleration?: number; eventTtl?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
@@ -255,6 +282,7 @@ export const buildProgram = (): Command => {
         durability: flags.durability,
         limits: limitsOf(flags),
         authorizationModes: flags.authorizationMode,
+        audit: auditOf(flags),
         ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
@@ -287,7 +315,7 @@ export const buildProgram = (): Command => {
       await runUntilSignal({ description: 'the cluster', stop: () => cluster.stop() }, logger);
     });
 
-  withAuthorizationOption(withLimitOptions(withLogOptions(
+  withAuditOptions(withAuthorizationOption(withLimitOptions(withLogOptions(
     program
       .command('apiserver')
       .description('run an apiserver (distributed mode); several may run against the same log')
@@ -297,7 +325,7 @@ export const buildProgram = (): Command => {
       .option('--no-tls', 'serve plain HTTP')
       .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  ))).action(async (flags: LogFlags & LimitFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
+  )))).action(async (flags: LogFlags & LimitFlags & AuditFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const component = await runApiserver({
       target: logTarget(flags, flags.data),
@@ -309,6 +337,7 @@ export const buildProgram = (): Command => {
       logger,
       limits: limitsOf(flags),
       authorizationModes: flags.authorizationMode,
+      audit: auditOf(flags),
       ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
     });
     process.stdout.write(`${component.description}\n`);

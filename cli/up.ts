@@ -54,6 +54,8 @@ export interface UpOptions {
   readonly podCIDR?: string;
   /** The apiserver's request timeouts, connection cap and in-flight limits. */
   readonly limits?: ServeOptions['limits'];
+  /** The audit log (default `DATA/audit/audit.log`, every request at Metadata); false keeps none. */
+  readonly audit?: ServeOptions['audit'];
   /** `--authorization-mode` (default `Node,RBAC`, as kubeadm's kube-apiserver; the admin token's user is in `system:masters`). */
   readonly authorizationModes?: ServeOptions['authorizationModes'];
   /** The cluster DNS: where it listens (port 0: a free one) and the upstreams for other names; absent: no DNS. */
@@ -144,6 +146,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.limits ? { limits: options.limits } : {}),
     authorizationModes: options.authorizationModes ?? ['Node', 'RBAC'],
     dataDir,
+    ...(options.audit !== undefined ? { audit: options.audit } : {}),
     serviceAccountSigningKey: serviceAccountSigningKey(dataDir),
     podLogs: async (request) => {
       const node = request.pod.spec.nodeName;

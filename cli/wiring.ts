@@ -25,6 +25,8 @@ import {
   type TlsMaterial,
   type TokenFile,
 } from '../apiserver/index.ts';
+import { createAuditLog, defaultAuditLogPath, type AuditLog } from '../apiserver/audit/log.ts';
+import { METADATA_POLICY, parseAuditPolicy } from '../apiserver/audit/policy.ts';
 import { createHistoryApi } from '../apiserver/history/routes.ts';
 import type { ServingLimits } from '../apiserver/limits.ts';
 import { failureStatus } from '../apiserver/status.ts';
@@ -145,6 +147,8 @@ export interface ServeOptions {
   readonly tls?: TlsMaterial;
   /** The CA whose client certificates authenticate users (kube's `--client-ca-file`): the cluster CA. */
   readonly clientCA?: string;
+  /** The audit log (default: `DATA/audit/audit.log`, every request at Metadata); false keeps none. */
+  readonly audit?: AuditSettings | false;
   readonly logger: Logger;
   readonly podLogs?: PodLogsHook;
   readonly resourceUsage?: ResourceUsageHook;
@@ -164,7 +168,29 @@ export interface ServeOptions {
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
+/** What the audit log flags say: a path (default `DATA/audit/audit.log`), a policy file, rotation. */
+export interface AuditSettings {
+  readonly path?: string;
+  readonly policyFile?: string;
+  readonly maxSizeMB?: number;
+  readonly maxBackups?: number;
+}
+
+/** Opens the audit log `settings` describe (none for false); a policy file that cannot be used throws naming what is wrong. */
+const openAuditLog = (settings: AuditSettings | false | undefined, dataDir: string | undefined, logger: Logger): AuditLog | undefined => {
+  if (settings === false || dataDir === undefined) return undefined;
+  const policy = settings?.policyFile !== undefined ? parseAuditPolicy(readFileSync(settings.policyFile, 'utf8')) : METADATA_POLICY;
+  return createAuditLog({
+    path: settings?.path ?? defaultAuditLogPath(dataDir),
+    policy,
+    ...(settings?.maxSizeMB !== undefined ? { maxSizeMB: settings.maxSizeMB } : {}),
+    ...(settings?.maxBackups !== undefined ? { maxBackups: settings.maxBackups } : {}),
+    logger,
+  });
+};
+
 export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
+  const audit = openAuditLog(options.audit, options.dataDir, options.logger);
   const historyApi = createHistoryApi({
     log: options.log,
     projection: options.projection,
@@ -184,6 +210,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     ...(options.authorizationModes ? { authorizationModes: options.authorizationModes } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
     ...(options.tls && options.clientCA !== undefined ? { clientCA: options.clientCA } : {}),
+    ...(audit ? { audit } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
     ...(options.resourceUsage ? { resourceUsage: options.resourceUsage } : {}),
     ...(options.serviceAccountSigningKey ? { serviceAccountTokens: createTokenIssuer({ signingKey: options.serviceAccountSigningKey }) } : {}),
