@@ -453,7 +453,9 @@ describeOnBothLogs('apiserver', (adapter) => {
 
   it('writes status to the observed topic and keeps it out of main-resource updates', async () => {
     const ns = await namespace('status');
-    const pod = (await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podManifest('s') })).body;
+    // Bound to node-1, whose identity writes its status (NodeRestriction: a node writes only its own pods' status).
+    const manifest = podManifest('s');
+    const pod = (await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: { ...manifest, spec: { ...manifest.spec, nodeName: 'node-1' } } })).body;
     const desired = await logEnd(log, 'desired');
     const observed = await logEnd(log, 'observed');
     const status = await client.request('PUT', `/api/v1/namespaces/${ns}/pods/s/status`, {
