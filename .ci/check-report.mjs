@@ -83,5 +83,18 @@ if (existsSync(coveragePath)) {
   problems.push(`no coverage summary at ${coveragePath}: the suite did not run with coverage`);
 }
 
+// Failed tests fail the run through vitest's exit status; they are listed here too, last, so the
+// tail of a CI log names them (the first line of each failure message, and how long it ran).
+const failed = tests.filter((test) => test.status === 'failed');
+for (const test of failed) {
+  const message = (test.failureMessages ?? [])[0]?.split('\n')[0] ?? '(no message)';
+  console.error(`FAILED TEST: ${test.file} > ${test.fullName} (${Math.round(test.duration ?? 0)} ms): ${message}`);
+}
+// The slowest files, so a CI run that nears its time budget shows where the time went.
+const slowest = report.testResults
+  .map((file) => ({ file: rel(file.name), ms: (file.endTime ?? 0) - (file.startTime ?? 0) }))
+  .sort((a, b) => b.ms - a.ms)
+  .slice(0, 15);
+console.log('slowest test files: ' + slowest.map((f) => `${f.file} ${(f.ms / 1000).toFixed(0)}s`).join(', '));
 for (const problem of problems) console.error(`FAIL: ${problem}`);
 process.exit(problems.length > 0 ? 1 : 0);
