@@ -2,7 +2,7 @@
  * A projection: folds the desired and observed topics of a log into LMDB, one transaction
  * per delivered batch (state + cursor together), and tells readers what changed.
  */
-import { BehaviorSubject, filter, firstValueFrom, Subject, type Observable, type Subscription, timeout } from 'rxjs';
+import { BehaviorSubject, filter, firstValueFrom, map, merge, Subject, type Observable, type Subscription, timeout } from 'rxjs';
 import pino, { type Logger } from 'pino';
 import type { EventLog, LogRecord, RecordBatch } from '../log/port.ts';
 import { decodeEvent, type KubeObject } from '../schemas/index.ts';
@@ -188,24 +188,82 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     for (const change of pending) changes$.next(change);
   };
 
-  const subscriptions: Subscription[] = [];
-  if (log) {
-    for (const topic of FOLDED_TOPICS) {
-      const start = Object.fromEntries(cursor$.value[topic].map((offset, p) => [p, offset]));
-      subscriptions.push(
-        log.subscribe(topic, start).subscribe({
-          next: applyBatch,
-          error: (error: unknown) => logger.error({ topic, error: String(error) }, 'projection subscription failed'),
-        }),
-      );
-    }
-  }
+  /**
+   * Following the log. A batch is folded in one transaction; when that transaction fails
+   * (it was rolled back: state and cursor unchanged) or the log's reader fails with a
+   * retriable error, the topic's subscription is dropped and started again from the stored
+   * cursor after a backoff (100 ms doubling, at most 5 s), so nothing is lost or applied
+   * twice. A terminal error (`retriable: false`), such as records the log no longer holds
+   * below the cursor, stops the projection: it is logged, and `waitFor` rejects with it.
+   */
+  const subscriptions = new Map<FoldedTopic, Subscription>();
+  const retryTimers = new Set<NodeJS.Timeout>();
+  let closed = false;
+  let failure: Error | undefined;
+  const failure$ = new Subject<Error>();
+  const fail = (topic: FoldedTopic, error: Error): void => {
+    logger.error({ topic, error: String(error) }, 'projection stopped: a terminal error');
+    failure ??= error;
+    failure$.next(error);
+    for (const subscription of subscriptions.values()) subscription.unsubscribe();
+  };
+  const follow = (followed: EventLog, topic: FoldedTopic, attempt: number): void => {
+    if (closed || failure) return;
+    const start = Object.fromEntries(cursor$.value[topic].map((offset, p) => [p, offset]));
+    const retry = (error: unknown): void => {
+      subscriptions.get(topic)?.unsubscribe();
+      if (closed || failure) return;
+      const asError = error instanceof Error ? error : new Error(String(error));
+      if ((asError as { retriable?: unknown }).retriable === false) return fail(topic, asError);
+      const delayMs = Math.min(100 * 2 ** attempt, 5_000);
+      logger.warn({ topic, error: String(asError), attempt, delayMs }, 'projection: folding failed, following the log again from the stored cursor');
+      const timer = setTimeout(() => {
+        retryTimers.delete(timer);
+        follow(followed, topic, attempt + 1);
+      }, delayMs);
+      retryTimers.add(timer);
+    };
+    let failed = false;
+    const subscription = followed.subscribe(topic, start).subscribe({
+      next: (batch) => {
+        if (failed) return;
+        try {
+          const expected = cursor$.value[topic][batch.partition] ?? 0;
+          const first = batch.records[0]?.offset;
+          if (first !== undefined && first > expected) {
+            throw new ProjectionError(
+              `the log no longer holds ${topic}/${batch.partition} offsets ${expected}..${first - 1} (it delivered ${first} next): ` +
+                'folding past them would lose their events; rebuild this projection from a log that holds them',
+              false,
+              { topic, partition: batch.partition, expected, delivered: first },
+            );
+          }
+          applyBatch(batch);
+          attempt = 0;
+        } catch (error) {
+          failed = true;
+          retry(error);
+        }
+      },
+      error: (error: unknown) => retry(error),
+    });
+    subscriptions.set(topic, subscription);
+    if (failed) subscription.unsubscribe();
+  };
+  if (log) for (const topic of FOLDED_TOPICS) follow(log, topic, 0);
 
   const waitFor = async (target: PositionVector, timeoutMs = 30_000): Promise<void> => {
     if (vectorCovers(cursor$.value, target)) return;
+    if (failure) throw failure;
     await firstValueFrom(
-      cursor$.pipe(
-        filter((c) => vectorCovers(c, target)),
+      merge(
+        cursor$.pipe(filter((c) => vectorCovers(c, target))),
+        failure$.pipe(
+          map((error) => {
+            throw error;
+          }),
+        ),
+      ).pipe(
         timeout({
           first: timeoutMs,
           with: () => {
@@ -248,7 +306,10 @@ export const createProjection = (options: ProjectionOptions): Projection => {
     applyBatch,
     stateHash: () => store.stateHash(),
     close: async () => {
-      for (const s of subscriptions) s.unsubscribe();
+      closed = true;
+      for (const timer of retryTimers) clearTimeout(timer);
+      for (const s of subscriptions.values()) s.unsubscribe();
+      failure$.complete();
       cursor$.complete();
       changes$.complete();
       quarantined$.complete();
