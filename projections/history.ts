@@ -29,9 +29,9 @@ export interface EventAddress {
  * event created exists at the event's position, and the cluster there is the cluster as it
  * was right after the event. Read from the time index: a function of the folded log.
  */
-export const eventPosition = (store: ProjectionStore, partitions: number, event: EventAddress): PositionVector => {
-  const sameTime = positionAtTime(store, event.time, partitions);
-  const observed = event.topic === 'desired' ? positionAtTime(store, event.time - 1, partitions).observed : sameTime.observed;
+export const eventPosition = (store: ProjectionStore, partitions: number, event: EventAddress, atTime = (time: number) => positionAtTime(store, time, partitions)): PositionVector => {
+  const sameTime = atTime(event.time);
+  const observed = event.topic === 'desired' ? atTime(event.time - 1).observed : sameTime.observed;
   const position = { desired: [...sameTime.desired], observed: [...observed] };
   position[event.topic][event.partition] = event.offset + 1;
   return position;
@@ -122,6 +122,19 @@ const entriesOf = (store: ProjectionStore, key: string, upTo?: PositionVector): 
   return entries;
 };
 
+/** `positionAtTime` of one store, as `eventPosition` asks it. */
+type PositionAtTime = (time: number) => PositionVector;
+
+/** `positionAtTime`, remembering its answers: the versions of one reply often share their milliseconds. */
+const rememberedPositions = (store: ProjectionStore, partitions: number): PositionAtTime => {
+  const positions = new Map<number, PositionVector>();
+  return (time) => {
+    let found = positions.get(time);
+    if (found === undefined) positions.set(time, (found = positionAtTime(store, time, partitions)));
+    return found;
+  };
+};
+
 /** One version of an object as the bulk history lists it: a `VersionView` without the diff. */
 export type VersionSummary = Omit<VersionView, 'diff'>;
 
@@ -130,9 +143,9 @@ export type VersionSummary = Omit<VersionView, 'diff'>;
  * most `count`: each with the object as clients saw it after the event, and with the diff
  * it made when `withDiff` (the earlier entries are read for the state they left).
  */
-function versionsOf(store: ProjectionStore, partitions: number, entries: readonly HistoryEntry[], from: number, count: number, withDiff: true): VersionView[];
-function versionsOf(store: ProjectionStore, partitions: number, entries: readonly HistoryEntry[], from: number, count: number, withDiff: false): VersionSummary[];
-function versionsOf(store: ProjectionStore, partitions: number, entries: readonly HistoryEntry[], from: number, count: number, withDiff: boolean): VersionSummary[] {
+function versionsOf(store: ProjectionStore, partitions: number, atTime: PositionAtTime, entries: readonly HistoryEntry[], from: number, count: number, withDiff: true): VersionView[];
+function versionsOf(store: ProjectionStore, partitions: number, atTime: PositionAtTime, entries: readonly HistoryEntry[], from: number, count: number, withDiff: false): VersionSummary[];
+function versionsOf(store: ProjectionStore, partitions: number, atTime: PositionAtTime, entries: readonly HistoryEntry[], from: number, count: number, withDiff: boolean): VersionSummary[] {
   let desired: HistoryEntry | undefined;
   let status: HistoryEntry | undefined;
   let previous: KubeObject | null = null;
@@ -153,7 +166,7 @@ function versionsOf(store: ProjectionStore, partitions: number, entries: readonl
     if (entry.change !== null) previous = current;
     if (index < from) continue;
     versions.push({
-      position: formatVector(eventPosition(store, partitions, entry)),
+      position: formatVector(eventPosition(store, partitions, entry, atTime)),
       topic: entry.topic,
       partition: entry.partition,
       offset: entry.offset,
@@ -172,7 +185,7 @@ function versionsOf(store: ProjectionStore, partitions: number, entries: readonl
 
 /** Every event that touched `key` (accepted or rejected), oldest first, each with the diff it made. */
 export const objectHistory = (store: ProjectionStore, partitions: number, key: string): VersionView[] =>
-  versionsOf(store, partitions, entriesOf(store, key), 0, Number.MAX_SAFE_INTEGER, true);
+  versionsOf(store, partitions, rememberedPositions(store, partitions), entriesOf(store, key), 0, Number.MAX_SAFE_INTEGER, true);
 
 /** Where a page of the bulk history starts: at object `key`, after its first `skip` versions. */
 export interface HistoryResume {
@@ -243,6 +256,7 @@ export function* historyKeys(store: ProjectionStore, namespace: string | undefin
 export const historyPage = (store: ProjectionStore, partitions: number, query: HistoryPageQuery): HistoryPage => {
   if (!Number.isInteger(query.limit) || query.limit < 1) throw new RangeError(`limit must be a positive integer, got ${query.limit}`);
   const items: { key: string; versions: VersionSummary[] }[] = [];
+  const atTime = rememberedPositions(store, partitions);
   let taken = 0;
   for (const key of historyKeys(store, query.namespace, query.resume?.key)) {
     if (taken === query.limit) return { items, next: { key, skip: 0 } };
@@ -250,7 +264,7 @@ export const historyPage = (store: ProjectionStore, partitions: number, query: H
     const entries = entriesOf(store, key, query.upTo);
     const count = Math.min(entries.length - skip, query.limit - taken);
     if (count > 0) {
-      items.push({ key, versions: versionsOf(store, partitions, entries, skip, count, false) });
+      items.push({ key, versions: versionsOf(store, partitions, atTime, entries, skip, count, false) });
       taken += count;
       if (skip + count < entries.length) return { items, next: { key, skip: skip + count } };
     }
