@@ -206,6 +206,11 @@ describe.each(LOG_ADAPTERS)('the dashboard in Chromium on the %s log', (adapter)
     await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
     expect(await page.getByTestId('yaml').textContent()).not.toContain('logplane/echo:2');
     expect(page.url()).toContain(`at=${beforeRollout}`);
+    // Its Kubernetes Events as they were then: only the first ReplicaSet's scale-up, none of the rollout's.
+    const pastEvents = page.getByTestId('events').locator('tr[data-reason="ScalingReplicaSet"]');
+    await pastEvents.first().waitFor();
+    expect(await pastEvents.count()).toBe(1);
+    expect(await pastEvents.first().textContent()).toMatch(/Scaled up replica set echo-\S+ from 0 to 2/);
     // The history marks the version shown: the last one before the rollout, the old template's.
     const shownRow = page.getByTestId('shown-version');
     await shownRow.waitFor();
