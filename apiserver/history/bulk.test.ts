@@ -56,6 +56,11 @@ describeOnBothLogs('the bulk history of a namespace', (adapter) => {
       expect((await client.request('POST', '/api/v1/namespaces/default/pods', { body: podManifest(name) })).status).toBe(201);
     }
     expect((await client.request('POST', '/api/v1/namespaces/other/pods', { body: podManifest('elsewhere') })).status).toBe(201);
+    // Namespaces whose names start with "default": their keys sort next to default's ('-' before '/', 'x' after it).
+    for (const name of ['default-a', 'defaultx']) {
+      expect((await client.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } })).status).toBe(201);
+      expect((await client.request('POST', `/api/v1/namespaces/${name}/pods`, { body: podManifest('neighbour') })).status).toBe(201);
+    }
     // Pod b gets three more versions; pod c is deleted: its history is still listed.
     for (const step of ['1', '2', '3']) {
       const patched = await client.request('PATCH', '/api/v1/namespaces/default/pods/b', {
@@ -90,6 +95,9 @@ describeOnBothLogs('the bulk history of a namespace', (adapter) => {
     expect(page!.items.find((i) => i.key === 'Pod/default/c')!.versions.at(-1)!.change).toBe('DELETED');
     const other = (await listAll('?namespace=other'))[0]!;
     expect(other.items.map((i) => i.key)).toEqual(['Pod/other/elsewhere']);
+    for (const name of ['default-a', 'defaultx']) {
+      expect((await listAll(`?namespace=${name}`))[0]!.items.map((i) => i.key).filter((key) => key.startsWith('Pod/'))).toEqual([`Pod/${name}/neighbour`]);
+    }
     // Without a namespace: every object, cluster-scoped ones too.
     const everything = joined(await listAll('?limit=10000'));
     expect([...everything.keys()]).toEqual(expect.arrayContaining(['Namespace//other', 'Pod/default/b', 'Pod/other/elsewhere']));
