@@ -1,11 +1,11 @@
 /**
- * A long cluster history for the replay and time-travel scenarios, built fast: one
- * namespace, `nodes` Nodes, and `pods` Pods, each of which lives through `rounds` events
+ * A long cluster history for the replay, time-travel and dashboard scenarios, built fast:
+ * one namespace (or `namespaces`, the pods dealt round-robin among them), `nodes` Nodes, and `pods` Pods, each of which lives through `rounds` events
  * (created, bound, then status reports on `observed` with a spec update every tenth
  * round), interleaved round by round so every object's history spans the whole log.
  *
  * Each round's event is Avro-encoded once as a template with fixed-width placeholders
- * (pod name, pod uid, node name, event id); every pod's event is a copy of the template
+ * (pod name, namespace, pod uid, node name, event id); every pod's event is a copy of the template
  * with the placeholders overwritten in place (same length, so the encoding stays valid).
  * Appended in batches of 10,000.
  */
@@ -20,6 +20,8 @@ export interface HistoryOptions {
   /** Events per pod (≥ 2: created and bound, then status reports and updates). */
   readonly rounds: number;
   readonly nodes: number;
+  /** Namespaces the pods are dealt among (default 1: the namespace "history"); at most 10,000. */
+  readonly namespaces?: number;
   readonly progress?: (line: string) => void;
 }
 
@@ -29,9 +31,15 @@ export interface BuiltHistory {
   /** The position at the end of each round (index r: after every pod's event of round r). */
   readonly roundEnds: readonly PositionVector[];
   readonly podKeys: readonly string[];
+  /** The namespaces the pods are in. */
+  readonly namespaces: readonly string[];
 }
 
 const NAMESPACE = 'history';
+/** Stands for the namespace in the templates: as long as every namespace name (`history`, `ns-0042`). */
+const NAMESPACE_PLACEHOLDER = 'nszzzzz';
+const namespaceNames = (count: number): string[] =>
+  count === 1 ? [NAMESPACE] : Array.from({ length: count }, (_, i) => `ns-${String(i).padStart(4, '0')}`);
 const BASE_TIME = Date.UTC(2026, 0, 5, 10, 0, 0);
 const NAME_PLACEHOLDER = 'pod-zzzzzzz';
 const UID_PLACEHOLDER = 'a0000000-0000-4000-8000-fffffffffffa';
@@ -48,7 +56,7 @@ const podObject = (round: number): Pod => ({
   kind: 'Pod',
   metadata: {
     name: NAME_PLACEHOLDER,
-    namespace: NAMESPACE,
+    namespace: NAMESPACE_PLACEHOLDER,
     uid: UID_PLACEHOLDER,
     labels: { app: 'history', tier: 'web' },
     annotations: { 'bench.logplane.io/round': String(round) },
@@ -88,7 +96,7 @@ const bodyOfRound = (round: number, time: number): { body: EventBody; topic: Top
     return {
       body: {
         type: 'PodBound',
-        namespace: NAMESPACE,
+        namespace: NAMESPACE_PLACEHOLDER,
         name: NAME_PLACEHOLDER,
         node: NODE_PLACEHOLDER,
         expectedPodVersion: null,
@@ -101,7 +109,7 @@ const bodyOfRound = (round: number, time: number): { body: EventBody; topic: Top
     return { body: { type: 'ObjectUpdated', object: podObject(round), expectedResourceVersion: null, subresource: null }, topic: 'desired' };
   }
   return {
-    body: { type: 'PodStatusChanged', namespace: NAMESPACE, name: NAME_PLACEHOLDER, uid: UID_PLACEHOLDER, status: podStatus(round, time) },
+    body: { type: 'PodStatusChanged', namespace: NAMESPACE_PLACEHOLDER, name: NAME_PLACEHOLDER, uid: UID_PLACEHOLDER, status: podStatus(round, time) },
     topic: 'observed',
   };
 };
@@ -114,11 +122,11 @@ const occurrences = (buffer: Buffer, needle: string): number[] => {
 };
 
 /** The bootstrap events: the namespace and the nodes (large enough for every pod). */
-const bootstrapBodies = (nodes: number, pods: number): EventBody[] => {
+const bootstrapBodies = (nodes: number, pods: number, namespaces: readonly string[]): EventBody[] => {
   const perNode = String(Math.ceil(pods / nodes) + 10);
   const capacity = { cpu: '64', memory: '256Gi', pods: perNode };
   return [
-    { type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE }, spec: {}, status: { phase: 'Active' } } },
+    ...namespaces.map((name): EventBody => ({ type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name }, spec: {}, status: { phase: 'Active' } } })),
     ...Array.from({ length: nodes }, (_, i): EventBody => {
       const node: Node = {
         apiVersion: 'v1',
@@ -136,7 +144,9 @@ const bootstrapBodies = (nodes: number, pods: number): EventBody[] => {
 export const buildHistory = async (log: EventLog, options: HistoryOptions): Promise<BuiltHistory> => {
   const started = performance.now();
   const actor = { type: 'user' as const, name: 'bench' };
-  const bootstrap = bootstrapBodies(options.nodes, options.pods).map((body): EventEnvelope => {
+  const namespaces = namespaceNames(options.namespaces ?? 1);
+  if (namespaces.length < 1 || namespaces.length > 10_000) throw new RangeError(`namespaces must be from 1 to 10,000, got ${namespaces.length}`);
+  const bootstrap = bootstrapBodies(options.nodes, options.pods, namespaces).map((body): EventEnvelope => {
     // Event ids as logplane's writers make them: UUIDv7 carrying the event's time.
     const id = newEventId(BASE_TIME);
     return {
@@ -165,9 +175,10 @@ export const buildHistory = async (log: EventLog, options: HistoryOptions): Prom
       actor: round === 0 || round % 10 === 0 ? actor : { type: round === 1 ? 'controller' : 'node', name: round === 1 ? 'scheduler' : 'node-agent' },
       causationId: null,
       correlationId: ID_PLACEHOLDER,
-      key: `Pod/${NAMESPACE}/${NAME_PLACEHOLDER}`,
+      key: `Pod/${NAMESPACE_PLACEHOLDER}/${NAME_PLACEHOLDER}`,
       body,
     });
+    const namespaceAt = occurrences(template, NAMESPACE_PLACEHOLDER);
     const names = occurrences(template, NAME_PLACEHOLDER);
     const uids = occurrences(template, UID_PLACEHOLDER);
     const ids = occurrences(template, ID_PLACEHOLDER);
@@ -182,6 +193,7 @@ export const buildHistory = async (log: EventLog, options: HistoryOptions): Prom
         eventNumber++;
         const node = nodeName(pod % options.nodes);
         for (const at of names) value.write(name, at, 'latin1');
+        for (const at of namespaceAt) value.write(namespaces[pod % namespaces.length]!, at, 'latin1');
         for (const at of uids) value.write(uid, at, 'latin1');
         for (const at of ids) value.write(id, at, 'latin1');
         for (const at of nodes) value.write(node, at, 'latin1');
@@ -197,6 +209,7 @@ export const buildHistory = async (log: EventLog, options: HistoryOptions): Prom
     events: eventNumber,
     seconds: (performance.now() - started) / 1000,
     roundEnds,
-    podKeys: Array.from({ length: options.pods }, (_, i) => `Pod/${NAMESPACE}/${podName(i)}`),
+    podKeys: Array.from({ length: options.pods }, (_, i) => `Pod/${namespaces[i % namespaces.length]}/${podName(i)}`),
+    namespaces,
   };
 };

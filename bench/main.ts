@@ -6,7 +6,8 @@
  *                 [--json | --markdown] [--save file.json]
  *
  * Scenarios: schedule, memory (measured after schedule, in the same run), replay,
- * timetravel (on the replayed projection), api, startup, failover. Each (scenario, log)
+ * timetravel (on the replayed projection), api, startup, failover, dashboard (the timeline
+ * of one namespace out of a long history, in headless Chromium). Each (scenario, log)
  * runs in its own child process, so one run's memory and JIT state do not leak into the
  * next and a stuck run is ended by its timeout; `--in-process` runs them here instead.
  * `--json` prints the results as JSON instead of tables, `--markdown` as Markdown tables;
@@ -31,6 +32,7 @@ import { benchKafkaCluster, deleteKafkaClusters } from './kafka-clusters.ts';
 import { stopRunningClusters } from './cluster.ts';
 import { describeSweep, sweepLeftovers } from './leftovers.ts';
 import { apiScenario } from './scenarios/api.ts';
+import { dashboardScenario } from './scenarios/dashboard.ts';
 import { failoverScenario } from './scenarios/failover.ts';
 import { peersScenario } from './scenarios/peers.ts';
 import { podStartupScenario } from './scenarios/pod-startup.ts';
@@ -42,7 +44,7 @@ import type { LogKind, ScenarioContext, ScenarioResult } from './support.ts';
 // most 2.25x its live size between full GCs, so the scenarios measure the control plane as it runs.
 setFlagsFromString('--heap-growing-percent=125');
 
-const SCENARIOS = ['schedule', 'memory', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover'] as const;
+const SCENARIOS = ['schedule', 'memory', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover', 'dashboard'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 /** What one child process runs: scenarios that share their setup run together. */
@@ -52,7 +54,7 @@ interface Unit {
 }
 
 /** Scenarios whose figure does not depend on the log adapter run on the embedded log only. */
-const LOG_INDEPENDENT: ReadonlySet<ScenarioName> = new Set(['timetravel']);
+const LOG_INDEPENDENT: ReadonlySet<ScenarioName> = new Set(['timetravel', 'dashboard']);
 
 const RESULT_MARKER = '@@bench-result ';
 
@@ -141,6 +143,7 @@ const runScenarios = async (unit: Unit, quick: boolean, brokers: readonly string
   if (wanted.has('peers')) results.push(await peersScenario(context));
   if (wanted.has('startup')) results.push(await podStartupScenario(context));
   if (wanted.has('failover')) results.push(await failoverScenario(context));
+  if (wanted.has('dashboard')) results.push(await dashboardScenario(context));
   return results;
 };
 
@@ -333,7 +336,7 @@ const main = async (): Promise<void> => {
   const groups: ScenarioName[][] = [
     selected.filter((s) => s === 'schedule' || s === 'memory'),
     selected.filter((s) => s === 'replay' || s === 'timetravel'),
-    ...selected.filter((s) => s === 'api' || s === 'peers' || s === 'startup' || s === 'failover').map((s) => [s]),
+    ...selected.filter((s) => s === 'api' || s === 'peers' || s === 'startup' || s === 'failover' || s === 'dashboard').map((s) => [s]),
   ].filter((g) => g.length > 0);
   const units: Unit[] = groups.flatMap((group) =>
     logs.flatMap((log) => {

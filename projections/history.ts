@@ -10,7 +10,7 @@ import { decodeEvent, type Actor, type BindingRationale, type Kind, type KubeObj
 import type { ChangeType, Verdict } from './fold.ts';
 import { FOLDED_TOPICS, formatVector, topicIndex, type FoldedTopic, type PositionVector } from './positions.ts';
 import type { EventRecord, HistoryEntry, ProjectionStore } from './store.ts';
-import { materialize, objectAt, positionAtTime } from './view.ts';
+import { materialize, materializeShared, objectAt, positionAtTime } from './view.ts';
 
 /** Where one event lies in the log, and when it was stamped. */
 export interface EventAddress {
@@ -29,9 +29,9 @@ export interface EventAddress {
  * event created exists at the event's position, and the cluster there is the cluster as it
  * was right after the event. Read from the time index: a function of the folded log.
  */
-export const eventPosition = (store: ProjectionStore, partitions: number, event: EventAddress): PositionVector => {
-  const sameTime = positionAtTime(store, event.time, partitions);
-  const observed = event.topic === 'desired' ? positionAtTime(store, event.time - 1, partitions).observed : sameTime.observed;
+export const eventPosition = (store: ProjectionStore, partitions: number, event: EventAddress, atTime = (time: number) => positionAtTime(store, time, partitions)): PositionVector => {
+  const sameTime = atTime(event.time);
+  const observed = event.topic === 'desired' ? atTime(event.time - 1).observed : sameTime.observed;
   const position = { desired: [...sameTime.desired], observed: [...observed] };
   position[event.topic][event.partition] = event.offset + 1;
   return position;
@@ -92,13 +92,17 @@ const withoutVersion = (o: KubeObject | null): unknown => {
   return copy;
 };
 
-/** Every event that touched `key` (accepted or rejected), oldest first, each with the diff it made. */
-export const objectHistory = (store: ProjectionStore, partitions: number, key: string): VersionView[] => {
+/**
+ * Every entry of `key` on both topics, oldest first (each topic's in log order, the two
+ * interleaved by time), leaving out those `upTo` does not hold when given.
+ */
+const entriesOf = (store: ProjectionStore, key: string, upTo?: PositionVector): HistoryEntry[] => {
   // Each topic's entries come in log order (the range is keyed by offset); event times come from
   // the writers' clocks, so they only interleave the two topics and never reorder one of them.
   const desiredEntries: HistoryEntry[] = [];
   const observedEntries: HistoryEntry[] = [];
   for (const { value } of store.history.getRange({ start: [key, 0, 0], end: [key, FOLDED_TOPICS.length, 0] })) {
+    if (upTo && value.offset >= (upTo[value.topic][value.partition] ?? 0)) continue;
     (value.topic === 'desired' ? desiredEntries : observedEntries).push(value);
   }
   const entries: HistoryEntry[] = [];
@@ -115,22 +119,54 @@ export const objectHistory = (store: ProjectionStore, partitions: number, key: s
       o++;
     }
   }
+  return entries;
+};
+
+/** `positionAtTime` of one store, as `eventPosition` asks it. */
+type PositionAtTime = (time: number) => PositionVector;
+
+/** `positionAtTime`, remembering its answers: the versions of one reply often share their milliseconds. */
+const rememberedPositions = (store: ProjectionStore, partitions: number): PositionAtTime => {
+  const positions = new Map<number, PositionVector>();
+  return (time) => {
+    let found = positions.get(time);
+    if (found === undefined) positions.set(time, (found = positionAtTime(store, time, partitions)));
+    return found;
+  };
+};
+
+/** One version of an object as the bulk history lists it: a `VersionView` without the diff. */
+export type VersionSummary = Omit<VersionView, 'diff'>;
+
+/**
+ * The versions of an object's `entries` (all of them, oldest first) from index `from`, at
+ * most `count`: each with the object as clients saw it after the event, and with the diff
+ * it made when `withDiff` (the earlier entries are read for the state they left).
+ */
+function versionsOf(store: ProjectionStore, partitions: number, atTime: PositionAtTime, entries: readonly HistoryEntry[], from: number, count: number, withDiff: true): VersionView[];
+function versionsOf(store: ProjectionStore, partitions: number, atTime: PositionAtTime, entries: readonly HistoryEntry[], from: number, count: number, withDiff: false): VersionSummary[];
+function versionsOf(store: ProjectionStore, partitions: number, atTime: PositionAtTime, entries: readonly HistoryEntry[], from: number, count: number, withDiff: boolean): VersionSummary[] {
   let desired: HistoryEntry | undefined;
   let status: HistoryEntry | undefined;
   let previous: KubeObject | null = null;
-  return entries.map((entry) => {
+  const versions: VersionSummary[] = [];
+  const end = Math.min(entries.length, from + count);
+  for (let index = 0; index < end; index++) {
+    const entry = entries[index]!;
     if (entry.change !== null) {
       if (entry.topic === 'desired') desired = entry;
       else status = entry;
     }
-    const current =
-      desired && desired.change !== 'DELETED' && desired.object
-        ? materialize({ object: desired.object, version: desired.offset + 1 }, status?.status ?? undefined)
-        : null;
-    const diff = entry.change === null ? [] : diffObjects(withoutVersion(previous), withoutVersion(current));
+    if (index < from && !withDiff) continue;
+    const exists = desired && desired.change !== 'DELETED' && desired.object;
+    const record = exists ? { object: desired!.object!, version: desired!.offset + 1 } : undefined;
+    // A diff needs a copy of its own; a summary is serialized at once and may share the stored parts.
+    const current = record ? (withDiff ? materialize(record, status?.status ?? undefined) : materializeShared(record, status?.status ?? undefined)) : null;
+    const diff = withDiff && entry.change !== null ? diffObjects(withoutVersion(previous), withoutVersion(current)) : [];
     if (entry.change !== null) previous = current;
-    return {
-      position: formatVector(eventPosition(store, partitions, entry)),
+    if (index < from) continue;
+    versions.push({
+      position: formatVector(eventPosition(store, partitions, entry, atTime)),
       topic: entry.topic,
       partition: entry.partition,
       offset: entry.offset,
@@ -141,9 +177,99 @@ export const objectHistory = (store: ProjectionStore, partitions: number, key: s
       verdict: entry.verdict,
       change: entry.change,
       object: current,
-      diff,
-    };
-  });
+      ...(withDiff ? { diff } : {}),
+    });
+  }
+  return versions;
+}
+
+/** Every event that touched `key` (accepted or rejected), oldest first, each with the diff it made. */
+export const objectHistory = (store: ProjectionStore, partitions: number, key: string): VersionView[] =>
+  versionsOf(store, partitions, rememberedPositions(store, partitions), entriesOf(store, key), 0, Number.MAX_SAFE_INTEGER, true);
+
+/** Where a page of the bulk history starts: at object `key`, after its first `skip` versions. */
+export interface HistoryResume {
+  readonly key: string;
+  readonly skip: number;
+}
+
+export interface HistoryPageQuery {
+  /** The objects of this namespace; undefined: every object (cluster-scoped ones among them). */
+  readonly namespace?: string;
+  /** Only the events this position holds: the pages of one listing all read the same moment. */
+  readonly upTo: PositionVector;
+  /** At most this many versions in the page (an object's versions may continue on the next). */
+  readonly limit: number;
+  /** Where the previous page stopped. */
+  readonly resume?: HistoryResume;
+}
+
+export interface HistoryPage {
+  /** Objects in key order, each with its versions in this page (oldest first, without diffs). */
+  readonly items: readonly { readonly key: string; readonly versions: readonly VersionSummary[] }[];
+  /** Where the next page starts; absent on the last page. */
+  readonly next?: HistoryResume;
+}
+
+/**
+ * The keys of the objects of `namespace` (every object when undefined) that have a history,
+ * in key order from `from` on, read from the `heads` index by range scans: keys are
+ * `Kind/namespace/name`, so each kind's objects of the namespace are one range, and the
+ * scan jumps from one kind to the next without reading the other namespaces' keys.
+ */
+export function* historyKeys(store: ProjectionStore, namespace: string | undefined, from = ''): Generator<string> {
+  if (namespace === undefined) {
+    yield* store.heads.getKeys({ start: from });
+    return;
+  }
+  let cursor = from;
+  for (;;) {
+    let first: string | undefined;
+    for (const key of store.heads.getKeys({ start: cursor, limit: 1 })) first = key;
+    if (first === undefined) return;
+    const slash = first.indexOf('/');
+    if (slash < 0) {
+      cursor = `${first}\0`;
+      continue;
+    }
+    const ref = first.slice(0, slash);
+    const prefix = `${ref}/${namespace}/`;
+    if (first < prefix) {
+      cursor = prefix;
+      continue;
+    }
+    for (const key of store.heads.getKeys({ start: first })) {
+      if (!key.startsWith(prefix)) break;
+      yield key;
+    }
+    // Past every key of this kind ('0' follows '/').
+    cursor = `${ref}0`;
+  }
+}
+
+/**
+ * One page of the versions of many objects (a namespace's, or all): whole objects in key
+ * order until `limit` versions are taken, the last object's versions continuing on the next
+ * page when they do not fit. Reads the `heads` index by range and each object's chain of
+ * entries; never replays the log.
+ */
+export const historyPage = (store: ProjectionStore, partitions: number, query: HistoryPageQuery): HistoryPage => {
+  if (!Number.isInteger(query.limit) || query.limit < 1) throw new RangeError(`limit must be a positive integer, got ${query.limit}`);
+  const items: { key: string; versions: VersionSummary[] }[] = [];
+  const atTime = rememberedPositions(store, partitions);
+  let taken = 0;
+  for (const key of historyKeys(store, query.namespace, query.resume?.key)) {
+    if (taken === query.limit) return { items, next: { key, skip: 0 } };
+    const skip = key === query.resume?.key ? query.resume.skip : 0;
+    const entries = entriesOf(store, key, query.upTo);
+    const count = Math.min(entries.length - skip, query.limit - taken);
+    if (count > 0) {
+      items.push({ key, versions: versionsOf(store, partitions, atTime, entries, skip, count, false) });
+      taken += count;
+      if (skip + count < entries.length) return { items, next: { key, skip: skip + count } };
+    }
+  }
+  return { items };
 };
 
 /** One link of a causation chain. */

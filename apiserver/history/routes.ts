@@ -12,6 +12,7 @@ import type { UserInfo } from '../auth.ts';
 import type { EventLog } from '../../log/port.ts';
 import { audit, diffPositions, formatVector, MOMENT_FORMS, objectHistory, createReplayer, why, type AuditQuery, type PositionVector, type Projection } from '../../projections/index.ts';
 import { isKind, type EventBody, type Kind } from '../../schemas/index.ts';
+import { bulkHistory } from './bulk.ts';
 import { DEFAULT_WAIT_MS, HistoryRequestError, resolveBound, resolveMoment, type MomentContext } from './moments.ts';
 
 /** Re-runs a controller's decision on the view at a position (wired by the CLI, which knows the controllers). */
@@ -198,6 +199,8 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
       case 'position':
         return sendJson(res, 200, { resourceVersion: formatVector(projection.cursor()), time: Date.now() });
       case 'history':
+        // Without a key: the versions of every object of a namespace, paged.
+        if (rest.length === 0) return sendJson(res, 200, bulkHistory(projection, query));
         return sendJson(res, 200, { versions: objectHistory(store, projection.partitions, keyFrom(rest)) });
       case 'at': {
         const position = await requiredMoment('at');

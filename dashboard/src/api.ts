@@ -13,6 +13,7 @@ export interface KubeObject {
     readonly namespace?: string;
     readonly uid?: string;
     readonly resourceVersion?: string;
+    readonly generation?: number;
     readonly creationTimestamp?: string;
     readonly deletionTimestamp?: string;
     readonly labels?: Readonly<Record<string, string>>;

@@ -61,7 +61,7 @@ describe('buildTimeline', () => {
     expect(lanes.find((l) => l.key === 'Pod/default/new-1')!.parent).toBe('ReplicaSet/default/new');
   });
 
-  it('makes one span per accepted version, ending at the next, and marks deletions and rejected writes', () => {
+  it('makes one span per accepted version in a new state, ending at the next, and marks deletions and rejected writes', () => {
     const { marks } = buildTimeline(rollout);
     const old = marks.filter((m) => m.lane === 'Pod/default/old-1');
     expect(old.map((m) => (m.type === 'span' ? [m.type, m.start, m.end, m.state, m.tone] : [m.type, m.at]))).toEqual([
@@ -73,6 +73,55 @@ describe('buildTimeline', () => {
     const running = marks.find((m) => m.lane === 'Pod/default/new-1' && m.type === 'span' && m.state === 'Running');
     expect(running && running.type === 'span' && running.end).toBeUndefined();
     expect(new Set(marks.map((m) => m.id)).size).toBe(marks.length);
+  });
+
+  it('makes one span of consecutive versions in the same state and generation, a new one when the generation changes', () => {
+    const pod = (phase: string, generation = 1) => object('Pod', 'p', { metadata: { name: 'p', generation }, status: { phase } } as Partial<KubeObject>);
+    const history: ObjectHistory = {
+      key: 'Pod/default/p',
+      versions: [
+        version(10, '1.0', 'ADDED', pod('Pending')),
+        version(20, '1.1', 'MODIFIED', pod('Running')),
+        version(30, '1.2', 'MODIFIED', pod('Running')),
+        version(40, '1.3', 'MODIFIED', pod('Running')),
+        version(50, '2.3', 'MODIFIED', pod('Running', 2)),
+        version(60, '3.3', 'DELETED', null),
+      ],
+    };
+    const spans = buildTimeline([history]).marks.map((m) => (m.type === 'span' ? [m.state, m.start, m.end, m.versions, m.version.position] : [m.type, m.at]));
+    expect(spans).toEqual([
+      ['Pending', 10, 20, 1, '1.0'],
+      ['Running', 20, 50, 3, '1.1'],
+      ['Running', 50, 60, 1, '2.3'],
+      ['deleted', 60],
+    ]);
+  });
+
+  it("marks an object's Kubernetes Events on its lane (not lanes of their own), Warnings apart", () => {
+    const event = (name: string, involved: { kind: string; name: string }, type: string, reason: string): ObjectHistory => ({
+      key: `Event/default/${name}`,
+      versions: [
+        version(450, '8.5', 'ADDED', { kind: 'Event', metadata: { name, namespace: 'default' }, involvedObject: { ...involved, namespace: 'default' }, type, reason, message: `${reason} happened` }),
+        version(460, '8.6', 'MODIFIED', { kind: 'Event', metadata: { name, namespace: 'default' }, involvedObject: { ...involved, namespace: 'default' }, type, reason, message: `${reason} happened`, count: 2 }),
+      ],
+    });
+    const histories = [...rollout, event('e1', { kind: 'Deployment', name: 'echo' }, 'Normal', 'ScalingReplicaSet'), event('e2', { kind: 'Pod', name: 'new-1' }, 'Warning', 'BackOff'), event('e3', { kind: 'Pod', name: 'gone' }, 'Normal', 'Pulled')];
+    const { lanes, marks } = buildTimeline(histories);
+    expect(lanes.map((l) => l.key)).not.toContain('Event/default/e1');
+    // An Event about an object not on the timeline keeps a lane of its own.
+    expect(lanes.map((l) => l.key)).toContain('Event/default/e3');
+    const events = marks.filter((m) => m.type === 'event').map((m) => m.type === 'event' && [m.lane, m.at, m.reason, m.warning]);
+    expect(events).toEqual([
+      ['Deployment/default/echo', 450, 'ScalingReplicaSet', false],
+      ['Deployment/default/echo', 460, 'ScalingReplicaSet', false],
+      ['Pod/default/new-1', 450, 'BackOff', true],
+      ['Pod/default/new-1', 460, 'BackOff', true],
+    ]);
+    // Narrowed to the new ReplicaSet, the pod's Event stays with the pod and the Deployment's with it.
+    const narrowed = filterHistories(histories, { key: 'ReplicaSet/default/new' }).map((h) => h.key);
+    expect(narrowed).toEqual(expect.arrayContaining(['Event/default/e1', 'Event/default/e2']));
+    expect(narrowed).not.toContain('Event/default/e3');
+    expect(filterHistories(histories, { key: 'ReplicaSet/default/old' }).map((h) => h.key)).not.toContain('Event/default/e2');
   });
 
   it('keeps an owner whose history is not loaded out: the child is a root lane', () => {

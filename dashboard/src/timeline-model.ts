@@ -1,8 +1,9 @@
 /**
  * The data of the timeline, from object histories (`/logplane/v1/history/...`): one lane per
  * object, nested under its controlling owner (Deployment → ReplicaSet → Pod), and on each
- * lane one span per version, named and coloured by the object's phase or condition, with
- * deletions and rejected writes as marks. Pure: no DOM, no requests.
+ * lane one span per run of versions in one state (named and coloured by the object's phase or
+ * condition), with deletions, rejected writes and the object's Kubernetes Events as marks.
+ * Pure: no DOM, no requests.
  */
 import type { KubeObject } from './api.ts';
 import { condition, podStatus } from './columns.ts';
@@ -51,9 +52,23 @@ export type Mark =
       readonly end: number | undefined;
       readonly state: string;
       readonly tone: Tone;
+      /** The first version of the run. */
       readonly version: Version;
+      /** How many versions the span stands for (a run of versions in the same state and generation). */
+      readonly versions: number;
     }
-  | { readonly type: 'deleted' | 'rejected'; readonly id: string; readonly lane: string; readonly at: number; readonly version: Version };
+  | { readonly type: 'deleted' | 'rejected'; readonly id: string; readonly lane: string; readonly at: number; readonly version: Version }
+  | {
+      /** A Kubernetes Event about the lane's object (a version of the Event: its first report or a repeat). */
+      readonly type: 'event';
+      readonly id: string;
+      readonly lane: string;
+      readonly at: number;
+      readonly reason: string;
+      readonly message: string;
+      readonly warning: boolean;
+      readonly version: Version;
+    };
 
 export interface Timeline {
   readonly lanes: readonly Lane[];
@@ -114,8 +129,41 @@ const kindRank = (kind: string): number => {
 };
 const firstTime = (history: ObjectHistory): number => history.versions[0]?.time ?? 0;
 
-/** Lanes and marks of `histories` (a timeline that starts at each object's first event and runs to `now`). */
-export const buildTimeline = (histories: readonly ObjectHistory[]): Timeline => {
+/** The lane key of the object a Kubernetes Event is about, if `history` is an Event's. */
+export const involvedKey = (history: ObjectHistory): string | undefined => {
+  if (parseKey(history.key).kind !== 'Event') return undefined;
+  for (let i = history.versions.length - 1; i >= 0; i--) {
+    const involved = history.versions[i]!.object?.['involvedObject'] as { kind?: unknown; namespace?: unknown; name?: unknown } | undefined;
+    if (involved && typeof involved.kind === 'string' && typeof involved.name === 'string') {
+      return `${involved.kind}/${typeof involved.namespace === 'string' ? involved.namespace : ''}/${involved.name}`;
+    }
+  }
+  return undefined;
+};
+
+/** The histories of Events whose object is among `histories` (they become marks on its lane), and the rest. */
+const splitEvents = (histories: readonly ObjectHistory[]): { objects: ObjectHistory[]; events: { history: ObjectHistory; lane: string }[] } => {
+  const keys = new Set(histories.map((h) => h.key));
+  const objects: ObjectHistory[] = [];
+  const events: { history: ObjectHistory; lane: string }[] = [];
+  for (const history of histories) {
+    const lane = involvedKey(history);
+    if (lane !== undefined && keys.has(lane)) events.push({ history, lane });
+    else objects.push(history);
+  }
+  return { objects, events };
+};
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/**
+ * Lanes and marks of `histories` (a timeline that starts at each object's first event and
+ * runs to `now`). Consecutive versions in the same state and generation are one span (a
+ * pod's status reports while it runs); an Event about an object on the timeline is a mark on
+ * that object's lane rather than a lane of its own.
+ */
+export const buildTimeline = (all: readonly ObjectHistory[]): Timeline => {
+  const { objects: histories, events } = splitEvents(all);
   const byKey = new Map(histories.map((h) => [h.key, h]));
   const parents = new Map<string, string>();
   for (const history of histories) {
@@ -147,17 +195,46 @@ export const buildTimeline = (histories: readonly ObjectHistory[]): Timeline => 
   for (const history of histories) {
     const { kind } = parseKey(history.key);
     const accepted = history.versions.filter((v) => v.verdict.type === 'accepted' && v.change !== null);
+    let run: { first: Version; index: number; state: string; tone: Tone; generation: number | undefined; count: number } | undefined;
+    const endRun = (end: number | undefined): void => {
+      if (!run) return;
+      marks.push({ type: 'span', id: `${history.key}@${run.first.position}#${run.index}`, lane: history.key, start: run.first.time, end, state: run.state, tone: run.tone, version: run.first, versions: run.count });
+      run = undefined;
+    };
     accepted.forEach((version, index) => {
-      const next = accepted[index + 1];
-      const id = `${history.key}@${version.position}#${index}`;
       if (version.change === 'DELETED' || version.object === null) {
-        marks.push({ type: 'deleted', id, lane: history.key, at: version.time, version });
+        endRun(version.time);
+        marks.push({ type: 'deleted', id: `${history.key}@${version.position}#${index}`, lane: history.key, at: version.time, version });
         return;
       }
-      marks.push({ type: 'span', id, lane: history.key, start: version.time, end: next?.time, ...stateOf(kind, version.object), version });
+      const { state, tone } = stateOf(kind, version.object);
+      const generation = version.object.metadata.generation;
+      if (run && run.state === state && run.tone === tone && run.generation === generation) {
+        run.count++;
+        return;
+      }
+      endRun(version.time);
+      run = { first: version, index, state, tone, generation, count: 1 };
     });
+    endRun(undefined);
     history.versions.forEach((version, index) => {
       if (version.verdict.type === 'rejected') marks.push({ type: 'rejected', id: `${history.key}@${version.position}!${index}`, lane: history.key, at: version.time, version });
+    });
+  }
+  for (const { history, lane } of events) {
+    history.versions.forEach((version, index) => {
+      if (version.verdict.type !== 'accepted' || version.change === null || version.change === 'DELETED' || !version.object) return;
+      const event = version.object;
+      marks.push({
+        type: 'event',
+        id: `${history.key}@${version.position}~${index}`,
+        lane,
+        at: version.time,
+        reason: text(event['reason']),
+        message: text(event['message']),
+        warning: event['type'] === 'Warning',
+        version,
+      });
     });
   }
   return { lanes, marks };
@@ -182,8 +259,12 @@ const hasLabel = (history: ObjectHistory, selector: string): boolean => {
   });
 };
 
-/** The histories `filter` selects; narrowing to one object keeps its owner chain and descendants. */
-export const filterHistories = (histories: readonly ObjectHistory[], filter: TimelineFilter): ObjectHistory[] => {
+/**
+ * The histories `filter` selects; narrowing to one object keeps its owner chain and
+ * descendants. An Event about an object is kept with the object (as its mark).
+ */
+export const filterHistories = (all: readonly ObjectHistory[], filter: TimelineFilter): ObjectHistory[] => {
+  const { objects: histories, events } = splitEvents(all);
   let selected = histories.filter(
     (h) =>
       (!filter.kind || parseKey(h.key).kind === filter.kind) &&
@@ -202,5 +283,6 @@ export const filterHistories = (histories: readonly ObjectHistory[], filter: Tim
     descend(filter.key);
     selected = selected.filter((h) => keep.has(h.key));
   }
-  return selected;
+  const kept = new Set(selected.map((h) => h.key));
+  return [...selected, ...events.filter((e) => kept.has(e.lane)).map((e) => e.history)];
 };

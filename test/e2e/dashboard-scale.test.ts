@@ -1,9 +1,9 @@
 /**
  * The timeline of a larger namespace in Chromium: a Deployment of 1,000 simulated pods.
- * The test checks every object gets its lane (the ReplicaSet's folded); the time
- * the page takes to load and draw it is printed as a figure (not asserted: the machine is
- * shared). The issue's case (10,000 objects, 1,000,000 events) is not reached: the timeline
- * reads one history per object (see the README's dashboard section).
+ * The test checks every object gets its lane (the ReplicaSet's folded), read in one bulk
+ * history request; the time the page takes to load and draw it is printed (not asserted:
+ * the machine is shared). The issue's large case (10,000 objects, 1,000,000 events) is a
+ * benchmark figure: `npm run bench -- --only dashboard`.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -53,6 +53,10 @@ describe('the timeline of a namespace with a thousand pods', () => {
 
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.addInitScript((token) => sessionStorage.setItem('logplane.token', token), cluster.cluster.token);
+    let historyRequests = 0;
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.startsWith('/logplane/v1/history')) historyRequests++;
+    });
     const started = performance.now();
     await page.goto(`${cluster.cluster.url}/ui/#/timeline?ns=default`);
     const status = page.locator('p.status[data-lanes]');
@@ -60,15 +64,18 @@ describe('the timeline of a namespace with a thousand pods', () => {
     await page.locator('.vis-timeline .vis-item').first().waitFor();
     const seconds = (performance.now() - started) / 1000;
     // Every object of the namespace has a lane: the Deployment, its ReplicaSet and pods, and what every
-    // namespace holds (the kubernetes Service and its endpoints, kube-root-ca.crt, the default ServiceAccount).
+    // namespace holds (the kubernetes Service and its endpoints, kube-root-ca.crt, the default ServiceAccount);
+    // the Events about them are marks on their lanes, not lanes.
     const view = cluster.cluster.projection.view();
-    const inNamespace = KINDS.filter((kind) => !CLUSTER_SCOPED.has(kind)).reduce((count, kind) => count + view.list(kind, 'default').length, 0);
+    const inNamespace = KINDS.filter((kind) => !CLUSTER_SCOPED.has(kind) && kind !== 'Event').reduce((count, kind) => count + view.list(kind, 'default').length, 0);
     expect(inNamespace).toBeGreaterThanOrEqual(REPLICAS + 2);
     expect(Number(await status.getAttribute('data-lanes'))).toBe(inNamespace);
+    expect(view.list('Event', 'default').length).toBeGreaterThanOrEqual(1);
+    expect(historyRequests).toBe(1);
     // The ReplicaSet of a thousand pods starts folded: its lane is drawn, its pods' are not yet.
     await page.locator('.vis-label [data-kind="ReplicaSet"]').waitFor();
     expect(await page.locator('.vis-label [data-kind="Pod"]').count()).toBe(0);
     const [loadMs, drawMs] = [await status.getAttribute('data-load-ms'), await status.getAttribute('data-draw-ms')];
-    console.log(`dashboard timeline: ${inNamespace} objects, ${events} events in the log: shown in ${seconds.toFixed(2)} s (histories read in ${loadMs} ms, lanes built and drawn in ${drawMs} ms)`);
+    console.log(`dashboard timeline: ${inNamespace} objects, ${events} events in the log: shown in ${seconds.toFixed(2)} s (history read in one request in ${loadMs} ms, lanes built and drawn in ${drawMs} ms)`);
   });
 });

@@ -1,10 +1,12 @@
 /**
  * The dashboard in a real headless Chromium (Debian's, driven by playwright-core) against a
- * real cluster on the embedded log: the anonymous /ui/ files hold no cluster data, log in,
- * see a Deployment's pods appear live, roll it out, see the old and new ReplicaSets' lanes
- * on the timeline, drag the time slider before the rollout and see the old image, and
- * open why of a pod with the scheduler's reasons. Every wait is for a condition on the page.
- * A screenshot of each step is kept in dashboard/test-artifacts/.
+ * real cluster, on the embedded log and on the Kafka broker: the anonymous /ui/ files hold no
+ * cluster data, log in, see a Deployment's pods appear live, roll it out (its page's
+ * Kubernetes Events follow it), see the old and new ReplicaSets' lanes on the timeline (read
+ * in one bulk history request), drag the time slider before the rollout and see the old
+ * image, and open why of a pod with the scheduler's reasons. Every wait is for a condition on
+ * the page. A screenshot of each step is kept in dashboard/test-artifacts/<log>/; the README's
+ * two are the embedded run's.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -12,10 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRequest, startTestCluster, waitForView, type TestCluster } from './helpers.ts';
+import { httpRequest, LOG_ADAPTERS, startTestCluster, waitForView, type TestCluster } from './helpers.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const ARTIFACTS = join(REPO, 'dashboard', 'test-artifacts');
 const CHROMIUM = '/usr/bin/chromium';
 
 const deployment = (image: string) => ({
@@ -32,7 +33,8 @@ const deployment = (image: string) => ({
   },
 });
 
-describe('the dashboard in Chromium', () => {
+describe.each(LOG_ADAPTERS)('the dashboard in Chromium on the %s log', (adapter) => {
+  const ARTIFACTS = join(REPO, 'dashboard', 'test-artifacts', adapter);
   let cluster: TestCluster;
   let browser: Browser;
   let page: Page;
@@ -47,7 +49,7 @@ describe('the dashboard in Chromium', () => {
     // The test checks the sources as they are, not what the last install built.
     execFileSync(process.execPath, [join(REPO, 'dashboard', 'build.mjs')], { stdio: 'pipe' });
     mkdirSync(ARTIFACTS, { recursive: true });
-    cluster = await startTestCluster('embedded', 'dashboard', { nodes: 2 });
+    cluster = await startTestCluster(adapter, 'dashboard', { nodes: 2 });
     ui = `${cluster.cluster.url}/ui/`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -121,6 +123,10 @@ describe('the dashboard in Chromium', () => {
   it('follows a rollout on the Deployment page, live', async () => {
     await page.goto(`${ui}#/object/deployments/default/echo?ns=default`);
     await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
+    // Its Kubernetes Events, from the Events API: the deployment controller scaled the first ReplicaSet up.
+    const scaled = page.getByTestId('events').locator('tr[data-reason="ScalingReplicaSet"]');
+    await expect.poll(() => scaled.count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+    const scaledBefore = await scaled.count();
     const patched = await fetch(`${cluster.cluster.url}/apis/apps/v1/namespaces/default/deployments/echo`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${cluster.cluster.token}`, 'content-type': 'application/strategic-merge-patch+json' },
@@ -128,6 +134,11 @@ describe('the dashboard in Chromium', () => {
     });
     expect(patched.status).toBe(200);
     await page.getByTestId('yaml').getByText('image: logplane/echo:2').waitFor();
+    // The rollout's Events arrive on the open page through the watch: the new ReplicaSet scaled up.
+    await expect.poll(() => scaled.count(), { timeout: 30_000 }).toBeGreaterThan(scaledBefore);
+    const replicaSetsNow = (await cluster.api.request('GET', '/apis/apps/v1/namespaces/default/replicasets')).body as { items: { metadata: { name: string }; spec: { template: { spec: { containers: { image: string }[] } } } }[] };
+    const newReplicaSet = replicaSetsNow.items.find((rs) => rs.spec.template.spec.containers[0]?.image === 'logplane/echo:2')!.metadata.name;
+    await page.getByTestId('events').locator('tr[data-reason="ScalingReplicaSet"]', { hasText: newReplicaSet }).first().waitFor({ timeout: 30_000 });
     // The moment just before the event that changed the template: the slider's target later.
     const history = (await cluster.api.request('GET', '/logplane/v1/history/Deployment/default/echo')).body as { versions: { time: number; object: { spec: { template: { spec: { containers: { image: string }[] } } } } | null }[] };
     const rollout = history.versions.find((v) => v.object?.spec.template.spec.containers[0]?.image === 'logplane/echo:2');
@@ -162,8 +173,16 @@ describe('the dashboard in Chromium', () => {
   });
 
   it("shows the old and the new ReplicaSet's lanes on the timeline, under the Deployment", async () => {
+    const historyRequests: string[] = [];
+    const record = (request: { url(): string }): void => {
+      if (request.url().includes('/logplane/v1/history')) historyRequests.push(new URL(request.url()).pathname + new URL(request.url()).search);
+    };
+    page.on('request', record);
     await page.goto(`${ui}#/timeline?ns=default`);
     await page.locator('.vis-timeline').waitFor();
+    page.off('request', record);
+    // The namespace's histories in one bulk request, not one request per object.
+    expect(historyRequests).toEqual(['/logplane/v1/history?limit=10000&namespace=default']);
     const replicaSets = page.locator('.vis-label [data-kind="ReplicaSet"]');
     await expect.poll(() => replicaSets.count()).toBe(2);
     await page.locator('.vis-label [data-lane="Deployment/default/echo"]').waitFor();
@@ -172,8 +191,11 @@ describe('the dashboard in Chromium', () => {
     await page.locator('.vis-item.mark-rejected', { hasText: 'rejected' }).first().waitFor();
     // Spans are named by state: the pods ran.
     await page.locator('.vis-item.tone-ok', { hasText: 'Running' }).first().waitFor();
+    // Kubernetes Events are marks on their objects' lanes, not lanes of their own.
+    await page.locator('.vis-item.mark-event', { hasText: 'ScalingReplicaSet' }).first().waitFor();
+    expect(await page.locator('.vis-label [data-kind="Event"]').count()).toBe(0);
     await shot('4-timeline');
-    await page.screenshot({ path: join(REPO, 'dashboard', 'test-artifacts', 'readme-timeline.png') });
+    await page.screenshot({ path: join(ARTIFACTS, 'readme-timeline.png') });
   });
 
   it('puts the Deployment page into the past with the time slider: the old image', async () => {
@@ -184,12 +206,17 @@ describe('the dashboard in Chromium', () => {
     await page.getByTestId('yaml').getByText('image: logplane/echo:1').waitFor();
     expect(await page.getByTestId('yaml').textContent()).not.toContain('logplane/echo:2');
     expect(page.url()).toContain(`at=${beforeRollout}`);
+    // Its Kubernetes Events as they were then: only the first ReplicaSet's scale-up, none of the rollout's.
+    const pastEvents = page.getByTestId('events').locator('tr[data-reason="ScalingReplicaSet"]');
+    await pastEvents.first().waitFor();
+    expect(await pastEvents.count()).toBe(1);
+    expect(await pastEvents.first().textContent()).toMatch(/Scaled up replica set echo-\S+ from 0 to 2/);
     // The history marks the version shown: the last one before the rollout, the old template's.
     const shownRow = page.getByTestId('shown-version');
     await shownRow.waitFor();
     expect(Number(new Date((await shownRow.locator('td').first().textContent()) ?? '').getTime())).toBeLessThanOrEqual(beforeRollout);
     await shot('5-time-travel');
-    await page.screenshot({ path: join(REPO, 'dashboard', 'test-artifacts', 'readme-time-travel.png') });
+    await page.screenshot({ path: join(ARTIFACTS, 'readme-time-travel.png') });
     // "Now" returns to the live page.
     await page.getByRole('button', { name: 'Now' }).click();
     await page.getByTestId('yaml').getByText('image: logplane/echo:2').waitFor();

@@ -1,7 +1,7 @@
 /**
- * An object's page: status and conditions, YAML, owners and children, its history (every
- * event that touched it, with who and the verdict), and a Pod's log, followed. Live in the
- * present; at a past moment, the object as it was there.
+ * An object's page: status and conditions, YAML, owners and children, its Kubernetes Events
+ * (watched), its history (every event of the log that touched it, with who and the verdict),
+ * and a Pod's log, followed. Live in the present; at a past moment, the object as it was there.
  */
 import { stringify } from 'yaml';
 import { get, streamLines, type KubeObject } from '../api.ts';
@@ -11,6 +11,7 @@ import { objectsAt, pastMoment } from '../moment.ts';
 import { collectionPath, type Resource } from '../resources.ts';
 import { link } from '../route.ts';
 import type { Version } from '../timeline-model.ts';
+import { showEvents } from './events.ts';
 import { objectLink } from './table.ts';
 
 type Fields = Record<string, unknown>;
@@ -134,6 +135,7 @@ export const showObject = (container: HTMLElement, resources: readonly Resource[
   const status = h('p', { class: 'status' });
   const main = h('div', {});
   const children = h('div', {});
+  const events = h('div', { class: 'object-events' });
   const history = h('div', {});
   const logs = h('div', {});
   replace(
@@ -149,6 +151,7 @@ export const showObject = (container: HTMLElement, resources: readonly Resource[
     status,
     main,
     children,
+    events,
     history,
     logs,
   );
@@ -158,6 +161,7 @@ export const showObject = (container: HTMLElement, resources: readonly Resource[
     status.classList.add('error');
   };
   if (at === undefined) void renderHistory(history, resource, namespace, name).catch(errorText);
+  cleanups.push(showEvents(events, { kind: resource.kind, namespace, name }, at, errorText));
   if (at !== undefined) {
     objectsAt(at, resource.kind, namespace || undefined, name)
       .then((reply) => {
@@ -169,7 +173,7 @@ export const showObject = (container: HTMLElement, resources: readonly Resource[
         if (object) void renderChildren(children, object, resources, at);
       })
       .catch(errorText);
-    return () => undefined;
+    return () => cleanups.forEach((cleanup) => cleanup());
   }
   status.textContent = 'live';
   let childrenShown = false;

@@ -5,43 +5,30 @@
  */
 import { Timeline, type DataGroup, type DataItem } from 'vis-timeline/standalone';
 import 'vis-timeline/styles/vis-timeline-graph2d.min.css';
-import { get, type KubeObject } from '../api.ts';
+import { get } from '../api.ts';
+import { assertNever } from '../assert-never.ts';
+import { joinPages, readPages, type HistoryPage } from '../history-pages.ts';
 import { h, replace } from '../dom.ts';
 import { momentMillis, pastMoment } from '../moment.ts';
 import type { Resource } from '../resources.ts';
 import { currentRoute, link, navigate } from '../route.ts';
 import { buildTimeline, filterHistories, parseKey, type Mark, type ObjectHistory, type Version } from '../timeline-model.ts';
-import { historyPath } from './object.ts';
 
-const HISTORY_CONCURRENCY = 6;
 /** Owners with more children than this start folded. */
 const FOLD_ABOVE = 50;
-/** Events the audit feed is asked for: the objects of these events are the lanes. */
-const EVENT_LIMIT = 10_000;
+/** Versions asked for per page of the bulk history (the server's largest page). */
+const PAGE_LIMIT = 10_000;
+/** Pages read at most (ten million versions): past that the timeline says the history is too long. */
+const MAX_PAGES = 1_000;
 
 /**
- * The histories of the objects of `namespace` ('' for every object): those that exist now
- * and those the latest events touched (deleted ones among them).
+ * The histories of every object of `namespace` ('' for every object of the cluster), the
+ * deleted ones among them: the bulk history API, page by page.
  */
 const loadHistories = async (namespace: string): Promise<ObjectHistory[]> => {
-  const [{ events }, present] = await Promise.all([
-    get<{ events: readonly { key: string }[] }>(`/logplane/v1/audit?all=true&limit=${EVENT_LIMIT}`),
-    get<{ objects: readonly KubeObject[] }>(`/logplane/v1/at?at=now${namespace ? `&namespace=${encodeURIComponent(namespace)}` : ''}`),
-  ]);
-  const presentKeys = present.objects.map((o) => `${o.kind ?? ''}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-  const keys = [...new Set([...presentKeys, ...events.map((e) => e.key)])].filter((key) => namespace === '' || parseKey(key).namespace === namespace);
-  const histories: ObjectHistory[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < keys.length) {
-      const key = keys[next++]!;
-      const { kind, namespace: ns, name } = parseKey(key);
-      const { versions } = await get<{ versions: Version[] }>(`/logplane/v1/history/${historyPath(kind, ns, name)}`);
-      histories.push({ key, versions });
-    }
-  };
-  await Promise.all(Array.from({ length: HISTORY_CONCURRENCY }, worker));
-  return histories;
+  const base = `/logplane/v1/history?limit=${PAGE_LIMIT}${namespace ? `&namespace=${encodeURIComponent(namespace)}` : ''}`;
+  const pages = await readPages((token) => get<HistoryPage>(token === undefined ? base : `${base}&continue=${encodeURIComponent(token)}`), MAX_PAGES);
+  return joinPages(pages);
 };
 
 const describe = (version: Version): string =>
@@ -57,7 +44,7 @@ const itemOf = (mark: Mark, now: number): DataItem => {
         start: mark.start,
         end: Math.max(mark.end ?? now, mark.start + 1),
         content: mark.state,
-        title: `${mark.state}: ${describe(mark.version)}`,
+        title: `${mark.state}: ${describe(mark.version)}${mark.versions > 1 ? ` (and ${mark.versions - 1} more version(s) in this state)` : ''}`,
         className: `tone-${mark.tone}`,
         type: 'range',
       };
@@ -65,6 +52,18 @@ const itemOf = (mark: Mark, now: number): DataItem => {
       return { id: mark.id, group: mark.lane, start: mark.at, content: 'deleted', title: describe(mark.version), className: 'mark-deleted', type: 'point' };
     case 'rejected':
       return { id: mark.id, group: mark.lane, start: mark.at, content: 'rejected', title: describe(mark.version), className: 'mark-rejected', type: 'point' };
+    case 'event':
+      return {
+        id: mark.id,
+        group: mark.lane,
+        start: mark.at,
+        content: mark.reason || 'event',
+        title: `${mark.warning ? 'Warning' : 'Normal'} ${mark.reason}: ${mark.message} (${describe(mark.version)})`,
+        className: mark.warning ? 'mark-event mark-warning' : 'mark-event',
+        type: 'point',
+      };
+    default:
+      return assertNever(mark);
   }
 };
 
@@ -111,8 +110,9 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
           ...(lane.children.length > 0 ? { nestedGroups: [...lane.children], showNested: lane.children.length <= FOLD_ABOVE } : {}),
         }));
       const items: DataItem[] = marks.map((mark) => itemOf(mark, now));
-      const times = marks.map((m) => (m.type === 'span' ? m.start : m.at));
-      const start = times.length > 0 ? Math.min(...times) : now - 60_000;
+      // A loop, not Math.min(...times): a long history has more marks than a call has room for arguments.
+      let start = marks.length > 0 ? Number.POSITIVE_INFINITY : now - 60_000;
+      for (const mark of marks) start = Math.min(start, mark.type === 'span' ? mark.start : mark.at);
       status.textContent = `${lanes.length} objects, ${marks.length} versions and marks; drag to pan, scroll to zoom, click a span to see the object then`;
       status.dataset['lanes'] = String(lanes.length);
       timeline = new Timeline(chart, items, groups, {
