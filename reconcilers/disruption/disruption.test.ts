@@ -255,6 +255,6 @@ describe('the disruption controller (kube disruption_test.go cases)', () => {
     const pod = addPod(cluster, 'a', true);
     const change = { type: 'ADDED' as const, key: keyOf(pod), eventId: 'e', object: pod, topic: 'desired' as const, partition: 0, offset: 0 };
     expect(controller.keysFor(change, cluster.view())).toEqual(['PodDisruptionBudget.policy/default/web']);
-    expect(controller.initialKeys(cluster.view()).sort()).toEqual(['db', 'none', 'web'].map((n) => `PodDisruptionBudget.policy/default/${n}`));
+    expect([...controller.initialKeys(cluster.view())].sort()).toEqual(['db', 'none', 'web'].map((n) => `PodDisruptionBudget.policy/default/${n}`));
   });
 });
