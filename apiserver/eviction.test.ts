@@ -179,6 +179,18 @@ describeOnBothLogs('pods/eviction', (adapter) => {
     expect(await podExists('pre-a')).toBe(true);
   });
 
+  it('honours deleteOptions.gracePeriodSeconds: a pod on a node terminates with that grace period', async () => {
+    const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'evict-node' }, status: { allocatable: { cpu: '8', memory: '8Gi', pods: '110' }, capacity: { cpu: '8', memory: '8Gi', pods: '110' } } };
+    expect((await client.request('POST', '/api/v1/nodes', { body: node })).status).toBe(201);
+    await pods(['graceful']);
+    const bound = await client.request('POST', `${PODS}/graceful/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'graceful' }, target: { kind: 'Node', name: 'evict-node' } } });
+    expect(bound.status).toBe(201);
+    expect((await evict('graceful', eviction('graceful', { deleteOptions: { gracePeriodSeconds: 7 } }))).status).toBe(201);
+    const pod = (await client.request('GET', `${PODS}/graceful`)).body;
+    expect(pod.metadata.deletionTimestamp).toBeTruthy();
+    expect(pod.metadata.deletionGracePeriodSeconds).toBe(7);
+  });
+
   it('answers 404 for a pod that does not exist', async () => {
     const reply = await evict('missing');
     expect(reply.status).toBe(404);
