@@ -45,6 +45,7 @@ import { authenticateServiceAccountToken } from './serviceaccount-tokens/authent
 import type { TokenIssuer } from './serviceaccount-tokens/issuer.ts';
 import { createServiceAccountToken } from './serviceaccount-tokens/token-request.ts';
 import { patchApproval, updateApproval } from './handlers/csr-approval.ts';
+import { evictPod } from './handlers/eviction.ts';
 import { servedBody } from './conversion/index.ts';
 import { findResource, type ResourceInfo } from './resources.ts';
 import { route, type ResourceTarget, type Route } from './router.ts';
@@ -225,6 +226,7 @@ const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promi
       if (subresource !== undefined) throw apiErrors.methodNotAllowed();
       return watchObjects(server, ctx);
     case 'create':
+      if (subresource === 'eviction' && name !== undefined) return evictPod(server, ctx);
       if (subresource === 'binding' && name !== undefined && ctx.target.namespace !== undefined) {
         return bindPod(server, ctx, ctx.target.namespace, name);
       }

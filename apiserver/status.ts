@@ -37,6 +37,8 @@ export const CAUSE_TYPES = {
   FieldValueTypeInvalid: 'FieldValueTypeInvalid',
   FieldValueUnknown: 'FieldValueUnknown',
   FieldManagerConflict: 'FieldManagerConflict',
+  /** policy/v1's `DisruptionBudgetCause`: an eviction the pod's disruption budget refused. */
+  DisruptionBudget: 'DisruptionBudget',
 } as const;
 export type CauseType = (typeof CAUSE_TYPES)[keyof typeof CAUSE_TYPES];
 

@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import type { EventLog } from '../log/port.ts';
 import type { Projection } from '../projections/index.ts';
 import { createDeploymentController } from './deployment/index.ts';
+import { createDisruptionController } from './disruption/index.ts';
 import { createEndpointsController } from './endpoints/index.ts';
 import { createGarbageCollector } from './garbage-collector/index.ts';
 import { createNamespaceController } from './namespace/index.ts';
@@ -33,6 +34,7 @@ export const CONTROLLER_NAMES = [
   'job',
   'statefulset',
   'daemonset',
+  'disruption',
   'ttl-after-finished',
   'cronjob',
   'event-ttl',
@@ -78,6 +80,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   job: () => createJobController(),
   statefulset: () => createStatefulSetController(),
   daemonset: () => createDaemonSetController(),
+  disruption: () => createDisruptionController(),
   'ttl-after-finished': () => createTtlAfterFinishedController(),
   cronjob: () => createCronJobController(),
   'event-ttl': () => createEventTtlController(),
@@ -101,6 +104,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     job: () => createJobController(),
     statefulset: () => createStatefulSetController(),
     daemonset: () => createDaemonSetController(),
+    disruption: () => createDisruptionController(),
     'ttl-after-finished': () => createTtlAfterFinishedController(),
     cronjob: () => createCronJobController(),
     'event-ttl': () => createEventTtlController(options.eventTtlMs !== undefined ? { ttlMs: options.eventTtlMs } : {}),

@@ -270,7 +270,7 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
 };
 
 /** DeleteOptions from the body (kubectl) or the query string. */
-interface DeleteOptions {
+export interface DeleteOptions {
   readonly propagationPolicy: PropagationPolicy | null;
   readonly gracePeriodSeconds: number | null;
   readonly uid: string | null;
@@ -288,7 +288,11 @@ const parseDeleteOptions = async (ctx: RequestContext): Promise<DeleteOptions> =
   const raw = await readBody(ctx.req);
   const body = (raw.toString('utf8').trim() === '' ? {} : parseBody(raw, ctx.req.headers['content-type'])) as Record<string, unknown>;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw apiErrors.badRequest('DeleteOptions must be a JSON object');
-  const query = ctx.query;
+  return deleteOptionsFrom(body, ctx.query);
+};
+
+/** DeleteOptions from a parsed DeleteOptions `body` over `query`, validated as kube's `ValidateDeleteOptions`. */
+export const deleteOptionsFrom = (body: Record<string, unknown>, query: URLSearchParams): DeleteOptions => {
   const policy = (body['propagationPolicy'] as string | undefined) ?? query.get('propagationPolicy') ?? undefined;
   const orphan = (body['orphanDependents'] as boolean | undefined) ?? (query.has('orphanDependents') ? queryBool(query, 'orphanDependents') : undefined);
   const dryRun = Array.isArray(body['dryRun']) ? body['dryRun'].map(String) : query.getAll('dryRun');
@@ -394,9 +398,13 @@ const deleteOne = async (
 
 /** DELETE of one object. */
 export const deleteObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
-  const name = nameOf(ctx.target);
   const options = await parseDeleteOptions(ctx);
-  const current = await currentObject(server, ctx);
+  return deleteCurrent(server, ctx, await currentObject(server, ctx), options);
+};
+
+/** Deletes `current`, the object the request addresses, with `options` (preconditions, grace period, dryRun). */
+export const deleteCurrent = async (server: ServerContext, ctx: RequestContext, current: KubeObject, options: DeleteOptions): Promise<Reply> => {
+  const name = nameOf(ctx.target);
   checkNamespaceDeletion(ctx.target.resource, name);
   precheckVersion(ctx.target.resource, current, options.resourceVersion);
   if (options.uid !== null && options.uid !== current.metadata.uid) {
