@@ -147,11 +147,11 @@ describe('the fold judges v7 creates against the namespace’s quotas', () => {
     write(objectCreated(pod('a', [{ requests: { cpu: '1' } }])));
     expect(write(objectCreated(pod('b', [{ requests: { cpu: '1' } }])))).toMatchObject({ type: 'rejected', reason: 'Forbidden' });
     const a = state.getDesired(`Pod/${NS}/a`)!.object;
-    expect(write({ type: 'ObjectUpdated', object: a, expectedResourceVersion: null, subresource: 'status', quotaRelease: 'Terminated' })).toEqual(accepted);
+    expect(write({ type: 'ObjectUpdated', object: a, expectedResourceVersion: null, subresource: null, quotaRelease: 'Terminated' })).toEqual(accepted);
     expect(isQuotaTerminated(state.getAllocation, `Pod/${NS}/a`, a.metadata.uid)).toBe(true);
     expect(write(objectCreated(pod('b', [{ requests: { cpu: '1' } }])))).toEqual(accepted);
     expect(write(objectCreated(pod('c', [{ requests: { cpu: '0' } }])))).toEqual(forbidden('pods "c" is forbidden: exceeded quota: q, requested: count/pods=1, used: count/pods=2, limited: count/pods=2'));
-    expect(write({ type: 'ObjectUpdated', object: { ...a, metadata: { ...a.metadata, uid: 'other' } }, expectedResourceVersion: null, subresource: 'status', quotaRelease: 'Terminated' })).toMatchObject({ type: 'rejected', reason: 'NotFound' });
+    expect(write({ type: 'ObjectUpdated', object: { ...a, metadata: { ...a.metadata, uid: 'other' } }, expectedResourceVersion: null, subresource: null, quotaRelease: 'Terminated' })).toMatchObject({ type: 'rejected', reason: 'NotFound' });
   });
 
   it('scoped quotas judge only the pods in scope; object counts limit quotas themselves', () => {
