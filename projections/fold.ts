@@ -13,6 +13,7 @@ import { assertNever, type EventEnvelope, type KubeObject, type Pod } from '../s
 import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
 import type { FoldedTopic } from './positions.ts';
 import { admitDeferred, admitWaitingPods, forgetAdmission, isUncharged } from './node-admission.ts';
+import { forgetQuotaRelease, judgeQuotas, releaseTerminatedPod } from './quota-admission.ts';
 import { podUsage, usageFits, addUsage, subtractUsage, type NodeUsage, nodeAllocatable } from './resources.ts';
 
 /** The desired part of an object, as the desired topic made it. */
@@ -49,6 +50,8 @@ export interface FoldState {
    */
   sharesPartition(keyA: string, keyB: string): boolean;
   putAllocation(resource: string, ownerKey: string | undefined): void;
+  /** The keys of the current desired objects that start with `prefix`, in key order (quota admission lists a namespace's quotas and pods). */
+  desiredKeys(prefix: string): Iterable<string>;
 }
 
 export const REJECT_REASONS = {
@@ -152,6 +155,12 @@ const foldDesired = (state: FoldState, event: EventEnvelope, version: number): F
     case 'ObjectCreated':
       return create(state, event, body.object, version);
     case 'ObjectUpdated':
+      // v7: the resourcequota controller gives back a terminated pod's quota charge (quota-admission.ts).
+      if (body.quotaRelease === 'Terminated') {
+        return releaseTerminatedPod(state, event.key, body.object.metadata.uid) === 'released'
+          ? { verdict: accepted }
+          : reject('NotFound', `${describeKey(event.key)} not found`);
+      }
       return update(state, event.key, body.object, body.expectedResourceVersion, body.subresource, version);
     case 'ObjectDeleted':
       return remove(state, event, version);
@@ -232,6 +241,11 @@ const create = (
   delete object.metadata.resourceVersion;
   delete object.metadata.deletionTimestamp;
 
+  // v7 creates are judged against the namespace's ResourceQuotas, before anything is allocated.
+  if (event.body.type === 'ObjectCreated' && event.body.quotaAdmission === 'Judged') {
+    const refused = judgeQuotas(state, object);
+    if (refused) return reject('Forbidden', refused);
+  }
   if (object.kind === 'Service') {
     const allocated = allocateServiceAddresses(state, key, object, foldSettingsOf(state.getAllocation));
     if (allocated) return allocated;
@@ -464,6 +478,7 @@ const finishDeletion = (state: FoldState, key: string, object: KubeObject): Fold
     if (usage) state.putNodeUsage(object.spec.nodeName, subtractUsage(usage, podUsage(object)));
   }
   if (object.kind === 'Service') releaseServiceAddresses(state, key, object);
+  if (object.kind === 'Pod') forgetQuotaRelease(state, key);
   state.deleteDesired(key);
   return { verdict: accepted, change: { type: 'DELETED', key } };
 };

@@ -16,6 +16,7 @@
  * hold no deferred create and fold as they always did.
  */
 import type { FoldState } from './fold.ts';
+import { judgedInFold } from './quota-admission.ts';
 import { addUsage, nodeAllocatable, podUsage, type NodeUsage } from './resources.ts';
 import type { EventBody, KubeObject, Node, Pod } from '../schemas/index.ts';
 
@@ -134,8 +135,13 @@ export const forgetAdmission = (state: FoldState, podKey: string): boolean => {
 export const isUncharged = (state: FoldState, podKey: string): boolean => state.getAllocation(admissionResource(podKey)) !== undefined;
 
 /**
- * The create an apiserver appends for `object` (v6): a Pod that names its node defers
- * to that node's admission, as in Kubernetes, instead of being refused by the create.
+ * The create an apiserver appends for `object`: a Pod that names its node defers to that
+ * node's admission (v6), as in Kubernetes, instead of being refused by the create; a kind
+ * the fold judges against ResourceQuotas is judged (v7, `quota-admission.ts`).
  */
-export const objectCreated = (object: KubeObject): Extract<EventBody, { type: 'ObjectCreated' }> =>
-  object.kind === 'Pod' && object.spec?.nodeName ? { type: 'ObjectCreated', object, nodeAdmission: 'Deferred' } : { type: 'ObjectCreated', object };
+export const objectCreated = (object: KubeObject): Extract<EventBody, { type: 'ObjectCreated' }> => ({
+  type: 'ObjectCreated',
+  object,
+  ...(object.kind === 'Pod' && object.spec?.nodeName ? { nodeAdmission: 'Deferred' as const } : {}),
+  ...(judgedInFold(object.kind) ? { quotaAdmission: 'Judged' as const } : {}),
+});

@@ -507,6 +507,7 @@ export const openProjectionStore = (dir: string, onRebuild?: (reason: RebuildRea
       if (owner === undefined) allocations.removeSync(resource);
       else allocations.putSync(resource, owner);
     },
+    desiredKeys: (prefix) => objects.getKeys({ start: prefix, end: `${prefix}\uffff` }),
   });
 
   /**

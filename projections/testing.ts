@@ -93,6 +93,7 @@ export const memoryFoldState = (partitions = 1): MemoryFoldState => {
     getAllocation: (resource) => allocations.get(resource),
     putAllocation: (resource, owner) => void (owner === undefined ? allocations.delete(resource) : allocations.set(resource, owner)),
     sharesPartition: (a, b) => partitionOfKey(a, partitions) === partitionOfKey(b, partitions),
+    desiredKeys: (prefix) => [...desired.keys()].filter((key) => key.startsWith(prefix)).sort(),
     contents: () => structuredClone({
       desired: sortedRecord(desired),
       status: sortedRecord(status),

@@ -16,6 +16,7 @@ import { createRuntimeMetrics, startReconciler, type Controller, type Reconciler
 import { createReplicaSetController } from './replicaset/index.ts';
 import { createRootCACertPublisher } from './root-ca-cert-publisher/index.ts';
 import { createServiceAccountController } from './serviceaccount/index.ts';
+import { createResourceQuotaController } from './resourcequota/index.ts';
 import { createReplicationController } from './replicationcontroller/index.ts';
 import { createJobController } from './job/index.ts';
 import { createStatefulSetController } from './statefulset/index.ts';
@@ -44,6 +45,7 @@ export const CONTROLLER_NAMES = [
   'namespace',
   'root-ca-cert-publisher',
   'serviceaccount',
+  'resourcequota',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -88,6 +90,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
   serviceaccount: () => createServiceAccountController(),
+  resourcequota: () => createResourceQuotaController(),
 };
 
 /** Starts the selected controllers; the ones without a factory are reported and skipped. */
@@ -113,6 +116,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     endpoints: () => createEndpointsController(),
     'root-ca-cert-publisher': () => createRootCACertPublisher({ rootCA: options.rootCA ?? '' }),
     serviceaccount: () => createServiceAccountController(),
+    resourcequota: () => createResourceQuotaController(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);
       return createNodeLifecycleController({

@@ -6,6 +6,7 @@ import { v2PodBound } from './fixtures/v2-pod-bound.ts';
 import { v3DecidedAt } from './fixtures/v3-decided-at.ts';
 import { v4ObjectUpdatedDeployment } from './fixtures/v4-object-updated-deployment.ts';
 import { v5ObjectCreatedPod } from './fixtures/v5-object-created-pod.ts';
+import { v6ObjectCreatedPod } from './fixtures/v6-object-created-pod.ts';
 import {
   createEventCodec,
   decodeEvent,
@@ -163,6 +164,29 @@ describe('round trip', () => {
     expect(decodeEvent(encodeEvent(deferred))).toStrictEqual(deferred);
     const withNull = { ...v5ObjectCreatedPod, body: { ...v5ObjectCreatedPod.body, nodeAdmission: null } } as EventEnvelope;
     expect(decodeEvent(encodeEvent(withNull))).toStrictEqual(v5ObjectCreatedPod);
+  });
+
+  it('decodes the committed v6 fixture (v6-object-created-pod.bin) with the current reader, with nodeAdmission and without quotaAdmission', () => {
+    const buf = readFileSync(new URL('./fixtures/v6-object-created-pod.bin', import.meta.url));
+    const writer = registry.versions.find((version) => version.name === 'v6');
+    expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
+    const decoded = decodeEvent(buf);
+    expect(decoded).toStrictEqual(v6ObjectCreatedPod);
+    expect(decoded.body.type === 'ObjectCreated' && decoded.body.nodeAdmission).toBe('Deferred');
+    expect('quotaAdmission' in decoded.body).toBe(false);
+  });
+
+  it('round-trips ObjectCreated.quotaAdmission and ObjectUpdated.quotaRelease (v7), and leaves null ones absent', () => {
+    const judged = { ...v6ObjectCreatedPod, body: { ...v6ObjectCreatedPod.body, quotaAdmission: 'Judged' } } as EventEnvelope;
+    expect(decodeEvent(encodeEvent(judged))).toStrictEqual(judged);
+    const withNull = { ...v6ObjectCreatedPod, body: { ...v6ObjectCreatedPod.body, quotaAdmission: null } } as EventEnvelope;
+    expect(decodeEvent(encodeEvent(withNull))).toStrictEqual(v6ObjectCreatedPod);
+    const created = v6ObjectCreatedPod.body as Extract<EventEnvelope['body'], { type: 'ObjectCreated' }>;
+    const release = {
+      ...v6ObjectCreatedPod,
+      body: { type: 'ObjectUpdated', object: created.object, expectedResourceVersion: null, subresource: 'status', quotaRelease: 'Terminated' },
+    } as EventEnvelope;
+    expect(decodeEvent(encodeEvent(release))).toStrictEqual(release);
   });
 
   it('decodes a null decidedAt as absent (optional fields are never null when decoded)', () => {

@@ -103,6 +103,35 @@ export function compareQuantities(a: DecimalValue, b: DecimalValue): -1 | 0 | 1 
   return signA < 0 ? negateOrder(order) : order;
 }
 
+/**
+ * `a + b` as `Quantity.Add` does: exact, in `a`'s format (in `b`'s when `a` is zero), written
+ * back as `Quantity.String()` writes a computed value. Quota usage is summed with it.
+ */
+export function addQuantities(a: Quantity, b: Quantity): Quantity {
+  return quantity(addValues(a, b), a.mantissa === 0n ? b.format : a.format, undefined);
+}
+
+/** `a - b` as `Quantity.Sub` does (format as {@link addQuantities}); may be negative. */
+export function subtractQuantities(a: Quantity, b: Quantity): Quantity {
+  return quantity(addValues(a, { mantissa: -b.mantissa, exponent: b.exponent }), a.mantissa === 0n ? b.format : a.format, undefined);
+}
+
+/** `value × factor` (an integer), in `value`'s format, as a computed value. */
+export function multiplyQuantity(value: Quantity, factor: bigint): Quantity {
+  return quantity({ mantissa: value.mantissa * factor, exponent: value.exponent }, value.format, undefined);
+}
+
+/** The zero quantity ("0", DecimalSI). */
+export const ZERO_QUANTITY: Quantity = { mantissa: 0n, exponent: 0, format: QuantityFormat.DecimalSI, serialized: '0' };
+
+function addValues(a: DecimalValue, b: DecimalValue): DecimalValue {
+  const exponent = Math.min(a.exponent, b.exponent);
+  return {
+    mantissa: a.mantissa * 10n ** BigInt(a.exponent - exponent) + b.mantissa * 10n ** BigInt(b.exponent - exponent),
+    exponent,
+  };
+}
+
 /** Largest magnitude of a BinarySI quantity (kube's `maxAllowed`, 2^63-1); larger ones are capped. */
 const MAX_INT64 = (1n << 63n) - 1n;
 /** Most digits the int64 fast path reads (`maxInt64Factors`); longer numbers take the exact path. */

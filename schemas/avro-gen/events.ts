@@ -40,6 +40,26 @@ export const EVENT_FIELD_ADDITIONS: Readonly<Record<string, readonly Readonly<Re
       doc:
         "How a Pod created with spec.nodeName is admitted to that node. Null (every event before v6): the node must exist and have room, else the create is rejected. 'Deferred' (as kube-apiserver): a node not registered yet is no reason to reject; the pod waits, uncharged, and the node's registration admits it if it fits (kubelet admission).",
     },
+    {
+      // v7: quota admission in the fold (issue 17).
+      name: 'quotaAdmission',
+      type: ['null', { type: 'enum', name: 'QuotaAdmission', symbols: ['Judged'] }],
+      default: null,
+      'logplane.optional': true,
+      doc:
+        "Whether the fold judges this create against the ResourceQuotas of its namespace. Null (every event before v7): it is not (no quota was enforced when it was written). 'Judged' (as kube-apiserver's quota admission): the object is charged against every matching ResourceQuota, and the create is rejected (Forbidden, exceeded quota) when one would go over its hard limits.",
+    },
+  ],
+  ObjectUpdated: [
+    {
+      // v7: a terminated pod's quota charge given back (issue 17).
+      name: 'quotaRelease',
+      type: ['null', { type: 'enum', name: 'QuotaRelease', symbols: ['Terminated'] }],
+      default: null,
+      'logplane.optional': true,
+      doc:
+        "'Terminated': the resource quota controller saw this Pod (the object names its uid) in phase Succeeded or Failed, so the fold gives back what the Pod was charged against the ResourceQuotas of its namespace, as kube's pod evaluator stops counting a terminal pod. The object is not changed. Null: an ordinary update.",
+    },
   ],
 };
 
