@@ -8,7 +8,7 @@
  */
 import { sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
-import { FOLDED_TOPICS, formatVector, type PositionVector, type Projection } from '../projections/index.ts';
+import { FOLDED_TOPICS, formatVector, keyOfBody, type PositionVector, type Projection } from '../projections/index.ts';
 import type { EventRecord } from '../projections/store.ts';
 import { decodeEvent, type EventBody } from '../schemas/index.ts';
 import { ReconcileError } from './errors.ts';
@@ -69,9 +69,13 @@ export const createDebugReconcile =
     const round = anchor ? roundEvents(projection, controllerName, decidedAt, anchor.time) : [];
     const roundKeys = [...new Set([key, ...round.map((e) => e.key)])];
     const now = anchor?.time ?? Date.now();
-    const decisions = decideKeys(controller, roundKeys, projection.viewAt(at), { now });
+    const bodies = await Promise.all(round.map((e) => readBody(log, e)));
+    const decisions = decideKeys(controller, roundKeys, projection.viewAt(at), { now, recorded: bodies });
     const commands = decisions.get(key)?.commands ?? [];
-    const recorded = await Promise.all(round.filter((e) => e.key === key).map((e) => readBody(log, e)));
+    // The round's events about the key, and those about other objects (a scale, an Event)
+    // that no other key's decision of the round claims.
+    const claimed = new Set([...decisions].filter(([other]) => other !== key).flatMap(([, d]) => d.commands.map(keyOfBody)));
+    const recorded = bodies.filter((_, i) => round[i]!.key === key || !claimed.has(round[i]!.key));
     // Without a recorded decision there is nothing to reproduce, so nothing is identical.
     return { commands, recorded, identical: anchor !== undefined && sameJson(commands, recorded) };
   };
