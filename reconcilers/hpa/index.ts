@@ -98,15 +98,16 @@ export const createHpaController = (options: HpaControllerOptions = {}): Control
     }
     const plan = planHpa(hpa, view, context.now, inputs, options);
     if (!context.recorded) memory.set(key, { uid, history: plan.history });
+    // In the order the log keeps them (desired topic, then observed), so a re-run compares equal.
     const commands: EventBody[] = [];
     if (plan.scale) commands.push(plan.scale);
+    const recorder = createRecorder(view, context.now, HPA_EVENT_SOURCE);
+    for (const event of plan.events) recorder.event(hpa, event.type, event.reason, event.message);
+    commands.push(...recorder.commands());
     if (planWrites(plan)) {
       const record = JSON.stringify({ metrics: inputs.metrics, history: inputs.history ?? null });
       commands.push(hpaStatusCommand(hpa, plan.status, { [DECISION_INPUTS_ANNOTATION]: record }));
     }
-    const recorder = createRecorder(view, context.now, HPA_EVENT_SOURCE);
-    for (const event of plan.events) recorder.event(hpa, event.type, event.reason, event.message);
-    commands.push(...recorder.commands());
     return { commands, requeueAfterMs: syncPeriodMs };
   };
 

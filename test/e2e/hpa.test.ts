@@ -7,7 +7,7 @@
  * Deployment. `debug reconcile hpa` re-runs the scale-up decision with the figures it
  * recorded into the same commands, and a replay of the log gives the live state hash.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -92,7 +92,9 @@ spec:
 
 describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)', { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'logplane-hpa-'));
-  const stopFile = join(dir, 'stop-burning');
+  /** Where the pods (run as nobody when the tests run as root) can see the stop file. */
+  const stopDir = mkdtempSync(join(tmpdir(), 'logplane-hpa-stop-'));
+  const stopFile = join(stopDir, 'stop-burning');
   const cache = join(dir, 'kubectl-cache');
   let cluster: RunningCluster;
   const k = (...args: string[]) => kubectl(cluster.kubeconfig, cache, args);
@@ -102,6 +104,7 @@ describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)'
     view.get(`HorizontalPodAutoscaler.autoscaling/default/${name}`) as HorizontalPodAutoscaler | undefined;
 
   beforeAll(async () => {
+    chmodSync(stopDir, 0o755);
     cluster = await startCluster({ dataDir: dir, nodes: 1, runtime: 'process', proxy: 'none', port: 0, host: '127.0.0.1', logger, metricsResolutionMs: 1_000 });
     writeFileSync(join(dir, 'burn.yaml'), burnerManifest(stopFile));
     writeFileSync(join(dir, 'idle.yaml'), IDLE);
@@ -111,11 +114,12 @@ describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)'
     if (!existsSync(stopFile)) writeFileSync(stopFile, '');
     await cluster?.stop();
     rmSync(dir, { recursive: true, force: true });
+    rmSync(stopDir, { recursive: true, force: true });
   });
 
   it('scales the burning Deployment from 1 to 3, shows TARGETS, conditions and Events', async () => {
     expect(ok(await k('apply', '-f', join(dir, 'burn.yaml')))).toContain('horizontalpodautoscaler.autoscaling/burn created');
-    await waitForView(cluster.projection, 'the Deployment scaled to 3', (view) => replicasOf(view, 'burn') === 3, {
+    await waitForView(cluster.projection, 'the Deployment scaled to 3 and the HPA status saying so', (view) => replicasOf(view, 'burn') === 3 && hpaOf(view, 'burn')?.status?.desiredReplicas === 3, {
       timeoutMs: 240_000,
       describe: (view) => hpaOf(view, 'burn')?.status,
     });
@@ -152,7 +156,7 @@ describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)'
 
   it('scales back to 1 once the load stops (a 10 s scale-down window)', async () => {
     writeFileSync(stopFile, '');
-    await waitForView(cluster.projection, 'the Deployment scaled back to 1', (view) => replicasOf(view, 'burn') === 1, {
+    await waitForView(cluster.projection, 'the Deployment scaled back to 1', (view) => replicasOf(view, 'burn') === 1 && hpaOf(view, 'burn')?.status?.desiredReplicas === 1, {
       timeoutMs: 240_000,
       describe: (view) => hpaOf(view, 'burn')?.status,
     });
