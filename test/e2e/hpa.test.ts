@@ -5,7 +5,9 @@
  * stops; `kubectl get hpa` shows the measured TARGETS, `kubectl describe hpa` the conditions
  * and the SuccessfulRescale Events; `kubectl autoscale` makes an HPA that measures an idle
  * Deployment. `debug reconcile hpa` re-runs the scale-up decision with the figures it
- * recorded into the same commands, and a replay of the log gives the live state hash.
+ * recorded into the same commands, and a replay of the log gives the live state hash. In
+ * distributed mode the controllers read the metrics from the apiserver's metrics.k8s.io over
+ * the network with the credentials of `--kubeconfig`.
  */
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,11 +15,13 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileReply } from '../../cli/history/api.ts';
+import { runAgent, runApiserver, runControllers, type Component } from '../../cli/components.ts';
 import { startCluster, type RunningCluster } from '../../cli/up.ts';
+import type { LogTarget } from '../../cli/wiring.ts';
 import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
 import type { Deployment, HorizontalPodAutoscaler } from '../../schemas/index.ts';
 import { waitForView } from './helpers.ts';
-import { kubectl, logplane, ok, okJson } from './process.ts';
+import { clusterClient, kubectl, logplane, ok, okJson, waitFor } from './process.ts';
 
 const logger = pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' });
 
@@ -195,5 +199,73 @@ describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)'
       await replayer.close();
       rmSync(replayDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('HorizontalPodAutoscaler in distributed mode (metrics.k8s.io read from the apiserver)', { timeout: 300_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'logplane-hpa-dist-'));
+  const components: Component[] = [];
+  let kubeconfig = '';
+
+  beforeAll(async () => {
+    const pkiDir = join(dir, 'pki');
+    const target: LogTarget = { type: 'embedded', dir: join(dir, 'log'), cluster: 'hpa', partitions: 1 };
+    const api = await runApiserver({ target, dataDir: join(dir, 'api'), pkiDir, port: 0, host: '127.0.0.1', tls: false, logger, serviceCIDR: '127.95.0.0/16' });
+    components.push(api);
+    kubeconfig = api.kubeconfig;
+    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), only: ['scheduler', 'deployment', 'replicaset', 'hpa'], kubeconfig, logger }));
+    components.push(
+      await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['hpa-node'], runtime: 'process', proxy: 'none', podCIDR: '127.123.0.0/24', metricsResolutionMs: 1_000, logger }),
+    );
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const component of components.reverse()) await component.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('scales a Deployment on memory (AverageValue) with the figures the controllers fetched over the network', async () => {
+    const client = clusterClient(kubeconfig);
+    await client.request('POST', '/apis/apps/v1/namespaces/default/deployments', {
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'holder' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'holder' } },
+          template: {
+            metadata: { labels: { app: 'holder' } },
+            spec: { containers: [{ name: 'hold', image: 'logplane/sleeper', command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], resources: { requests: { memory: '8Mi' } } }] },
+          },
+        },
+      },
+    });
+    await client.request('POST', '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers', {
+      body: {
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'holder' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'holder' },
+          minReplicas: 1,
+          maxReplicas: 2,
+          // A Node process holds tens of MiB: far above 4 MiB a pod.
+          metrics: [{ type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '4Mi' } } }],
+        },
+      },
+    });
+    const hpa = await waitFor(
+      'the HPA scaled the Deployment to 2 on memory',
+      async () => {
+        const current = await client.get<HorizontalPodAutoscaler>('/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/holder');
+        return current.status?.desiredReplicas === 2 && current.status.lastScaleTime !== undefined && current;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000 },
+    );
+    expect(hpa.status?.currentMetrics?.[0]?.resource?.name).toBe('memory');
+    expect(hpa.status?.currentMetrics?.[0]?.resource?.current.averageValue).toMatch(/^\d+(k|M)?$/);
+    const deployment = await client.get<Deployment>('/apis/apps/v1/namespaces/default/deployments/holder');
+    expect(deployment.spec?.replicas).toBe(2);
   });
 });
