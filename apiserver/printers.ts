@@ -237,18 +237,22 @@ const bindingRow = (o: ObjectOfKind<'RoleBinding'> | ObjectOfKind<'ClusterRoleBi
   return [o.metadata.name, `${o.roleRef.kind}/${o.roleRef.name}`, age(o.metadata.creationTimestamp, now), of('User'), of('Group'), of('ServiceAccount')];
 };
 
+/** kube's `formatHPAMetrics`: "<metric>: <current>/<target>" for the first two metrics, "<unknown>" until the controller measured. */
 const hpaTargets = (o: ObjectOfKind<'HorizontalPodAutoscaler'>): string => {
   const metrics = o.spec?.metrics ?? [];
   if (metrics.length === 0) return '<none>';
-  const parts = metrics.map((metric) => {
-    if (metric.type === 'Resource' && metric.resource) {
-      const target = metric.resource.target;
-      const goal = target.averageUtilization !== undefined ? `${target.averageUtilization}%` : (target.averageValue ?? target.value ?? '');
-      return `${metric.resource.name}: <unknown>/${goal}`;
-    }
-    return `<unknown>/<unknown>`;
+  const statuses = o.status?.currentMetrics ?? [];
+  const parts = metrics.map((metric, i) => {
+    const status = statuses[i];
+    const resource = metric.type === 'Resource' ? metric.resource : metric.type === 'ContainerResource' ? metric.containerResource : undefined;
+    if (!resource) return '<unknown>/<unknown>';
+    const current = metric.type === 'Resource' ? status?.resource?.current : status?.containerResource?.current;
+    const target = resource.target;
+    if (target.averageValue !== undefined) return `${resource.name}: ${current?.averageValue ?? '<unknown>'}/${target.averageValue}`;
+    const utilization = current?.averageUtilization !== undefined ? `${current.averageUtilization}%` : '<unknown>';
+    return `${resource.name}: ${utilization}/${target.averageUtilization !== undefined ? `${target.averageUtilization}%` : '<auto>'}`;
   });
-  return parts.length > 1 ? `${parts.slice(0, 1).join(', ')} + ${parts.length - 1} more...` : (parts[0] ?? '<none>');
+  return parts.length > 2 ? `${parts.slice(0, 2).join(', ')} + ${parts.length - 2} more...` : parts.join(', ');
 };
 
 /** The columns of a kind as the registry has them (kube's printer column definitions). */

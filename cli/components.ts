@@ -14,6 +14,7 @@ import { agentServingCredentials, ensureClusterCA, kubeletClientCredentials, ser
 import { adminCredentials, openLog, remotePodLogs, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
+import { remoteMetricsSource } from './metrics-source.ts';
 
 /** A running component: what it serves and how to stop it. */
 export interface Component {
@@ -106,6 +107,8 @@ export const runControllers = async (options: {
   eventTtlMs?: number;
   /** `--root-ca-file`: the PEM bundle `root-ca-cert-publisher` publishes. */
   rootCAFile?: string;
+  /** `--kubeconfig`: the apiserver (and credentials) the `hpa` controller reads metrics.k8s.io from. */
+  kubeconfig?: string;
   logger: Logger;
 }): Promise<Component> => {
   // A stable directory: a restarted process resumes its projection instead of replaying the
@@ -120,6 +123,7 @@ export const runControllers = async (options: {
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
     ...(options.eventTtlMs !== undefined ? { eventTtlMs: options.eventTtlMs } : {}),
     ...(options.rootCAFile !== undefined ? { rootCA: readFileSync(options.rootCAFile, 'utf8') } : {}),
+    ...(options.kubeconfig !== undefined ? { metricsSource: remoteMetricsSource(options.kubeconfig) } : {}),
   });
   return {
     description: `controllers ${controllers.runtimes.map((r) => r.controller.name).join(', ')}`,

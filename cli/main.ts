@@ -353,8 +353,9 @@ export const buildProgram = (): Command => {
       .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
       .option('--toleration <seconds>', 'default toleration of an unreachable node', integer('--toleration'))
       .option('--event-ttl <duration>', 'how long an Event stays in the current view after it was last seen (default 1h; the log keeps it)', parseDuration('--event-ttl'))
-      .option('--root-ca-file <file>', "the CA bundle published as every namespace's kube-root-ca.crt (the apiserver's certificate: <apiserver --data>/apiserver.crt)"),
-  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; rootCaFile?: string }) => {
+      .option('--root-ca-file <file>', "the CA bundle published as every namespace's kube-root-ca.crt (the apiserver's certificate: <apiserver --data>/apiserver.crt)")
+      .option('--kubeconfig <file>', 'the apiserver the hpa controller reads pod metrics from (metrics.k8s.io), with its credentials (e.g. <apiserver --data>/kubeconfig)'),
+  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; rootCaFile?: string; kubeconfig?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const only = flags.only?.split(',').map((n) => n.trim());
     const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
@@ -368,6 +369,7 @@ export const buildProgram = (): Command => {
       ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
       ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
       ...(flags.rootCaFile !== undefined ? { rootCAFile: flags.rootCaFile } : {}),
+      ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
     });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);

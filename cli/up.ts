@@ -18,6 +18,8 @@ import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
 import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
 import { ensureClusterCA, serviceAccountSigningKey } from './pki.ts';
+import { inProcessMetricsSource } from './metrics-source.ts';
+import type { ResourceUsageHook } from '../apiserver/metrics-api.ts';
 
 export interface UpOptions {
   readonly dataDir: string;
@@ -133,6 +135,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   const { token, tokens } = adminCredentials(dataDir);
   const tls = options.tls === false ? undefined : tlsMaterial(dataDir);
   let agent: NodeAgent | undefined;
+  const resourceUsage: ResourceUsageHook = async (node) => agent?.resourceUsageOf(node.metadata.name);
   const apiserver = await serveApi({
     log,
     projection,
@@ -167,7 +170,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
       }
     },
     // The agents run in this process: their figures are read from memory.
-    resourceUsage: async (node) => agent?.resourceUsageOf(node.metadata.name),
+    resourceUsage,
   });
   const kubeconfig = join(dataDir, 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: apiserver.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });
@@ -177,6 +180,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     projection,
     logger: logger.child({ component: 'controllers' }),
     registry: apiserver.metrics,
+    metricsSource: inProcessMetricsSource(projection, resourceUsage, logger.child({ component: 'hpa-metrics' })),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
     ...(options.eventTtlMs !== undefined ? { eventTtlMs: options.eventTtlMs } : {}),

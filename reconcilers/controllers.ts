@@ -25,6 +25,7 @@ import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts'
 import { createCronJobController } from './cronjob/index.ts';
 import { createEventTtlController } from './event-ttl/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
+import { createHpaController, type MetricsSource } from './hpa/index.ts';
 
 /** Every controller logplane has, by name. */
 export const CONTROLLER_NAMES = [
@@ -38,6 +39,7 @@ export const CONTROLLER_NAMES = [
   'disruption',
   'ttl-after-finished',
   'cronjob',
+  'hpa',
   'event-ttl',
   'endpoints',
   'node-lifecycle',
@@ -64,6 +66,8 @@ export interface ControllersOptions {
   readonly rootCA?: string;
   /** How long an Event stays in the current view after it was last seen (`--event-ttl`, ms; default 1 h). */
   readonly eventTtlMs?: number;
+  /** Where the `hpa` controller reads pod metrics (the metrics.k8s.io API; default none: its metrics fail). */
+  readonly metricsSource?: MetricsSource;
   /** Replacement controllers by name (tests). */
   readonly factories?: Partial<Record<ControllerName, () => Controller>>;
 }
@@ -85,6 +89,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   disruption: () => createDisruptionController(),
   'ttl-after-finished': () => createTtlAfterFinishedController(),
   cronjob: () => createCronJobController(),
+  hpa: () => createHpaController(),
   'event-ttl': () => createEventTtlController(),
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
@@ -110,6 +115,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     disruption: () => createDisruptionController(),
     'ttl-after-finished': () => createTtlAfterFinishedController(),
     cronjob: () => createCronJobController(),
+    hpa: () => createHpaController(options.metricsSource ? { metrics: options.metricsSource } : {}),
     'event-ttl': () => createEventTtlController(options.eventTtlMs !== undefined ? { ttlMs: options.eventTtlMs } : {}),
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),

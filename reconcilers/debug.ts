@@ -8,10 +8,9 @@
  */
 import { canonicalJson, sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
-import { FOLDED_TOPICS, formatVector, type PositionVector, type Projection } from '../projections/index.ts';
+import { FOLDED_TOPICS, formatVector, keyOfBody, type PositionVector, type Projection } from '../projections/index.ts';
 import type { EventRecord } from '../projections/store.ts';
 import { decodeEvent, type EventBody } from '../schemas/index.ts';
-import { splitKindRef } from '../schemas/kinds/refs.ts';
 import { ReconcileError } from './errors.ts';
 import { decideKeys, type Controller } from './runtime.ts';
 
@@ -51,27 +50,6 @@ const inCanonicalOrder = (bodies: readonly EventBody[]): EventBody[] =>
     .sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
     .map(({ body }) => body);
 
-/**
- * What the round recorded for `key`: its events keyed by `key`, and the core/v1 Events the
- * decision recorded about that object (named `<object>.<suffix>`, involvedObject the object).
- */
-const recordedFor = async (log: EventLog, round: readonly EventRecord[], key: string): Promise<EventBody[]> => {
-  const [kindRef = '', namespace = '', name = ''] = key.split('/');
-  // kube records Events about cluster-scoped objects in `default`.
-  const eventPrefix = `Event/${namespace === '' ? 'default' : namespace}/${name}.`;
-  const recorded: EventBody[] = [];
-  for (const event of round) {
-    if (event.key !== key && !event.key.startsWith(eventPrefix)) continue;
-    const body = await readBody(log, event);
-    if (event.key === key) recorded.push(body);
-    else if (body.type === 'ObjectCreated' || body.type === 'ObjectUpdated') {
-      const about = body.object.kind === 'Event' ? body.object.involvedObject : undefined;
-      if (about?.name === name && about.kind === splitKindRef(kindRef).kind) recorded.push(body);
-    }
-  }
-  return recorded;
-};
-
 /** Creates the debug function the history API calls. */
 export const createDebugReconcile =
   (options: { log: EventLog; projection: Projection; controllers: Readonly<Record<string, () => Controller>> }) =>
@@ -98,9 +76,13 @@ export const createDebugReconcile =
     const round = anchor ? roundEvents(projection, controllerName, decidedAt, anchor.time) : [];
     const roundKeys = [...new Set([key, ...round.map((e) => e.key)])];
     const now = anchor?.time ?? Date.now();
-    const decisions = decideKeys(controller, roundKeys, projection.viewAt(at), { now });
+    const bodies = await Promise.all(round.map((e) => readBody(log, e)));
+    const decisions = decideKeys(controller, roundKeys, projection.viewAt(at), { now, recorded: bodies });
     const commands = decisions.get(key)?.commands ?? [];
-    const recorded = await recordedFor(log, round, key);
+    // The round's events about the key, and those about other objects (a scale, an Event)
+    // that no other key's decision of the round claims.
+    const claimed = new Set([...decisions].filter(([other]) => other !== key).flatMap(([, d]) => d.commands.map(keyOfBody)));
+    const recorded = bodies.filter((_, i) => round[i]!.key === key || !claimed.has(round[i]!.key));
     // Without a recorded decision there is nothing to reproduce, so nothing is identical. The
     // decision's events may lie on several partitions, so their order across them is not compared.
     return { commands, recorded, identical: anchor !== undefined && sameJson(inCanonicalOrder(commands), inCanonicalOrder(recorded)) };

@@ -23,6 +23,12 @@ import type { EventBody, EventEnvelope } from '../schemas/index.ts';
 export interface DecideContext {
   /** Wall-clock time of the decision (epoch ms). */
   readonly now: number;
+  /**
+   * Only when `debug reconcile` re-runs a recorded decision: the commands its round appended
+   * then. A controller whose decisions read observed figures that are not in the log (the
+   * HPA's pod metrics) records them with its commands and takes them back from here.
+   */
+  readonly recorded?: readonly EventBody[];
 }
 
 /** The outcome of reconciling one key. */
