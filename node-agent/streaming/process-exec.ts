@@ -13,7 +13,8 @@
  * the client goes away before it ends, as containerd ends an exec whose stream is gone.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
@@ -24,6 +25,9 @@ import type { StreamOptions } from './request.ts';
 
 /** Output bytes a session may hold unsent to a slow client before it stops reading the command's output. */
 export const MAX_UNSENT_BYTES = 1024 * 1024;
+
+/** Whether `program` is a file in one of the `PATH` directories (a spawn as another user reports a missing one as EACCES). */
+const onPath = (program: string, path: string | undefined): boolean => (path ?? '').split(':').some((dir) => dir !== '' && existsSync(join(dir, program)));
 
 /** One argument quoted for `sh -c` (script(1) runs its command through the shell). */
 export const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -103,9 +107,11 @@ export const runProcessExec = ({ ws, protocol, target, command, options, logger 
   child.stdin?.on('error', () => undefined);
   child.stdin?.on('drain', () => ws.resume());
   child.on('error', (error: NodeJS.ErrnoException) => {
+    const program = options.tty ? 'script' : command[0]!;
+    const missing = error.code === 'ENOENT' || (error.code === 'EACCES' && !program.includes('/') && !onPath(program, target.env.PATH));
     const message =
-      error.code === 'ENOENT'
-        ? `failed to exec in container: exec: "${options.tty ? 'script' : command[0]}": executable file not found in $PATH`
+      missing
+        ? `failed to exec in container: exec: "${program}": executable file not found in $PATH`
         : `failed to exec in container: ${error.message}`;
     end({ type: 'failed', message });
   });
