@@ -161,9 +161,15 @@ spec:
     expect(still.stdout).toBe('alive\n');
   }, 60_000);
 
-  it('forwards a local port to the pod\'s port', async () => {
+  it.each([
+    ['SPDY tunnelled in a WebSocket (kubectl\'s default)', 'true'],
+    ['plain SPDY/3.1 (kubectl\'s fallback)', 'false'],
+  ])('forwards a local port to the pod\'s port over %s', async (_name, websockets) => {
     const port = await freePort();
-    const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', 'pod/web', `${port}:8080`, '--address', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', 'pod/web', `${port}:8080`, '--address', '127.0.0.1'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECTL_PORT_FORWARD_WEBSOCKETS: websockets },
+    });
     try {
       let output = '';
       await new Promise<void>((resolve, reject) => {
