@@ -134,6 +134,22 @@ spec:
     expect(notFound.stderr).toContain('executable file not found');
   }, 60_000);
 
+  it('asks RBAC for create on pods/exec, as kube 1.32 does for a WebSocket GET', async () => {
+    for (const args of [
+      ['create', 'serviceaccount', 'reader'],
+      ['create', 'role', 'exec-get', '--verb=get', '--resource=pods,pods/exec'],
+      ['create', 'rolebinding', 'exec-get', '--role=exec-get', '--serviceaccount=default:reader'],
+    ]) expect((await kubectl(args)).code).toBe(0);
+    const token = (await kubectl(['create', 'token', 'reader'])).stdout.trim();
+    const denied = await kubectl(['--token', token, 'exec', 'shell', '--', 'true']);
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toMatch(/forbidden.*cannot create resource "pods\/exec"/);
+    expect((await kubectl(['create', 'role', 'exec-create', '--verb=create', '--resource=pods/exec'])).code).toBe(0);
+    expect((await kubectl(['create', 'rolebinding', 'exec-create', '--role=exec-create', '--serviceaccount=default:reader'])).code).toBe(0);
+    const allowed = await kubectl(['--token', token, 'exec', 'shell', '--', 'echo', 'permitted']);
+    expect(allowed.stdout).toBe('permitted\n');
+  }, 60_000);
+
   it('refuses a malformed upgrade and an unknown subprotocol with a 4xx, and keeps serving', async () => {
     const raw = (request: string): Promise<string> =>
       new Promise((resolve, reject) => {
