@@ -15,7 +15,7 @@ export interface GroupVersion {
 }
 
 /** The subresources the apiserver has handlers for; a kind serves those of them its descriptor has. */
-export const HANDLED_SUBRESOURCES = ['status', 'scale', 'binding', 'log', 'token', 'approval', 'eviction'] as const;
+export const HANDLED_SUBRESOURCES = ['status', 'scale', 'binding', 'log', 'token', 'approval', 'eviction', 'exec', 'attach', 'portforward'] as const;
 export type HandledSubresource = (typeof HANDLED_SUBRESOURCES)[number];
 
 /** A subresource of a resource, e.g. `scale` of `deployments`. */

@@ -31,7 +31,7 @@ describe('route', () => {
 
   it.each([
     ['/api/v1/pods/web', 'notFound'],
-    ['/api/v1/namespaces/default/pods/web/exec', 'notFound'],
+    ['/api/v1/namespaces/default/pods/web/proxy', 'notFound'],
     ['/api/v1/namespaces/default/deployments', 'notFound'],
     ['/apis/apps/v1/namespaces/default/pods', 'notFound'],
     ['/apis/batch/v1/widgets', 'notFound'],

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { LogError } from '../log/errors.ts';
@@ -54,6 +55,7 @@ import { createHealth } from './health.ts';
 import { createInflightLimiter, PRIVILEGED_GROUP, requestKind, servingLimits, tooManyRequests, type ServingLimits } from './limits.ts';
 import type { TlsMaterial } from './tls.ts';
 import { serveDashboard } from './ui.ts';
+import { type ConnectDependencies, type PodStreamsHook, refuseWithStatus, serveConnect } from './streaming/connect.ts';
 import { createWriter } from './writer.ts';
 
 export interface ApiServerOptions {
@@ -80,6 +82,8 @@ export interface ApiServerOptions {
   readonly applyTimeoutMs?: number;
   /** Serves `pods/NAME/log`; without it those requests get 404. */
   readonly podLogs?: PodLogsHook;
+  /** Hands `pods/NAME/exec|attach|portforward` upgrades to the pod's node agent (streaming/connect.ts); without it they get 503. */
+  readonly podStreams?: PodStreamsHook;
   /** The node agents' resource usage, served as `metrics.k8s.io`; without it those requests get 503. */
   readonly resourceUsage?: ResourceUsageHook;
   /** Serve HTTPS with this certificate (kubectl sends tokens only over HTTPS); plain HTTP without. */
@@ -212,6 +216,8 @@ const causationHeaders = (req: IncomingMessage, user: UserInfo) => {
 /** Runs the handler of a verb on a resource target. */
 const dispatch = (server: ServerContext, ctx: RequestContext, verb: Verb): Promise<Reply> => {
   const { subresource, name } = ctx.target;
+  // As kube's connect handlers: exec, attach and port-forward are served on upgraded connections only.
+  if (subresource === 'exec' || subresource === 'attach' || subresource === 'portforward') throw apiErrors.badRequest('Upgrade request required');
   // The main resource serves the verbs its kind has (namespaces have no deletecollection).
   if (subresource === undefined && !ctx.target.resource.verbs.includes(verb)) throw apiErrors.methodNotAllowed();
   switch (verb) {
@@ -554,6 +560,30 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     void handle(req, res);
   };
+  const connectDependencies: ConnectDependencies = {
+    server,
+    podStreams: options.podStreams,
+    authenticate: authenticateRequest,
+    authorize: (user, method, pathname, query) => {
+      const attributes = requestAttributes(user, method, pathname, query);
+      const decision = authorization.authorizer.authorize(attributes);
+      if (decision.type !== 'allow') throw forbidden(attributes, decision.reason);
+    },
+  };
+  /** Upgrades (exec, attach, port-forward): answered on the raw socket. */
+  const upgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => undefined);
+    const url = new URL(req.url ?? '/', 'http://logplane.invalid');
+    serveConnect(connectDependencies, req, socket, head, url, route(url.pathname)).then(
+      () => logger.info({ method: req.method, path: url.pathname, query: url.search.slice(0, 500) }, 'connect'),
+      (error: unknown) => {
+        const apiError = toApiError(error);
+        if (!(error instanceof ApiError)) logger.error({ err: error, path: url.pathname }, 'connect request failed');
+        logger.info({ method: req.method, path: url.pathname, code: apiError.status.code }, 'connect refused');
+        refuseWithStatus(socket, apiError);
+      },
+    );
+  };
   // Node's request timeout covers receiving the request only (the parser stops the clock once
   // the body has ended), so watches and followed logs stream on; checked every second.
   const httpOptions = {
@@ -574,6 +604,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
         listener,
       )
     : createServer(httpOptions, listener);
+  http.on('upgrade', upgradeListener);
   if (limits.maxConnections > 0) http.maxConnections = limits.maxConnections;
   let dropped = 0;
   let dropLogged = 0;

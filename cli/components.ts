@@ -11,7 +11,7 @@ import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import { createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { agentServingCredentials, ensureClusterCA, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
-import { adminCredentials, openLog, remotePodLogs, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
+import { adminCredentials, openLog, remotePodLogs, remotePodStreams, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
 import { remoteMetricsSource } from './metrics-source.ts';
@@ -72,6 +72,7 @@ export const runApiserver = async (options: {
     host: options.host,
     logger: options.logger,
     podLogs: remotePodLogs(projection, kubeletClientCredentials(options.pkiDir)),
+    podStreams: remotePodStreams(projection, kubeletClientCredentials(options.pkiDir)),
     resourceUsage: remoteResourceUsage(projection, kubeletClientCredentials(options.pkiDir)),
     ...(tls ? { tls, clientCA: ensureClusterCA(options.pkiDir).cert } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),

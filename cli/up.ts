@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startClusterDns, type ClusterDns } from '../addons/dns/index.ts';
 import { startIngressController, type IngressAddress, type IngressController } from '../addons/ingress/index.ts';
+import { refuseWithStatus } from '../apiserver/streaming/connect.ts';
 import { apiErrors, writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
 import { KubeletNotFoundError } from '../node-agent/kubelet/errors.ts';
 import type { EventLog } from '../log/port.ts';
@@ -168,6 +169,12 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
         if (error instanceof KubeletNotFoundError) throw apiErrors.badRequest(error.message);
         throw error;
       }
+    },
+    // The agents run in this process: exec, attach and port-forward are handed to them directly.
+    podStreams: ({ path, req, socket, head }) => {
+      if (!agent) return refuseWithStatus(socket, apiErrors.serviceUnavailable('the node agents are still starting'));
+      req.url = path;
+      agent.streaming.handleUpgrade(req, socket, head);
     },
     // The agents run in this process: their figures are read from memory.
     resourceUsage,

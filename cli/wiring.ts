@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { checkServerIdentity } from 'node:tls';
+import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import type { Logger } from 'pino';
 import {
   ApiError,
@@ -30,6 +30,7 @@ import { METADATA_POLICY, parseAuditPolicy } from '../apiserver/audit/policy.ts'
 import { createHistoryApi } from '../apiserver/history/routes.ts';
 import type { ServingLimits } from '../apiserver/limits.ts';
 import { failureStatus } from '../apiserver/status.ts';
+import { type PodStreamsHook, refuseWithStatus } from '../apiserver/streaming/connect.ts';
 import { createEmbeddedLog } from '../log/embedded/index.ts';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import type { EventLog } from '../log/port.ts';
@@ -151,6 +152,7 @@ export interface ServeOptions {
   readonly audit?: AuditSettings | false;
   readonly logger: Logger;
   readonly podLogs?: PodLogsHook;
+  readonly podStreams?: PodStreamsHook;
   readonly resourceUsage?: ResourceUsageHook;
   /**
    * The service CIDR asked for (`--service-cidr`): recorded in the log when the cluster is
@@ -212,6 +214,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     ...(options.tls && options.clientCA !== undefined ? { clientCA: options.clientCA } : {}),
     ...(audit ? { audit } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
+    ...(options.podStreams ? { podStreams: options.podStreams } : {}),
     ...(options.resourceUsage ? { resourceUsage: options.resourceUsage } : {}),
     ...(options.serviceAccountSigningKey ? { serviceAccountTokens: createTokenIssuer({ signingKey: options.serviceAccountSigningKey }) } : {}),
   });
@@ -327,4 +330,52 @@ export const remoteResourceUsage = (projection: Projection, credentials: Cluster
     throw apiErrors.internal(`node ${nodeName}: the agent's resource usage answer is not one of node ${nodeName}`);
   }
   return usage;
+};
+
+/** Request headers an upgrade carries to the agent (kube's upgrade-aware proxy passes them on; credentials stay behind). */
+const FORWARDED_UPGRADE_HEADERS = ['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions', 'x-stream-protocol-version'] as const;
+
+/**
+ * Exec, attach and port-forward for apiservers in distributed mode: the upgrade request is
+ * sent on to the agent of the pod's node over its HTTPS endpoint (the same endpoint and
+ * mutual TLS as {@link agentGet}), and from the agent's answer on (its 101, or its error)
+ * the two connections are joined byte for byte, as kube-apiserver's upgrade-aware proxy does.
+ */
+export const remotePodStreams = (projection: Projection, credentials: ClusterCredentials): PodStreamsHook => ({ node: nodeName, path, req, socket, head }) => {
+  const node = projection.view().get(`Node//${nodeName}`) as Node | undefined;
+  const port = node?.status?.daemonEndpoints?.kubeletEndpoint?.Port;
+  const address = node?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
+  if (!port) {
+    refuseWithStatus(socket, apiErrors.serviceUnavailable(`node ${nodeName} publishes no kubelet endpoint (is its agent running?)`));
+    return;
+  }
+  const upstream = tlsConnect({
+    host: address,
+    port,
+    ca: credentials.ca,
+    cert: credentials.cert,
+    key: credentials.key,
+    servername: nodeName,
+    checkServerIdentity: (_host, cert) =>
+      (cert.subjectaltname ?? '').split(', ').includes(`DNS:${nodeName}`) ? undefined : new Error(`the certificate at ${address}:${port} is not node ${nodeName}'s`),
+  });
+  let joined = false;
+  upstream.on('secureConnect', () => {
+    joined = true;
+    const lines = [`${req.method ?? 'GET'} ${path} HTTP/1.1`, `Host: ${address}:${port}`];
+    for (const name of FORWARDED_UPGRADE_HEADERS) {
+      const value = req.headers[name];
+      if (value !== undefined) lines.push(`${name}: ${Array.isArray(value) ? value.join(', ') : value}`);
+    }
+    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+  });
+  upstream.on('error', (error) => {
+    if (!joined) refuseWithStatus(socket, apiErrors.serviceUnavailable(`node ${nodeName}: kubelet endpoint ${address}:${port} unreachable: ${error.message}`));
+    else socket.destroy();
+  });
+  socket.on('close', () => upstream.destroy());
+  upstream.on('close', () => socket.destroy());
 };

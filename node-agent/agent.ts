@@ -13,6 +13,7 @@ import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSys
 import { goArch, hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
+import { createStreamingHandler, type StreamingHandler } from './streaming/server.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 
 export interface NodeResources {
@@ -63,6 +64,11 @@ export interface NodeAgent {
   runtimeOf(node: string): PodRuntime | undefined;
   /** The latest resource usage of `node` and its pods (the metrics API's figures), or undefined when this agent does not run it. */
   resourceUsageOf(node: string): NodeResourceUsage | undefined;
+  /**
+   * Serves an exec/attach/port-forward upgrade whose URL is the agent's path (`/exec/NODE/…`,
+   * streaming/server.ts): an apiserver in the same process hands requests over here.
+   */
+  readonly streaming: StreamingHandler;
   /** Stops heartbeats and status reports; with `stopPods` the pods are terminated first. */
   close(opts?: { stopPods: boolean }): Promise<void>;
 }
@@ -155,8 +161,9 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const nodeInfo = hostNodeInfo(runtimeVersion);
   const runtimes = new Map<string, PodRuntime>();
   let resourceUsage: ResourceUsage | undefined;
+  const streaming = createStreamingHandler({ runtimeOf: (node) => runtimes.get(node), logger: logger.child({ part: 'streaming' }) });
   const logServer = options.serveLogs
-    ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), resourceUsageOf: (node) => resourceUsage?.of(node), ...options.serveLogs, logger })
+    ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), resourceUsageOf: (node) => resourceUsage?.of(node), streaming, ...options.serveLogs, logger })
     : undefined;
 
   // Register (or re-register) every node, then declare it Ready.
@@ -401,8 +408,10 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   return {
     runtimeOf: (node) => runtimes.get(node),
     resourceUsageOf: (node) => resourceUsage?.of(node),
+    streaming,
     close: async (opts) => {
       closed = true;
+      streaming.close();
       resourceUsage?.close();
       clearInterval(heartbeatTimer);
       for (const s of subscriptions) s.unsubscribe();

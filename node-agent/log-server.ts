@@ -17,10 +17,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { LogServerConfigError } from './errors.ts';
 import { KubeletNotFoundError, type PodRuntime } from './kubelet/index.ts';
 import type { NodeResourceUsage } from './resource-usage.ts';
+import { refuseUpgrade, type StreamingHandler } from './streaming/server.ts';
 
 /** The common name of the client certificate the apiserver presents to agents (kube's kubelet client identity). */
 export const KUBELET_CLIENT_NAME = 'kubelet-client';
@@ -46,6 +48,8 @@ export interface LogServerOptions {
   /** The resource usage of a node this agent runs (undefined: not run here, 404). */
   resourceUsageOf?: (node: string) => NodeResourceUsage | undefined;
   tls: LogServerTls;
+  /** Serves exec, attach and port-forward upgrades (kubelet's `/exec`, `/attach`, `/portForward`); without it they get 404. */
+  streaming?: StreamingHandler;
   /** Common names of the client certificates that may read logs (default: {@link KUBELET_CLIENT_NAME}). */
   allowedClients?: readonly string[];
   host?: string;
@@ -273,6 +277,13 @@ export const startLogServer = async (options: LogServerOptions): Promise<LogServ
       });
     },
   );
+  // Upgrades (exec, attach, port-forward) pass the same client check before the streaming handler sees them.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const client = clientName(req);
+    if (client === undefined || !allowedClients.has(client)) refuseUpgrade(socket, 403, `forbidden: client ${client ?? '(unverified)'} may not stream to pods on this node`);
+    else if (!options.streaming) refuseUpgrade(socket, 404, 'this agent serves no streaming endpoints');
+    else options.streaming.handleUpgrade(req, socket, head);
+  });
   server.on('tlsClientError', (error) => logger.debug({ error: error.message }, 'log endpoint refused a TLS client'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

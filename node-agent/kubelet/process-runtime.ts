@@ -42,7 +42,7 @@ import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor,
 import type { Container, Pod } from '../../schemas/index.ts';
 import { type ProbeWorker, createContainerProbeWorkers } from './probes.ts';
 import { type ProcessIdentity, isAlive, signalNumber, signalProcessGroup } from './proc.ts';
-import type { PodRuntime, ResolvedRuntimeOptions } from './runtime.ts';
+import type { PodRuntime, ResolvedRuntimeOptions, StreamTarget } from './runtime.ts';
 import { sharedSpawner } from './spawner.ts';
 import { createTimerQueue } from './timer-queue.ts';
 import { type PodUsage, scanSessions } from './usage.ts';
@@ -109,6 +109,8 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const envOf = (spec: Container, run: PodRun) =>
     containerEnv(spec, identityOf(run), switchTo === undefined ? process.env : { PATH: process.env.PATH, HOME: workDir(run) });
   const containerSpec = (pod: Pod, name: string): Container | undefined => pod.spec.containers.find((c) => c.name === name);
+  /** The pod of each pod uid with a started container (for exec and port-forward). */
+  const startedPods = new Map<string, Pod>();
 
   function createExecutor(dispatch: Dispatch): RuntimeExecutor {
     function reportExit(uid: string, container: string, instance: Instance, exit: { exitCode: number; signal: number | null; reason?: string; message?: string }): void {
@@ -180,6 +182,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const { run, container, restartCount } = ref;
       const spec = containerSpec(pod, container);
       if (spec === undefined) return;
+      startedPods.set(run.uid, pod);
       const env = envOf(spec, run);
       const command = containerCommand(spec, env);
       if (command.type === 'refused') {
@@ -340,6 +343,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       persist,
       release(run) {
         for (const c of run.containers) stopProbes(run.uid, c.name);
+        startedPods.delete(run.uid);
         const ip = podIPs.get(run.uid);
         podIPs.delete(run.uid);
         if (ip !== undefined) takenIPs.delete(ip);
@@ -416,12 +420,27 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
     return pods;
   }
 
+  /** A running container's environment, for exec and port-forward (see `PodRuntime.streamTarget`). */
+  function streamTarget(namespace: string, name: string, wanted: string | undefined): StreamTarget {
+    const run = driver.find(namespace, name);
+    if (run === undefined) throw new KubeletNotFoundError(`pod "${name}" not found on node ${node}`, { namespace, name });
+    const container = wanted ?? run.containers.find((c) => instances.has(containerKey(run.uid, c.name)))?.name ?? run.containers[0]?.name ?? '';
+    const pod = startedPods.get(run.uid);
+    const spec = pod === undefined ? undefined : containerSpec(pod, container);
+    const instance = instances.get(containerKey(run.uid, container));
+    if (spec === undefined || instance === undefined || !isAlive(instance)) {
+      throw new KubeletNotFoundError(`container "${container}" in pod "${name}" is not running`, { namespace, name, container });
+    }
+    return { type: 'process', pid: instance.pid, podIP: run.podIP, cwd: spec.workingDir ?? workDir(run), env: envOf(spec, run), user: switchTo };
+  }
+
   return {
     kind: 'process',
     sync: driver.sync,
     statuses$: driver.statuses$,
     logs,
     usage,
+    streamTarget,
     close: async (opts) => {
       await driver.close(opts);
       // Records of processes started or reported while closing.

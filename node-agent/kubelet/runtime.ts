@@ -56,6 +56,18 @@ export interface PodRuntimeOptions {
   readonly now?: () => number;
 }
 
+/** Where `kubectl exec`, `attach` and `port-forward` of one running container go. */
+export type StreamTarget = {
+  readonly type: 'process';
+  /** The container's process (its session leader). */
+  readonly pid: number;
+  readonly podIP: string;
+  /** The working directory, environment and user a container process gets (an exec'd command gets the same). */
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly user: PodUser | undefined;
+};
+
 /** Runs the pods bound to one node and reports their status. */
 export interface PodRuntime {
   readonly kind: RuntimeKind;
@@ -86,6 +98,14 @@ export interface PodRuntime {
    * (pods with no running container are left out). The sim runtime reports zeros.
    */
   usage(): Promise<readonly PodUsage[]>;
+  /**
+   * `kubectl exec`/`attach`/`port-forward`: where streams to a running container go (the
+   * process runtime: the container's environment, working directory, user and process).
+   * Throws `KubeletNotFoundError` if the pod or container is not here or not running.
+   * Runtimes without streaming leave it out (the agent answers 501). Without `container`
+   * (port-forward): the pod's first running container.
+   */
+  streamTarget?(namespace: string, name: string, container: string | undefined): StreamTarget;
   /** Sim runtime only: simulates a failure of a running container. */
   inject?(namespace: string, name: string, failure: InjectedFailure): void;
   /**
