@@ -33,7 +33,9 @@ import { chmodSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, r
 import { dirname, join, normalize } from 'node:path';
 import { type PodIdentity, containerCommand, containerEnv, identityEnv } from './container-command.ts';
 import { createPodConfigurator, mountVariable } from './pod-config.ts';
-import type { ContainerMount } from './volumes/manager.ts';
+import { type ContainerMount, mountsBelow } from './volumes/manager.ts';
+import { execFileSync } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
 import { KubeletNotFoundError } from './errors.ts';
 import { type PodRun, type ProbeKind, type StopSignal, restoredContainer } from './lifecycle.ts';
 import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, podWorkDir, prepareLogFile, readLogFile } from './logs.ts';
@@ -120,10 +122,12 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const containerSpec = (pod: Pod, name: string): Container | undefined => [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((c) => c.name === name);
 
   /**
-   * A mount in the process runtime: a symlink at the mount path taken relative to the pod's
-   * working directory (`/etc/config` → `_work/etc/config`) to the volume's host directory
-   * (subPath applied), made before the container starts. A path another container of the pod
-   * already links elsewhere keeps its first link.
+   * A mount in the process runtime: at the mount path taken relative to the pod's working
+   * directory (`/etc/config` → `_work/etc/config`), the volume's host directory (subPath
+   * applied), made before the container starts: a bind mount (remounted read-only for
+   * `readOnly`) when the agent is root and pods run as another user (who cannot traverse the
+   * agent's directories to follow a link), else a symlink. A path another container of the
+   * pod already mounts keeps its first mount.
    */
   function linkMounts(run: PodRun, mounts: readonly ContainerMount[]): void {
     const work = workDir(run);
@@ -154,11 +158,18 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       }
       if (current === mount.hostPath) continue;
       if (current !== undefined) {
-        logger.warn({ pod: `${run.namespace}/${run.name}`, mountPath: mount.containerPath }, 'another container of the pod mounts something else at this path; keeping the first');
+        if (current !== '' || !mountsBelow(work).includes(link)) logger.warn({ pod: `${run.namespace}/${run.name}`, mountPath: mount.containerPath }, 'another container of the pod mounts something else at this path; keeping the first');
         continue;
       }
-      symlinkSync(mount.hostPath, link);
-      own(link);
+      if (switchTo === undefined || agent.uid !== 0) {
+        symlinkSync(mount.hostPath, link);
+        own(link);
+        continue;
+      }
+      if (statSync(mount.hostPath).isDirectory()) mkdirSync(link, { mode: 0o755 });
+      else writeFileSync(link, '', { mode: 0o644 });
+      execFileSync('mount', ['--bind', mount.hostPath, link]);
+      if (mount.readOnly) execFileSync('mount', ['-o', 'remount,bind,ro', link]);
     }
   }
 
@@ -411,14 +422,23 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         latestRuns.delete(run.uid);
         persisted.delete(run.uid);
         for (const c of run.containers) startedEnv.delete(containerKey(run.uid, c.name));
-        // Before the log directory goes: the mounts' links there must not be followed.
-        configurator.release(run.uid);
+        // Before the log directory goes: its bind mounts are unmounted (a recursive removal
+        // would go through them into the volumes, or a hostPath).
+        for (const mountPoint of mountsBelow(logDir(run))) {
+          try {
+            execFileSync('umount', ['-l', mountPoint]);
+          } catch (err) {
+            logger.error({ err, mountPoint }, 'cannot unmount a mount of the pod; leaving its directory');
+          }
+        }
+        const stillMounted = mountsBelow(logDir(run)).length > 0;
+        if (!stillMounted) configurator.release(run.uid);
         const removed = records.remove(run.uid).catch((err: unknown) => logger.error({ err, uid: run.uid }, 'cannot remove the pod record (the next agent run finds it and reports the pod terminated again)'));
         writes.set(run.uid, removed);
         void removed.then(() => {
           if (writes.get(run.uid) === removed) writes.delete(run.uid);
         });
-        rmSync(logDir(run), { recursive: true, force: true });
+        if (!stillMounted) rmSync(logDir(run), { recursive: true, force: true });
         if (existsSync(legacyPodDir(run.uid))) rmSync(legacyPodDir(run.uid), { recursive: true, force: true });
       },
       close() {

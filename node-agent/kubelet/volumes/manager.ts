@@ -68,7 +68,7 @@ const PLUGIN_DIRS = {
 const isRoot = (): boolean => process.getuid?.() === 0;
 
 /** Mount points below `dir` (from /proc/self/mounts), deepest first. */
-function mountsBelow(dir: string): string[] {
+export function mountsBelow(dir: string): string[] {
   let text = '';
   try {
     text = readFileSync('/proc/self/mounts', 'utf8');
