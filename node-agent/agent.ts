@@ -6,7 +6,7 @@
 import { statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Subscription } from 'rxjs';
+import { filter, map, type Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, podAdmissionOf, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSystemInfo, Pod, PodStatus, Taint } from '../schemas/index.ts';
@@ -14,6 +14,7 @@ import { goArch, hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 import { createStreamingHandler, type StreamingHandler } from './streaming/server.ts';
+import { type PodObjectChange, viewObjectSource } from './kubelet/pod-objects.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 
 export interface NodeResources {
@@ -308,6 +309,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   };
 
   const subscriptions: Subscription[] = [];
+  /** What pods' env and volumes read: the projection's objects, and ConfigMap/Secret changes (volumes are rewritten). */
+  const podObjects = viewObjectSource(
+    () => projection.view(),
+    projection.changes$.pipe(
+      filter((change) => change.key.startsWith('ConfigMap/') || change.key.startsWith('Secret/')),
+      map((change): PodObjectChange => ({ kind: change.object.kind as 'ConfigMap' | 'Secret', namespace: change.object.metadata.namespace ?? 'default', name: change.object.metadata.name })),
+    ),
+  );
   options.nodes.forEach((node, index) => {
     const runtime = createPodRuntime({
       kind: options.runtime,
@@ -320,6 +329,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
       ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
       ...(options.cri !== undefined ? { cri: options.cri } : {}),
+      objects: podObjects,
     });
     runtimes.set(node, runtime);
     subscriptions.push(

@@ -2,6 +2,7 @@
  * What a container of the process runtime executes and with which environment.
  * Pure functions of the pod spec and the pod's identity.
  */
+import { expand } from './env.ts';
 import { BUILTIN_IMAGES, type ImageInterpreter, resolveImage } from './images.ts';
 import { type Container, assertNever } from '../../schemas/index.ts';
 
@@ -29,23 +30,26 @@ export const REFUSAL_REASONS = {
 } as const;
 
 /**
- * Expands `$(VAR)` references from `env` as Kubernetes does: unknown references stay as
- * written and `$$` escapes a `$`.
+ * Expands `$(VAR)` references from `env` as Kubernetes does (env.ts `expand`): unknown
+ * references stay as written and `$$` escapes a `$`.
  */
 export function expandVariables(text: string, env: Readonly<Record<string, string>>): string {
-  return text.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (whole, name: string | undefined) => {
-    if (name === undefined) return '$';
-    return Object.hasOwn(env, name) ? (env[name] as string) : whole;
-  });
+  return expand(text, (name) => (Object.hasOwn(env, name) ? env[name] : undefined));
+}
+
+/** The variables the process runtime gives every container before its own: the pod identity. */
+export function identityEnv(pod: PodIdentity): Record<string, string> {
+  return { HOSTNAME: pod.name, POD_NAME: pod.name, POD_NAMESPACE: pod.namespace, POD_UID: pod.uid, POD_IP: pod.podIP, HOST_IP: pod.hostIP, NODE_NAME: pod.node };
 }
 
 /**
  * The environment of a container: PATH and HOME of the agent (so commands resolve), the
  * pod identity (POD_NAME, POD_NAMESPACE, POD_IP, POD_UID, NODE_NAME, HOST_IP, HOSTNAME),
- * then the spec's `env` in order, each value expanded against what precedes it.
+ * then `resolved` (the container's variables as kubelet makes them, env.ts), or without it
+ * the spec's `env` values in order, each expanded against what precedes it.
  */
-export function containerEnv(container: Container, pod: PodIdentity, agentEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
+export function containerEnv(container: Container, pod: PodIdentity, agentEnv: NodeJS.ProcessEnv = process.env, resolved?: readonly (readonly [string, string])[]): Record<string, string> {
+  const env: Record<string, string> = Object.create(null) as Record<string, string>;
   if (agentEnv.PATH !== undefined) env.PATH = agentEnv.PATH;
   if (agentEnv.HOME !== undefined) env.HOME = agentEnv.HOME;
   Object.assign(env, {
@@ -57,6 +61,10 @@ export function containerEnv(container: Container, pod: PodIdentity, agentEnv: N
     HOST_IP: pod.hostIP,
     NODE_NAME: pod.node,
   });
+  if (resolved !== undefined) {
+    for (const [name, value] of resolved) env[name] = value;
+    return env;
+  }
   for (const variable of container.env ?? []) env[variable.name] = expandVariables(variable.value ?? '', env);
   return env;
 }

@@ -122,7 +122,13 @@ export interface PodRun {
 /** What happened to a pod, as reported by the runtime or its timers. */
 export type PodEvent =
   | { readonly type: 'started'; readonly container: string; readonly restartCount: number; readonly containerID: string; readonly at: number }
-  | { readonly type: 'refused'; readonly container: string; readonly reason: string; readonly message: string; readonly at: number }
+  /**
+   * The container cannot be started: it waits with `reason`. With `retryAfterMs` the start is
+   * tried again then (kubelet's pod worker retries a `CreateContainerConfigError`), else never.
+   */
+  | { readonly type: 'refused'; readonly container: string; readonly reason: string; readonly message: string; readonly retryAfterMs?: number; readonly at: number }
+  /** A refused container's retry is due. */
+  | { readonly type: 'retryElapsed'; readonly container: string; readonly at: number }
   /** The process could not be started (e.g. command not found): an exit with code 128, reason StartError. */
   | { readonly type: 'startFailed'; readonly container: string; readonly restartCount: number; readonly message: string; readonly at: number }
   | {
@@ -154,6 +160,7 @@ export type PodEvent =
 /** Timers a pod can have armed; each fires the event of the same name. */
 export type PodTimer =
   | { readonly type: 'backoff'; readonly container: string }
+  | { readonly type: 'retry'; readonly container: string }
   | { readonly type: 'kill'; readonly container: string; readonly restartCount: number }
   | { readonly type: 'grace' };
 
@@ -290,7 +297,18 @@ export function reducePod(run: PodRun, event: PodEvent, policy: CrashLoopPolicy)
       return onStarted(run, event);
     case 'refused':
       return withContainer(run, event.container, (c) =>
-        c.phase.type === 'creating' ? settle(run, c, { ...c, phase: { type: 'refused', reason: event.reason, message: event.message } }, []) : unchanged(run),
+        c.phase.type === 'creating'
+          ? settle(
+              run,
+              c,
+              { ...c, phase: { type: 'refused', reason: event.reason, message: event.message } },
+              event.retryAfterMs === undefined ? [] : [{ type: 'setTimer', timer: { type: 'retry', container: c.name }, delayMs: event.retryAfterMs }],
+            )
+          : unchanged(run),
+      );
+    case 'retryElapsed':
+      return withContainer(run, event.container, (c) =>
+        c.phase.type === 'refused' && run.termination === null ? settle(run, c, { ...c, phase: { type: 'creating' } }, [{ type: 'start', container: c.name, restartCount: c.restartCount }]) : unchanged(run),
       );
     case 'startFailed':
       return onExited(run, { type: 'exited', container: event.container, restartCount: event.restartCount, exitCode: 128, signal: null, reason: 'StartError', message: event.message, at: event.at }, policy);

@@ -127,6 +127,8 @@ function timerKey(timer: PodTimer): string {
   switch (timer.type) {
     case 'backoff':
       return `backoff/${timer.container}`;
+    case 'retry':
+      return `retry/${timer.container}`;
     case 'kill':
       return `kill/${timer.container}/${timer.restartCount}`;
     case 'grace':
@@ -140,6 +142,8 @@ function timerEvent(timer: PodTimer, at: number): PodEvent {
   switch (timer.type) {
     case 'backoff':
       return { type: 'backoffElapsed', container: timer.container, at };
+    case 'retry':
+      return { type: 'retryElapsed', container: timer.container, at };
     case 'kill':
       return { type: 'killTimeout', container: timer.container, restartCount: timer.restartCount, at };
     case 'grace':
@@ -238,6 +242,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
         else logger.debug({ pod, container: event.container, probe: event.probe, ok: event.ok, detail: event.detail }, 'probe verdict');
         break;
       case 'started':
+      case 'retryElapsed':
       case 'backoffElapsed':
       case 'killTimeout':
       case 'terminate':

@@ -440,7 +440,7 @@ describe('process runtime', () => {
     expect(await collect(runtime.logs('default', 'here', 'pwd', {}))).toBe(`${workDir}\n${workDir}\n`);
     expect(readFileSync(join(workDir, 'scratch.txt'), 'utf8')).toBe('scratch\n');
     expect(await collect(runtime.logs('default', 'there', 'pwd', {}))).toBe('/tmp\n');
-    expect(readdirSync(dataDir).sort()).toEqual(['logs', 'pod-records.jsonl']);
+    expect(readdirSync(dataDir).sort()).toEqual(['logs', 'pod-records.jsonl', 'volumes']);
     expect(readdirSync(podDir).sort()).toEqual(['_work', 'pwd']);
     runtime.sync([]);
     await eventually(async () => {
@@ -509,7 +509,9 @@ describe('process runtime', () => {
         logfile: 'kept',
       });
       expect(statSync(join(dataDir, 'logs', `default_who_${pod.metadata.uid}`, 'who', '0.log'))).toMatchObject({ uid: 0, mode: 0o100640 });
-      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      // Traversable (pods reach their volumes through it), not listable; logs/ stays the agent's.
+      expect(statSync(dataDir).mode & 0o777).toBe(0o711);
+      expect(statSync(join(dataDir, 'logs')).mode & 0o777).toBe(0o700);
       expect(statSync(join(dataDir, 'pod-records.jsonl')).mode & 0o777).toBe(0o600);
     });
 

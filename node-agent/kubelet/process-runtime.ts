@@ -29,9 +29,13 @@
  *   exit code): one timer per runtime checks them every `adoptedCheckMs`, and an exit seen
  *   that way is reported as `ContainerStatusUnknown`.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { type PodIdentity, containerCommand, containerEnv } from './container-command.ts';
+import { chmodSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { type PodIdentity, containerCommand, containerEnv, identityEnv } from './container-command.ts';
+import { createPodConfigurator, mountVariable } from './pod-config.ts';
+import { type ContainerMount, mountsBelow } from './volumes/manager.ts';
+import { execFileSync } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
 import { KubeletNotFoundError } from './errors.ts';
 import { type PodRun, type ProbeKind, type StopSignal, restoredContainer } from './lifecycle.ts';
 import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, podWorkDir, prepareLogFile, readLogFile } from './logs.ts';
@@ -83,8 +87,15 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const podsDir = join(dataDir, 'pods');
   // Pods run as another user: what the agent keeps here (records, logs) is not theirs to read.
   // An older agent made the directory 0755: tightened.
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
+  // 0711: pods running as another user reach their volumes (volumes/manager.ts) through it
+  // without listing it; everything else here stays the agent's (logs/ is 0700).
+  mkdirSync(dataDir, { recursive: true, mode: 0o711 });
+  chmodSync(dataDir, 0o711);
+  mkdirSync(join(dataDir, 'logs'), { recursive: true, mode: 0o700 });
+  chmodSync(join(dataDir, 'logs'), 0o700);
+  const configurator = createPodConfigurator({ volumeRoot: join(dataDir, 'volumes'), node, objects: options.objects, logger });
+  /** Each container's environment as last started (its probes run with it). */
+  const startedEnv = new Map<string, Record<string, string>>();
   const records = openPodRecords(dataDir, podsDir, logger);
   const instances = new Map<string, Instance>();
   const spawner = sharedSpawner();
@@ -106,11 +117,63 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const workDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podWorkDir(logDir(run));
   const identityOf = (run: PodRun): PodIdentity => ({ namespace: run.namespace, name: run.name, uid: run.uid, podIP: run.podIP, hostIP: run.hostIP, node });
   /** A container's environment: the agent's HOME is not the pod user's, whose HOME is its working directory. */
-  const envOf = (spec: Container, run: PodRun) =>
-    containerEnv(spec, identityOf(run), switchTo === undefined ? process.env : { PATH: process.env.PATH, HOME: workDir(run) });
-  const containerSpec = (pod: Pod, name: string): Container | undefined => pod.spec.containers.find((c) => c.name === name);
+  const envOf = (spec: Container, run: PodRun, resolved?: readonly (readonly [string, string])[]) =>
+    containerEnv(spec, identityOf(run), switchTo === undefined ? process.env : { PATH: process.env.PATH, HOME: workDir(run) }, resolved);
+  const containerSpec = (pod: Pod, name: string): Container | undefined => [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((c) => c.name === name);
   /** The pod of each pod uid with a started container (for exec and port-forward). */
   const startedPods = new Map<string, Pod>();
+
+  /**
+   * A mount in the process runtime: at the mount path taken relative to the pod's working
+   * directory (`/etc/config` → `_work/etc/config`), the volume's host directory (subPath
+   * applied), made before the container starts: a bind mount (remounted read-only for
+   * `readOnly`) when the agent is root and pods run as another user (who cannot traverse the
+   * agent's directories to follow a link), else a symlink. A path another container of the
+   * pod already mounts keeps its first mount.
+   */
+  function linkMounts(run: PodRun, mounts: readonly ContainerMount[]): void {
+    const work = workDir(run);
+    const own = (path: string) => {
+      if (switchTo !== undefined) lchownSync(path, switchTo.uid, switchTo.gid);
+    };
+    if (!existsSync(work)) {
+      mkdirSync(work, { recursive: true, mode: 0o700 });
+      own(work);
+    }
+    for (const mount of mounts) {
+      const relative = normalize(mount.containerPath).replace(/^\/+/, '').replace(/\/+$/, '');
+      if (relative === '' || relative === '.' || relative.split('/').includes('..')) continue;
+      const link = join(work, relative);
+      let parent = work;
+      for (const segment of relative.split('/').slice(0, -1)) {
+        parent = join(parent, segment);
+        if (!existsSync(parent)) {
+          mkdirSync(parent, { mode: 0o755 });
+          own(parent);
+        }
+      }
+      let current: string | undefined;
+      try {
+        current = lstatSync(link).isSymbolicLink() ? readlinkSync(link) : '';
+      } catch {
+        current = undefined;
+      }
+      if (current === mount.hostPath) continue;
+      if (current !== undefined) {
+        if (current !== '' || !mountsBelow(work).includes(link)) logger.warn({ pod: `${run.namespace}/${run.name}`, mountPath: mount.containerPath }, 'another container of the pod mounts something else at this path; keeping the first');
+        continue;
+      }
+      if (switchTo === undefined || agent.uid !== 0) {
+        symlinkSync(mount.hostPath, link);
+        own(link);
+        continue;
+      }
+      if (statSync(mount.hostPath).isDirectory()) mkdirSync(link, { mode: 0o755 });
+      else writeFileSync(link, '', { mode: 0o644 });
+      execFileSync('mount', ['--bind', mount.hostPath, link]);
+      if (mount.readOnly) execFileSync('mount', ['-o', 'remount,bind,ro', link]);
+    }
+  }
 
   function createExecutor(dispatch: Dispatch): RuntimeExecutor {
     function reportExit(uid: string, container: string, instance: Instance, exit: { exitCode: number; signal: number | null; reason?: string; message?: string }): void {
@@ -183,7 +246,20 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const spec = containerSpec(pod, container);
       if (spec === undefined) return;
       startedPods.set(run.uid, pod);
-      const env = envOf(spec, run);
+      const identity = identityEnv(identityOf(run));
+      const config = configurator.prepare(pod, spec, { podIPs: [run.podIP], hostIP: run.hostIP }, new Map(Object.entries(identity)));
+      if (config.type === 'refused') {
+        dispatch(run.uid, { type: 'refused', container, reason: config.reason, message: config.message, retryAfterMs: options.crashLoop.initialMs, at: now() });
+        return;
+      }
+      try {
+        linkMounts(run, config.mounts);
+      } catch (err) {
+        dispatch(run.uid, { type: 'refused', container, reason: 'ContainerCreating', message: `cannot make the mounts: ${(err as Error).message}`, retryAfterMs: options.crashLoop.initialMs, at: now() });
+        return;
+      }
+      const env = envOf(spec, run, [...config.env, ...config.mounts.map((mount) => [mountVariable(mount.containerPath), mount.hostPath] as const)]);
+      startedEnv.set(containerKey(run.uid, container), env);
       const command = containerCommand(spec, env);
       if (command.type === 'refused') {
         dispatch(run.uid, { type: 'refused', container, reason: command.reason, message: command.message, at: now() });
@@ -253,7 +329,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const key = containerKey(ref.run.uid, ref.container);
       const target = {
         podIP: ref.run.podIP,
-        env: envOf(spec, ref.run),
+        env: startedEnv.get(key) ?? envOf(spec, ref.run),
         cwd: spec.workingDir ?? workDir(ref.run),
         ports: spec.ports ?? [],
         ...(switchTo === undefined ? {} : { user: switchTo }),
@@ -349,16 +425,29 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         if (ip !== undefined) takenIPs.delete(ip);
         latestRuns.delete(run.uid);
         persisted.delete(run.uid);
+        for (const c of run.containers) startedEnv.delete(containerKey(run.uid, c.name));
+        // Before the log directory goes: its bind mounts are unmounted (a recursive removal
+        // would go through them into the volumes, or a hostPath).
+        for (const mountPoint of mountsBelow(logDir(run))) {
+          try {
+            execFileSync('umount', ['-l', mountPoint]);
+          } catch (err) {
+            logger.error({ err, mountPoint }, 'cannot unmount a mount of the pod; leaving its directory');
+          }
+        }
+        const stillMounted = mountsBelow(logDir(run)).length > 0;
+        if (!stillMounted) configurator.release(run.uid);
         const removed = records.remove(run.uid).catch((err: unknown) => logger.error({ err, uid: run.uid }, 'cannot remove the pod record (the next agent run finds it and reports the pod terminated again)'));
         writes.set(run.uid, removed);
         void removed.then(() => {
           if (writes.get(run.uid) === removed) writes.delete(run.uid);
         });
-        rmSync(logDir(run), { recursive: true, force: true });
+        if (!stillMounted) rmSync(logDir(run), { recursive: true, force: true });
         if (existsSync(legacyPodDir(run.uid))) rmSync(legacyPodDir(run.uid), { recursive: true, force: true });
       },
       close() {
         executorClosed = true;
+        configurator.close();
         for (const key of [...probeWorkers.keys()]) {
           for (const worker of probeWorkers.get(key) ?? []) worker.stop();
         }
@@ -431,12 +520,15 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
     if (spec === undefined || instance === undefined || !isAlive(instance)) {
       throw new KubeletNotFoundError(`container "${container}" in pod "${name}" is not running`, { namespace, name, container });
     }
-    return { type: 'process', pid: instance.pid, podIP: run.podIP, cwd: spec.workingDir ?? workDir(run), env: envOf(spec, run), user: switchTo };
+    return { type: 'process', pid: instance.pid, podIP: run.podIP, cwd: spec.workingDir ?? workDir(run), env: startedEnv.get(containerKey(run.uid, container)) ?? envOf(spec, run), user: switchTo };
   }
 
   return {
     kind: 'process',
-    sync: driver.sync,
+    sync(pods) {
+      driver.sync(pods);
+      for (const pod of pods) configurator.refresh(pod);
+    },
     statuses$: driver.statuses$,
     logs,
     usage,

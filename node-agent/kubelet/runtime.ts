@@ -13,6 +13,7 @@ import type { PodUsage } from './usage.ts';
 import type { CriRuntimeOptions } from './cri/runtime.ts';
 import { type PodUser, agentUser, resolvePodUser } from './pod-user.ts';
 import type { Pod } from '../../schemas/index.ts';
+import { NO_POD_OBJECTS, type PodObjectSource } from './pod-objects.ts';
 
 /** The runtimes: real OS processes, simulated pods (KWOK-like) for scale tests, or a CRI runtime (containerd). */
 export const RUNTIME_KINDS = ['process', 'sim', 'cri'] as const;
@@ -51,6 +52,8 @@ export interface PodRuntimeOptions {
   readonly podUser?: PodUser;
   /** Process runtime: how often processes adopted after an agent restart are checked for exit (they are not children, so no exit event); default 1000 ms. */
   readonly adoptedCheckMs?: number;
+  /** The ConfigMaps, Secrets, Services, claims and Node that pods' env and volumes read (the agent's projection); default none. */
+  readonly objects?: PodObjectSource;
   readonly logger: Logger;
   /** Clock for reported timestamps; default `Date.now`. */
   readonly now?: () => number;
@@ -130,6 +133,7 @@ export interface ResolvedRuntimeOptions {
   readonly adoptedCheckMs: number;
   /** Process runtime: whom pods run as (see `PodRuntimeOptions.podUser`). */
   readonly podUser: PodUser;
+  readonly objects: PodObjectSource;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -171,6 +175,7 @@ export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeO
     probeSecondMs,
     adoptedCheckMs,
     podUser: opts.kind === 'process' ? resolvePodUser(opts.podUser) : agentUser(),
+    objects: opts.objects ?? NO_POD_OBJECTS,
     logger: opts.logger.child({ component: 'kubelet', node: opts.node, runtime: opts.kind }),
     now: opts.now ?? Date.now,
   };
