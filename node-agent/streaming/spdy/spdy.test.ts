@@ -146,8 +146,10 @@ const harness = (options: { maxStreams?: number; maxFrameBytes?: number } = {}) 
   const inflater = createHeaderInflater();
   const open = async (streamId: number, headers: Record<string, string>, fin = false) =>
     session.receive(encodeFrame({ type: 'synStream', streamId, fin, headerBlock: await deflater.process(encodeHeaderBlock(new Map(Object.entries(headers).map(([k, v]) => [k, [v]])))) }));
-  const until = async (check: () => boolean) => {
-    for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+  // Header blocks go through zlib on the thread pool, so progress is bounded by time, not by event-loop turns.
+  const until = async (check: () => boolean, timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2));
     expect(check()).toBe(true);
   };
   return { session, received, streams, open, until, inflater, isClosed: () => closed, isPaused: () => paused };
