@@ -50,6 +50,21 @@ const inCanonicalOrder = (bodies: readonly EventBody[]): EventBody[] =>
     .sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
     .map(({ body }) => body);
 
+/**
+ * `recorded` in the order of the `commands` they match, the unmatched after them in log
+ * order: events on several partitions have no order of their own to show.
+ */
+const inCommandOrder = (commands: readonly EventBody[], recorded: readonly EventBody[]): EventBody[] => {
+  const left = recorded.map((body) => ({ body, text: canonicalJson(body) }));
+  const ordered: EventBody[] = [];
+  for (const command of commands) {
+    const text = canonicalJson(command);
+    const at = left.findIndex((r) => r.text === text);
+    if (at >= 0) ordered.push(left.splice(at, 1)[0]!.body);
+  }
+  return [...ordered, ...left.map((r) => r.body)];
+};
+
 /** Creates the debug function the history API calls. */
 export const createDebugReconcile =
   (options: { log: EventLog; projection: Projection; controllers: Readonly<Record<string, () => Controller>> }) =>
@@ -82,7 +97,10 @@ export const createDebugReconcile =
     // The round's events about the key, and those about other objects (a scale, an Event)
     // that no other key's decision of the round claims.
     const claimed = new Set([...decisions].filter(([other]) => other !== key).flatMap(([, d]) => d.commands.map(keyOfBody)));
-    const recorded = bodies.filter((_, i) => round[i]!.key === key || !claimed.has(round[i]!.key));
+    const recorded = inCommandOrder(
+      commands,
+      bodies.filter((_, i) => round[i]!.key === key || !claimed.has(round[i]!.key)),
+    );
     // Without a recorded decision there is nothing to reproduce, so nothing is identical. The
     // decision's events may lie on several partitions, so their order across them is not compared.
     return { commands, recorded, identical: anchor !== undefined && sameJson(inCanonicalOrder(commands), inCanonicalOrder(recorded)) };
