@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { UserInfo } from '../auth.ts';
 import type { EventLog } from '../../log/port.ts';
 import { audit, diffPositions, formatVector, MOMENT_FORMS, objectHistory, createReplayer, why, type AuditQuery, type PositionVector, type Projection } from '../../projections/index.ts';
-import { isKind, type EventBody, type Kind } from '../../schemas/index.ts';
+import { isKind, KINDS, type EventBody, type Kind } from '../../schemas/index.ts';
 import { bulkHistory } from './bulk.ts';
 import { DEFAULT_WAIT_MS, HistoryRequestError, resolveBound, resolveMoment, type MomentContext } from './moments.ts';
 
@@ -209,7 +209,8 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         if (kind !== null && !isKind(kind)) throw new HistoryRequestError(`unknown kind "${kind}"`);
         const namespace = query.get('namespace') ?? undefined;
         const name = query.get('name');
-        const kinds: Kind[] = kind ? [kind] : ['Namespace', 'Node', 'Deployment', 'ReplicaSet', 'Pod', 'Service', 'Endpoints'];
+        // Without a kind: every stored kind, as the kind registry lists them.
+        const kinds: readonly Kind[] = kind ? [kind] : KINDS;
         let objects = kinds.flatMap((k) => view.list(k, namespace));
         if (name) objects = objects.filter((o) => o.metadata.name === name);
         return sendJson(res, 200, { position: formatVector(position), objects });
