@@ -243,7 +243,7 @@ export interface ReplayComparison {
  * The cluster keeps running while it does, so the replay is caught up until both stand at
  * the same position (at most 20 rounds).
  */
-export const replayToLive = async (cluster: RunningCluster): Promise<ReplayComparison> => {
+export const replayToLive = async (cluster: Pick<RunningCluster, 'log' | 'projection'>): Promise<ReplayComparison> => {
   const replayDir = mkdtempSync(join(tmpdir(), 'e2e-replay-'));
   const replayer = createReplayer({ log: cluster.log, dir: replayDir });
   try {
