@@ -3,9 +3,8 @@
  * resourceVersion (with one partition it is a cluster position: the changes after that
  * object's version follow, not the object itself), and what a resourceVersion that does
  * not parse gets: 400 BadRequest carrying kube's field message
- * `resourceVersion: Invalid value: "<rv>": ...` for watches and lists alike, and nothing
- * streamed. (A named GET ignores its resourceVersion: not yet kube's behaviour, see
- * test/NEGATIVE-PATHS.md.) (kube-apiserver 1.32 answers these with the same message and code 500,
+ * `resourceVersion: Invalid value: "<rv>": ...` for watches, lists and named GETs alike, and
+ * nothing streamed; a GET at an object's or a list's resourceVersion reads the object. (kube-apiserver 1.32 answers these with the same message and code 500,
  * a known bug, kubernetes/kubernetes#101350 and #139485; 400 is what those issues ask for.)
  * Too-old positions (410 Expired) are api-semantics.test.ts's and apiserver.test.ts's,
  * cutting off a slow watcher slow-watch.test.ts's, and the object resourceVersion on 3
@@ -63,17 +62,28 @@ describeOnBothLogs('watch start positions', (adapter) => {
   });
 
   it.each(['abc', '-1', '1.2.3', '1..2', '0x10', '1.', '9007199254740993x'])(
-    'answers resourceVersion=%j with 400 and kube\'s field message, on a watch and a list',
+    'answers resourceVersion=%j with 400 and kube\'s field message, on a watch, a list and a named GET',
     async (rv) => {
       const ns = await namespace();
       const base = `/api/v1/namespaces/${ns}/pods`;
       expect((await api.client.request('POST', base, { body: podManifest('p') })).status).toBe(201);
       const query = `resourceVersion=${encodeURIComponent(rv)}`;
-      for (const path of [`${base}?watch=true&${query}`, `${base}?${query}`]) {
+      for (const path of [`${base}?watch=true&${query}`, `${base}?${query}`, `${base}/p?${query}`]) {
         const response = await api.client.request('GET', path);
         expect({ path, status: response.status, reason: response.body.reason, kind: response.body.kind }).toEqual({ path, status: 400, reason: 'BadRequest', kind: 'Status' });
         expect(response.body.message.startsWith(`resourceVersion: Invalid value: "${rv}": `)).toBe(true);
       }
     },
   );
+
+  it("reads a named object at '0', at its own resourceVersion and at a list's", async () => {
+    const ns = await namespace();
+    const base = `/api/v1/namespaces/${ns}/pods`;
+    const created = await api.client.request('POST', base, { body: podManifest('p') });
+    const list = await api.client.request('GET', base);
+    for (const rv of ['0', created.body.metadata.resourceVersion, list.body.metadata.resourceVersion]) {
+      const got = await api.client.request('GET', `${base}/p?resourceVersion=${encodeURIComponent(rv)}`);
+      expect({ rv, status: got.status, name: got.body.metadata?.name }).toEqual({ rv, status: 200, name: 'p' });
+    }
+  });
 });

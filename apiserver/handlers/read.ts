@@ -4,7 +4,7 @@
  * has; `resourceVersionMatch=Exact` reads the cluster as it was at a list resourceVersion
  * (from the projection's history). Lists page with `limit`/`continue` over a fixed position.
  */
-import { formatVector, parseVector, type PositionVector, type View } from '../../projections/index.ts';
+import { formatVector, parseObjectVersion, parseVector, type PositionVector, type View } from '../../projections/index.ts';
 import { assertNever, type KubeObject } from '../../schemas/index.ts';
 import { catchUp, json, keyOf, nameOf, type Reply, type RequestContext, type ServerContext } from '../context.ts';
 import { apiErrors, fieldErrors } from '../errors.ts';
@@ -53,7 +53,11 @@ export const getObject = async (server: ServerContext, ctx: RequestContext): Pro
   const representation = negotiate(ctx.req.headers.accept);
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
-  if (ctx.query.get('resourceVersion') !== '0') await catchUp(server);
+  const rv = ctx.query.get('resourceVersion') ?? '';
+  // kube parses a GET's resourceVersion too: an object's or a list's version reads the
+  // current object (no older than either), anything else is refused.
+  if (rv !== '' && rv !== '0' && !parseObjectVersion(rv)) parseListVersion(server, rv);
+  if (rv !== '0') await catchUp(server);
   const object = server.projection.view().get(keyOf(resource, namespace, name));
   if (!object) throw apiErrors.notFound(resource, name);
   return json(200, represent(ctx, representation, [object], true, {}));
