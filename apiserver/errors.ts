@@ -94,6 +94,12 @@ export const apiErrors = {
 
 /** Causes are built with these helpers so messages read like kube's field errors. */
 export const fieldErrors = {
+  /** kube's `field.NotFound`: the value names something that does not exist (`…name: Not found: "data"`). */
+  notFound: (field: string, value: unknown): StatusCause => ({
+    reason: CAUSE_TYPES.FieldValueNotFound,
+    message: `Not found: ${JSON.stringify(value)}`,
+    field,
+  }),
   required: (field: string, detail?: string): StatusCause => ({
     reason: CAUSE_TYPES.FieldValueRequired,
     message: detail ? `Required value: ${detail}` : 'Required value',

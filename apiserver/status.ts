@@ -28,6 +28,7 @@ export type StatusReason = keyof typeof STATUS_REASONS;
 
 /** `metav1.CauseType` values used in `details.causes[].reason`. */
 export const CAUSE_TYPES = {
+  FieldValueNotFound: 'FieldValueNotFound',
   FieldValueRequired: 'FieldValueRequired',
   FieldValueInvalid: 'FieldValueInvalid',
   FieldValueNotSupported: 'FieldValueNotSupported',

@@ -76,6 +76,17 @@ describe('volumes and mounts', () => {
     expect(refusal('Pod', podSpec({ containers: [{ ...container, volumeMounts: [{ name: 'missing', mountPath: '/data' }] }] }))).toEqual([
       'spec.containers[0].volumeMounts[0].name: Not found: "missing"',
     ]);
+    // kube's cause type for field.NotFound.
+    const thrown = (() => {
+      try {
+        create('Pod', podSpec({ containers: [{ ...container, volumeMounts: [{ name: 'missing', mountPath: '/data' }] }] }));
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(thrown).toBeInstanceOf(ApiError);
+    expect((thrown as ApiError).status.details?.causes?.map((cause) => cause.reason)).toEqual(['FieldValueNotFound']);
     expect(refusal('Pod', podSpec({ volumes: [{ name: 'a', emptyDir: {} }, { name: 'a', emptyDir: {} }] }))).toEqual(['spec.volumes[1].name: Duplicate value: "a"']);
     expect(refusal('Pod', podSpec({ volumes: [{ name: 'a' }] }))).toEqual(['spec.volumes[0]: Required value: must specify a volume type']);
     expect(refusal('Pod', podSpec({ volumes: [{ name: 'a', emptyDir: {}, hostPath: { path: '/x' } }] }))).toEqual([

@@ -7,16 +7,10 @@
  */
 import type { Container, PersistentVolumeClaimSpec, PodSpec, Volume } from '../../schemas/index.ts';
 import { fieldErrors } from '../errors.ts';
-import { CAUSE_TYPES, type StatusCause } from '../status.ts';
+import type { StatusCause } from '../status.ts';
 import { dns1123LabelProblem } from './names.ts';
 
 type Causes = StatusCause[];
-
-/**
- * kube's `field.NotFound` (`…name: Not found: "data"`). The message is kube's; the reason is
- * FieldValueInvalid because the apiserver's cause types (status.ts) have no FieldValueNotFound yet.
- */
-const notFound = (field: string, value: string): StatusCause => ({ reason: CAUSE_TYPES.FieldValueInvalid, message: `Not found: ${JSON.stringify(value)}`, field });
 
 /** The fields of a Volume that are not its source. */
 const NOT_A_SOURCE: ReadonlySet<string> = new Set(['name']);
@@ -56,7 +50,7 @@ export const checkContainerVolumes = (causes: Causes, field: string, container: 
   (container.volumeMounts ?? []).forEach((mount, i) => {
     const path = `${field}.volumeMounts[${i}]`;
     if (!mount.name) causes.push(fieldErrors.required(`${path}.name`));
-    else if (!volumes.has(mount.name)) causes.push(notFound(`${path}.name`, mount.name));
+    else if (!volumes.has(mount.name)) causes.push(fieldErrors.notFound(`${path}.name`, mount.name));
     if (!mount.mountPath) causes.push(fieldErrors.required(`${path}.mountPath`));
     else if (mountPaths.has(mount.mountPath)) causes.push(fieldErrors.invalid(`${path}.mountPath`, mount.mountPath, 'must be unique'));
     mountPaths.add(mount.mountPath);
@@ -70,7 +64,7 @@ export const checkContainerVolumes = (causes: Causes, field: string, container: 
   (container.volumeDevices ?? []).forEach((device, i) => {
     const path = `${field}.volumeDevices[${i}]`;
     if (!device.name) causes.push(fieldErrors.required(`${path}.name`));
-    else if (!volumes.has(device.name)) causes.push(notFound(`${path}.name`, device.name));
+    else if (!volumes.has(device.name)) causes.push(fieldErrors.notFound(`${path}.name`, device.name));
     if (!device.devicePath) causes.push(fieldErrors.required(`${path}.devicePath`));
     else if (devicePaths.has(device.devicePath)) causes.push(fieldErrors.invalid(`${path}.devicePath`, device.devicePath, 'must be unique'));
     else if (mountPaths.has(device.devicePath)) causes.push(fieldErrors.invalid(`${path}.devicePath`, device.devicePath, 'must not be already mounted in volumeMounts'));
