@@ -27,11 +27,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // vitest's default on a 2-core machine is one worker (cores - 1), which runs the suite one
-    // file after another. Most of the time of the end-to-end files is spent waiting on real
-    // processes, brokers and sockets, so two files at a time keep both cores busy. Every test
-    // makes its own ports, data directories, network namespaces and broker topics.
-    maxWorkers: 2,
     coverage: {
       provider: 'v8',
       include: Object.keys(BRANCH_FLOORS).map((folder) => `${folder}/*.ts`),
