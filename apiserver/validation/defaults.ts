@@ -298,12 +298,51 @@ const recordCsrRequester = (csr: ObjectOfKind<'CertificateSigningRequest'>, requ
   if (requester.groups.length > 0) spec.groups = [...requester.groups];
 };
 
+interface AffinityTerm {
+  labelSelector?: { matchExpressions?: { key: string; operator: string; values?: string[] }[] } | null;
+  matchLabelKeys?: string[] | null;
+  mismatchLabelKeys?: string[] | null;
+}
+
+/**
+ * kube's mutatePodAffinity (MatchLabelKeysInPodAffinity, on by default since 1.31): each
+ * pod (anti-)affinity term with a labelSelector gets `key In [value]` for its matchLabelKeys
+ * and `key NotIn [value]` for its mismatchLabelKeys that the pod's labels carry.
+ */
+const mergeAffinityLabelKeys = (pod: ObjectOfKind<'Pod'>): void => {
+  const labels = pod.metadata.labels ?? {};
+  const apply = (term: AffinityTerm | undefined): void => {
+    if (!term?.labelSelector) return;
+    const selector = term.labelSelector;
+    for (const [keys, operator] of [[term.matchLabelKeys, 'In'], [term.mismatchLabelKeys, 'NotIn']] as const) {
+      for (const key of keys ?? []) {
+        if (!Object.hasOwn(labels, key)) continue;
+        (selector.matchExpressions ??= []).push({ key, operator, values: [labels[key]!] });
+      }
+    }
+  };
+  const affinity = pod.spec?.affinity as
+    | { podAffinity?: PodAffinityLike | null; podAntiAffinity?: PodAffinityLike | null }
+    | null
+    | undefined;
+  for (const group of [affinity?.podAffinity, affinity?.podAntiAffinity]) {
+    for (const term of group?.requiredDuringSchedulingIgnoredDuringExecution ?? []) apply(term);
+    for (const weighted of group?.preferredDuringSchedulingIgnoredDuringExecution ?? []) apply(weighted.podAffinityTerm);
+  }
+};
+
+interface PodAffinityLike {
+  requiredDuringSchedulingIgnoredDuringExecution?: AffinityTerm[] | null;
+  preferredDuringSchedulingIgnoredDuringExecution?: { podAffinityTerm?: AffinityTerm }[] | null;
+}
+
 type CreateStrategy<K extends Kind> = (object: ObjectOfKind<K>, requester: Requester | undefined) => void;
 
 /** What a create adds besides the defaults (kube's PrepareForCreate and create-time Validate steps); nothing for most kinds. */
 const CREATE_STRATEGIES: { readonly [K in Kind]: CreateStrategy<K> } = {
   ...(Object.fromEntries(KINDS.map((kind) => [kind, () => undefined])) as unknown as { [K in Kind]: CreateStrategy<K> }),
   Job: generateJobSelector,
+  Pod: mergeAffinityLabelKeys,
   CertificateSigningRequest: recordCsrRequester,
 };
 
