@@ -53,7 +53,38 @@ const QUANTITY_FIELDS = new Set(['divisor', 'sizeLimit']);
 const canonicalQuantity = (value: unknown): unknown =>
   typeof value !== 'number' ? value : Number.isInteger(value) ? String(value) : `${Math.round(value * 1000)}m`;
 
-/** What kube gives back for `doc` as applied: canonical quantities, Secret stringData folded into base64 data. */
+type Selector = { matchExpressions?: { key: string; operator: string; values: string[] }[] };
+type AffinityTerm = { labelSelector?: Selector; matchLabelKeys?: string[]; mismatchLabelKeys?: string[] };
+type PodAffinity = { requiredDuringSchedulingIgnoredDuringExecution?: AffinityTerm[]; preferredDuringSchedulingIgnoredDuringExecution?: { podAffinityTerm: AffinityTerm }[] };
+
+/**
+ * kube 1.32's pod strategy on create (MatchLabelKeysInPodAffinity, beta and on since 1.31): the
+ * pod's own value of each `matchLabelKeys` key is merged into the term's labelSelector as `key In
+ * (value)`, of each `mismatchLabelKeys` key as `key NotIn (value)` (a term without a labelSelector
+ * is left alone).
+ */
+const mergeMatchLabelKeys = (pod: Doc): void => {
+  const labels = (pod.metadata as { labels?: Record<string, string> }).labels ?? {};
+  const affinity = (pod['spec'] as { affinity?: { podAffinity?: PodAffinity; podAntiAffinity?: PodAffinity } }).affinity;
+  const terms = [affinity?.podAffinity, affinity?.podAntiAffinity].flatMap((rules) => [
+    ...(rules?.requiredDuringSchedulingIgnoredDuringExecution ?? []),
+    ...(rules?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((weighted) => weighted.podAffinityTerm),
+  ]);
+  for (const term of terms) {
+    const selector = term.labelSelector;
+    if (!selector) continue;
+    const merged = [
+      ...(term.matchLabelKeys ?? []).map((key) => ({ key, operator: 'In' })),
+      ...(term.mismatchLabelKeys ?? []).map((key) => ({ key, operator: 'NotIn' })),
+    ].flatMap(({ key, operator }) => (labels[key] === undefined ? [] : [{ key, operator, values: [labels[key]] }]));
+    if (merged.length > 0) selector.matchExpressions = [...(selector.matchExpressions ?? []), ...merged];
+  }
+};
+
+/**
+ * What kube gives back for `doc` as applied: canonical quantities, Secret stringData folded into
+ * base64 data, a Pod's matchLabelKeys and mismatchLabelKeys merged into its affinity terms' selectors.
+ */
 const expected = (doc: Doc): Doc => {
   const walk = (value: unknown, key: string): unknown => {
     if (Array.isArray(value)) return value.map((item) => walk(item, ''));
@@ -66,6 +97,7 @@ const expected = (doc: Doc): Doc => {
     out['data'] = { ...(out['data'] as Record<string, string> | undefined), ...Object.fromEntries(folded) };
     delete out['stringData'];
   }
+  if (out.kind === 'Pod') mergeMatchLabelKeys(out);
   return out;
 };
 
