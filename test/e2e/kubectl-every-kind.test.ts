@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
 import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
 import type { EventLog } from '../../log/port.ts';
@@ -143,8 +143,9 @@ describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
     for (const doc of everyManifest.flatMap((manifest) => manifest.docs)) expect(created).toMatch(new RegExp(`/${doc.metadata.name.replaceAll('.', '\\.')} created`));
   });
 
-  it.each(everyManifest.map((manifest) => [manifest.file, manifest] as const))('gives back every field of %s', async (_file, manifest) => {
+  it.each(everyManifest.map((manifest) => [manifest.file, manifest] as const))('gives back every field of %s, as JSON and as YAML', async (_file, manifest) => {
     const got = JSON.parse(await ok('get', ...scopeArgs(manifest), '-f', manifest.path, '-o', 'json')) as Doc & { items?: Doc[] };
+    expect(parse(await ok('get', ...scopeArgs(manifest), '-f', manifest.path, '-o', 'yaml'))).toEqual(got);
     const objects = got.items ?? [got];
     expect(objects).toHaveLength(manifest.docs.length);
     manifest.docs.forEach((doc, index) => {
