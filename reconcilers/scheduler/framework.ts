@@ -70,6 +70,12 @@ export interface SchedulingContext {
   readonly nodeInfos: readonly NodeInfo[];
   /** The rest of the cluster (namespaces, controllers), from the same view. */
   readonly cluster: ClusterLister;
+  /**
+   * The caller's log of replaced `nodeInfos` entries (indices, in order, append-only for this
+   * array), when it keeps one: lets a plugin that keeps per-node data for the array across
+   * cycles visit only the entries replaced since it last looked. Absent: compare every entry.
+   */
+  readonly changes?: readonly number[] | undefined;
   /** The value of `cycleValue` for this cycle, computed on first use. */
   get<T>(cycleValue: CycleValue<T>): T;
   /**
@@ -85,7 +91,12 @@ export interface SchedulingCycle extends SchedulingContext {
 }
 
 /** Starts a scheduling cycle for `pod` over `nodeInfos`. */
-export function createSchedulingContext(pod: Pod, nodeInfos: readonly NodeInfo[], cluster: ClusterLister = EMPTY_CLUSTER): SchedulingCycle {
+export function createSchedulingContext(
+  pod: Pod,
+  nodeInfos: readonly NodeInfo[],
+  cluster: ClusterLister = EMPTY_CLUSTER,
+  changes?: readonly number[],
+): SchedulingCycle {
   const values: unknown[] = [];
   const computed: boolean[] = [];
   let feasible: readonly NodeInfo[] | undefined;
@@ -93,6 +104,7 @@ export function createSchedulingContext(pod: Pod, nodeInfos: readonly NodeInfo[]
     pod,
     nodeInfos,
     cluster,
+    changes,
     get<T>(cycleValue: CycleValue<T>): T {
       const { slot } = cycleValue;
       if (computed[slot] === true) return values[slot] as T;

@@ -50,7 +50,7 @@ export function createRoundScheduler(
   /** Pod signature → what the last pod with it saw. */
   const memos = new Map<string, Memo>();
   return (pod, nodeInfos, changes) => {
-    const ctx = createSchedulingContext(pod, nodeInfos, cluster);
+    const ctx = createSchedulingContext(pod, nodeInfos, cluster, changes);
     const filtersLocal = mayReuse && filters.every((plugin) => holds(filterLocality(plugin), ctx));
     if (!filtersLocal) return decide(evaluateAll(pod, nodeInfos, ctx, profile), profile);
     // Score plugins that are not node-local this cycle are scored afresh over the feasible
@@ -123,6 +123,7 @@ function refreshMemo(
     if (before.nodeInfo === nodeInfo) continue;
     const after = evaluateNode(pod, nodeInfo, ctx, profile, leaveOut);
     memo.outcomes[index] = after;
+    updateFeasibleView(memo, index, after);
     replaced.add(before);
     if (before.unfit === undefined) memo.feasible -= 1;
     if (after.unfit === undefined) {
@@ -131,7 +132,10 @@ function refreshMemo(
     }
     if (before.unfit !== undefined || after.unfit !== undefined) filteredChanged = true;
   }
-  if (filteredChanged) memo.filtered = filteredOf(memo.outcomes);
+  if (filteredChanged) {
+    memo.filtered = filteredOf(memo.outcomes);
+    memo.feasibleView = undefined;
+  }
   if (!updateRanking(memo.ranking, replaced, changed)) memo.ranking = rankingOf(memo.outcomes);
 }
 
@@ -141,17 +145,8 @@ function refreshMemo(
  * them) and the others' memoized scores.
  */
 function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profile: Profile, fresh: readonly boolean[]): ScheduleResult {
-  const feasibleOutcomes: NodeOutcome[] = [];
-  const feasible: NodeInfo[] = [];
-  const indices: number[] = [];
-  const outcomes = memo.outcomes;
-  for (let index = 0; index < outcomes.length; index += 1) {
-    const outcome = outcomes[index] as NodeOutcome;
-    if (outcome.unfit !== undefined) continue;
-    feasibleOutcomes.push(outcome);
-    feasible.push(outcome.nodeInfo);
-    indices.push(index);
-  }
+  memo.feasibleView ??= feasibleViewOf(memo.outcomes);
+  const { outcomes: feasibleOutcomes, nodes: feasible, indices, totals, nameRank } = memo.feasibleView;
   ctx.setFeasibleNodes(feasible);
   const plugins = profile.scores.length;
   const freshScores: (readonly number[] | undefined)[] = [];
@@ -160,7 +155,6 @@ function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profi
     freshScores.push(fresh[index] === true ? scoresOver(plugin, pod, feasible, indices, ctx) : undefined);
   }
   // Totals first (the memo's, with the fresh plugins' parts replaced), outcome objects only for the best few.
-  const totals = new Float64Array(feasibleOutcomes.length);
   for (let position = 0; position < feasibleOutcomes.length; position += 1) totals[position] = (feasibleOutcomes[position] as NodeOutcome).total;
   for (let index = 0; index < plugins; index += 1) {
     const scores = freshScores[index];
@@ -177,10 +171,10 @@ function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profi
       const worst = best[TOP_SCORES - 1] as number;
       // Most nodes fall below the fifth best on the total alone.
       if ((totals[position] as number) < (totals[worst] as number)) continue;
-      if (!positionRanksBefore(position, worst, totals, feasible)) continue;
+      if (!positionRanksBefore(position, worst, totals, feasible, nameRank)) continue;
     }
     let at = best.length;
-    while (at > 0 && positionRanksBefore(position, best[at - 1] as number, totals, feasible)) at -= 1;
+    while (at > 0 && positionRanksBefore(position, best[at - 1] as number, totals, feasible, nameRank)) at -= 1;
     best.splice(at, 0, position);
     if (best.length > TOP_SCORES) best.pop();
   }
@@ -191,6 +185,57 @@ function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profi
   });
   const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
   return result(filtered, top, memo.feasible, memo.outcomes.length, profile);
+}
+
+/**
+ * The feasible outcomes of a memo in node order, with their NodeInfos and node indices
+ * (kube's PreScore input), kept across the cycles of a round: a binding replaces one
+ * feasible outcome in place, so a cycle does not rebuild them from every node.
+ */
+interface FeasibleView {
+  readonly outcomes: NodeOutcome[];
+  readonly nodes: NodeInfo[];
+  readonly indices: readonly number[];
+  /** Node index → position in the arrays above, -1 when unfit. */
+  readonly positionOf: Int32Array;
+  /** Scratch space for a cycle's totals, one per feasible outcome. */
+  readonly totals: Float64Array;
+  /** Position → rank of its node's name among the feasible nodes' (`compareNames` order), for ties. */
+  readonly nameRank: Int32Array;
+}
+
+function feasibleViewOf(outcomes: readonly NodeOutcome[]): FeasibleView {
+  const feasibleOutcomes: NodeOutcome[] = [];
+  const nodes: NodeInfo[] = [];
+  const indices: number[] = [];
+  const positionOf = new Int32Array(outcomes.length).fill(-1);
+  for (let index = 0; index < outcomes.length; index += 1) {
+    const outcome = outcomes[index] as NodeOutcome;
+    if (outcome.unfit !== undefined) continue;
+    positionOf[index] = feasibleOutcomes.length;
+    feasibleOutcomes.push(outcome);
+    nodes.push(outcome.nodeInfo);
+    indices.push(index);
+  }
+  const byName = nodes.map((_node, position) => position).sort((left, right) => compareNames((nodes[left] as NodeInfo).node.metadata.name, (nodes[right] as NodeInfo).node.metadata.name));
+  const nameRank = new Int32Array(nodes.length);
+  byName.forEach((position, rank) => {
+    nameRank[position] = rank;
+  });
+  return { outcomes: feasibleOutcomes, nodes, indices, positionOf, totals: new Float64Array(feasibleOutcomes.length), nameRank };
+}
+
+/** Keeps the memo's feasible view in step with the outcome at `index` replaced by `after` (dropped when feasibility changed). */
+function updateFeasibleView(memo: Memo, index: number, after: NodeOutcome): void {
+  const view = memo.feasibleView;
+  if (view === undefined) return;
+  const position = view.positionOf[index] as number;
+  if (position < 0 || after.unfit !== undefined) {
+    memo.feasibleView = undefined;
+    return;
+  }
+  view.outcomes[position] = after;
+  view.nodes[position] = after.nodeInfo;
 }
 
 /** How many of the best feasible outcomes a round scheduler keeps ranked. */
@@ -219,6 +264,8 @@ interface Memo {
   infos?: readonly NodeInfo[] | undefined;
   /** Length of the caller's change log at that time. */
   seen?: number | undefined;
+  /** The feasible outcomes for fresh scoring, built on first need and kept in step (see FeasibleView). */
+  feasibleView?: FeasibleView | undefined;
 }
 
 function memoOf(outcomes: NodeOutcome[], scoreMask: readonly boolean[]): Memo {
@@ -265,14 +312,14 @@ function decideFromMemo(memo: Memo, profile: Profile): ScheduleResult {
   return result(filtered, memo.ranking.best.slice(0, TOP_SCORES), memo.feasible, memo.outcomes.length, profile);
 }
 
-/** `ranksBefore` for feasible positions with their totals. */
-function positionRanksBefore(position: number, other: number, totals: Float64Array, feasible: readonly NodeInfo[]): boolean {
+/** `ranksBefore` for feasible positions with their totals (names compared by their precomputed rank). */
+function positionRanksBefore(position: number, other: number, totals: Float64Array, feasible: readonly NodeInfo[], nameRank: Int32Array): boolean {
   const total = totals[position] as number;
   const otherTotal = totals[other] as number;
   if (total !== otherTotal) return total > otherTotal;
   const pods = (feasible[position] as NodeInfo).requested.pods;
   const otherPods = (feasible[other] as NodeInfo).requested.pods;
   if (pods !== otherPods) return pods < otherPods;
-  return compareNames((feasible[position] as NodeInfo).node.metadata.name, (feasible[other] as NodeInfo).node.metadata.name) < 0;
+  return (nameRank[position] as number) < (nameRank[other] as number);
 }
 

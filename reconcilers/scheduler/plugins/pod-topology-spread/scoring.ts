@@ -4,8 +4,9 @@
  *
  * Per constraint, the matching-pod count of every node and the per-domain totals are kept
  * across cycles for one NodeInfo array (a scheduler round replaces entries in place), so a
- * cycle only re-counts the nodes whose NodeInfo was replaced since the last one and then
- * reads two arrays per feasible node, instead of matching every pod of the cluster.
+ * cycle only re-counts the nodes whose NodeInfo was replaced since the last one (found from
+ * the caller's change log when it keeps one, else by comparing every entry) and then reads
+ * two arrays per feasible node, instead of matching every pod of the cluster.
  */
 import { defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
 import type { Pod } from '../../../../schemas/index.ts';
@@ -27,6 +28,8 @@ interface ConstraintCache {
   readonly totals: Map<string, number>;
   /** Domain value → nodes with that value (any node), to count domains without a pass when every node is feasible. */
   readonly nodesPerValue: Map<string, number>;
+  /** Length of the caller's change log when the cache was last brought up to date (undefined: compare every entry next time). */
+  seen: number | undefined;
 }
 
 /** NodeInfo array → cache key → cache. */
@@ -49,6 +52,7 @@ function cacheFor(
   constraints: readonly SpreadConstraint[],
   requireAllTopologies: boolean,
   nodeInfos: readonly NodeInfo[],
+  changes: readonly number[] | undefined,
 ): ConstraintCache {
   const inclusionKey = JSON.stringify([
     constraint.honorNodeAffinity ? [pod.spec.nodeSelector ?? null, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null] : null,
@@ -73,13 +77,19 @@ function cacheFor(
       eligible: new Array<boolean>(length).fill(false),
       totals: new Map(),
       nodesPerValue: new Map(),
+      seen: undefined,
     };
     byKey.set(key, cache);
   }
   const namespace = namespaceOf(pod);
   let includes: ReturnType<typeof inclusionOf> | undefined;
   const { snapshot, counts, values, hasKey, eligible, totals, nodesPerValue } = cache;
-  for (let index = 0; index < nodeInfos.length; index += 1) {
+  // With the change log, only entries replaced since the last visit can differ from the snapshot.
+  const from = changes !== undefined && cache.seen !== undefined && cache.seen <= changes.length ? cache.seen : undefined;
+  cache.seen = changes?.length;
+  const visits = from === undefined ? nodeInfos.length : (changes as readonly number[]).length - from;
+  for (let visit = 0; visit < visits; visit += 1) {
+    const index = from === undefined ? visit : ((changes as readonly number[])[from + visit] as number);
     const nodeInfo = nodeInfos[index] as NodeInfo;
     if (snapshot[index] === nodeInfo) continue;
     if (snapshot[index] !== undefined) {
@@ -119,7 +129,7 @@ export function spreadScores(pod: Pod, indices: readonly number[], ctx: Scheduli
   if (constraints.length === 0) return new Array<number>(indices.length).fill(0);
   const nodeInfos = ctx.nodeInfos;
   const requireAllTopologies = !systemDefaulted;
-  const cachesOf = constraints.map((constraint) => cacheFor(pod, constraint, constraints, requireAllTopologies, nodeInfos));
+  const cachesOf = constraints.map((constraint) => cacheFor(pod, constraint, constraints, requireAllTopologies, nodeInfos, ctx.changes));
   // kube's initPreScoreState: ignored nodes, domains among the feasible nodes, weights.
   const ignored = ctx.get(ignoredOfCycle).positions;
   ignored.clear();
