@@ -11,11 +11,10 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
-import { ADMIN_TOKEN, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN } from '../../apiserver/testing.ts';
 import { createClient, createDiscovery, type DiscoveredResource } from '../../cli/client.ts';
-import type { EventLog } from '../../log/port.ts';
+import { useKubectlApiServer } from './kubectl-harness.ts';
 
 interface Result {
   readonly code: number;
@@ -114,10 +113,8 @@ spec:
 `;
 
 describe('logplane get prints what kubectl prints', () => {
-  const temp = tempDir('cli-get-e2e-');
-  const kubeconfig = join(temp.dir, 'kubeconfig');
-  let log: EventLog;
-  let api: TestApiServer;
+  const server = useKubectlApiServer('embedded', 'cli-get-e2e', { namespaceController: false });
+  const { dir, kubeconfig } = server;
   let served: readonly DiscoveredResource[] = [];
 
   const run = (command: string, args: readonly string[], extra: readonly string[]): Promise<Result> =>
@@ -126,7 +123,7 @@ describe('logplane get prints what kubectl prints', () => {
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });
-  const kubectl = (...args: string[]): Promise<Result> => run('kubectl', args, ['--cache-dir', join(temp.dir, 'cache')]);
+  const kubectl = (...args: string[]): Promise<Result> => run('kubectl', args, ['--cache-dir', join(dir, 'cache')]);
   const logplane = (...args: string[]): Promise<Result> => run(process.execPath, args, [join(ROOT, 'bin', 'logplane.mjs')]);
 
   /** Runs `get ARGS` with both until they agree (ages may tick between the two requests); returns both. */
@@ -157,11 +154,7 @@ describe('logplane get prints what kubectl prints', () => {
   };
 
   beforeAll(async () => {
-    log = await openTestLog('embedded', { dir: temp.dir });
-    const tls = generateSelfSignedCertificate();
-    api = await startTestApiServer(log, temp.dir, { tls });
-    writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    const manifests = join(temp.dir, 'all.yaml');
+    const manifests = join(dir, 'all.yaml');
     writeFileSync(manifests, MANIFESTS);
     const created = await kubectl('create', '-f', manifests);
     expect(created).toMatchObject({ code: 0, stderr: '' });
@@ -170,14 +163,8 @@ describe('logplane get prints what kubectl prints', () => {
       '-p', JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.32.0-logplane' }, addresses: [{ type: 'InternalIP', address: '127.0.0.1' }] } }),
     );
     expect(patched.code).toBe(0);
-    served = await createDiscovery(createClient({ server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert })).resources();
+    served = await createDiscovery(createClient({ server: server.api.server.url, token: ADMIN_TOKEN, certificateAuthority: server.ca })).resources();
   }, 120_000);
-
-  afterAll(async () => {
-    await api?.close();
-    await log?.close();
-    temp.remove();
-  });
 
   // Every resource in one command line (as `kubectl get a,b,c` takes them): one process
   // start per comparison, not one per resource, with 44 kinds served.

@@ -10,17 +10,13 @@
  */
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
-import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
-import type { EventLog } from '../../log/port.ts';
-import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
+import { describeOnBothLogs } from '../../apiserver/testing.ts';
 import { STORED_KINDS } from '../../schemas/kinds/registry.ts';
-import { createKubectl } from './kubectl-harness.ts';
+import { asServed, useKubectlApiServer, type KubeObject } from './kubectl-harness.ts';
 
-type Doc = { apiVersion: string; kind: string; metadata: { name: string } } & Record<string, unknown>;
+type Doc = KubeObject & { apiVersion: string };
 interface Manifest {
   readonly file: string;
   readonly path: string;
@@ -47,90 +43,9 @@ const namespaced = manifests('namespaced');
 const everyManifest = [...clusterScoped, ...namespaced];
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 
-/** Maps whose values are quantities, and fields that hold one: kube gives them back as canonical strings. */
-const QUANTITY_MAPS = new Set(['requests', 'limits', 'default', 'defaultRequest', 'max', 'min', 'maxLimitRequestRatio', 'podFixed', 'hard', 'capacity']);
-const QUANTITY_FIELDS = new Set(['divisor', 'sizeLimit']);
-const canonicalQuantity = (value: unknown): unknown =>
-  typeof value !== 'number' ? value : Number.isInteger(value) ? String(value) : `${Math.round(value * 1000)}m`;
-
-type Selector = { matchExpressions?: { key: string; operator: string; values: string[] }[] };
-type AffinityTerm = { labelSelector?: Selector; matchLabelKeys?: string[]; mismatchLabelKeys?: string[] };
-type PodAffinity = { requiredDuringSchedulingIgnoredDuringExecution?: AffinityTerm[]; preferredDuringSchedulingIgnoredDuringExecution?: { podAffinityTerm: AffinityTerm }[] };
-
-/**
- * kube 1.32's pod strategy on create (MatchLabelKeysInPodAffinity, beta and on since 1.31): the
- * pod's own value of each `matchLabelKeys` key is merged into the term's labelSelector as `key In
- * (value)`, of each `mismatchLabelKeys` key as `key NotIn (value)` (a term without a labelSelector
- * is left alone).
- */
-const mergeMatchLabelKeys = (pod: Doc): void => {
-  const labels = (pod.metadata as { labels?: Record<string, string> }).labels ?? {};
-  const affinity = (pod['spec'] as { affinity?: { podAffinity?: PodAffinity; podAntiAffinity?: PodAffinity } }).affinity;
-  const terms = [affinity?.podAffinity, affinity?.podAntiAffinity].flatMap((rules) => [
-    ...(rules?.requiredDuringSchedulingIgnoredDuringExecution ?? []),
-    ...(rules?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((weighted) => weighted.podAffinityTerm),
-  ]);
-  for (const term of terms) {
-    const selector = term.labelSelector;
-    if (!selector) continue;
-    const merged = [
-      ...(term.matchLabelKeys ?? []).map((key) => ({ key, operator: 'In' })),
-      ...(term.mismatchLabelKeys ?? []).map((key) => ({ key, operator: 'NotIn' })),
-    ].flatMap(({ key, operator }) => (labels[key] === undefined ? [] : [{ key, operator, values: [labels[key]] }]));
-    if (merged.length > 0) selector.matchExpressions = [...(selector.matchExpressions ?? []), ...merged];
-  }
-};
-
-/**
- * What kube gives back for `doc` as applied: canonical quantities, Secret stringData folded into
- * base64 data, a Pod's matchLabelKeys and mismatchLabelKeys merged into its affinity terms' selectors.
- */
-const expected = (doc: Doc): Doc => {
-  const walk = (value: unknown, key: string): unknown => {
-    if (Array.isArray(value)) return value.map((item) => walk(item, ''));
-    if (value === null || typeof value !== 'object') return QUANTITY_FIELDS.has(key) ? canonicalQuantity(value) : value;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, QUANTITY_MAPS.has(key) ? canonicalQuantity(v) : walk(v, k)]));
-  };
-  const out = walk(doc, '') as Doc;
-  if (out.kind === 'Secret' && out['stringData']) {
-    const folded = Object.entries(out['stringData'] as Record<string, string>).map(([k, v]) => [k, Buffer.from(v).toString('base64')]);
-    out['data'] = { ...(out['data'] as Record<string, string> | undefined), ...Object.fromEntries(folded) };
-    delete out['stringData'];
-  }
-  if (out.kind === 'Pod') mergeMatchLabelKeys(out);
-  return out;
-};
-
 describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
-  const temp = tempDir('kubectl-every-kind-');
-  const kubeconfig = join(temp.dir, 'kubeconfig');
-  let log: EventLog;
-  let api: TestApiServer;
-  let controllers: RunningControllers | undefined;
-
-  const { kubectl } = createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir }, 90_000);
-  const ok = async (...args: string[]): Promise<string> => {
-    const result = await kubectl(...args);
-    expect(result.stderr, args.join(' ')).toBe('');
-    expect(result.code, args.join(' ')).toBe(0);
-    return result.stdout;
-  };
+  const { kubectl, expectOk, dir } = useKubectlApiServer(adapter, 'kubectl-every-kind', { kubectlTimeoutMs: 90_000 });
   const scopeArgs = (manifest: Manifest): string[] => (namespaced.includes(manifest) ? ['-n', NAMESPACE] : []);
-
-  beforeAll(async () => {
-    log = await openTestLog(adapter, { dir: temp.dir });
-    const tls = generateSelfSignedCertificate();
-    api = await startTestApiServer(log, temp.dir, { tls });
-    writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
-  });
-
-  afterAll(async () => {
-    await controllers?.stop();
-    await api?.close();
-    await log?.close();
-    temp.remove();
-  });
 
   it('has a manifest for every stored kind of the registry and for events.k8s.io/v1 Event', () => {
     const applied = new Set(everyManifest.flatMap((manifest) => manifest.docs.map((doc) => `${groupOf(doc.apiVersion)}/${doc.kind}`)));
@@ -139,17 +54,17 @@ describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
   });
 
   it('applies the cluster-scoped manifests, then the namespaced ones', async () => {
-    const created = `${await ok('apply', '-f', join(EVERY_KIND, 'cluster'))}${await ok('apply', '-n', NAMESPACE, '-f', join(EVERY_KIND, 'namespaced'))}`;
+    const created = `${await expectOk('apply', '-f', join(EVERY_KIND, 'cluster'))}${await expectOk('apply', '-n', NAMESPACE, '-f', join(EVERY_KIND, 'namespaced'))}`;
     for (const doc of everyManifest.flatMap((manifest) => manifest.docs)) expect(created).toMatch(new RegExp(`/${doc.metadata.name.replaceAll('.', '\\.')} created`));
   });
 
   it.each(everyManifest.map((manifest) => [manifest.file, manifest] as const))('gives back every field of %s, as JSON and as YAML', async (_file, manifest) => {
-    const got = JSON.parse(await ok('get', ...scopeArgs(manifest), '-f', manifest.path, '-o', 'json')) as Doc & { items?: Doc[] };
-    expect(parse(await ok('get', ...scopeArgs(manifest), '-f', manifest.path, '-o', 'yaml'))).toEqual(got);
+    const got = JSON.parse(await expectOk('get', ...scopeArgs(manifest), '-f', manifest.path, '-o', 'json')) as Doc & { items?: Doc[] };
+    expect(parse(await expectOk('get', ...scopeArgs(manifest), '-f', manifest.path, '-o', 'yaml'))).toEqual(got);
     const objects = got.items ?? [got];
     expect(objects).toHaveLength(manifest.docs.length);
     manifest.docs.forEach((doc, index) => {
-      expect.soft(objects[index], `${doc.kind}/${doc.metadata.name}`).toMatchObject(expected(doc));
+      expect.soft(objects[index], `${doc.kind}/${doc.metadata.name}`).toMatchObject(asServed(doc));
       expect.soft(objects[index]?.metadata).toMatchObject({ uid: expect.any(String), resourceVersion: expect.any(String), creationTimestamp: expect.any(String) });
     });
   });
@@ -159,7 +74,7 @@ describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
     for (const { group, kind, plural } of explained) {
       const apiVersion = everyManifest.flatMap((manifest) => manifest.docs).find((doc) => doc.kind === kind && groupOf(doc.apiVersion) === group)?.apiVersion;
       expect(apiVersion, `${group}/${kind}`).toBeDefined();
-      const text = await ok('explain', plural, `--api-version=${apiVersion}`);
+      const text = await expectOk('explain', plural, `--api-version=${apiVersion}`);
       expect(text, `${group}/${kind}`).toMatch(new RegExp(`^KIND:\\s+${kind}$`, 'm'));
       expect(text, `${group}/${kind}`).toMatch(new RegExp(`^VERSION:\\s+${apiVersion?.split('/').at(-1)}$`, 'm'));
       if (group) expect(text, `${group}/${kind}`).toMatch(new RegExp(`^GROUP:\\s+${group.replaceAll('.', '\\.')}$`, 'm'));
@@ -176,19 +91,19 @@ describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
       ['endpointslices.endpoints.hints.forZones', /FIELD: forZones <\[\]ForZone>/],
       ['statefulsets.spec.persistentVolumeClaimRetentionPolicy.whenScaled', /FIELD: whenScaled <string>/],
     ];
-    for (const [field, text] of nested) expect(await ok('explain', field), field).toMatch(text);
+    for (const [field, text] of nested) expect(await expectOk('explain', field), field).toMatch(text);
   });
 
   it('removes every namespaced kind with its namespace', async () => {
     // A copy of every namespaced manifest in a namespace of its own (references to the namespace follow it).
     const doomed = 'every-kind-doomed';
-    const copies = join(temp.dir, 'doomed');
+    const copies = join(dir, 'doomed');
     mkdirSync(copies, { recursive: true });
     for (const manifest of namespaced) writeFileSync(join(copies, manifest.file), manifest.text.replaceAll(NAMESPACE, doomed));
-    await ok('create', 'namespace', doomed);
-    await ok('apply', '-n', doomed, '-f', copies);
+    await expectOk('create', 'namespace', doomed);
+    await expectOk('apply', '-n', doomed, '-f', copies);
     // Every namespaced resource the server lists, but the metrics API's: its pods are usage samples from node agents, not objects.
-    const resources = (await ok('api-resources', '--namespaced=true', '--verbs=list', '-o', 'name'))
+    const resources = (await expectOk('api-resources', '--namespaced=true', '--verbs=list', '-o', 'name'))
       .trim()
       .split('\n')
       .filter((resource) => !resource.endsWith('.metrics.k8s.io'));
@@ -203,7 +118,7 @@ describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
     // Every object applied is listed (Events twice: as core and as events.k8s.io/v1).
     for (const doc of namespacedDocs) expect(before.some((line) => line.endsWith(`/${doc.metadata.name}`)), `${doc.kind}/${doc.metadata.name}`).toBe(true);
 
-    expect(await ok('delete', 'namespace', doomed, '--timeout=60s')).toMatch(new RegExp(`namespace "${doomed}" deleted`));
+    expect(await expectOk('delete', 'namespace', doomed, '--timeout=60s')).toMatch(new RegExp(`namespace "${doomed}" deleted`));
     expect((await kubectl('get', 'namespace', doomed)).stderr).toMatch(/NotFound/);
     expect(await listed()).toBe('');
   });
@@ -211,7 +126,7 @@ describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
   it('deletes an object of every kind', async () => {
     // Namespaced objects first, the namespace itself last (cluster-scoped files are sorted, so reverse puts dependents first).
     for (const manifest of [...namespaced, ...[...clusterScoped].reverse()]) {
-      const deleted = await ok('delete', ...scopeArgs(manifest), '-f', manifest.path, '--timeout=60s');
+      const deleted = await expectOk('delete', ...scopeArgs(manifest), '-f', manifest.path, '--timeout=60s');
       for (const doc of manifest.docs) expect(deleted, manifest.file).toMatch(new RegExp(`"${doc.metadata.name.replaceAll('.', '\\.')}" deleted`));
       const gone = await kubectl('get', ...scopeArgs(manifest), '-f', manifest.path, '-o', 'name');
       expect(gone.stdout, manifest.file).toBe('');

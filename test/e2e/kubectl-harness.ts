@@ -1,9 +1,12 @@
 /**
- * The real kubectl against a `logplane up` cluster (`startCluster`, served over TLS as
- * users meet it) on one log, for a `describe` block: {@link useKubectlCluster} starts the
- * cluster in `beforeAll`, stops it and removes its directory in `afterAll`, and gives the
- * block kubectl (each call with the cluster's kubeconfig and its own discovery cache),
- * files to pass with `-f`, and waits on the cluster's projection.
+ * The real kubectl against logplane, for a `describe` block, served over TLS as users meet it
+ * (kubectl sends bearer tokens only over https). {@link useKubectlCluster}: a `logplane up`
+ * cluster (`startCluster`) on one log, with waits on its projection.
+ * {@link useKubectlApiServer}: an apiserver alone on a test log, by default with the namespace
+ * controller.
+ * Each starts in `beforeAll` and stops and removes its directory in `afterAll`, and gives the
+ * block kubectl (each call with the kubeconfig and its own discovery cache) and files to pass
+ * with `-f`. {@link asServed} is what kube gives back for a manifest as applied.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -11,9 +14,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
+import { ADMIN_TOKEN, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
 import { startCluster, type RunningCluster, type UpOptions } from '../../cli/up.ts';
+import type { EventLog } from '../../log/port.ts';
 import type { View } from '../../projections/index.ts';
+import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
 import { waitForView, type LogAdapter } from './helpers.ts';
 
@@ -33,6 +40,11 @@ export interface Kubectl {
   kubectl(...args: string[]): Promise<KubectlResult>;
   /** Runs kubectl and returns its stdout; rejects with its stderr when it exits non-zero. */
   ok(...args: string[]): Promise<string>;
+  /**
+   * Runs kubectl and returns its stdout, asserting with `expect` (each assertion labelled with
+   * the arguments) that it printed nothing on stderr and exited 0.
+   */
+  expectOk(...args: string[]): Promise<string>;
   /** Writes `text` to `name` in the working directory and returns the path. */
   file(name: string, text: string): string;
 }
@@ -56,6 +68,12 @@ export const createKubectl = (target: { kubeconfig: () => string; dir: () => str
     ok: async (...args) => {
       const result = await kubectl(...args);
       if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+      return result.stdout;
+    },
+    expectOk: async (...args) => {
+      const result = await kubectl(...args);
+      expect(result.stderr, args.join(' ')).toBe('');
+      expect(result.code, args.join(' ')).toBe(0);
       return result.stdout;
     },
     file: (name, text) => {
@@ -124,4 +142,130 @@ export const useKubectlCluster = (
       await waitForView(started().cluster.projection, what, (view) => condition(view), { timeoutMs });
     },
   };
+};
+
+/** An apiserver and kubectl for one `describe` block; `log`, `api` and `ca` exist once its `beforeAll` ran. */
+export interface KubectlApiServer extends Kubectl {
+  /** The block's temporary directory: the log, the projection, the kubeconfig, kubectl's cache and files. */
+  readonly dir: string;
+  /** The path of the kubeconfig: the server's address, the admin token, the server's certificate as its CA. */
+  readonly kubeconfig: string;
+  readonly log: EventLog;
+  readonly api: TestApiServer;
+  /** The PEM certificate the server serves over TLS, self-signed. */
+  readonly ca: string;
+}
+
+/**
+ * Registers `beforeAll`/`afterAll` that open a log on `adapter` in a temporary directory named
+ * `<prefix>-…`, start an apiserver on it serving TLS with a self-signed certificate, write a
+ * kubeconfig with the admin token trusting that certificate, and, unless `namespaceController`
+ * is false, run the namespace controller (`kubectl delete namespace` waits until it has emptied
+ * and released the namespace); `afterAll` stops them all and removes the directory. Each
+ * kubectl run may take `kubectlTimeoutMs`.
+ */
+export const useKubectlApiServer = (
+  adapter: LogAdapter,
+  prefix: string,
+  { namespaceController = true, kubectlTimeoutMs = 60_000 }: { namespaceController?: boolean; kubectlTimeoutMs?: number } = {},
+): KubectlApiServer => {
+  const temp = tempDir(`${prefix}-`);
+  const kubeconfig = join(temp.dir, 'kubeconfig');
+  let log: EventLog | undefined;
+  let api: TestApiServer | undefined;
+  let ca: string | undefined;
+  let controllers: RunningControllers | undefined;
+  const started = (): { log: EventLog; api: TestApiServer; ca: string } => {
+    if (!log || !api || !ca) throw new Error(`the ${prefix} apiserver is not started: use it inside tests or hooks of its describe block`);
+    return { log, api, ca };
+  };
+
+  beforeAll(async () => {
+    log = await openTestLog(adapter, { dir: temp.dir });
+    const tls = generateSelfSignedCertificate();
+    api = await startTestApiServer(log, temp.dir, { tls });
+    ca = tls.cert;
+    writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
+    if (namespaceController) controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
+  });
+
+  afterAll(async () => {
+    await controllers?.stop();
+    await api?.close();
+    await log?.close();
+    temp.remove();
+  });
+
+  return {
+    ...createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir }, kubectlTimeoutMs),
+    dir: temp.dir,
+    kubeconfig,
+    get log() {
+      return started().log;
+    },
+    get api() {
+      return started().api;
+    },
+    get ca() {
+      return started().ca;
+    },
+  };
+};
+
+/** A manifest's object as parsed from YAML. */
+export type KubeObject = { kind: string; metadata: { name: string } } & Record<string, unknown>;
+
+/** Maps whose values are quantities, and fields that hold one: kube gives them back as canonical strings. */
+const QUANTITY_MAPS = new Set(['requests', 'limits', 'default', 'defaultRequest', 'max', 'min', 'maxLimitRequestRatio', 'podFixed', 'hard', 'capacity']);
+const QUANTITY_FIELDS = new Set(['divisor', 'sizeLimit']);
+const canonicalQuantity = (value: unknown): unknown =>
+  typeof value !== 'number' ? value : Number.isInteger(value) ? String(value) : `${Math.round(value * 1000)}m`;
+
+type Selector = { matchExpressions?: { key: string; operator: string; values: string[] }[] };
+type AffinityTerm = { labelSelector?: Selector; matchLabelKeys?: string[]; mismatchLabelKeys?: string[] };
+type PodAffinity = { requiredDuringSchedulingIgnoredDuringExecution?: AffinityTerm[]; preferredDuringSchedulingIgnoredDuringExecution?: { podAffinityTerm: AffinityTerm }[] };
+
+/**
+ * kube 1.32's pod strategy on create (MatchLabelKeysInPodAffinity, beta and on since 1.31): the
+ * pod's own value of each `matchLabelKeys` key is merged into the term's labelSelector as `key In
+ * (value)`, of each `mismatchLabelKeys` key as `key NotIn (value)` (a term without a labelSelector
+ * is left alone).
+ */
+const mergeMatchLabelKeys = (pod: KubeObject): void => {
+  const labels = (pod.metadata as { labels?: Record<string, string> }).labels ?? {};
+  const affinity = (pod['spec'] as { affinity?: { podAffinity?: PodAffinity; podAntiAffinity?: PodAffinity } }).affinity;
+  const terms = [affinity?.podAffinity, affinity?.podAntiAffinity].flatMap((rules) => [
+    ...(rules?.requiredDuringSchedulingIgnoredDuringExecution ?? []),
+    ...(rules?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((weighted) => weighted.podAffinityTerm),
+  ]);
+  for (const term of terms) {
+    const selector = term.labelSelector;
+    if (!selector) continue;
+    const merged = [
+      ...(term.matchLabelKeys ?? []).map((key) => ({ key, operator: 'In' })),
+      ...(term.mismatchLabelKeys ?? []).map((key) => ({ key, operator: 'NotIn' })),
+    ].flatMap(({ key, operator }) => (labels[key] === undefined ? [] : [{ key, operator, values: [labels[key]] }]));
+    if (merged.length > 0) selector.matchExpressions = [...(selector.matchExpressions ?? []), ...merged];
+  }
+};
+
+/**
+ * What kube gives back for `doc` as applied (a copy; `doc` is left as it is): canonical
+ * quantities, Secret stringData folded into base64 data, a Pod's matchLabelKeys and
+ * mismatchLabelKeys merged into its affinity terms' selectors.
+ */
+export const asServed = <T extends KubeObject>(doc: T): T => {
+  const walk = (value: unknown, key: string): unknown => {
+    if (Array.isArray(value)) return value.map((item) => walk(item, ''));
+    if (value === null || typeof value !== 'object') return QUANTITY_FIELDS.has(key) ? canonicalQuantity(value) : value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, QUANTITY_MAPS.has(key) ? canonicalQuantity(v) : walk(v, k)]));
+  };
+  const out = walk(doc, '') as T;
+  if (out.kind === 'Secret' && out['stringData']) {
+    const folded = Object.entries(out['stringData'] as Record<string, string>).map(([k, v]) => [k, Buffer.from(v).toString('base64')]);
+    (out as KubeObject)['data'] = { ...(out['data'] as Record<string, string> | undefined), ...Object.fromEntries(folded) };
+    delete out['stringData'];
+  }
+  if (out.kind === 'Pod') mergeMatchLabelKeys(out);
+  return out;
 };

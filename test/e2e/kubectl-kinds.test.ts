@@ -8,16 +8,10 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
-import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
-import type { EventLog } from '../../log/port.ts';
-import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
-import { createKubectl } from './kubectl-harness.ts';
-
-type Doc = { kind: string; metadata: { name: string } } & Record<string, unknown>;
+import { describeOnBothLogs } from '../../apiserver/testing.ts';
+import { asServed, useKubectlApiServer, type KubeObject as Doc } from './kubectl-harness.ts';
 
 const MANIFESTS = new URL('./manifests/', import.meta.url);
 const read = (name: string): { path: string; docs: Doc[] } => {
@@ -25,60 +19,21 @@ const read = (name: string): { path: string; docs: Doc[] } => {
   return { path, docs: parseAllDocuments(readFileSync(path, 'utf8')).map((doc) => doc.toJSON() as Doc) };
 };
 
-/** What kube gives back for what was applied: canonical quantities, stringData folded into data. */
-const expected = (doc: Doc): Doc => {
-  const text = JSON.stringify(doc).replace('"cpu":0.1', '"cpu":"100m"');
-  const out = JSON.parse(text) as Doc;
-  if (out.kind === 'Secret' && out['stringData']) {
-    const data = Object.fromEntries(Object.entries(out['stringData'] as Record<string, string>).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-    delete out['stringData'];
-    out['data'] = data;
-  }
-  return out;
-};
-
 describeOnBothLogs('kubectl with every served kind', (adapter) => {
-  const temp = tempDir('kubectl-kinds-');
-  const kubeconfig = join(temp.dir, 'kubeconfig');
-  let log: EventLog;
-  let api: TestApiServer;
-  let controllers: RunningControllers | undefined;
-
-  const { kubectl } = createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir }, 90_000);
-  const ok = async (...args: string[]): Promise<string> => {
-    const result = await kubectl(...args);
-    expect(result.stderr, args.join(' ')).toBe('');
-    expect(result.code, args.join(' ')).toBe(0);
-    return result.stdout;
-  };
-
-  beforeAll(async () => {
-    log = await openTestLog(adapter, { dir: temp.dir });
-    const tls = generateSelfSignedCertificate();
-    api = await startTestApiServer(log, temp.dir, { tls });
-    writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
-  });
-
-  afterAll(async () => {
-    await controllers?.stop();
-    await api?.close();
-    await log?.close();
-    temp.remove();
-  });
+  const { kubectl, expectOk, dir } = useKubectlApiServer(adapter, 'kubectl-kinds', { kubectlTimeoutMs: 90_000 });
 
   const namespaced = read('kinds.yaml');
   const clusterScoped = read('cluster-kinds.yaml');
 
   it('applies a manifest of every kind and gives back every field applied', async () => {
-    await ok('create', 'namespace', 'shop');
-    const applied = await ok('apply', '-n', 'shop', '-f', namespaced.path);
-    const appliedCluster = await ok('apply', '-f', clusterScoped.path);
+    await expectOk('create', 'namespace', 'shop');
+    const applied = await expectOk('apply', '-n', 'shop', '-f', namespaced.path);
+    const appliedCluster = await expectOk('apply', '-f', clusterScoped.path);
     for (const doc of [...namespaced.docs, ...clusterScoped.docs]) {
       expect(`${applied}${appliedCluster}`).toMatch(new RegExp(`/${doc.metadata.name} created`));
       const isCluster = clusterScoped.docs.includes(doc);
-      const got = JSON.parse(await ok('get', doc.kind, doc.metadata.name, ...(isCluster ? [] : ['-n', 'shop']), '-o', 'json')) as Doc;
-      expect(got, `${doc.kind}/${doc.metadata.name}`).toMatchObject(expected(doc));
+      const got = JSON.parse(await expectOk('get', doc.kind, doc.metadata.name, ...(isCluster ? [] : ['-n', 'shop']), '-o', 'json')) as Doc;
+      expect(got, `${doc.kind}/${doc.metadata.name}`).toMatchObject(asServed(doc));
       expect(got.metadata).toMatchObject({ uid: expect.any(String), resourceVersion: expect.any(String) });
     }
   });
@@ -92,12 +47,12 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     ['rolebindings', /^NAME\s+ROLE\s+AGE\napp-reader\s+Role\/reader\s+\d+s$/m],
     ['ingress', /^NAME\s+CLASS\s+HOSTS\s+ADDRESS\s+PORTS\s+AGE\nweb\s+nginx\s+shop\.example\.com\s+80\s+\d+s$/m],
   ])('prints %s with kube\'s columns', async (resource, table) => {
-    expect(await ok('get', resource, '-n', 'shop')).toMatch(table);
+    expect(await expectOk('get', resource, '-n', 'shop')).toMatch(table);
   });
 
   it('prints cluster-scoped kinds with kube\'s columns', async () => {
-    expect(await ok('get', 'storageclass')).toMatch(/^local-path \(default\)\s+rancher\.io\/local-path\s+Delete\s+WaitForFirstConsumer\s+false\s+\d+s$/m);
-    expect(await ok('get', 'priorityclass', 'high')).toMatch(/^high\s+1000000\s+false\s+\d+s\s+PreemptLowerPriority$/m);
+    expect(await expectOk('get', 'storageclass')).toMatch(/^local-path \(default\)\s+rancher\.io\/local-path\s+Delete\s+WaitForFirstConsumer\s+false\s+\d+s$/m);
+    expect(await expectOk('get', 'priorityclass', 'high')).toMatch(/^high\s+1000000\s+false\s+\d+s\s+PreemptLowerPriority$/m);
   });
 
   it.each([
@@ -106,21 +61,21 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     ['ingress.spec.rules.http.paths.backend.service.port', /FIELD: port <ServiceBackendPort>/],
     ['clusterrolebinding.roleRef', /GROUP:\s+rbac\.authorization\.k8s\.io[\s\S]*FIELD: roleRef <RoleRef>/],
   ])('explains %s', async (field, text) => {
-    expect(await ok('explain', field)).toMatch(text);
+    expect(await expectOk('explain', field)).toMatch(text);
   });
 
   it('creates config maps, secrets and jobs with kubectl create', async () => {
-    await ok('create', 'configmap', 'literal', '-n', 'shop', '--from-literal=color=blue');
-    await ok('create', 'secret', 'generic', 'token', '-n', 'shop', '--from-literal=token=abc');
-    await ok('create', 'job', 'once', '-n', 'shop', '--image=busybox:1.36', '--', 'echo', 'hi');
-    const secret = JSON.parse(await ok('get', 'secret', 'token', '-n', 'shop', '-o', 'json')) as { data: Record<string, string> };
+    await expectOk('create', 'configmap', 'literal', '-n', 'shop', '--from-literal=color=blue');
+    await expectOk('create', 'secret', 'generic', 'token', '-n', 'shop', '--from-literal=token=abc');
+    await expectOk('create', 'job', 'once', '-n', 'shop', '--image=busybox:1.36', '--', 'echo', 'hi');
+    const secret = JSON.parse(await expectOk('get', 'secret', 'token', '-n', 'shop', '-o', 'json')) as { data: Record<string, string> };
     expect(Buffer.from(secret.data['token'] ?? '', 'base64').toString()).toBe('abc');
-    const job = JSON.parse(await ok('get', 'job', 'once', '-n', 'shop', '-o', 'json')) as { spec: { template: { spec: { containers: { command: string[] }[]; restartPolicy: string } } } };
+    const job = JSON.parse(await expectOk('get', 'job', 'once', '-n', 'shop', '-o', 'json')) as { spec: { template: { spec: { containers: { command: string[] }[]; restartPolicy: string } } } };
     expect(job.spec.template.spec).toMatchObject({ restartPolicy: 'Never', containers: [{ command: ['echo', 'hi'] }] });
   });
 
   it('refuses a bad object of a new kind with kube\'s field error, appending nothing', async () => {
-    const bad = join(temp.dir, 'bad.yaml');
+    const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  no/slash: x\n');
     const result = await kubectl('apply', '-n', 'shop', '-f', bad);
     expect(result.code).not.toBe(0);
@@ -129,24 +84,24 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
   });
 
   it('scales every kind with a scale subresource: StatefulSet and ReplicationController too', async () => {
-    const rc = join(temp.dir, 'rc.yaml');
+    const rc = join(dir, 'rc.yaml');
     writeFileSync(
       rc,
       'apiVersion: v1\nkind: ReplicationController\nmetadata: {name: mysql}\nspec:\n  replicas: 1\n  selector: {app: mysql, tier: db}\n  template:\n    metadata: {labels: {app: mysql, tier: db}}\n    spec: {containers: [{name: mysql, image: mysql:8}]}\n',
     );
-    await ok('create', '-n', 'shop', '-f', rc);
-    expect(await ok('scale', 'rc', 'mysql', '-n', 'shop', '--replicas=2')).toMatch(/replicationcontroller\/mysql scaled/);
-    expect(await ok('scale', 'statefulset', 'db', '-n', 'shop', '--replicas=4')).toMatch(/statefulset.apps\/db scaled/);
-    expect(await ok('get', 'rc', 'mysql', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}')).toBe('2');
-    expect(await ok('get', 'statefulset', 'db', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}')).toBe('4');
-    const scale = JSON.parse(await ok('get', '--raw', '/api/v1/namespaces/shop/replicationcontrollers/mysql/scale')) as Doc;
+    await expectOk('create', '-n', 'shop', '-f', rc);
+    expect(await expectOk('scale', 'rc', 'mysql', '-n', 'shop', '--replicas=2')).toMatch(/replicationcontroller\/mysql scaled/);
+    expect(await expectOk('scale', 'statefulset', 'db', '-n', 'shop', '--replicas=4')).toMatch(/statefulset.apps\/db scaled/);
+    expect(await expectOk('get', 'rc', 'mysql', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}')).toBe('2');
+    expect(await expectOk('get', 'statefulset', 'db', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}')).toBe('4');
+    const scale = JSON.parse(await expectOk('get', '--raw', '/api/v1/namespaces/shop/replicationcontrollers/mysql/scale')) as Doc;
     expect(scale).toMatchObject({ kind: 'Scale', spec: { replicas: 2 }, status: { selector: 'app=mysql,tier=db' } });
     const refused = await kubectl('scale', 'daemonset', 'agent', '-n', 'shop', '--replicas=2');
     expect(refused.code).not.toBe(0);
   });
 
   it('serves autoscaling/v1 and events.k8s.io/v1 as conversions of the stored versions', async () => {
-    const manifest = join(temp.dir, 'converted.yaml');
+    const manifest = join(dir, 'converted.yaml');
     writeFileSync(
       manifest,
       [
@@ -168,33 +123,33 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
         'reportingInstance: operator-0',
       ].join('\n'),
     );
-    await ok('apply', '-n', 'shop', '-f', manifest);
-    const v2 = JSON.parse(await ok('get', 'hpa', 'api', '-n', 'shop', '-o', 'json')) as Doc;
+    await expectOk('apply', '-n', 'shop', '-f', manifest);
+    const v2 = JSON.parse(await expectOk('get', 'hpa', 'api', '-n', 'shop', '-o', 'json')) as Doc;
     expect(v2).toMatchObject({ apiVersion: 'autoscaling/v2', spec: { metrics: [{ resource: { name: 'cpu', target: { averageUtilization: 65 } } }] } });
-    const v1 = JSON.parse(await ok('get', 'horizontalpodautoscalers.v1.autoscaling', 'api', '-n', 'shop', '-o', 'json')) as Doc;
+    const v1 = JSON.parse(await expectOk('get', 'horizontalpodautoscalers.v1.autoscaling', 'api', '-n', 'shop', '-o', 'json')) as Doc;
     expect(v1).toMatchObject({ apiVersion: 'autoscaling/v1', spec: { targetCPUUtilizationPercentage: 65, minReplicas: 2 } });
-    expect(await ok('get', 'hpa', 'api', '-n', 'shop')).toMatch(/^api\s+StatefulSet\/db\s+cpu: <unknown>\/65%\s+2\s+6\s+0\s+\d+s$/m);
-    expect(await ok('explain', 'hpa.spec.targetCPUUtilizationPercentage', '--api-version=autoscaling/v1')).toMatch(/FIELD: targetCPUUtilizationPercentage <integer>/);
-    const core = JSON.parse(await ok('get', 'events', 'db-0.restarted', '-n', 'shop', '-o', 'json')) as Doc;
+    expect(await expectOk('get', 'hpa', 'api', '-n', 'shop')).toMatch(/^api\s+StatefulSet\/db\s+cpu: <unknown>\/65%\s+2\s+6\s+0\s+\d+s$/m);
+    expect(await expectOk('explain', 'hpa.spec.targetCPUUtilizationPercentage', '--api-version=autoscaling/v1')).toMatch(/FIELD: targetCPUUtilizationPercentage <integer>/);
+    const core = JSON.parse(await expectOk('get', 'events', 'db-0.restarted', '-n', 'shop', '-o', 'json')) as Doc;
     expect(core).toMatchObject({ apiVersion: 'v1', involvedObject: { name: 'db-0' }, message: 'Restarted by the operator', reportingComponent: 'example.com/operator' });
-    const events = JSON.parse(await ok('get', 'events.v1.events.k8s.io', '-n', 'shop', '-o', 'json')) as { items: Doc[] };
+    const events = JSON.parse(await expectOk('get', 'events.v1.events.k8s.io', '-n', 'shop', '-o', 'json')) as { items: Doc[] };
     expect(events.items).toContainEqual(expect.objectContaining({ apiVersion: 'events.k8s.io/v1', note: 'Restarted by the operator', regarding: expect.objectContaining({ name: 'db-0' }) }));
-    expect(await ok('get', 'events', '-n', 'shop')).toMatch(/Warning\s+Restarted\s+pod\/db-0\s+Restarted by the operator/);
+    expect(await expectOk('get', 'events', '-n', 'shop')).toMatch(/Warning\s+Restarted\s+pod\/db-0\s+Restarted by the operator/);
     // Server-side apply merges in the request's version.
-    const serverSide = join(temp.dir, 'hpa-v1.yaml');
+    const serverSide = join(dir, 'hpa-v1.yaml');
     const hpaV1 = (target: number) =>
       `apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: api2}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: StatefulSet, name: db}, maxReplicas: 4, targetCPUUtilizationPercentage: ${target}}\n`;
     writeFileSync(serverSide, hpaV1(50));
-    await ok('apply', '--server-side', '-n', 'shop', '-f', serverSide);
+    await expectOk('apply', '--server-side', '-n', 'shop', '-f', serverSide);
     writeFileSync(serverSide, hpaV1(40));
-    await ok('apply', '--server-side', '-n', 'shop', '-f', serverSide);
-    expect(await ok('get', 'horizontalpodautoscalers.v1.autoscaling', 'api2', '-n', 'shop', '-o', 'jsonpath={.spec.targetCPUUtilizationPercentage}')).toBe('40');
-    expect(await ok('get', 'hpa', 'api2', '-n', 'shop', '-o', 'jsonpath={.spec.metrics[0].resource.target.averageUtilization}')).toBe('40');
+    await expectOk('apply', '--server-side', '-n', 'shop', '-f', serverSide);
+    expect(await expectOk('get', 'horizontalpodautoscalers.v1.autoscaling', 'api2', '-n', 'shop', '-o', 'jsonpath={.spec.targetCPUUtilizationPercentage}')).toBe('40');
+    expect(await expectOk('get', 'hpa', 'api2', '-n', 'shop', '-o', 'jsonpath={.spec.metrics[0].resource.target.averageUtilization}')).toBe('40');
   });
 
   it('deletes objects of the new kinds, and a namespace deletion removes every namespaced kind', async () => {
     // Every namespaced resource the server lists, but the metrics API's (usage samples from node agents, not objects).
-    const resources = (await ok('api-resources', '--namespaced=true', '--verbs=list', '-o', 'name'))
+    const resources = (await expectOk('api-resources', '--namespaced=true', '--verbs=list', '-o', 'name'))
       .trim()
       .split('\n')
       .filter((resource) => !resource.endsWith('.metrics.k8s.io'));
@@ -205,11 +160,11 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     };
     const before = await listed();
     for (const doc of namespaced.docs) expect(before, `${doc.kind}/${doc.metadata.name}`).toMatch(new RegExp(`/${doc.metadata.name}$`, 'm'));
-    await ok('delete', 'cronjob', 'report', '-n', 'shop');
+    await expectOk('delete', 'cronjob', 'report', '-n', 'shop');
     expect((await kubectl('get', 'cronjob', 'report', '-n', 'shop')).stderr).toMatch(/not found/);
-    await ok('delete', 'namespace', 'shop', '--timeout=60s');
+    await expectOk('delete', 'namespace', 'shop', '--timeout=60s');
     expect((await kubectl('get', 'namespace', 'shop')).stderr).toMatch(/NotFound/);
     expect(await listed()).toBe('');
-    expect(JSON.parse(await ok('get', 'storageclass', 'local-path', '-o', 'json'))).toMatchObject({ provisioner: 'rancher.io/local-path' });
+    expect(JSON.parse(await expectOk('get', 'storageclass', 'local-path', '-o', 'json'))).toMatchObject({ provisioner: 'rancher.io/local-path' });
   });
 });

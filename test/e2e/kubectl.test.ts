@@ -9,14 +9,10 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
-import { ADMIN_TOKEN, describeOnBothLogs, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
-import type { EventLog } from '../../log/port.ts';
-import pino from 'pino';
-import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
-import { createKubectl } from './kubectl-harness.ts';
+import { describeOnBothLogs } from '../../apiserver/testing.ts';
+import { useKubectlApiServer } from './kubectl-harness.ts';
 
 const APP = `apiVersion: apps/v1
 kind: Deployment
@@ -74,30 +70,7 @@ metadata:
 `;
 
 describeOnBothLogs('kubectl', (adapter) => {
-  const temp = tempDir('kubectl-e2e-');
-  const kubeconfig = join(temp.dir, 'kubeconfig');
-  let log: EventLog;
-  let api: TestApiServer;
-
-  const { kubectl, file } = createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir });
-
-
-  let controllers: RunningControllers | undefined;
-  beforeAll(async () => {
-    log = await openTestLog(adapter, { dir: temp.dir });
-    const tls = generateSelfSignedCertificate();
-    api = await startTestApiServer(log, temp.dir, { tls });
-    writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    // `kubectl delete namespace` waits until the namespace controller has emptied and released it.
-    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
-  });
-
-  afterAll(async () => {
-    await controllers?.stop();
-    await api?.close();
-    await log?.close();
-    temp.remove();
-  });
+  const { kubectl, file, dir, kubeconfig } = useKubectlApiServer(adapter, 'kubectl-e2e');
 
   it('lists the default namespaces', async () => {
     const result = await kubectl('get', 'namespaces');
@@ -158,7 +131,7 @@ describeOnBothLogs('kubectl', (adapter) => {
 
   it('applies manifests: created, configured, unchanged', async () => {
     const manifest = (replicas: number) => APP.replace(/name: web/g, 'name: api').replace(/app: web/g, 'app: api').replace('replicas: 2', `replicas: ${replicas}`);
-    const path = join(temp.dir, 'api.yaml');
+    const path = join(dir, 'api.yaml');
     writeFileSync(path, manifest(1));
     expect((await kubectl('apply', '-f', path)).stdout).toBe('deployment.apps/api created\nservice/api created\n');
     writeFileSync(path, manifest(3));
@@ -189,7 +162,7 @@ describeOnBothLogs('kubectl', (adapter) => {
   });
 
   it('streams changes with get -w', async () => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(temp.dir, 'cache'), 'get', 'pod', 'hello', '-w']);
+    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'pod', 'hello', '-w']);
     let output = '';
     const listeners = new Set<() => void>();
     child.stdout.on('data', (chunk: Buffer) => {
@@ -224,7 +197,7 @@ describeOnBothLogs('kubectl', (adapter) => {
     const unknown = await kubectl('create', '-f', file('unknown.yaml', `${POD.replace('name: hello\n', 'name: strict\n')}  foo: bar\n`));
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('unknown field "spec.foo"');
-    const duplicate = await kubectl('create', '-f', join(temp.dir, 'pod.yaml'));
+    const duplicate = await kubectl('create', '-f', join(dir, 'pod.yaml'));
     expect(duplicate.stderr).toContain('Error from server (AlreadyExists): error when creating');
     expect(duplicate.stderr).toContain('pods "hello" already exists');
     const missing = await kubectl('get', 'deploy', 'nothing');
@@ -232,7 +205,7 @@ describeOnBothLogs('kubectl', (adapter) => {
   });
 
   it('deletes with delete -f, waiting for the objects to go', async () => {
-    const result = await kubectl('delete', '-f', join(temp.dir, 'app.yaml'), '-f', join(temp.dir, 'pod.yaml'));
+    const result = await kubectl('delete', '-f', join(dir, 'app.yaml'), '-f', join(dir, 'pod.yaml'));
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toBe('deployment.apps "web" deleted\nservice "web" deleted\npod "hello" deleted\n');
     const after = await kubectl('get', 'deploy,svc,pods');

@@ -11,12 +11,10 @@ import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { generateSelfSignedCertificate, writeKubeconfig } from '../../apiserver/index.ts';
-import { ADMIN_TOKEN, describeOnBothLogs, logEnd, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../../apiserver/testing.ts';
-import type { EventLog } from '../../log/port.ts';
-import { createKubectl } from './kubectl-harness.ts';
+import { ADMIN_TOKEN, describeOnBothLogs, logEnd } from '../../apiserver/testing.ts';
+import { useKubectlApiServer } from './kubectl-harness.ts';
 
 const deployment = (options: { name: string; replicas?: number; labels?: Record<string, string>; env?: boolean }): string => {
   const labels = Object.entries({ app: options.name, ...options.labels })
@@ -55,18 +53,15 @@ interface ManagedEntry {
 }
 
 describeOnBothLogs('server-side apply', (adapter) => {
-  const temp = tempDir('ssa-e2e-');
-  const kubeconfig = join(temp.dir, 'kubeconfig');
-  let log: EventLog;
-  let api: TestApiServer;
-  let ca: string;
+  const server = useKubectlApiServer(adapter, 'ssa-e2e', { namespaceController: false });
+  const { kubectl, file, dir, kubeconfig } = server;
 
   /** A PATCH over TLS trusting the test certificate; the status and parsed body. */
   const patch = (path: string, body: unknown, contentType: string): Promise<{ status: number; body: any }> =>
     new Promise((resolve, reject) => {
       const req = httpsRequest(
-        `${api.server.url}${path}`,
-        { method: 'PATCH', ca, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': contentType, Accept: 'application/json' } },
+        `${server.api.server.url}${path}`,
+        { method: 'PATCH', ca: server.ca, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': contentType, Accept: 'application/json' } },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -78,28 +73,11 @@ describeOnBothLogs('server-side apply', (adapter) => {
       req.end(JSON.stringify(body));
     });
 
-  const { kubectl, file } = createKubectl({ kubeconfig: () => kubeconfig, dir: () => temp.dir });
-
-
   const getYaml = async (...args: string[]): Promise<any> => {
     const result = await kubectl('get', ...args, '-o', 'yaml');
     expect(result.stderr).toBe('');
     return parseYaml(result.stdout);
   };
-
-  beforeAll(async () => {
-    log = await openTestLog(adapter, { dir: temp.dir });
-    const tls = generateSelfSignedCertificate();
-    ca = tls.cert;
-    api = await startTestApiServer(log, temp.dir, { tls });
-    writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-  });
-
-  afterAll(async () => {
-    await api?.close();
-    await log?.close();
-    temp.remove();
-  });
 
   it('creates with --server-side, recording kubectl as the Apply manager, shown only with --show-managed-fields', async () => {
     const path = file('web.yaml', deployment({ name: 'web', replicas: 2 }));
@@ -137,10 +115,10 @@ describeOnBothLogs('server-side apply', (adapter) => {
 
   it('re-applies the same file as unchanged: nothing appended, resourceVersion kept', async () => {
     const before = await getYaml('deploy', 'web');
-    const end = await logEnd(log, 'desired');
-    const again = await kubectl('apply', '--server-side', '-f', join(temp.dir, 'web.yaml'));
+    const end = await logEnd(server.log, 'desired');
+    const again = await kubectl('apply', '--server-side', '-f', join(dir, 'web.yaml'));
     expect(again).toMatchObject({ code: 0, stderr: '' });
-    expect(await logEnd(log, 'desired')).toBe(end);
+    expect(await logEnd(server.log, 'desired')).toBe(end);
     const after = await getYaml('deploy', 'web');
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
@@ -172,9 +150,9 @@ describeOnBothLogs('server-side apply', (adapter) => {
     expect(created).toMatchObject({ code: 0, stderr: '', stdout: 'deployment.apps/echo serverside-applied\nservice/echo serverside-applied\n' });
     const service = await getYaml('svc', 'echo');
     expect(service.spec.clusterIP).toMatch(/^127\.96\./);
-    const end = await logEnd(log, 'desired');
+    const end = await logEnd(server.log, 'desired');
     expect((await kubectl('apply', '--server-side', '-f', example.pathname)).code).toBe(0);
-    expect(await logEnd(log, 'desired')).toBe(end);
+    expect(await logEnd(server.log, 'desired')).toBe(end);
     expect((await getYaml('svc', 'echo')).metadata.resourceVersion).toBe(service.metadata.resourceVersion);
 
     const scaled = file('echo-5.yaml', readFileSync(example, 'utf8').replace('replicas: 3', 'replicas: 5'));
@@ -186,10 +164,10 @@ describeOnBothLogs('server-side apply', (adapter) => {
   });
 
   it('applies with --dry-run=server without appending, and applies cluster-scoped kinds', async () => {
-    const end = await logEnd(log, 'desired');
+    const end = await logEnd(server.log, 'desired');
     const dry = await kubectl('apply', '--server-side', '--dry-run=server', '-f', file('dry.yaml', deployment({ name: 'dry', replicas: 1 })));
     expect(dry).toMatchObject({ code: 0, stderr: '', stdout: 'deployment.apps/dry serverside-applied (server dry run)\n' });
-    expect(await logEnd(log, 'desired')).toBe(end);
+    expect(await logEnd(server.log, 'desired')).toBe(end);
     expect((await kubectl('get', 'deploy', 'dry')).stderr).toContain('NotFound');
     const ns = await kubectl('apply', '--server-side', '-f', file('ns.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: applied\n  labels:\n    team: a\n'));
     expect(ns).toMatchObject({ code: 0, stderr: '', stdout: 'namespace/applied serverside-applied\n' });
