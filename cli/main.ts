@@ -6,16 +6,17 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino, { type Logger } from 'pino';
-import { parseHostPort, parseUpstream, type HostPort } from '../addons/dns/index.ts';
-import { parseIngressAddress, type IngressAddress } from '../addons/ingress/index.ts';
-import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/index.ts';
-import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controllers.ts';
-import { startCluster } from './up.ts';
-import { runAgent, runApiserver, runControllers, type Component } from './components.ts';
+import { parseHostPort, type HostPort } from '../addons/dns/address.ts';
+import { parseUpstream } from '../addons/dns/upstream.ts';
+import { parseIngressAddress, type IngressAddress } from '../addons/ingress/address.ts';
+import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/authorization/mode-names.ts';
+import { CONTROLLER_NAMES, type ControllerName } from '../reconcilers/controller-names.ts';
+import type { Component } from './components.ts';
 import { registerHistoryVerbs } from './history/index.ts';
 import { registerResourceVerbs } from './verbs/index.ts';
 import { type RuntimeFlags, runtimeSettings, withRuntimeOptions } from './runtime-flags.ts';
-import { DURABILITIES, KAFKA_DEFAULT_PARTITIONS, type Durability, type LogTarget } from './wiring.ts';
+import { DURABILITIES, KAFKA_DEFAULT_PARTITIONS, type Durability } from './log-flags.ts';
+import type { LogTarget } from './wiring.ts';
 
 const integer = (name: string) => (value: string): number => {
   const parsed = Number(value);
@@ -268,6 +269,7 @@ export const buildProgram = (): Command => {
       dns: HostPort | 'none'; dnsUpstream?: string[]; ingress: IngressAddress | 'none';
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
+      const { startCluster } = await import('./up.ts');
       const cluster = await startCluster({
         dataDir: flags.data,
         nodes: flags.nodes,
@@ -327,6 +329,7 @@ export const buildProgram = (): Command => {
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
   )))).action(async (flags: LogFlags & LimitFlags & AuditFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
+    const { runApiserver } = await import('./components.ts');
     const component = await runApiserver({
       target: logTarget(flags, flags.data),
       dataDir: flags.data,
@@ -360,6 +363,7 @@ export const buildProgram = (): Command => {
     const only = flags.only?.split(',').map((n) => n.trim());
     const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
     if (unknown && unknown.length > 0) throw new InvalidArgumentError(`unknown controller(s) ${unknown.join(', ')}; known: ${CONTROLLER_NAMES.join(', ')}`);
+    const { runControllers } = await import('./components.ts');
     const component = await runControllers({
       target: logTarget(flags, flags.data),
       dataDir: flags.data,
@@ -387,6 +391,7 @@ export const buildProgram = (): Command => {
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
   )).action(async (flags: LogFlags & RuntimeFlags & { node: string; data: string; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
+    const { runAgent } = await import('./components.ts');
     const component = await runAgent({
       target: logTarget(flags, flags.data),
       dataDir: flags.data,

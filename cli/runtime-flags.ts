@@ -3,7 +3,12 @@
  * settings (the process runtime's pod user; the CRI runtime's endpoint and cgroup parent).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { type CriRuntimeOptions, DEFAULT_CRI_ENDPOINT, KubeletConfigError, type PodUser, RUNTIME_KINDS, type RuntimeKind, parsePodUser } from '../node-agent/kubelet/index.ts';
+// The modules themselves, not the kubelet's index: parsing flags must not load the runtimes (gRPC, …).
+import type { CriRuntimeOptions } from '../node-agent/kubelet/cri/runtime.ts';
+import { DEFAULT_CRI_ENDPOINT } from '../node-agent/kubelet/cri/endpoint.ts';
+import { KubeletConfigError } from '../node-agent/kubelet/errors.ts';
+import { type PodUser, parsePodUser } from '../node-agent/kubelet/pod-user.ts';
+import { RUNTIME_KINDS, type RuntimeKind } from '../node-agent/kubelet/runtime.ts';
 
 /** The flags as commander parsed them. */
 export interface RuntimeFlags {

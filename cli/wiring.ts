@@ -41,16 +41,9 @@ import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
 import type { ClusterCredentials } from './pki.ts';
 import { createTokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
 
-/** When an embedded-log append is acknowledged: after the disk flush, or after the commit. */
-export type Durability = 'flushed' | 'committed';
-export const DURABILITIES: readonly Durability[] = ['flushed', 'committed'];
+import { type Durability, KAFKA_DEFAULT_PARTITIONS } from './log-flags.ts';
 
-/**
- * Partitions per topic of a new cluster on Kafka when `--partitions` is not given: enough
- * that a second and a third `controllers` process get partitions of their own (with one,
- * every controllers process but one is a hot standby). An existing cluster keeps its count.
- */
-export const KAFKA_DEFAULT_PARTITIONS = 3;
+export { DURABILITIES, type Durability, KAFKA_DEFAULT_PARTITIONS } from './log-flags.ts';
 
 /** Where the log lives. */
 export type LogTarget = (

@@ -27,29 +27,9 @@ import { createEventTtlController } from './event-ttl/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 import { createHpaController, type MetricsSource } from './hpa/index.ts';
 
-/** Every controller logplane has, by name. */
-export const CONTROLLER_NAMES = [
-  'scheduler',
-  'replicaset',
-  'replicationcontroller',
-  'deployment',
-  'job',
-  'statefulset',
-  'daemonset',
-  'disruption',
-  'ttl-after-finished',
-  'cronjob',
-  'hpa',
-  'event-ttl',
-  'endpoints',
-  'node-lifecycle',
-  'garbage-collector',
-  'namespace',
-  'root-ca-cert-publisher',
-  'serviceaccount',
-  'resourcequota',
-] as const;
-export type ControllerName = (typeof CONTROLLER_NAMES)[number];
+import { CONTROLLER_NAMES, type ControllerName } from './controller-names.ts';
+
+export { CONTROLLER_NAMES, type ControllerName };
 
 export interface ControllersOptions {
   readonly log: EventLog;

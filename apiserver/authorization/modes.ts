@@ -7,28 +7,12 @@ import type { Projection } from '../../projections/index.ts';
 import { assertNever } from '../../schemas/index.ts';
 import { alwaysAllow, alwaysDeny, privilegedGroups, SYSTEM_MASTERS, unionAuthorizer, type Authorizer } from './decision.ts';
 import { AuthorizationModeError } from './errors.ts';
+import { AUTHORIZATION_MODES, type AuthorizationMode, parseAuthorizationModes } from './mode-names.ts';
 import { createNodeAuthorizer } from './node.ts';
 import { createPolicyIndex } from './policy-index.ts';
 import { createRbacAuthorizer } from './rbac.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC'] as const;
-export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
-
-const isMode = (mode: string): mode is AuthorizationMode => (AUTHORIZATION_MODES as readonly string[]).includes(mode);
-
-/** Parses `RBAC` or `AlwaysAllow,RBAC` (kube's names; no repeats, at least one). */
-export const parseAuthorizationModes = (text: string): readonly AuthorizationMode[] => {
-  const modes = text.split(',').map((mode) => mode.trim());
-  const seen = new Set<string>();
-  for (const mode of modes) {
-    if (!isMode(mode)) {
-      throw new AuthorizationModeError(`--authorization-mode: authorization mode ${JSON.stringify(mode)} is not a valid mode; supported modes: ${AUTHORIZATION_MODES.join(', ')}`);
-    }
-    if (seen.has(mode)) throw new AuthorizationModeError(`--authorization-mode: authorization mode ${JSON.stringify(mode)} is specified more than once`);
-    seen.add(mode);
-  }
-  return modes as AuthorizationMode[];
-};
+export { AUTHORIZATION_MODES, type AuthorizationMode, parseAuthorizationModes };
 
 /** The authorizer of a server, and how to release what it holds. */
 export interface Authorization {

@@ -45,8 +45,7 @@ import { type ContainerConfig, type CriClient, type CriVersion, type PodSandboxC
 import { CriError } from './errors.ts';
 import { linuxResources } from './resources.ts';
 
-/** containerd's default CRI socket (kubelet's `--container-runtime-endpoint` for containerd). */
-export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
+export { DEFAULT_CRI_ENDPOINT } from './endpoint.ts';
 
 /**
  * Asks the CRI runtime at `endpoint` for its version, so an agent pointed at a runtime that
