@@ -187,6 +187,10 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
     const sleepers = await sleepersOf();
     const before = new Map(sleepers.map((p) => [p.metadata.name, p.status?.containerStatuses?.[0]?.containerID]));
     const crashRestarts = (await getPod('crash')).status?.containerStatuses?.[0]?.restartCount ?? 0;
+    // Pods deleted by earlier tests are gone from the API before their sandboxes are removed:
+    // wait until every sandbox belongs to a pod that exists, so no removal is still under way.
+    const podUids = new Set((JSON.parse(ok(await kube('get', 'pods', '-o', 'json'))) as { items: Pod[] }).items.map((p) => p.metadata.uid));
+    await waitFor('only the sandboxes of existing pods', async () => (await harness.containerd.cri.listPodSandboxes()).every((s) => podUids.has(s.uid)));
     const sandboxesBefore = (await harness.containerd.cri.listPodSandboxes()).map((s) => s.id).sort();
     up.kill();
     await up.exited;
