@@ -139,7 +139,10 @@ describe('scheduler controller: PrioritySort', () => {
     expect(boundNode(decisions.get('Pod/default/b-high')?.commands)).toBe('node-1');
     expect(boundNode(decisions.get('Pod/default/a-low')?.commands)).toBeUndefined();
     const update = decisions.get('Pod/default/a-low')?.commands[0];
-    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/1 nodes are available: 1 Insufficient cpu.');
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
+      // kube's PostFilter suffix: no pod of lower priority than a-low's to preempt.
+      '0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..',
+    );
   });
 });
 
@@ -149,7 +152,10 @@ describe('scheduler controller: extended resources', () => {
     const before = cluster([node('node-1'), node('node-2'), gpuPod]);
     const waiting = decidePods(['Pod/default/trainer'], before.view(), { now: 0 }, 'default-scheduler').get('Pod/default/trainer');
     const update = waiting?.commands[0];
-    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/2 nodes are available: 2 Insufficient nvidia.com/gpu.');
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
+      // More GPUs than the nodes advertise: removing pods cannot help (kube's UnschedulableAndUnresolvable).
+      '0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..',
+    );
     const gpuNode: Node = { ...node('node-gpu'), status: { ...node('node-gpu').status, allocatable: { cpu: '4', memory: '8Gi', pods: '110', 'nvidia.com/gpu': '1' } } };
     const after = cluster([node('node-1'), node('node-2'), gpuNode, gpuPod]);
     // The node's arrival retries the pod; it binds to the GPU node.
