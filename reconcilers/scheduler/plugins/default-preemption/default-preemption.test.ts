@@ -191,7 +191,7 @@ describe('DefaultPreemption: which pods may preempt, and where', () => {
 });
 
 describe('splitByBudgetViolation (kube filterPodsWithPDBViolation)', () => {
-  const budget = (allowed: number, disrupted: Record<string, string> = {}, selector: PodDisruptionBudget['spec']['selector'] = { matchLabels: { app: 'web' } }): PodDisruptionBudget => ({
+  const budget = (allowed: number, disrupted: Record<string, string> = {}, selector: NonNullable<PodDisruptionBudget['spec']>['selector'] = { matchLabels: { app: 'web' } }): PodDisruptionBudget => ({
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { name: 'web', namespace: 'default' },
