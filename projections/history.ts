@@ -279,6 +279,8 @@ export interface CauseLink {
   readonly rationale?: BindingRationale;
   /** A one-line account of what happened ("bound to node-2 by controller scheduler"). */
   readonly summary: string;
+  /** The scheduler's PodScheduled message, for its status write of a pod it could not bind (why it waits, whom it preempted). */
+  readonly scheduling?: string;
 }
 
 const readRationale = async (log: EventLog, event: EventRecord): Promise<BindingRationale | undefined> => {
@@ -287,6 +289,17 @@ const readRationale = async (log: EventLog, event: EventRecord): Promise<Binding
   if (!record) return undefined;
   const decoded = decodeEvent(record.value);
   return decoded.body.type === 'PodBound' ? decoded.body.rationale : undefined;
+};
+
+/** The PodScheduled message of a pod status the scheduler wrote (read back from the log), if the event is one. */
+const readSchedulingMessage = async (log: EventLog, event: EventRecord): Promise<string | undefined> => {
+  if (event.eventType !== 'ObjectUpdated' || event.actor.type !== 'controller' || event.actor.name !== 'scheduler' || !event.key.startsWith('Pod/')) return undefined;
+  const [record] = await log.read(event.topic, event.partition, event.offset, event.offset + 1);
+  if (!record) return undefined;
+  const body = decodeEvent(record.value).body;
+  if (body.type !== 'ObjectUpdated' || body.object.kind !== 'Pod') return undefined;
+  const condition = body.object.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+  return condition?.message ?? undefined;
 };
 
 const describeActor = (actor: Actor): string => `${actor.type} "${actor.name}"`;
@@ -340,7 +353,13 @@ export const why = async (store: ProjectionStore, log: EventLog, partitions: num
         const event = store.events.get(id);
         if (!event) break;
         const rationale = await readRationale(log, event);
-        chain.push({ event: positioned(store, partitions, event), ...(rationale ? { rationale } : {}), summary: summarize(event, rationale) });
+        const scheduling = await readSchedulingMessage(log, event);
+        chain.push({
+          event: positioned(store, partitions, event),
+          ...(rationale ? { rationale } : {}),
+          summary: summarize(event, rationale),
+          ...(scheduling ? { scheduling } : {}),
+        });
         if (!created && event.actor.type === 'controller' && event.eventType === 'ObjectCreated') created = event;
         id = event.causationId;
       }

@@ -56,6 +56,8 @@ export interface CauseLink {
   readonly event: EventRecord;
   readonly rationale?: BindingRationale;
   readonly summary: string;
+  /** The scheduler's PodScheduled message, for its status write of a pod it could not bind. */
+  readonly scheduling?: string;
 }
 
 export interface WhyReply {

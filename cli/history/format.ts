@@ -137,7 +137,7 @@ export const describeLink = (link: CauseLink, subject: WhySubject): string => {
       text = event.actor.type === 'user' ? `${prefix}applied by ${by}` : `${prefix}created by ${by}`;
       break;
     case 'ObjectUpdated':
-      text = `${prefix}updated by ${by}`;
+      text = `${prefix}updated by ${by}${link.scheduling ? `: ${link.scheduling}` : ''}`;
       break;
     case 'ObjectDeleted':
       text = `${prefix}deleted by ${by}`;

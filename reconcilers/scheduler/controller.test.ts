@@ -139,7 +139,10 @@ describe('scheduler controller: PrioritySort', () => {
     expect(boundNode(decisions.get('Pod/default/b-high')?.commands)).toBe('node-1');
     expect(boundNode(decisions.get('Pod/default/a-low')?.commands)).toBeUndefined();
     const update = decisions.get('Pod/default/a-low')?.commands[0];
-    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/1 nodes are available: 1 Insufficient cpu.');
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
+      // kube's PostFilter suffix: no pod of lower priority than a-low's to preempt.
+      '0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..',
+    );
   });
 });
 
@@ -149,7 +152,10 @@ describe('scheduler controller: extended resources', () => {
     const before = cluster([node('node-1'), node('node-2'), gpuPod]);
     const waiting = decidePods(['Pod/default/trainer'], before.view(), { now: 0 }, 'default-scheduler').get('Pod/default/trainer');
     const update = waiting?.commands[0];
-    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe('0/2 nodes are available: 2 Insufficient nvidia.com/gpu.');
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
+      // More GPUs than the nodes advertise: removing pods cannot help (kube's UnschedulableAndUnresolvable).
+      '0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..',
+    );
     const gpuNode: Node = { ...node('node-gpu'), status: { ...node('node-gpu').status, allocatable: { cpu: '4', memory: '8Gi', pods: '110', 'nvidia.com/gpu': '1' } } };
     const after = cluster([node('node-1'), node('node-2'), gpuNode, gpuPod]);
     // The node's arrival retries the pod; it binds to the GPU node.
@@ -182,5 +188,74 @@ describe('scheduler controller: default topology spreading from the view', () =>
     const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-1', namespace: 'default', uid: 'rs-uid' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'logplane/echo' }] } } } } as KubeObject;
     const owned = { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs-uid', controller: true }] };
     expect(placeNew([rs, sized('node-1', '64'), sized('node-2', '8'), web('old', owned, 'node-1'), web('new', owned)])).toBe('node-2');
+  });
+});
+
+describe('scheduler controller: preemption (DefaultPreemption)', () => {
+  const prioritized = (name: string, cpu: string, priority: number, more: Partial<Pod['spec']> = {}): Pod => ({
+    ...pod(name, cpu),
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: { ...pod(name, cpu).spec, priority, ...more },
+  });
+  const full = (): KubeObject[] => [
+    node('node-1'),
+    node('node-2'),
+    ...['a', 'b', 'c', 'd'].map((n) => prioritized(`low-1${n}`, '1', 0, { nodeName: 'node-1' })),
+    ...['a', 'b', 'c'].map((n) => prioritized(`low-2${n}`, '1', 0, { nodeName: 'node-2' })),
+    prioritized('mid-2', '1', 10, { nodeName: 'node-2' }),
+  ];
+
+  it('marks and gracefully deletes exactly the victims it needs, and nominates the node', () => {
+    const projection = cluster([...full(), prioritized('high', '2', 1000)]);
+    const decision = decidePods(['Pod/default/high'], projection.view(), { now: 0 }, 'default-scheduler').get('Pod/default/high');
+    const commands = decision?.commands ?? [];
+    // node-1 holds only priority-0 pods (node-2's most important victim would be priority 10).
+    const deleted = commands.flatMap((c) => (c.type === 'ObjectDeleted' ? [[c.name, c.uid, c.gracePeriodSeconds]] : []));
+    expect(deleted).toEqual([
+      ['low-1c', 'uid-low-1c', null],
+      ['low-1d', 'uid-low-1d', null],
+    ]);
+    const marked = commands.flatMap((c) => (c.type === 'ObjectUpdated' && c.object.metadata.name.startsWith('low') ? [c.object as Pod] : []));
+    expect(marked.map((p) => [p.metadata.name, p.status?.conditions?.find((c) => c.type === 'DisruptionTarget')])).toEqual(
+      ['low-1c', 'low-1d'].map((name) => [
+        name,
+        { type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: 'default-scheduler: preempting to accommodate a higher priority pod', lastTransitionTime: '1970-01-01T00:00:00Z' },
+      ]),
+    );
+    const own = commands.at(-1);
+    expect(own?.type === 'ObjectUpdated' && own.object.kind === 'Pod' && own.object.status).toMatchObject({
+      nominatedNodeName: 'node-1',
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: '0/2 nodes are available: 2 Insufficient cpu. preemption: nominated node node-1, preempting 2 pod(s): default/low-1c, default/low-1d.',
+        },
+      ],
+    });
+    expect(commands.some((c) => c.type === 'PodBound')).toBe(false);
+  });
+
+  it('a pod of lower or equal priority does not take the room kept for a nominated pod; a higher one does', () => {
+    const nominatedPod: Pod = { ...prioritized('nominated', '3', 100), status: { phase: 'Pending', nominatedNodeName: 'node-1' } };
+    const objects = [node('node-1'), prioritized('low-1', '1', 0, { nodeName: 'node-1' }), nominatedPod];
+    const projection = cluster([...objects, prioritized('equal', '1', 100), prioritized('higher', '1', 101)]);
+    const view = projection.view();
+    expect(view.get('Pod/default/nominated')).toMatchObject({ status: { nominatedNodeName: 'node-1' } });
+    const equal = decidePods(['Pod/default/equal'], view, { now: 0 }, 'default-scheduler').get('Pod/default/equal');
+    expect(boundNode(equal?.commands)).toBeUndefined();
+    const higher = decidePods(['Pod/default/higher'], view, { now: 0 }, 'default-scheduler').get('Pod/default/higher');
+    expect(boundNode(higher?.commands)).toBe('node-1');
+  });
+
+  it('with preemptionPolicy Never it only waits, with kube’s message', () => {
+    const projection = cluster([...full(), prioritized('polite', '2', 1000, { preemptionPolicy: 'Never' })]);
+    const commands = decidePods(['Pod/default/polite'], projection.view(), { now: 0 }, 'default-scheduler').get('Pod/default/polite')?.commands ?? [];
+    expect(commands.map((c) => c.type)).toEqual(['ObjectUpdated']);
+    const update = commands[0];
+    expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
+      '0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..',
+    );
   });
 });

@@ -14,7 +14,10 @@ import { createDefaultProfile } from './plugins/index.ts';
 import { withEvents, type EventSource } from '../events/index.ts';
 import { narrateScheduling } from './events.ts';
 import { createRoundScheduler } from './round-scheduler.ts';
-import { preEnqueue } from './scheduler.ts';
+import { nominate, nominatedAhead, nominatedPodsOf, podPriority, withPods } from './nominated.ts';
+import { createPostFilterHandle, runPostFilters } from './post-filter.ts';
+import { preemptionCommands, preemptionNote } from './preemption.ts';
+import { preEnqueue, type ScheduleResult } from './scheduler.ts';
 
 export interface SchedulerOptions {
   /** Pods whose spec.schedulerName differs are left alone (default "default-scheduler"). */
@@ -109,7 +112,12 @@ export const decidePods = (
   nodeInfos?: readonly NodeInfo[],
 ): Map<string, Decision> => {
   const profile = createDefaultProfile();
-  const schedule = createRoundScheduler(profile, clusterListerOf(view));
+  const cluster = clusterListerOf(view);
+  const schedule = createRoundScheduler(profile, cluster);
+  /** Pending pods nominated to a node, kept up to date as the round binds and preempts. */
+  const nominated = nominatedPodsOf(view.unscheduledPods());
+  /** Nominations this round cleared for pods it has not decided yet (a higher-priority pod preempted on their node). */
+  const nominationOverrides = new Map<string, string | undefined>();
   // One copy per round; each binding replaces its node's entry (assumed for the next pod).
   const infos: NodeInfo[] = nodeInfos ? [...nodeInfos] : nodeInfosOf(view);
   const indexOfNode = new Map<string, number>();
@@ -117,6 +125,21 @@ export const decidePods = (
   /** Indices of `infos` replaced this round, in order (lets the round scheduler visit only those). */
   const changes: number[] = [];
   const decisions = new Map<string, Decision>();
+  /**
+   * `schedule`, with the pods nominated to a node that `pod` must leave room for (priority at
+   * least its own) counted on that node, as kube filters with nominated pods.
+   */
+  const scheduleWithNominated = (pod: Pod): ScheduleResult => {
+    let withNominated: NodeInfo[] | undefined;
+    for (const [node, pods] of nominated) {
+      const ahead = nominatedAhead(pod, pods);
+      const index = indexOfNode.get(node);
+      if (ahead.length === 0 || index === undefined) continue;
+      withNominated ??= [...infos];
+      withNominated[index] = withPods(infos[index] as NodeInfo, ahead);
+    }
+    return withNominated === undefined ? schedule(pod, infos, changes) : schedule(pod, withNominated);
+  };
   // The round's pods in queue order (PrioritySort: higher priority first), the rest in key order.
   const entries = [...keys].sort().map((key) => ({ key, pod: view.get(key) as Pod | undefined }));
   const queueSort = profile.queueSort;
@@ -143,7 +166,7 @@ export const decidePods = (
       decisions.set(key, gated);
       continue;
     }
-    const result = schedule(pod, infos, changes);
+    const result = scheduleWithNominated(pod);
     switch (result.type) {
       case 'bound': {
         const command: EventBody = {
@@ -159,36 +182,66 @@ export const decidePods = (
         const index = indexOfNode.get(result.node) as number;
         infos[index] = assumePod(infos[index] as NodeInfo, pod);
         changes.push(index);
+        if (nominated.size > 0) nominate(nominated, pod, undefined);
         decisions.set(key, { commands: [command] });
         break;
       }
       case 'unschedulable': {
+        // PostFilter (DefaultPreemption): evict lower-priority pods to make room in a later cycle.
+        let message = result.message;
+        let nomination = nominationOverrides.has(key) ? nominationOverrides.get(key) : pod.status?.nominatedNodeName;
+        const commands: EventBody[] = [];
+        if (infos.length > 0 && profile.postFilters.length > 0) {
+          const handle = createPostFilterHandle(pod, infos, profile, cluster, nominated, context.now);
+          const outcome = runPostFilters(pod, { filtered: result.rationale.filtered, unresolvable: result.unresolvable }, handle, profile);
+          if (outcome.type === 'nominated') {
+            const displaced = nominated.get(outcome.node) ?? [];
+            commands.push(...preemptionCommands(pod, outcome.victims, displaced, context.now));
+            for (const other of displaced) {
+              if (podPriority(other) >= podPriority(pod)) continue;
+              nominationOverrides.set(podKey(other), undefined);
+              nominate(nominated, other, undefined);
+            }
+            message = `${message} ${preemptionNote(outcome.node, outcome.victims)}`;
+            nomination = outcome.node;
+            nominate(nominated, pod, outcome.node);
+          } else {
+            if (outcome.message !== '') message = `${message} ${outcome.message}.`;
+            if (outcome.clearNomination && nomination) {
+              nomination = undefined;
+              nominate(nominated, pod, undefined);
+            }
+          }
+        }
         const conditions = pod.status?.conditions ?? [];
         const current = conditions.find((c) => c.type === 'PodScheduled');
-        if (current?.status === 'False' && current.message === result.message) {
-          decisions.set(key, { commands: [] });
+        if (current?.status === 'False' && current.message === message && (pod.status?.nominatedNodeName ?? undefined) === (nomination ?? undefined)) {
+          decisions.set(key, { commands });
           break;
         }
         const condition: PodCondition = {
           type: 'PodScheduled',
           status: 'False',
           reason: 'Unschedulable',
-          message: result.message,
+          message,
           lastTransitionTime: isoTime(context.now),
         };
-        decisions.set(key, {
-          commands: [
-            {
-              type: 'ObjectUpdated',
-              object: {
-                ...pod,
-                status: { ...pod.status, phase: 'Pending', conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), condition] },
-              },
-              expectedResourceVersion: null,
-              subresource: 'status',
+        const { nominatedNodeName: _previous, ...status } = pod.status ?? {};
+        commands.push({
+          type: 'ObjectUpdated',
+          object: {
+            ...pod,
+            status: {
+              ...status,
+              ...(nomination ? { nominatedNodeName: nomination } : {}),
+              phase: 'Pending',
+              conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), condition],
             },
-          ],
+          },
+          expectedResourceVersion: null,
+          subresource: 'status',
         });
+        decisions.set(key, { commands });
         break;
       }
       default: {

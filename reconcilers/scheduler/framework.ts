@@ -4,7 +4,7 @@
  * pass, a profile names which plugins run and with which weights. Everything here is pure:
  * no log, no clock, no randomness, so a decision re-run on the same view is identical.
  */
-import type { Pod } from '../../schemas/index.ts';
+import type { FilteredNode, Pod } from '../../schemas/index.ts';
 import { ReconcileError } from '../errors.ts';
 import { type Labels, NAMESPACE_NAME_LABEL } from './affinity.ts';
 import type { NodeInfo } from './node-info.ts';
@@ -127,10 +127,14 @@ export function createSchedulingContext(
 // ---------------------------------------------------------------------------------------
 // Plugins
 
-/** A filter's verdict on one node. "Does not fit" carries kube-scheduler's reason strings. */
+/**
+ * A filter's verdict on one node. "Does not fit" carries kube-scheduler's reason strings,
+ * and `unresolvable` when removing pods from the node cannot make it fit (kube's
+ * UnschedulableAndUnresolvable: node affinity, taints, a cordon), so preemption skips it.
+ */
 export type FilterResult =
   | { readonly type: 'fit' }
-  | { readonly type: 'unfit'; readonly reasons: readonly [string, ...string[]] };
+  | { readonly type: 'unfit'; readonly reasons: readonly [string, ...string[]]; readonly unresolvable?: true };
 
 /** The (shared, frozen) verdict "the pod may run on this node". */
 export const FIT: FilterResult = Object.freeze({ type: 'fit' });
@@ -138,6 +142,11 @@ export const FIT: FilterResult = Object.freeze({ type: 'fit' });
 /** The verdict "the pod may not run on this node", for these reasons (one histogram entry each). */
 export function unfit(reason: string, ...moreReasons: string[]): FilterResult {
   return { type: 'unfit', reasons: [reason, ...moreReasons] };
+}
+
+/** The verdict "the pod may not run on this node, whatever pods are removed from it" (kube's UnschedulableAndUnresolvable). */
+export function unresolvable(reason: string, ...moreReasons: string[]): FilterResult {
+  return { type: 'unfit', reasons: [reason, ...moreReasons], unresolvable: true };
 }
 
 /**
@@ -216,8 +225,44 @@ export interface QueueSortPlugin {
   compare(left: Pod, right: Pod): number;
 }
 
-/** A plugin implements Filter, Score, or both (like NodeResourcesFit), PreEnqueue, or QueueSort. */
-export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin) | PreEnqueuePlugin | QueueSortPlugin;
+/** The verdicts of a cycle in which no node fit (kube's NodeToStatusMap), for PostFilter plugins. */
+export interface UnschedulableVerdicts {
+  /** Every rejected node with the reasons of the first filter that rejected it. */
+  readonly filtered: readonly FilteredNode[];
+  /** The rejected nodes that removing pods cannot make fit (kube's UnschedulableAndUnresolvable). */
+  readonly unresolvable: ReadonlySet<string>;
+}
+
+/** What a PostFilter plugin may use besides the pod and the verdicts (kube's framework Handle), all from one view. */
+export interface PostFilterHandle {
+  /** Every node, as the cycle saw them. */
+  readonly nodeInfos: readonly NodeInfo[];
+  readonly cluster: ClusterLister;
+  /** Pending pods nominated to a node (kube's PodNominator), by node name. */
+  readonly nominatedPods: ReadonlyMap<string, readonly Pod[]>;
+  /** The decision's time (epoch ms), standing in for the start time of pods that have none. */
+  readonly now: number;
+  /** The profile's filters for the cycle's pod on `nodeInfo`, which stands in for `nodeInfos[index]` (other pods on the node). */
+  filter(index: number, nodeInfo: NodeInfo): FilterResult;
+}
+
+/**
+ * What a PostFilter plugin decided for a pod no node fits (kube's PostFilterResult and
+ * Status): still unschedulable, with the message that follows the filters' summary (and
+ * whether to clear the pod's nomination), or nominated to `node` once `victims` are gone.
+ */
+export type PostFilterResult =
+  | { readonly type: 'unschedulable'; readonly message: string; readonly clearNomination: boolean }
+  | { readonly type: 'nominated'; readonly node: string; readonly victims: readonly Pod[]; readonly pdbViolations: number };
+
+/** Tries to make a pod that fits nowhere schedulable in a later cycle (kube-scheduler's PostFilter, e.g. DefaultPreemption). */
+export interface PostFilterPlugin {
+  readonly name: string;
+  postFilter(pod: Pod, verdicts: UnschedulableVerdicts, handle: PostFilterHandle): PostFilterResult;
+}
+
+/** A plugin implements Filter, Score, or both (like NodeResourcesFit), PreEnqueue, QueueSort, or PostFilter. */
+export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin) | PreEnqueuePlugin | QueueSortPlugin | PostFilterPlugin;
 
 /** Creates a fresh plugin instance. */
 export type PluginFactory = () => Plugin;
@@ -233,12 +278,15 @@ export interface ProfileConfig {
   readonly preEnqueue?: readonly string[];
   readonly filters: readonly string[];
   readonly scores: readonly { readonly name: string; readonly weight: number }[];
+  /** PostFilter plugins, in order, run when no node fits (the first that nominates a node decides). */
+  readonly postFilters?: readonly string[];
 }
 
 /** A ready-to-run profile: plugin instances resolved from a registry. */
 export interface Profile {
   readonly queueSort?: QueueSortPlugin | undefined;
   readonly preEnqueue: readonly PreEnqueuePlugin[];
+  readonly postFilters: readonly PostFilterPlugin[];
   readonly filters: readonly FilterPlugin[];
   readonly scores: readonly { readonly plugin: ScorePlugin; readonly weight: number }[];
 }
@@ -307,7 +355,13 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     }
     return { plugin, weight };
   });
-  return { queueSort, preEnqueue, filters, scores };
+  rejectDuplicates(config.postFilters ?? [], 'postFilters');
+  const postFilters = (config.postFilters ?? []).map((name) => {
+    const plugin = instance(name);
+    if (!('postFilter' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a postFilter plugin`, name);
+    return plugin;
+  });
+  return { queueSort, preEnqueue, postFilters, filters, scores };
 }
 
 function rejectDuplicates(names: readonly string[], role: string): void {

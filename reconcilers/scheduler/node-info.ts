@@ -202,3 +202,12 @@ export function assumePod(nodeInfo: NodeInfo, pod: Pod): NodeInfo {
   );
 }
 
+
+/**
+ * Returns a new NodeInfo without `pod` (one of `nodeInfo.pods`), as kube-scheduler's
+ * `NodeInfo.RemovePod` on a snapshot copy when preemption tries the node without its victims.
+ */
+export function removePod(nodeInfo: NodeInfo, pod: Pod): NodeInfo {
+  const remaining = nodeInfo.pods.filter((placed) => placed !== pod);
+  return nodeInfoFromPlaced(nodeInfo.node, remaining.map(placedPod), nodeInfo.allocatable);
+}

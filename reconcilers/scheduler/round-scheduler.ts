@@ -79,11 +79,12 @@ export function createRoundScheduler(
 }
 
 /** A filter's locality: `filterNodeLocal` of a plugin that also scores, else `nodeLocal`. */
-function filterLocality(plugin: FilterPlugin): NodeLocality | undefined {
+export function filterLocality(plugin: FilterPlugin): NodeLocality | undefined {
   return plugin.filterNodeLocal ?? plugin.nodeLocal;
 }
 
-function holds(locality: NodeLocality | undefined, ctx: SchedulingContext): boolean {
+/** Whether a plugin is node-local in the cycle of `ctx`. */
+export function holds(locality: NodeLocality | undefined, ctx: SchedulingContext): boolean {
   return locality === true || (locality !== undefined && locality(ctx));
 }
 
@@ -181,10 +182,10 @@ function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profi
   const top = best.map((position): NodeOutcome => {
     const outcome = feasibleOutcomes[position] as NodeOutcome;
     const scores = profile.scores.map((_entry, index) => freshScores[index]?.[position] ?? (outcome.scores[index] as number));
-    return { nodeInfo: outcome.nodeInfo, unfit: undefined, total: totals[position] as number, scores };
+    return { nodeInfo: outcome.nodeInfo, unfit: undefined, unresolvable: false, total: totals[position] as number, scores };
   });
   const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
-  return result(filtered, top, memo.feasible, memo.outcomes.length, profile);
+  return result(filtered, top, memo.feasible, memo.outcomes, profile);
 }
 
 /**
@@ -309,7 +310,7 @@ function updateRanking(ranking: Ranking, replaced: ReadonlySet<NodeOutcome>, cha
 /** The decision from a round scheduler's memo. */
 function decideFromMemo(memo: Memo, profile: Profile): ScheduleResult {
   const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
-  return result(filtered, memo.ranking.best.slice(0, TOP_SCORES), memo.feasible, memo.outcomes.length, profile);
+  return result(filtered, memo.ranking.best.slice(0, TOP_SCORES), memo.feasible, memo.outcomes, profile);
 }
 
 /** `ranksBefore` for feasible positions with their totals (names compared by their precomputed rank). */

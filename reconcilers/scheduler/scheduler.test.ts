@@ -273,6 +273,7 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     return {
       profile: {
         preEnqueue: base.preEnqueue,
+        postFilters: base.postFilters,
         filters: base.filters.map((plugin) => ({
           ...plugin,
           filter: (...args: Parameters<typeof plugin.filter>) => {

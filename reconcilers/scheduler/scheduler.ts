@@ -37,6 +37,8 @@ export type ScheduleResult =
       /** kube-scheduler's FitError text, e.g. "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}." */
       readonly message: string;
       readonly rationale: BindingRationale;
+      /** The rejected nodes whose verdict removing pods cannot resolve (kube's UnschedulableAndUnresolvable), which preemption skips. */
+      readonly unresolvable: ReadonlySet<string>;
     };
 
 /** How many of the best-scoring nodes the rationale keeps. */
@@ -72,6 +74,8 @@ export interface NodeOutcome {
   readonly nodeInfo: NodeInfo;
   /** Undefined when the node is feasible. */
   readonly unfit: readonly string[] | undefined;
+  /** Whether the unfit verdict is one removing pods cannot resolve (kube's UnschedulableAndUnresolvable). */
+  readonly unresolvable: boolean;
   readonly total: number;
   readonly scores: readonly number[];
 }
@@ -89,7 +93,7 @@ export function skippedScores(profile: Profile, ctx: SchedulingContext): boolean
  */
 export function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile, skip: readonly boolean[]): NodeOutcome {
   const verdict = runFilters(pod, nodeInfo, ctx, profile);
-  if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
+  if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, unresolvable: verdict.unresolvable === true, total: 0, scores: NO_SCORES };
   const scores: number[] = [];
   let total = 0;
   for (let index = 0; index < profile.scores.length; index += 1) {
@@ -98,7 +102,7 @@ export function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContex
     scores.push(score);
     total += score * weight;
   }
-  return { nodeInfo, unfit: undefined, total, scores };
+  return { nodeInfo, unfit: undefined, unresolvable: false, total, scores };
 }
 
 /**
@@ -120,7 +124,7 @@ export function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: Sched
   let next = 0;
   return nodeInfos.map((nodeInfo, index) => {
     const verdict = verdicts[index] as FilterResult;
-    if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, total: 0, scores: NO_SCORES };
+    if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, unresolvable: verdict.unresolvable === true, total: 0, scores: NO_SCORES };
     const position = next;
     next += 1;
     const scores = perPlugin.map((pluginScores) => pluginScores[position] as number);
@@ -128,7 +132,7 @@ export function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: Sched
     profile.scores.forEach(({ weight }, plugin) => {
       total += (scores[plugin] as number) * weight;
     });
-    return { nodeInfo, unfit: undefined, total, scores };
+    return { nodeInfo, unfit: undefined, unresolvable: false, total, scores };
   });
 }
 
@@ -152,10 +156,12 @@ export function checkedScore(plugin: string, score: number, nodeInfo: NodeInfo):
 export function decide(outcomes: readonly NodeOutcome[], profile: Profile): ScheduleResult {
   let feasible = 0;
   for (const outcome of outcomes) if (outcome.unfit === undefined) feasible += 1;
-  return result(filteredOf(outcomes), rank(outcomes, TOP_SCORES), feasible, outcomes.length, profile);
+  return result(filteredOf(outcomes), rank(outcomes, TOP_SCORES), feasible, outcomes, profile);
 }
 
-export function result(filtered: FilteredNode[], top: readonly NodeOutcome[], feasible: number, total: number, profile: Profile): ScheduleResult {
+/** The decision from the rejected nodes, the best feasible outcomes, and every node's outcome (for the unresolvable ones when none is feasible). */
+export function result(filtered: FilteredNode[], top: readonly NodeOutcome[], feasible: number, outcomes: readonly NodeOutcome[], profile: Profile): ScheduleResult {
+  const total = outcomes.length;
   const scores = top.map((outcome) => ({
     node: outcome.nodeInfo.node.metadata.name,
     score: outcome.total,
@@ -163,8 +169,15 @@ export function result(filtered: FilteredNode[], top: readonly NodeOutcome[], fe
   }));
   const rationale: BindingRationale = { filtered, scores, feasibleNodes: feasible, totalNodes: total };
   const [best] = scores;
-  if (best === undefined) return { type: 'unschedulable', message: unschedulableMessage(filtered, total), rationale };
+  if (best === undefined) return { type: 'unschedulable', message: unschedulableMessage(filtered, total), rationale, unresolvable: unresolvableOf(outcomes) };
   return { type: 'bound', node: best.node, rationale };
+}
+
+/** The names of the nodes whose verdict removing pods cannot resolve. */
+function unresolvableOf(outcomes: readonly NodeOutcome[]): Set<string> {
+  const names = new Set<string>();
+  for (const outcome of outcomes) if (outcome.unresolvable) names.add(outcome.nodeInfo.node.metadata.name);
+  return names;
 }
 
 /** The unfit nodes with their reasons, in name order. */
@@ -176,7 +189,8 @@ export function filteredOf(outcomes: readonly NodeOutcome[]): FilteredNode[] {
   return filtered.sort((left, right) => compareNames(left.node, right.node));
 }
 
-function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile): FilterResult {
+/** The profile's filters on one node: the first "unfit" verdict, or FIT. */
+export function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext, profile: Profile): FilterResult {
   for (const plugin of profile.filters) {
     const verdict = plugin.filter(pod, nodeInfo, ctx);
     if (verdict.type === 'unfit') return verdict;

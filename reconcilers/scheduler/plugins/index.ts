@@ -2,10 +2,11 @@
  * The built-in scheduler plugins by name, and the default profile: kube-scheduler 1.32's
  * default plugins as far as they are built here, in its filter order and with its score
  * weights (TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2,
- * NodeResourcesBalancedAllocation 1, ImageLocality 1).
+ * NodeResourcesBalancedAllocation 1, ImageLocality 1), and DefaultPreemption as its PostFilter.
  */
 import { createProfile, type Profile, type ProfileConfig, type PluginRegistry } from '../framework.ts';
 import { BALANCED_ALLOCATION, createBalancedAllocation } from './balanced-allocation/index.ts';
+import { createDefaultPreemption, DEFAULT_PREEMPTION } from './default-preemption/index.ts';
 import { createImageLocality, IMAGE_LOCALITY } from './image-locality/index.ts';
 import { createInterPodAffinity, INTER_POD_AFFINITY } from './inter-pod-affinity/index.ts';
 import { createNodeAffinity, NODE_AFFINITY } from './node-affinity/index.ts';
@@ -32,6 +33,7 @@ export const defaultRegistry: PluginRegistry = {
   [INTER_POD_AFFINITY]: createInterPodAffinity,
   [BALANCED_ALLOCATION]: createBalancedAllocation,
   [IMAGE_LOCALITY]: createImageLocality,
+  [DEFAULT_PREEMPTION]: createDefaultPreemption,
 };
 
 /** The default profile's plugins. Filters run in this order; a node's first "unfit" is its reason. */
@@ -48,6 +50,7 @@ export const defaultProfileConfig: ProfileConfig = {
     { name: BALANCED_ALLOCATION, weight: 1 },
     { name: IMAGE_LOCALITY, weight: 1 },
   ],
+  postFilters: [DEFAULT_PREEMPTION],
 };
 
 /** Creates the default profile from the built-in plugins. */

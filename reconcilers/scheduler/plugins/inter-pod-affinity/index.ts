@@ -28,6 +28,7 @@ import {
   type SchedulingContext,
   type ScorePlugin,
   unfit,
+  unresolvable,
 } from '../../framework.ts';
 import type { Node, Pod } from '../../../../schemas/index.ts';
 import { interPodAffinityNormalize, interPodAffinityScore, interPodAffinityScoreIsZero } from './scoring.ts';
@@ -123,7 +124,7 @@ export function interPodAffinityVerdict(state: InterPodAffinityState, node: Node
   const terms = state.terms;
   if (terms !== undefined) {
     if (terms.requiredAffinity.length > 0 && !satisfiesAffinity(state, terms.requiredAffinity, node)) {
-      return unfit(InterPodAffinityReason.Affinity);
+      return unresolvable(InterPodAffinityReason.Affinity);
     }
     for (const term of terms.requiredAntiAffinity) {
       if ((domainCount(state.antiAffinityCounts, term.topologyKey, node) ?? 0) > 0) return unfit(InterPodAffinityReason.AntiAffinity);

@@ -107,7 +107,7 @@ describe('interPodAffinityState', () => {
   });
 });
 
-const AFFINITY: FilterResult = { type: 'unfit', reasons: ["node(s) didn't match pod affinity rules"] };
+const AFFINITY: FilterResult = { type: 'unfit', reasons: ["node(s) didn't match pod affinity rules"], unresolvable: true };
 const toApp = (app: string, topologyKey = 'zone'): PodAffinityTerm => ({ labelSelector: { matchLabels: { app } }, topologyKey });
 const withAffinity = (name: string, labels: Record<string, string>, terms: PodAffinityTerm[], namespace?: string): Pod =>
   makePod({ name, labels, ...(namespace === undefined ? {} : { namespace }), affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: terms } } });

@@ -10,7 +10,7 @@
  * `DefaultNormalizeScore`).
  */
 import { type LabelRequirement, matchesLabels } from '../../../../projections/selectors.ts';
-import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, type ScorePlugin, unfit } from '../../framework.ts';
+import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, type ScorePlugin, unresolvable } from '../../framework.ts';
 import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod } from '../../../../schemas/index.ts';
 
 /** This plugin's registry name. */
@@ -119,7 +119,7 @@ export function createNodeAffinity(): FilterPlugin & ScorePlugin {
     nodeLocal: (ctx) => ctx.get(podPreferredTerms).length === 0,
     preScoreSkip: (ctx) => ctx.get(podPreferredTerms).length === 0,
     filter(_pod, nodeInfo, ctx) {
-      return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unfit(NODE_AFFINITY_REASON);
+      return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unresolvable(NODE_AFFINITY_REASON);
     },
     score(_pod, nodeInfo, ctx) {
       const terms = ctx.get(podPreferredTerms);

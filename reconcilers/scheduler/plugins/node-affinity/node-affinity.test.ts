@@ -83,7 +83,7 @@ describe('nodeAffinityMatcher', () => {
 describe('NodeAffinity filter', () => {
   it.each([
     [{ zone: 'a' }, { type: 'fit' }],
-    [{ zone: 'b' }, { type: 'unfit', reasons: ["node(s) didn't match Pod's node affinity/selector"] }],
+    [{ zone: 'b' }, { type: 'unfit', reasons: ["node(s) didn't match Pod's node affinity/selector"], unresolvable: true }],
   ])('nodeSelector %j → %j', (nodeSelector, expected) => {
     const pod = podWith(nodeSelector, undefined);
     const nodeInfo = createNodeInfo(makeNode({ name: 'node-a', labels: nodeLabels }), []);

@@ -1,5 +1,5 @@
 /** NodeName: a pod that names its node (`spec.nodeName`) fits only that node. */
-import { FIT, type FilterPlugin, unfit } from '../../framework.ts';
+import { FIT, type FilterPlugin, unresolvable } from '../../framework.ts';
 import type { Node, Pod } from '../../../../schemas/index.ts';
 
 /** This plugin's registry name. */
@@ -20,7 +20,7 @@ export function createNodeName(): FilterPlugin {
     name: NODE_NAME,
     nodeLocal: true,
     filter(pod, nodeInfo) {
-      return matchesNodeName(pod, nodeInfo.node) ? FIT : unfit(NODE_NAME_REASON);
+      return matchesNodeName(pod, nodeInfo.node) ? FIT : unresolvable(NODE_NAME_REASON);
     },
   };
 }

@@ -9,7 +9,7 @@ describe('NodeName', () => {
     ['no node requested', undefined, { type: 'fit' }],
     ['empty node name', '', { type: 'fit' }],
     ['this node requested', 'node-a', { type: 'fit' }],
-    ['another node requested', 'node-b', { type: 'unfit', reasons: ["node(s) didn't match the requested node name"] }],
+    ['another node requested', 'node-b', { type: 'unfit', reasons: ["node(s) didn't match the requested node name"], unresolvable: true }],
   ])('%s', (_case, nodeName, expected) => {
     const node = makeNode({ name: 'node-a' });
     const pod = makePod({ name: 'p', ...(nodeName === undefined ? {} : { nodeName }) });

@@ -16,6 +16,7 @@ import {
   type NodeInfo,
   type ScorePlugin,
   unfit,
+  unresolvable,
 } from '../../framework.ts';
 import { computePodRequests, type CpuMemory, type PodResources } from '../../resources.ts';
 
@@ -58,6 +59,12 @@ export function fitsResources(request: PodResources, nodeInfo: NodeInfo): Filter
     }
   }
   if (!tooManyPods && !cpuShort && !memoryShort && !storageShort && scalarShort === undefined) return FIT;
+  // More than the whole node offers: removing pods cannot help (kube's `Unresolvable` insufficient resource).
+  let beyondNode =
+    (cpuShort && request.cpuMilli > allocatable.cpuMilli) ||
+    (memoryShort && request.memoryBytes > allocatable.memoryBytes) ||
+    (storageShort && request.ephemeralStorageBytes > allocatable.ephemeralStorageBytes);
+  for (const name of scalarShort ?? []) beyondNode ||= (request.scalar.get(name) ?? 0) > (allocatable.scalar.get(name) ?? 0);
   const reasons: string[] = [];
   if (tooManyPods) reasons.push(InsufficientReason.Pods);
   if (cpuShort) reasons.push(InsufficientReason.Cpu);
@@ -65,7 +72,8 @@ export function fitsResources(request: PodResources, nodeInfo: NodeInfo): Filter
   if (storageShort) reasons.push(InsufficientReason.EphemeralStorage);
   if (scalarShort !== undefined) for (const name of scalarShort.sort()) reasons.push(insufficientReason(name));
   const [first, ...rest] = reasons;
-  return first === undefined ? FIT : unfit(first, ...rest);
+  if (first === undefined) return FIT;
+  return beyondNode ? unresolvable(first, ...rest) : unfit(first, ...rest);
 }
 
 /**

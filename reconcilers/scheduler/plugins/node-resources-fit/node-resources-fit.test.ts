@@ -104,6 +104,8 @@ describe('fitsResources', () => {
       { cpuMilli: 0, memoryBytes: 0 },
       { type: 'unfit', reasons: ['Too many pods'] },
     ],
+    // kube's Unresolvable insufficient resource: more than the node's allocatable, so preemption skips the node.
+    ['more than the whole node', nodeWith(['1', '1Gi']), { cpuMilli: 2001, memoryBytes: 0 }, { type: 'unfit', reasons: ['Insufficient cpu'], unresolvable: true }],
     ['zero request fits an overcommitted node', nodeWith(['3', '5Gi']), { cpuMilli: 0, memoryBytes: 0 }, { type: 'fit' }],
   ])('%s', (_case, nodeInfo, request, expected) => {
     expect(fitsResources({ ...request, ephemeralStorageBytes: 0, scalar: new Map() }, nodeInfo)).toEqual(expected);
@@ -132,7 +134,7 @@ describe('NodeResourcesFit plugin', () => {
   const plugin = createNodeResourcesFit();
   it.each<[string, Pod, FilterResult, number]>([
     ['fits, defaults count for scoring', makePod({ name: 'p' }), { type: 'fit' }, 95],
-    ['too big', makePod({ name: 'p', cpu: '3' }), { type: 'unfit', reasons: ['Insufficient cpu'] }, 47],
+    ['too big', makePod({ name: 'p', cpu: '3' }), { type: 'unfit', reasons: ['Insufficient cpu'], unresolvable: true }, 47],
   ])('%s', (_case, pod, verdict, score) => {
     const nodeInfo = nodeWith();
     const ctx = createSchedulingContext(pod, [nodeInfo]);
@@ -211,28 +213,28 @@ describe('NodeResourcesFit for extended resources and ephemeral-storage', () => 
   const plainNode = makeNode({ name: 'p' });
   const verdict = (pod: Pod, nodeInfo: ReturnType<typeof createNodeInfo>) => plugin.filter(pod, nodeInfo, createSchedulingContext(pod, [nodeInfo]));
   it.each<[string, Record<string, string>, readonly Pod[], FilterResult, FilterResult]>([
-    ['a GPU pod fits only where GPUs are advertised', { 'nvidia.com/gpu': '1' }, [], { type: 'fit' }, { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'] }],
+    ['a GPU pod fits only where GPUs are advertised', { 'nvidia.com/gpu': '1' }, [], { type: 'fit' }, { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'], unresolvable: true }],
     [
       'GPUs already requested count',
       { 'nvidia.com/gpu': '1' },
       [makePod({ name: 'x', requests: { 'nvidia.com/gpu': '2' } })],
       { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'] },
-      { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'] },
+      { type: 'unfit', reasons: ['Insufficient nvidia.com/gpu'], unresolvable: true },
     ],
     ['a zero extended request fits anywhere', { 'nvidia.com/gpu': '0' }, [], { type: 'fit' }, { type: 'fit' }],
     [
       'ephemeral-storage is checked',
       { 'ephemeral-storage': '11Gi' },
       [],
-      { type: 'unfit', reasons: ['Insufficient ephemeral-storage'] },
-      { type: 'unfit', reasons: ['Insufficient ephemeral-storage'] },
+      { type: 'unfit', reasons: ['Insufficient ephemeral-storage'], unresolvable: true },
+      { type: 'unfit', reasons: ['Insufficient ephemeral-storage'], unresolvable: true },
     ],
     [
       'every short resource is a reason, in kube order',
       { cpu: '5', 'example.com/foo': '1', 'nvidia.com/gpu': '3', 'ephemeral-storage': '1Ti' },
       [],
-      { type: 'unfit', reasons: ['Insufficient cpu', 'Insufficient ephemeral-storage', 'Insufficient example.com/foo', 'Insufficient nvidia.com/gpu'] },
-      { type: 'unfit', reasons: ['Insufficient cpu', 'Insufficient ephemeral-storage', 'Insufficient example.com/foo', 'Insufficient nvidia.com/gpu'] },
+      { type: 'unfit', reasons: ['Insufficient cpu', 'Insufficient ephemeral-storage', 'Insufficient example.com/foo', 'Insufficient nvidia.com/gpu'], unresolvable: true },
+      { type: 'unfit', reasons: ['Insufficient cpu', 'Insufficient ephemeral-storage', 'Insufficient example.com/foo', 'Insufficient nvidia.com/gpu'], unresolvable: true },
     ],
   ])('%s', (_case, requests, placed, onGpuNode, onPlainNode) => {
     const pod = makePod({ name: 'p', requests });

@@ -2,7 +2,7 @@
  * NodeUnschedulable: a cordoned node (`spec.unschedulable`) takes no new pods, except pods
  * that tolerate the `node.kubernetes.io/unschedulable:NoSchedule` taint (as DaemonSet pods do).
  */
-import { FIT, type FilterPlugin, unfit } from '../../framework.ts';
+import { FIT, type FilterPlugin, unresolvable } from '../../framework.ts';
 import type { Node, Pod } from '../../../../schemas/index.ts';
 import { NodeTaintKey, TaintEffect, tolerates } from '../taint-toleration/index.ts';
 
@@ -24,7 +24,7 @@ export function createNodeUnschedulable(): FilterPlugin {
     name: NODE_UNSCHEDULABLE,
     nodeLocal: true,
     filter(pod, nodeInfo) {
-      return admitsDespiteCordon(pod, nodeInfo.node) ? FIT : unfit(NODE_UNSCHEDULABLE_REASON);
+      return admitsDespiteCordon(pod, nodeInfo.node) ? FIT : unresolvable(NODE_UNSCHEDULABLE_REASON);
     },
   };
 }

@@ -6,7 +6,7 @@ import { admitsDespiteCordon, createNodeUnschedulable } from './index.ts';
 
 describe('NodeUnschedulable', () => {
   const plugin = createNodeUnschedulable();
-  const unschedulable: FilterResult = { type: 'unfit', reasons: ['node(s) were unschedulable'] };
+  const unschedulable: FilterResult = { type: 'unfit', reasons: ['node(s) were unschedulable'], unresolvable: true };
   it.each<[string, boolean | undefined, readonly Toleration[] | undefined, FilterResult]>([
     ['schedulable node', undefined, undefined, { type: 'fit' }],
     ['unschedulable: false', false, undefined, { type: 'fit' }],

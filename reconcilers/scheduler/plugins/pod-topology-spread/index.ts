@@ -15,7 +15,7 @@
  * `Σ count × ln(domains + 2) + maxSkew - 1` over its constraints, rounded, and normalized so
  * that fewer matching pods score higher (`100 × (max + min - score) / max`).
  */
-import { defineCycleValue, FIT, type FilterPlugin, type FilterResult, type NodeInfo, type SchedulingContext, type ScorePlugin, unfit } from '../../framework.ts';
+import { defineCycleValue, FIT, type FilterPlugin, type FilterResult, type NodeInfo, type SchedulingContext, type ScorePlugin, unfit, unresolvable } from '../../framework.ts';
 import type { Pod } from '../../../../schemas/index.ts';
 import { constraintsFor, countMatching, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
 import { inclusionOf } from './inclusion.ts';
@@ -87,7 +87,7 @@ export function spreadVerdict(state: SpreadFilterState, nodeInfo: NodeInfo): Fil
   for (let index = 0; index < state.constraints.length; index += 1) {
     const constraint = state.constraints[index] as SpreadConstraint;
     const value = Object.hasOwn(labels, constraint.topologyKey) ? labels[constraint.topologyKey] : undefined;
-    if (value === undefined) return unfit(PodTopologySpreadReason.NodeLabelNotMatch);
+    if (value === undefined) return unresolvable(PodTopologySpreadReason.NodeLabelNotMatch);
     const matching = (state.counts[index] as ReadonlyMap<string, number>).get(value) ?? 0;
     const skew = matching + (state.selfMatch[index] as number) - (state.minimums[index] as number);
     if (skew > constraint.maxSkew) return unfit(PodTopologySpreadReason.ConstraintsNotMatch);

@@ -10,7 +10,7 @@ import { createPodTopologySpread } from './index.ts';
 const ZONE = 'topology.kubernetes.io/zone';
 const FITS: FilterResult = { type: 'fit' };
 const SKEW: FilterResult = { type: 'unfit', reasons: ["node(s) didn't match pod topology spread constraints"] };
-const NO_LABEL: FilterResult = { type: 'unfit', reasons: ["node(s) didn't match pod topology spread constraints (missing required label)"] };
+const NO_LABEL: FilterResult = { type: 'unfit', reasons: ["node(s) didn't match pod topology spread constraints (missing required label)"], unresolvable: true };
 
 const zoneNodes = (...zones: (string | undefined)[]): Node[] =>
   zones.map((zone, index) => makeNode({ name: `node-${index}`, labels: zone === undefined ? {} : { [ZONE]: zone } }));

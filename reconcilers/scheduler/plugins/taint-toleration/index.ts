@@ -6,7 +6,7 @@
  * node-lifecycle controller has added it, so a freshly failed node is avoided at once
  * and reported exactly as the taint would be.
  */
-import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, MAX_NODE_SCORE, type NodeInfo, type ScorePlugin, unfit } from '../../framework.ts';
+import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, MAX_NODE_SCORE, type NodeInfo, type ScorePlugin, unresolvable } from '../../framework.ts';
 import type { Node, Pod, Taint, Toleration } from '../../../../schemas/index.ts';
 
 /** This plugin's registry name. */
@@ -126,7 +126,7 @@ export function createTaintToleration(): FilterPlugin & ScorePlugin {
     nodeLocal: (ctx) => !ctx.get(preferNoScheduleOfCycle).anyNode,
     filter(pod, nodeInfo) {
       const taint = findUntoleratedTaint(pod, nodeInfo.node);
-      return taint === undefined ? FIT : unfit(untoleratedTaintReason(taint));
+      return taint === undefined ? FIT : unresolvable(untoleratedTaintReason(taint));
     },
     score(_pod, nodeInfo, ctx) {
       const { tolerations, anyNode } = ctx.get(preferNoScheduleOfCycle);

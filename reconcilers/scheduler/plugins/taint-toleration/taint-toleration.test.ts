@@ -55,38 +55,38 @@ describe('TaintToleration filter', () => {
   const plugin = createTaintToleration();
   it.each<[string, NodeOptions, readonly Toleration[] | undefined, FilterResult]>([
     ['untainted node', { name: 'n' }, undefined, { type: 'fit' }],
-    ['untolerated NoSchedule', { name: 'n', taints: [gpu] }, undefined, { type: 'unfit', reasons: ['node(s) had untolerated taint {dedicated: gpu}'] }],
+    ['untolerated NoSchedule', { name: 'n', taints: [gpu] }, undefined, { type: 'unfit', reasons: ['node(s) had untolerated taint {dedicated: gpu}'], unresolvable: true }],
     ['tolerated NoSchedule', { name: 'n', taints: [gpu] }, [{ key: 'dedicated', operator: 'Exists' }], { type: 'fit' }],
     [
       'untolerated NoExecute without value',
       { name: 'n', taints: [{ key: 'evict', effect: 'NoExecute' }] },
       undefined,
-      { type: 'unfit', reasons: ['node(s) had untolerated taint {evict: }'] },
+      { type: 'unfit', reasons: ['node(s) had untolerated taint {evict: }'], unresolvable: true },
     ],
     ['PreferNoSchedule is only a preference', { name: 'n', taints: [{ key: 'soft', effect: 'PreferNoSchedule' }] }, undefined, { type: 'fit' }],
     [
       'the first untolerated taint is reported',
       { name: 'n', taints: [{ key: 'a', value: '1', effect: 'NoSchedule' }, { key: 'b', value: '2', effect: 'NoSchedule' }] },
       [{ key: 'a', operator: 'Exists' }],
-      { type: 'unfit', reasons: ['node(s) had untolerated taint {b: 2}'] },
+      { type: 'unfit', reasons: ['node(s) had untolerated taint {b: 2}'], unresolvable: true },
     ],
     [
       'not-ready node without the taint yet',
       { name: 'n', ready: 'False' },
       undefined,
-      { type: 'unfit', reasons: ['node(s) had untolerated taint {node.kubernetes.io/not-ready: }'] },
+      { type: 'unfit', reasons: ['node(s) had untolerated taint {node.kubernetes.io/not-ready: }'], unresolvable: true },
     ],
     [
       'unreachable node',
       { name: 'n', ready: 'Unknown' },
       undefined,
-      { type: 'unfit', reasons: ['node(s) had untolerated taint {node.kubernetes.io/unreachable: }'] },
+      { type: 'unfit', reasons: ['node(s) had untolerated taint {node.kubernetes.io/unreachable: }'], unresolvable: true },
     ],
     [
       'default NoExecute tolerations do not cover the NoSchedule not-ready taint',
       { name: 'n', ready: 'False' },
       [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
-      { type: 'unfit', reasons: ['node(s) had untolerated taint {node.kubernetes.io/not-ready: }'] },
+      { type: 'unfit', reasons: ['node(s) had untolerated taint {node.kubernetes.io/not-ready: }'], unresolvable: true },
     ],
     ['a pod tolerating not-ready may land there', { name: 'n', ready: 'False' }, [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists' }], { type: 'fit' }],
   ])('%s', (_case, nodeOptions, tolerations, expected) => {
