@@ -33,6 +33,7 @@ import { ApiError, apiErrors } from './errors.ts';
 import { getObject, listObjects } from './handlers/read.ts';
 import { bindPod, getScale, patchScale, patchStatus, podLog, updateScale, updateStatus } from './handlers/subresources.ts';
 import { createObject, deleteCollection, deleteObject, patchObject, updateObject } from './handlers/write.ts';
+import { prepareMergeSchema } from './patch/apply/schema.ts';
 import { readJsonBody, sendJson, warningHeader } from './http.ts';
 import { createLogBarrier } from './log-barrier.ts';
 import { createApiMetrics, type ApiMetrics } from './metrics.ts';
@@ -618,6 +619,8 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       `connection refused: ${limits.maxConnections} connections are open (--max-connections); ${dropped} refused so far`,
     );
   });
+  // Every write records its field manager, which needs the API document's merge types.
+  prepareMergeSchema();
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

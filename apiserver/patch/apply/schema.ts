@@ -136,6 +136,15 @@ export const createMergeSchema = (document: ApiDocument) => {
 
 let vendored: ReturnType<typeof createMergeSchema> | undefined;
 
+/**
+ * Builds the merge types of the vendored API document now (~0.3 s: the 3.3 MB document parsed
+ * and walked), as kube-apiserver builds its OpenAPI models at start, instead of in the first
+ * write that records managedFields.
+ */
+export const prepareMergeSchema = (): void => {
+  vendored ??= createMergeSchema(vendoredApiDocument());
+};
+
 /** The merge type of a definition of the vendored 1.32 API document. */
 export const mergeTypeOf = (definitionName: string): MergeType => {
   vendored ??= createMergeSchema(vendoredApiDocument());
