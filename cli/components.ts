@@ -2,6 +2,7 @@
  * Distributed mode: each component is its own process on Kafka (or any shared log), with
  * its own projection; run as many of each as wanted.
  */
+import { admitControllerCreate } from '../apiserver/admission/controller-creates.ts';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -119,6 +120,7 @@ export const runControllers = async (options: {
     log,
     projection,
     logger: options.logger,
+    admitCreated: admitControllerCreate,
     ...(options.only ? { only: options.only } : {}),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),

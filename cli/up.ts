@@ -3,6 +3,7 @@
  * controller, N node agents, the service proxy, the cluster DNS and the Ingress controller in one process, like k3s on SQLite.
  * A restart with the same data directory comes back with all its state.
  */
+import { admitControllerCreate } from '../apiserver/admission/controller-creates.ts';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -186,6 +187,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     log,
     projection,
     logger: logger.child({ component: 'controllers' }),
+    admitCreated: admitControllerCreate,
     registry: apiserver.metrics,
     metricsSource: inProcessMetricsSource(projection, resourceUsage, logger.child({ component: 'hpa-metrics' })),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),

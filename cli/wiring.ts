@@ -3,6 +3,7 @@
  * (embedded or Kafka), the admin credentials and TLS material in the data directory, and
  * the apiserver with the history API and pod logs attached.
  */
+import { admitControllerCreate } from '../apiserver/admission/controller-creates.ts';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
@@ -189,7 +190,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
   const historyApi = createHistoryApi({
     log: options.log,
     projection: options.projection,
-    debugReconcile: createDebugReconcile({ log: options.log, projection: options.projection, controllers: CONTROLLER_FACTORIES }),
+    debugReconcile: createDebugReconcile({ log: options.log, projection: options.projection, controllers: CONTROLLER_FACTORIES, admitCreated: admitControllerCreate }),
     debugControllers: Object.keys(CONTROLLER_FACTORIES),
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
   });

@@ -12,6 +12,7 @@ import { createEndpointsController } from './endpoints/index.ts';
 import { createGarbageCollector } from './garbage-collector/index.ts';
 import { createNamespaceController } from './namespace/index.ts';
 import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
+import { type CreateAdmission, withCreateAdmission } from './create-admission.ts';
 import { createRuntimeMetrics, startReconciler, type Controller, type ReconcilerRuntime } from './runtime.ts';
 import { createReplicaSetController } from './replicaset/index.ts';
 import { createRootCACertPublisher } from './root-ca-cert-publisher/index.ts';
@@ -36,6 +37,12 @@ export interface ControllersOptions {
   readonly projection: Projection;
   readonly logger: Logger;
   readonly registry?: Registry;
+  /**
+   * The apiserver's create path for the objects controllers create (defaults, create-time
+   * fields, mutating admission), handed in by the composition root: reconcilers do not depend
+   * on the apiserver. Without it, created objects are recorded as the controllers build them.
+   */
+  readonly admitCreated?: CreateAdmission;
   /** Run only these (default: all). */
   readonly only?: readonly ControllerName[];
   /** Node silence before Ready=Unknown (ms, default 50,000). */
@@ -120,7 +127,8 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
       options.logger.warn({ controller: name }, 'controller not available in this build; skipped');
       continue;
     }
-    const controller = await factory();
+    const built = await factory();
+    const controller = options.admitCreated ? withCreateAdmission(built, options.admitCreated) : built;
     runtimes.push(
       await startReconciler({ controller, log: options.log, projection: options.projection, logger: options.logger, metrics }),
     );

@@ -6,6 +6,7 @@
  * capacity earlier pods took), so the round is rebuilt from the log: every event that
  * controller appended with the same `decidedAt` and decision time.
  */
+import { type CreateAdmission, withCreateAdmission } from './create-admission.ts';
 import { canonicalJson, sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
 import { FOLDED_TOPICS, formatVector, keyOfBody, type PositionVector, type Projection } from '../projections/index.ts';
@@ -67,7 +68,7 @@ const inCommandOrder = (commands: readonly EventBody[], recorded: readonly Event
 
 /** Creates the debug function the history API calls. */
 export const createDebugReconcile =
-  (options: { log: EventLog; projection: Projection; controllers: Readonly<Record<string, () => Controller>> }) =>
+  (options: { log: EventLog; projection: Projection; controllers: Readonly<Record<string, () => Controller>>; admitCreated?: CreateAdmission }) =>
   async (controllerName: string, key: string, at: PositionVector): Promise<DebugResult> => {
     const factory = options.controllers[controllerName];
     if (!factory) {
@@ -76,7 +77,8 @@ export const createDebugReconcile =
         false,
       );
     }
-    const controller = factory();
+    // The controllers' created objects pass through the same create path as when they ran.
+    const controller = options.admitCreated ? withCreateAdmission(factory(), options.admitCreated) : factory();
     const decidedAt = formatVector(at);
     const { projection, log } = options;
     // The decision about `key` made on the view at `at`, if the log has one.
