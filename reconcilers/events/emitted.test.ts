@@ -242,7 +242,7 @@ describe('Events the controllers record', () => {
     step(cluster, scheduler, 'Pod/default/huge', T0);
     // Retried with nothing changed: the condition stands, so no second Event either.
     step(cluster, scheduler, 'Pod/default/huge', T0 + 1000);
-    expect(eventsAbout(cluster, 'Pod', 'huge')).toEqual([['default-scheduler', 'Warning', 'FailedScheduling', '0/1 nodes are available: 1 Insufficient cpu.', 1]]);
+    expect(eventsAbout(cluster, 'Pod', 'huge')).toEqual([['default-scheduler', 'Warning', 'FailedScheduling', '0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..', 1]]);
   });
 
   it('scheduler: no Event for a pod held back by its scheduling gates', () => {

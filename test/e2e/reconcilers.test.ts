@@ -186,20 +186,20 @@ describe.each(LOGS)('reconcilers end to end on the $name log ($partitions partit
       podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'spread' } }, topologyKey: 'kubernetes.io/hostname' }] },
     };
     await create(deploymentManifest('spread', 3, 'spread:1', { spec: { affinity: antiAffinity } }));
-    await waitingWith('spread', "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match pod anti-affinity rules.");
+    await waitingWith('spread', "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..");
     await c.waitUntil('two spread pods run, on std-1 and std-2', (view) => runningOn(view, 'spread').sort().join() === 'std-1,std-2');
     // Resource fit: 600m does not fit in the 400m the standard nodes have left.
     await create(deploymentManifest('hungry', 1, 'hungry:1', { cpu: '600m' }));
-    await waitingWith('hungry', '0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu.');
+    await waitingWith('hungry', '0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..');
     // nodeSelector that no node matches.
     await create(deploymentManifest('picky', 1, 'picky:1', { spec: { nodeSelector: { accelerator: 'tpu' } } }));
-    await waitingWith('picky', "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match Pod's node affinity/selector.");
+    await waitingWith('picky', "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..");
 
     // A new standard node takes the third spread pod and the hungry one (100m + 600m of 1 cpu).
     await c.startNodes(['std-3'], std);
     await c.waitUntil('spread and hungry run on std-3', (view) => runningOn(view, 'spread').length === 3 && runningOn(view, 'hungry').join() === 'std-3');
     expect(runningOn(c.projection.view(), 'spread').sort()).toEqual(['std-1', 'std-2', 'std-3']);
-    await waitingWith('picky', "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 node(s) didn't match Pod's node affinity/selector.");
+    await waitingWith('picky', "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling..");
     // A node with the selected label takes the picky pod.
     await c.startNodes(['tpu-1'], { labels: { accelerator: 'tpu' } });
     await c.waitUntil('picky runs on tpu-1', (view) => runningOn(view, 'picky').join() === 'tpu-1');
