@@ -5,6 +5,7 @@ export { objectCreated, podAdmissionOf, type AdmissionRejection, type PodAdmissi
 export * from './positions.ts';
 export * from './projection.ts';
 export * from './resources.ts';
+export * from './qos.ts';
 export * from './store.ts';
 export * from './view.ts';
 export * from './writer.ts';
