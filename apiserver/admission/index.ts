@@ -11,10 +11,16 @@
  *
  * A default class is one annotated `…is-default-class: "true"`; of several, the newest, then
  * the first by name, as kube 1.32 chooses.
+ * - Priority, RuntimeClass (`pod.ts`): a Pod's priority, preemption policy, overhead and
+ *   scheduling constraints from its classes; at most one globalDefault PriorityClass.
+ *
+ * An admission may refuse (throws an `ApiError`); the caller judges a refusal on a view that
+ * has caught up with the log.
  */
 import type { View } from '../../projections/index.ts';
 import { KINDS, type Kind, type KubeObject, type ObjectMeta } from '../../schemas/index.ts';
 import type { ObjectOfKind } from '../../schemas/keys.ts';
+import { admitPodPriority, admitPriorityClass, admitRuntimeClass } from './pod.ts';
 
 type Admission<K extends Kind> = (object: ObjectOfKind<K>, view: View) => void;
 
@@ -37,6 +43,11 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
     const chosen = newestDefault(view.list('IngressClass') as ObjectOfKind<'IngressClass'>[], ['ingressclass.kubernetes.io/is-default-class']);
     if (chosen) ingress.spec = { ...ingress.spec, ingressClassName: chosen.metadata.name };
   },
+  Pod: (pod, view) => {
+    admitRuntimeClass(pod, view);
+    admitPodPriority(pod, view);
+  },
+  PriorityClass: admitPriorityClass,
   PersistentVolumeClaim: (claim, view) => {
     if (claim.spec?.storageClassName != null) return;
     if (claim.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
@@ -48,7 +59,7 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
   },
 };
 
-/** Applies the admission of `object`'s kind, reading `view` (changes `object` in place). */
+/** Applies the admission of `object`'s kind, reading `view` (changes `object` in place; throws an `ApiError` to refuse it). */
 export const admitFromView = (object: KubeObject, view: View): void => {
   (ADMISSION[object.kind] as Admission<Kind>)(object as ObjectOfKind<Kind>, view);
 };
