@@ -6,6 +6,7 @@ export * from './positions.ts';
 export * from './projection.ts';
 export * from './resources.ts';
 export * from './qos.ts';
+export { tracksGeneration } from './generation.ts';
 export * from './store.ts';
 export * from './view.ts';
 export * from './writer.ts';
