@@ -11,13 +11,17 @@
  *
  * A default class is one annotated `…is-default-class: "true"`; of several, the newest, then
  * the first by name, as kube 1.32 chooses.
+ * - StorageObjectInUseProtection: every new PersistentVolumeClaim gets the
+ *   `kubernetes.io/pvc-protection` finalizer and every PersistentVolume
+ *   `kubernetes.io/pv-protection` (the pvc-protection and pv-protection controllers remove
+ *   them once the object is not in use).
  * - Priority, RuntimeClass (`pod.ts`): a Pod's priority, preemption policy, overhead and
  *   scheduling constraints from its classes; at most one globalDefault PriorityClass.
  *
  * An admission may refuse (throws an `ApiError`); the caller judges a refusal on a view that
  * has caught up with the log.
  */
-import type { View } from '../../projections/index.ts';
+import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, type View } from '../../projections/index.ts';
 import { KINDS, type Kind, type KubeObject, type ObjectMeta } from '../../schemas/index.ts';
 import type { ObjectOfKind } from '../../schemas/keys.ts';
 import { admitPodPriority, admitPriorityClass, admitRuntimeClass } from './pod.ts';
@@ -35,6 +39,12 @@ export const newestDefault = <T extends { metadata: ObjectMeta & { name: string 
       return left === right ? (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0) : right - left;
     })[0];
 
+/** StorageObjectInUseProtection: `finalizer` on `object`, once. */
+const addFinalizer = (object: KubeObject, finalizer: string): void => {
+  const finalizers = object.metadata.finalizers ?? [];
+  if (!finalizers.includes(finalizer)) object.metadata.finalizers = [...finalizers, finalizer];
+};
+
 const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
   ...(Object.fromEntries(KINDS.map((kind) => [kind, NONE])) as unknown as { [K in Kind]: Admission<K> }),
   Ingress: (ingress, view) => {
@@ -48,7 +58,9 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
     admitPodPriority(pod, view);
   },
   PriorityClass: admitPriorityClass,
+  PersistentVolume: (volume) => addFinalizer(volume, PV_PROTECTION_FINALIZER),
   PersistentVolumeClaim: (claim, view) => {
+    addFinalizer(claim, PVC_PROTECTION_FINALIZER);
     if (claim.spec?.storageClassName != null) return;
     if (claim.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
     const chosen = newestDefault(view.list('StorageClass') as ObjectOfKind<'StorageClass'>[], [

@@ -1,6 +1,7 @@
 /**
- * The Priority and RuntimeClass admission plugins, and what a Pod or a claim create records
- * (QoS class, data sources), through the real apiserver on the embedded log; and kube's
+ * The Priority, RuntimeClass and StorageObjectInUseProtection admission plugins, and what a
+ * Pod or a claim create records (QoS class, data sources), through the real apiserver on the
+ * embedded log; and kube's
  * MergeTolerations, table-driven.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -154,5 +155,18 @@ describe('pod admission through the apiserver', () => {
       '/api/v1/namespaces/default/persistentvolumeclaims',
     );
     expect(claim.spec.dataSourceRef).toEqual({ kind: 'PersistentVolumeClaim', name: 'src' });
+  });
+
+  it('puts the StorageObjectInUseProtection finalizers on new claims and volumes (once)', async () => {
+    const claim = await created(
+      { metadata: { name: 'protected', finalizers: ['kubernetes.io/pvc-protection'] }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      '/api/v1/namespaces/default/persistentvolumeclaims',
+    );
+    expect(claim.metadata.finalizers).toEqual(['kubernetes.io/pvc-protection']);
+    const volume = await created(
+      { metadata: { name: 'pv1', finalizers: ['example.com/x'] }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/pv1' } } },
+      '/api/v1/persistentvolumes',
+    );
+    expect(volume.metadata.finalizers).toEqual(['example.com/x', 'kubernetes.io/pv-protection']);
   });
 });

@@ -81,9 +81,51 @@ const mergeMatchLabelKeys = (pod: Doc): void => {
   }
 };
 
+const clusterDoc = (kind: string, name: string): Doc | undefined =>
+  clusterScoped.flatMap((manifest) => manifest.docs).find((doc) => doc.kind === kind && doc.metadata.name === name);
+
+/**
+ * kube 1.32's Priority and RuntimeClass admission of a new Pod, from the cluster-scoped
+ * manifests' classes: priority and preemptionPolicy from its PriorityClass (0 and
+ * PreemptLowerPriority without one: the manifests have no globalDefault class), overhead,
+ * nodeSelector and tolerations (those it does not have yet) from its RuntimeClass.
+ */
+const admitPod = (pod: Doc): void => {
+  const spec = pod['spec'] as Record<string, any>;
+  const priorityClass = typeof spec['priorityClassName'] === 'string' ? clusterDoc('PriorityClass', spec['priorityClassName']) : undefined;
+  spec['priority'] = priorityClass?.['value'] ?? 0;
+  spec['preemptionPolicy'] = priorityClass?.['preemptionPolicy'] ?? 'PreemptLowerPriority';
+  const runtimeClass = typeof spec['runtimeClassName'] === 'string' ? clusterDoc('RuntimeClass', spec['runtimeClassName']) : undefined;
+  if (!runtimeClass) return;
+  const overhead = (runtimeClass['overhead'] as { podFixed?: Record<string, string> } | undefined)?.podFixed;
+  if (overhead) spec['overhead'] = overhead;
+  const scheduling = runtimeClass['scheduling'] as { nodeSelector?: Record<string, string>; tolerations?: unknown[] } | undefined;
+  if (scheduling?.nodeSelector) spec['nodeSelector'] = { ...spec['nodeSelector'], ...scheduling.nodeSelector };
+  const tolerations: unknown[] = spec['tolerations'] ?? [];
+  for (const toleration of scheduling?.tolerations ?? []) {
+    if (!tolerations.some((kept) => JSON.stringify(kept) === JSON.stringify(toleration))) tolerations.push(toleration);
+  }
+  if (tolerations.length > 0) spec['tolerations'] = tolerations;
+};
+
+/** kube's StorageObjectInUseProtection admission: its finalizer on a new claim or volume, once. */
+const protect = (doc: Doc, finalizer: string): void => {
+  const metadata = doc.metadata as { finalizers?: string[] };
+  if (!(metadata.finalizers ?? []).includes(finalizer)) metadata.finalizers = [...(metadata.finalizers ?? []), finalizer];
+};
+
+/** kube's NormalizeDataSources on a claim create: whichever of dataSource and dataSourceRef is set is copied into the other. */
+const mirrorDataSources = (claim: Doc): void => {
+  const spec = claim['spec'] as { dataSource?: object; dataSourceRef?: { namespace?: string } };
+  if (spec.dataSource && !spec.dataSourceRef) spec.dataSourceRef = { ...spec.dataSource };
+  else if (spec.dataSourceRef && !spec.dataSource) spec.dataSource = { ...spec.dataSourceRef };
+};
+
 /**
  * What kube gives back for `doc` as applied: canonical quantities, Secret stringData folded into
- * base64 data, a Pod's matchLabelKeys and mismatchLabelKeys merged into its affinity terms' selectors.
+ * base64 data, a Pod's matchLabelKeys and mismatchLabelKeys merged into its affinity terms'
+ * selectors and its classes admitted, a claim's data sources mirrored, the storage protection
+ * finalizers.
  */
 const expected = (doc: Doc): Doc => {
   const walk = (value: unknown, key: string): unknown => {
@@ -97,7 +139,15 @@ const expected = (doc: Doc): Doc => {
     out['data'] = { ...(out['data'] as Record<string, string> | undefined), ...Object.fromEntries(folded) };
     delete out['stringData'];
   }
-  if (out.kind === 'Pod') mergeMatchLabelKeys(out);
+  if (out.kind === 'Pod') {
+    mergeMatchLabelKeys(out);
+    admitPod(out);
+  }
+  if (out.kind === 'PersistentVolumeClaim') {
+    protect(out, 'kubernetes.io/pvc-protection');
+    mirrorDataSources(out);
+  }
+  if (out.kind === 'PersistentVolume') protect(out, 'kubernetes.io/pv-protection');
   return out;
 };
 
@@ -122,7 +172,7 @@ describeOnBothLogs('kubectl with an object of every stored kind', (adapter) => {
     const tls = generateSelfSignedCertificate();
     api = await startTestApiServer(log, temp.dir, { tls });
     writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
+    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace', 'pvc-protection', 'pv-protection'] });
   });
 
   afterAll(async () => {

@@ -57,7 +57,7 @@ describeOnBothLogs('kubectl with every served kind', (adapter) => {
     const tls = generateSelfSignedCertificate();
     api = await startTestApiServer(log, temp.dir, { tls });
     writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
+    controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace', 'pvc-protection', 'pv-protection'] });
   });
 
   afterAll(async () => {
