@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { filter, map, type Subscription } from 'rxjs';
 import type { EventLog } from '../log/port.ts';
-import { appendAndWait, appendBodies, appendEnvelopes, envelope, podAdmissionOf, type Projection } from '../projections/index.ts';
+import { appendAndWait, appendBodies, appendEnvelopes, envelope, podAdmissionOf, podQos, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSystemInfo, Pod, PodStatus, Taint } from '../schemas/index.ts';
 import { goArch, hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
@@ -293,7 +293,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     if (pod.status?.phase !== 'Failed' && !rejectedUids.has(uid)) {
       rejectedUids.add(uid);
       logger.info({ pod: `${namespace}/${pod.metadata.name}`, node, reason: admission.reason }, admission.message);
-      const status: PodStatus = { phase: 'Failed', reason: admission.reason, message: admission.message };
+      const status: PodStatus = { phase: 'Failed', reason: admission.reason, message: admission.message, qosClass: podQos(pod) };
       pendingStatus.set(key, { node, body: { type: 'PodStatusChanged', namespace, name: pod.metadata.name, uid, status }, holdUntil: 0, at: Date.now() });
       scheduleFlush();
     }
@@ -341,7 +341,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
         reportedUids.add(update.uid);
         pendingStatus.set(key, {
           node,
-          body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: update.status },
+          // kubelet reports the pod's QoS class with every status (the one the apiserver recorded).
+          body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: { ...update.status, qosClass: podQos(current) } },
           holdUntil: first && isAdmissionOnly(update.status) ? performance.now() + ADMISSION_HOLD_MS : 0,
           // When the runtime saw the status, not when its report left (after the pod's record was written).
           at: update.at,

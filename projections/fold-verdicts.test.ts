@@ -494,6 +494,21 @@ const REJECTIONS: readonly VerdictCase[] = [
     change: null,
   },
   {
+    name: 'a LoadBalancer Service with policy Local asking for a health-check NodePort another Service holds',
+    given: (c) => given(c, namespace(), created(nodePortService('web', [30007]))),
+    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30007 }))],
+    verdict: rejected('Invalid', 'spec.healthCheckNodePort: Invalid value: 30007: provided port is already allocated'),
+    change: null,
+  },
+  {
+    name: 'a LoadBalancer Service with policy Local when no port is left for its health check',
+    settings: { ...LEGACY_FOLD_SETTINGS, nodePortRange: [30000, 30000] },
+    given: (c) => given(c, namespace()),
+    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }))],
+    verdict: rejected('Invalid', 'spec.healthCheckNodePort: no free node port left'),
+    change: null,
+  },
+  {
     name: 'a Service update to NodePort when no NodePort is left',
     settings: { ...LEGACY_FOLD_SETTINGS, nodePortRange: [30000, 30000] },
     given: (c) => given(c, namespace(), created(service('web', { type: 'NodePort' })), created(service('other'))),
@@ -660,6 +675,25 @@ const ACCEPTANCES: readonly VerdictCase[] = [
     },
   },
   {
+    name: 'a ConfigMap create gets no generation, whatever it says (kube\'s ConfigMap strategy sets none)',
+    given: (c) => given(c, namespace()),
+    when: () => ['desired', created({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: NS, generation: 4 }, data: { a: '1' } })],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => expect(c.desired(`ConfigMap/${NS}/settings`)?.object.metadata).not.toHaveProperty('generation'),
+  },
+  {
+    name: 'a Namespace whose spec changes gets no generation either',
+    given: (c) => given(c, namespace('other')),
+    when: (c) => {
+      const current = copyOf<Namespace>(c, 'Namespace//other');
+      return ['desired', updated({ ...current, metadata: { ...current.metadata, generation: 3 }, spec: { finalizers: ['example.com/x'] } })];
+    },
+    verdict: accepted,
+    change: 'MODIFIED',
+    then: (c) => expect(c.desired('Namespace//other')?.object.metadata).not.toHaveProperty('generation'),
+  },
+  {
     name: 'a create that brings its own uid keeps it',
     given: (c) => given(c, namespace()),
     when: () => ['desired', created({ ...pod('a'), metadata: { name: 'a', namespace: NS, uid: 'uid-from-the-writer' } })],
@@ -728,6 +762,29 @@ const ACCEPTANCES: readonly VerdictCase[] = [
     verdict: accepted,
     change: 'ADDED',
     then: (c) => expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('lb'), 'nodeport/30000': serviceKey('lb') }),
+  },
+  {
+    name: 'a LoadBalancer Service with externalTrafficPolicy Local gets a health-check NodePort after its ports\' (kube\'s needsHCNodePort)',
+    given: (c) => given(c, namespace(), nodePortService('web', [30001])),
+    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }))],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => {
+      const key = serviceKey('lb');
+      expect(objectOf<Service>(c, key)?.spec).toMatchObject({ ports: [{ nodePort: 30000 }], healthCheckNodePort: 30002 });
+      expect(c.contents().allocations).toMatchObject({ 'nodeport/30000': key, 'nodeport/30001': serviceKey('web'), 'nodeport/30002': key });
+    },
+  },
+  {
+    name: 'a LoadBalancer Service with policy Cluster gets no health-check NodePort',
+    given: (c) => given(c, namespace()),
+    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' }))],
+    verdict: accepted,
+    change: 'ADDED',
+    then: (c) => {
+      expect(objectOf<Service>(c, serviceKey('lb'))?.spec.healthCheckNodePort).toBeUndefined();
+      expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('lb'), 'nodeport/30000': serviceKey('lb') });
+    },
   },
   {
     name: 'a pod created on a node is charged to it',
@@ -890,6 +947,43 @@ const ACCEPTANCES: readonly VerdictCase[] = [
     verdict: accepted,
     change: 'MODIFIED',
     then: (c) => expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('web') }),
+  },
+  {
+    name: 'a Service update that leaves out its health-check NodePort keeps it',
+    given: (c) => given(c, namespace(), service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' })),
+    when: (c) => {
+      const current = copyOf<Service>(c, serviceKey('lb'));
+      const { healthCheckNodePort: _kept, ...spec } = current.spec;
+      return ['desired', updated({ ...current, metadata: { ...current.metadata, labels: { v: '2' } }, spec })];
+    },
+    verdict: accepted,
+    change: 'MODIFIED',
+    then: (c) => {
+      expect(objectOf<Service>(c, serviceKey('lb'))?.spec.healthCheckNodePort).toBe(30001);
+      expect(c.contents().allocations).toMatchObject({ 'nodeport/30001': serviceKey('lb') });
+    },
+  },
+  {
+    name: 'a Service update to policy Cluster wipes and releases its health-check NodePort',
+    given: (c) => given(c, namespace(), service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' })),
+    when: (c) => {
+      const current = copyOf<Service>(c, serviceKey('lb'));
+      return ['desired', updated({ ...current, spec: { ...current.spec, externalTrafficPolicy: 'Cluster' } })];
+    },
+    verdict: accepted,
+    change: 'MODIFIED',
+    then: (c) => {
+      expect(objectOf<Service>(c, serviceKey('lb'))?.spec.healthCheckNodePort).toBeUndefined();
+      expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('lb'), 'nodeport/30000': serviceKey('lb') });
+    },
+  },
+  {
+    name: 'deleting a Service frees its health-check NodePort',
+    given: (c) => given(c, namespace(), service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' })),
+    when: () => ['desired', deleted('Service', 'lb')],
+    verdict: accepted,
+    change: 'DELETED',
+    then: (c) => expect(c.contents().allocations).toEqual({}),
   },
   {
     name: 'a scale update sets the replicas and nothing else',

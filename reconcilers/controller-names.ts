@@ -23,5 +23,7 @@ export const CONTROLLER_NAMES = [
   'root-ca-cert-publisher',
   'serviceaccount',
   'resourcequota',
+  'pvc-protection',
+  'pv-protection',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];

@@ -23,6 +23,7 @@ import { createJobController } from './job/index.ts';
 import { createStatefulSetController } from './statefulset/index.ts';
 import { createDaemonSetController } from './daemonset/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
+import { createPvcProtectionController, createPvProtectionController } from './storage-protection/index.ts';
 import { createCronJobController } from './cronjob/index.ts';
 import { createEventTtlController } from './event-ttl/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
@@ -83,6 +84,8 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   endpoints: () => createEndpointsController(),
   serviceaccount: () => createServiceAccountController(),
   resourcequota: () => createResourceQuotaController(),
+  'pvc-protection': () => createPvcProtectionController(),
+  'pv-protection': () => createPvProtectionController(),
 };
 
 /** Starts the selected controllers; the ones without a factory are reported and skipped. */
@@ -110,6 +113,8 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     'root-ca-cert-publisher': () => createRootCACertPublisher({ rootCA: options.rootCA ?? '' }),
     serviceaccount: () => createServiceAccountController(),
     resourcequota: () => createResourceQuotaController(),
+    'pvc-protection': () => createPvcProtectionController(),
+    'pv-protection': () => createPvProtectionController(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);
       return createNodeLifecycleController({

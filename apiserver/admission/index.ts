@@ -11,10 +11,20 @@
  *
  * A default class is one annotated `…is-default-class: "true"`; of several, the newest, then
  * the first by name, as kube 1.32 chooses.
+ * - StorageObjectInUseProtection: every new PersistentVolumeClaim gets the
+ *   `kubernetes.io/pvc-protection` finalizer and every PersistentVolume
+ *   `kubernetes.io/pv-protection` (the pvc-protection and pv-protection controllers remove
+ *   them once the object is not in use).
+ * - Priority, RuntimeClass (`pod.ts`): a Pod's priority, preemption policy, overhead and
+ *   scheduling constraints from its classes; at most one globalDefault PriorityClass.
+ *
+ * An admission may refuse (throws an `ApiError`); the caller judges a refusal on a view that
+ * has caught up with the log.
  */
-import type { View } from '../../projections/index.ts';
+import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, type View } from '../../projections/index.ts';
 import { KINDS, type Kind, type KubeObject, type ObjectMeta } from '../../schemas/index.ts';
 import type { ObjectOfKind } from '../../schemas/keys.ts';
+import { admitPodPriority, admitPriorityClass, admitRuntimeClass } from './pod.ts';
 
 type Admission<K extends Kind> = (object: ObjectOfKind<K>, view: View) => void;
 
@@ -29,6 +39,12 @@ export const newestDefault = <T extends { metadata: ObjectMeta & { name: string 
       return left === right ? (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0) : right - left;
     })[0];
 
+/** StorageObjectInUseProtection: `finalizer` on `object`, once. */
+const addFinalizer = (object: KubeObject, finalizer: string): void => {
+  const finalizers = object.metadata.finalizers ?? [];
+  if (!finalizers.includes(finalizer)) object.metadata.finalizers = [...finalizers, finalizer];
+};
+
 const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
   ...(Object.fromEntries(KINDS.map((kind) => [kind, NONE])) as unknown as { [K in Kind]: Admission<K> }),
   Ingress: (ingress, view) => {
@@ -37,7 +53,14 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
     const chosen = newestDefault(view.list('IngressClass') as ObjectOfKind<'IngressClass'>[], ['ingressclass.kubernetes.io/is-default-class']);
     if (chosen) ingress.spec = { ...ingress.spec, ingressClassName: chosen.metadata.name };
   },
+  Pod: (pod, view) => {
+    admitRuntimeClass(pod, view);
+    admitPodPriority(pod, view);
+  },
+  PriorityClass: admitPriorityClass,
+  PersistentVolume: (volume) => addFinalizer(volume, PV_PROTECTION_FINALIZER),
   PersistentVolumeClaim: (claim, view) => {
+    addFinalizer(claim, PVC_PROTECTION_FINALIZER);
     if (claim.spec?.storageClassName != null) return;
     if (claim.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
     const chosen = newestDefault(view.list('StorageClass') as ObjectOfKind<'StorageClass'>[], [
@@ -48,7 +71,7 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
   },
 };
 
-/** Applies the admission of `object`'s kind, reading `view` (changes `object` in place). */
+/** Applies the admission of `object`'s kind, reading `view` (changes `object` in place; throws an `ApiError` to refuse it). */
 export const admitFromView = (object: KubeObject, view: View): void => {
   (ADMISSION[object.kind] as Admission<Kind>)(object as ObjectOfKind<Kind>, view);
 };

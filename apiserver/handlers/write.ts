@@ -39,7 +39,7 @@ import { storedKind } from '../../schemas/kinds/registry.ts';
 import { queryBool } from '../query.ts';
 import { parseSelection } from '../selection.ts';
 import { CAUSE_TYPES, successStatus, type StatusCause } from '../status.ts';
-import { admitCreate, admitUpdate } from '../validation/admit.ts';
+import { admitCreate, admitUpdate, type Admitted } from '../validation/admit.ts';
 import { dryRunCause, dryRunCreated, managerOf, parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { applyObject } from './apply.ts';
 import { submitUpdate } from './submit-update.ts';
@@ -144,10 +144,23 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     caughtUp = true;
   }
   for (let attempt = 1; ; attempt++) {
-    const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user });
+    const admit = (): Admitted => {
+      const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user });
+      admitNodeCreate(ctx.user, admitted.object);
+      admitFromView(admitted.object, server.projection.view());
+      return admitted;
+    };
+    let admitted: Admitted;
+    try {
+      admitted = admit();
+    } catch (error) {
+      // Admission reads the view (a PriorityClass, a RuntimeClass): refuse only on one that has caught up.
+      if (!(error instanceof ApiError) || caughtUp) throw error;
+      await catchUp(server);
+      caughtUp = true;
+      admitted = admit();
+    }
     const { object } = admitted;
-    admitNodeCreate(ctx.user, object);
-    admitFromView(object, server.projection.view());
     const time = Date.now();
     recordManager(ctx, options, undefined, object, requestedManagedFields(body), time);
     const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);

@@ -39,6 +39,7 @@ describe('admitCreate', () => {
         terminationGracePeriodSeconds: 30,
         schedulerName: 'default-scheduler',
       },
+      status: { phase: 'Pending', qosClass: 'BestEffort' },
     });
   });
 

@@ -11,6 +11,7 @@ import { storedFromServed, toServed } from '../conversion/index.ts';
 import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
 import { applyDefaults, prepareForCreate, type Requester } from './defaults.ts';
+import { prepareForStatusUpdate, prepareForUpdate } from './strategies.ts';
 import { validateStatus } from './objects.ts';
 import { validateObject } from './validators.ts';
 import { checkShape } from './shape.ts';
@@ -175,6 +176,7 @@ export const admitUpdate = (options: AdmitOptions & { readonly name: string; rea
   const stored = toStoredBody(resource, body);
   const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   applyDefaults(object);
+  prepareForUpdate(object, current);
   throwIfInvalid(resource, name, validateObject(resource, object, current));
   if (currentStatus !== undefined) (object as { status?: unknown }).status = currentStatus;
   assertEncodable(object);
@@ -198,6 +200,7 @@ export const admitStatus = (options: AdmitOptions & { readonly name: string; rea
   const stored = toStoredBody(resource, merged);
   const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   object.metadata.uid = current.metadata.uid;
+  prepareForStatusUpdate(object, current);
   throwIfInvalid(resource, name, validateStatus(object));
   assertEncodable(object);
   return { object, warnings };

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { KINDS } from '../../schemas/index.ts';
+import { defaultRequestsFromLimits, normalizeClaimDataSources, recordPodQos } from './strategies.ts';
 import type { Container, JobSpec, Kind, KubeObject, MutatingWebhook, ObjectOfKind, PodSpec, PodTemplateSpec, Probe, ValidatingWebhook } from '../../schemas/index.ts';
 
 const imagePullPolicy = (image: string | undefined): string => {
@@ -58,7 +59,10 @@ const defaultTemplate = (template: PodTemplateSpec | undefined): void => {
 const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
   // Kinds without their own: none (an inert kind needs no line here).
   ...(Object.fromEntries(KINDS.map((kind) => [kind, NONE])) as unknown as { [K in Kind]: Defaulter<K> }),
-  Pod: (pod) => defaultPodSpec(pod.spec),
+  Pod: (pod) => {
+    defaultPodSpec(pod.spec);
+    defaultRequestsFromLimits(pod.spec);
+  },
   Deployment: (object) => {
     const spec = object.spec;
     spec.replicas ??= 1;
@@ -342,7 +346,11 @@ type CreateStrategy<K extends Kind> = (object: ObjectOfKind<K>, requester: Reque
 const CREATE_STRATEGIES: { readonly [K in Kind]: CreateStrategy<K> } = {
   ...(Object.fromEntries(KINDS.map((kind) => [kind, () => undefined])) as unknown as { [K in Kind]: CreateStrategy<K> }),
   Job: generateJobSelector,
-  Pod: mergeAffinityLabelKeys,
+  Pod: (pod) => {
+    recordPodQos(pod);
+    mergeAffinityLabelKeys(pod);
+  },
+  PersistentVolumeClaim: normalizeClaimDataSources,
   CertificateSigningRequest: recordCsrRequester,
 };
 

@@ -161,7 +161,8 @@ export interface KubectlApiServer extends Kubectl {
  * `<prefix>-…`, start an apiserver on it serving TLS with a self-signed certificate, write a
  * kubeconfig with the admin token trusting that certificate, and, unless `namespaceController`
  * is false, run the namespace controller (`kubectl delete namespace` waits until it has emptied
- * and released the namespace); `afterAll` stops them all and removes the directory. Each
+ * and released the namespace) and the storage-protection ones (a claim's or volume's deletion
+ * waits for its finalizer); `afterAll` stops them all and removes the directory. Each
  * kubectl run may take `kubectlTimeoutMs`.
  */
 export const useKubectlApiServer = (
@@ -186,7 +187,7 @@ export const useKubectlApiServer = (
     api = await startTestApiServer(log, temp.dir, { tls });
     ca = tls.cert;
     writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    if (namespaceController) controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace'] });
+    if (namespaceController) controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace', 'pvc-protection', 'pv-protection'] });
   });
 
   afterAll(async () => {
