@@ -153,6 +153,8 @@ export const runAgent = async (options: {
   podUser?: PodUser;
   /** CRI runtime: the container runtime's endpoint and settings. */
   cri?: CriRuntimeOptions;
+  /** False: privileged containers do not run (default true, as kubelet 1.32). */
+  allowPrivileged?: boolean;
   proxy: 'userspace' | 'nftables' | 'none';
   /** Pod CIDR of this agent's node (distinct per node on one machine). */
   podCIDR: string;
@@ -171,6 +173,7 @@ export const runAgent = async (options: {
     runtime: options.runtime,
     ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
     ...(options.cri !== undefined ? { cri: options.cri } : {}),
+    ...(options.allowPrivileged !== undefined ? { allowPrivileged: options.allowPrivileged } : {}),
     dataDir: join(resolve(options.dataDir), 'nodes'),
     podCIDR: () => options.podCIDR,
     serveLogs: { host: '127.0.0.1', tls },

@@ -17,6 +17,9 @@ describe('the runtime flags', () => {
     [['--runtime', 'cri'], { runtime: 'cri', cri: { endpoint: 'unix:///run/containerd/containerd.sock' } }],
     [['--runtime', 'cri', '--cri-endpoint', '/tmp/x/containerd.sock', '--cri-cgroup-parent', '/pods'], { runtime: 'cri', cri: { endpoint: '/tmp/x/containerd.sock', cgroupParent: '/pods' } }],
     [['--cri-endpoint', '/tmp/x/containerd.sock'], { runtime: 'process' }],
+    [['--allow-privileged', 'true'], { runtime: 'process' }],
+    [['--allow-privileged=false'], { runtime: 'process', allowPrivileged: false }],
+    [['--runtime', 'cri', '--allow-privileged', 'false'], { runtime: 'cri', cri: { endpoint: 'unix:///run/containerd/containerd.sock' }, allowPrivileged: false }],
   ])('%j', (args, settings) => {
     expect(settingsOf(...args)).toEqual(settings);
   });
@@ -26,6 +29,7 @@ describe('the runtime flags', () => {
     [['--pod-user', 'no-such-user'], /pod user "no-such-user" is not in \/etc\/passwd/],
     [['--pod-user', '1:2:3'], /is not UID, UID:GID, NAME or NAME:GROUP/],
     [['--runtime', 'cri', '--pod-user', '1234'], /--pod-user applies to the process runtime only/],
+    [['--allow-privileged', 'no'], /"no" is not true or false/],
   ])('refuses %j', (args, message) => {
     expect(() => settingsOf(...args)).toThrow(message);
   });

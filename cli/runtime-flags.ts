@@ -1,6 +1,7 @@
 /**
  * The pod-runtime options of `logplane up` and `logplane agent`: which runtime, and its
- * settings (the process runtime's pod user; the CRI runtime's endpoint and cgroup parent).
+ * settings (the process runtime's pod user; the CRI runtime's endpoint and cgroup parent;
+ * whether privileged containers may run).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 // The modules themselves, not the kubelet's index: parsing flags must not load the runtimes (gRPC, …).
@@ -16,6 +17,7 @@ export interface RuntimeFlags {
   readonly podUser?: PodUser;
   readonly criEndpoint: string;
   readonly criCgroupParent?: string;
+  readonly allowPrivileged: boolean;
 }
 
 /** What the agents get: the runtime and its settings. */
@@ -25,7 +27,15 @@ export interface RuntimeSettings {
   readonly podUser?: PodUser;
   /** CRI runtime: the runtime's socket and the pods' cgroup parent. */
   readonly cri?: CriRuntimeOptions;
+  /** False: privileged containers do not run (left out: they do, as in kubelet 1.32). */
+  readonly allowPrivileged?: false;
 }
+
+const booleanArgument = (value: string): boolean => {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new InvalidArgumentError(`"${value}" is not true or false`);
+};
 
 const podUserArgument = (value: string): PodUser => {
   try {
@@ -46,7 +56,13 @@ export const withRuntimeOptions = (command: Command): Command =>
       podUserArgument,
     )
     .option('--cri-endpoint <endpoint>', 'cri runtime: the CRI socket of the container runtime (unix:///path or a path)', DEFAULT_CRI_ENDPOINT)
-    .option('--cri-cgroup-parent <path>', "cri runtime: cgroup (cgroupfs) under which each pod gets pod<uid> (default: the runtime's choice)");
+    .option('--cri-cgroup-parent <path>', "cri runtime: cgroup (cgroupfs) under which each pod gets pod<uid> (default: the runtime's choice)")
+    .option(
+      '--allow-privileged <bool>',
+      'run containers with securityContext.privileged (true, as kubelet 1.32 always does) or block their pods (false; the process runtime then also refuses runAsUser 0)',
+      booleanArgument,
+      true,
+    );
 
 /** The settings the flags ask for; `--pod-user` with another runtime than `process` is refused (it would do nothing). */
 export const runtimeSettings = (flags: RuntimeFlags): RuntimeSettings => {
@@ -58,5 +74,6 @@ export const runtimeSettings = (flags: RuntimeFlags): RuntimeSettings => {
     runtime: flags.runtime,
     ...(flags.podUser === undefined ? {} : { podUser: flags.podUser }),
     ...(flags.runtime === 'cri' ? { cri } : {}),
+    ...(flags.allowPrivileged ? {} : { allowPrivileged: false as const }),
   };
 };

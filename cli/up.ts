@@ -31,6 +31,8 @@ export interface UpOptions {
   readonly podUser?: PodUser;
   /** CRI runtime: the container runtime's endpoint and settings. */
   readonly cri?: CriRuntimeOptions;
+  /** False: privileged containers do not run (default true, as kubelet 1.32). */
+  readonly allowPrivileged?: boolean;
   readonly port: number;
   readonly host: string;
   readonly proxy: 'userspace' | 'nftables' | 'none';
@@ -204,6 +206,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     runtime: options.runtime,
     ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
     ...(options.cri !== undefined ? { cri: options.cri } : {}),
+    ...(options.allowPrivileged !== undefined ? { allowPrivileged: options.allowPrivileged } : {}),
     dataDir: join(dataDir, 'nodes'),
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),

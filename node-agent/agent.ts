@@ -34,6 +34,8 @@ export interface NodeAgentOptions {
   readonly podUser?: PodUser;
   /** CRI runtime: the container runtime's endpoint (every node of this agent uses it) and settings. */
   readonly cri?: CriRuntimeOptions;
+  /** False: privileged containers do not run (default true, as kubelet 1.32; see `PodRuntimeOptions.allowPrivileged`). */
+  readonly allowPrivileged?: boolean;
   readonly dataDir: string;
   readonly capacity?: NodeResources;
   readonly labels?: Readonly<Record<string, string>>;
@@ -329,6 +331,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
       ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
       ...(options.cri !== undefined ? { cri: options.cri } : {}),
+      ...(options.allowPrivileged !== undefined ? { allowPrivileged: options.allowPrivileged } : {}),
       objects: podObjects,
     });
     runtimes.set(node, runtime);

@@ -43,6 +43,11 @@ function readIdFile(file: string): Map<string, readonly [number, number]> {
 
 const isId = (n: number) => Number.isInteger(n) && n >= 0 && n < 2 ** 32 - 1;
 
+/** The primary group of `uid` in `passwd`, or undefined when no entry has that uid. */
+export function primaryGroupOf(uid: number, passwd = '/etc/passwd'): number | undefined {
+  return [...readIdFile(passwd).values()].find(([id]) => id === uid)?.[1];
+}
+
 /**
  * Parses `--pod-user`: `UID`, `UID:GID`, `NAME` or `NAME:GROUP` (names from /etc/passwd and
  * /etc/group). Without a group the user's primary group from /etc/passwd, or the uid.
@@ -55,7 +60,7 @@ export function parsePodUser(text: string, files: { passwd: string; group: strin
   let primaryGid: number;
   if (/^\d+$/.test(userPart)) {
     uid = Number(userPart);
-    primaryGid = [...readIdFile(files.passwd).values()].find(([id]) => id === uid)?.[1] ?? uid;
+    primaryGid = primaryGroupOf(uid, files.passwd) ?? uid;
   } else {
     const entry = readIdFile(files.passwd).get(userPart);
     if (entry === undefined) throw new KubeletConfigError(`pod user "${userPart}" is not in ${files.passwd}`, { podUser: text });

@@ -7,6 +7,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { ProbeKind } from './lifecycle.ts';
+import { agentUser } from './pod-user.ts';
+import { type ProcessUser, launchAs } from './process-user.ts';
 import type { Container, ContainerPort, Probe } from '../../schemas/index.ts';
 
 /** Where and how a probe reaches its container. */
@@ -15,8 +17,8 @@ export interface ProbeTarget {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly ports: readonly ContainerPort[];
-  /** Exec probes run as this user and group (supplementary groups dropped); default the agent's. */
-  readonly user?: { readonly uid: number; readonly gid: number };
+  /** Exec probes run as this user (process-user.ts: its groups, no_new_privs); default the agent's. */
+  readonly user?: ProcessUser;
   /**
    * Runs an exec probe's command in the container (the CRI runtime: ExecSync) instead of as a
    * process of the agent with `env` and `cwd`. Never rejects.
@@ -43,9 +45,11 @@ export function resolvePort(port: number | string, ports: readonly ContainerPort
 function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
   const [file, ...args] = command;
   if (file === undefined) return Promise.resolve(failure('exec probe has no command'));
+  const launch = launchAs(target.user, agentUser(), file, args);
+  if (typeof launch === 'string') return Promise.resolve(failure(`exec ${file}: ${launch}`));
   return new Promise((resolve) => {
-    const ids = target.user === undefined ? {} : { uid: target.user.uid, gid: target.user.gid };
-    const child = spawn(file, args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL', ...ids });
+    const ids = launch.ids ?? {};
+    const child = spawn(launch.file, launch.args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL', ...ids });
     child.once('error', (err) => resolve(failure(`exec ${file}: ${err.message}`)));
     child.once('exit', (code, signal) => {
       if (code === 0) resolve(success);

@@ -525,6 +525,106 @@ describe('process runtime', () => {
     });
   });
 
+  describe('securityContext', () => {
+    /** A container's identity, one `key=value` per line. */
+    const identity = [
+      'echo "uid=$(id -u)"',
+      'echo "gid=$(id -g)"',
+      'echo "groups=$(id -G)"',
+      'echo "nonewprivs=$(sed -n "s/^NoNewPrivs:[[:space:]]*//p" /proc/self/status)"',
+      'echo "cwd=$(stat -c "%u:%g %a" .)"',
+      'echo "$HOSTNAME" > "mine-$(id -u)" && echo written=yes || echo written=no',
+    ].join('; ');
+    const fields = (text: string) => Object.fromEntries(text.trim().split('\n').map((line) => line.split(/=(.*)/s).slice(0, 2)));
+    const finished = (runtime: PodRuntime, pod: Pod) => waitForStatus(runtime, pod, (u) => u.status.phase === 'Succeeded' || u.status.phase === 'Failed');
+
+    it('runs a pod with runAsUser 65532 as uid 65532 (its working directory its own)', async () => {
+      const runtime = processRuntime();
+      const pod = makePod('as-65532', [{ name: 'who', image: 'busybox', command: ['sh', '-c', identity] }], { restartPolicy: 'Never', securityContext: { runAsUser: 65532 } });
+      runtime.sync([pod]);
+      expect((await finished(runtime, pod)).status.phase).toBe('Succeeded');
+      expect(fields(await collect(runtime.logs('default', 'as-65532', 'who', {})))).toEqual({ uid: '65532', gid: '65532', groups: '65532', nonewprivs: '0', cwd: '65532:65532 700', written: 'yes' });
+    });
+
+    it('gives each container its own runAsUser over the pod\'s, the pod\'s runAsGroup, fsGroup and supplementalGroups, no_new_privs; exec probes run the same', async () => {
+      const runtime = processRuntime();
+      const pod = makePod(
+        'groups',
+        [
+          { name: 'pod-level', image: 'busybox', command: ['sh', '-c', `${identity}; exec sleep 600`] },
+          {
+            name: 'own-user',
+            image: 'busybox',
+            command: ['sh', '-c', `${identity}; exec sleep 600`],
+            securityContext: { runAsUser: 65533, allowPrivilegeEscalation: false },
+            // Ready only if the probe runs as the container does.
+            readinessProbe: { exec: { command: ['sh', '-c', 'test "$(id -u) $(id -G)" = "65533 65531 2000 3000" && grep -q "^NoNewPrivs:[[:space:]]*1" /proc/self/status'] }, periodSeconds: 1, failureThreshold: 1 },
+          },
+        ],
+        { securityContext: { runAsUser: 65532, runAsGroup: 65531, fsGroup: 2000, supplementalGroups: [3000] } },
+      );
+      runtime.sync([pod]);
+      const ready = await waitForStatus(runtime, pod, (u) => containerStatus(u, 'own-user').ready && containerStatus(u, 'pod-level').state?.running !== undefined);
+      const status = readFileSync(`/proc/${pidOf(containerStatus(ready, 'own-user'))}/status`, 'utf8');
+      expect(status).toMatch(/^Uid:\s+65533\s+65533\s+65533\s+65533$/m);
+      expect(status).toMatch(/^Groups:\s+2000 3000\s*$/m);
+      const logsOf = (container: string) =>
+        eventually(async () => {
+          const text = await collect(runtime.logs('default', 'groups', container, {}));
+          if (!text.includes('written=')) throw new Error(`not done yet: ${text}`);
+          return fields(text);
+        });
+      // The pod's working directory: the pod-level user's, group fsGroup, 2770, so both can write it.
+      expect(await logsOf('pod-level')).toEqual({ uid: '65532', gid: '65531', groups: '65531 2000 3000', nonewprivs: '0', cwd: '65532:2000 2770', written: 'yes' });
+      expect(await logsOf('own-user')).toEqual({ uid: '65533', gid: '65531', groups: '65531 2000 3000', nonewprivs: '1', cwd: '65532:2000 2770', written: 'yes' });
+    });
+
+    it('does not start a runAsNonRoot container that would run as root: CreateContainerConfigError with kubelet\'s message', async () => {
+      const runtime = processRuntime();
+      const asRoot = makePod('nonroot-uid0', [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo started'], securityContext: { runAsUser: 0 } }], { securityContext: { runAsNonRoot: true } });
+      runtime.sync([asRoot]);
+      const refused = await waitForStatus(runtime, asRoot, (u) => containerStatus(u).state?.waiting?.reason === 'CreateContainerConfigError');
+      expect(refused.status.phase).toBe('Pending');
+      expect(containerStatus(refused)).toMatchObject({
+        state: { waiting: { reason: 'CreateContainerConfigError', message: `container's runAsUser breaks non-root policy (pod: "nonroot-uid0_default(${asRoot.metadata.uid})", container: c)` } },
+        restartCount: 0,
+      });
+      expect(containerStatus(refused).containerID).toBeUndefined();
+      expect(() => runtime.logs('default', 'nonroot-uid0', 'c', {})).toThrow(KubeletNotFoundError);
+
+      // The pod user standing in for the image's user: root here, so "image will run as root".
+      const rootRuntime = processRuntime(tempDir(), { podUser: { uid: 0, gid: 0 } });
+      const image = makePod('nonroot-image', [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo started'], securityContext: { runAsNonRoot: true } }]);
+      rootRuntime.sync([image]);
+      const refusedImage = await waitForStatus(rootRuntime, image, (u) => containerStatus(u).state?.waiting?.reason === 'CreateContainerConfigError');
+      expect(containerStatus(refusedImage).state?.waiting?.message).toBe(`container has runAsNonRoot and image will run as root (pod: "nonroot-image_default(${image.metadata.uid})", container: c)`);
+    });
+
+    it('blocks a privileged pod and refuses runAsUser 0 where privileged containers are not allowed; runs them where they are (privileged grants nothing more)', async () => {
+      const strict = processRuntime(tempDir(), { allowPrivileged: false });
+      const privileged = makePod('priv', [
+        { name: 'priv', image: 'busybox', command: ['sh', '-c', 'echo started'], securityContext: { privileged: true } },
+        { name: 'plain', image: 'busybox', command: ['sh', '-c', 'echo started'] },
+      ], { restartPolicy: 'Never' });
+      const root = makePod('root', [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'id -u'], securityContext: { runAsUser: 0 } }], { restartPolicy: 'Never' });
+      strict.sync([privileged, root]);
+      const blocked = await waitForStatus(strict, privileged, (u) => containerStatus(u, 'priv').state?.waiting?.reason === 'Blocked' && containerStatus(u, 'plain').state?.waiting?.reason === 'Blocked');
+      expect(blocked.status.phase).toBe('Pending');
+      expect(containerStatus(blocked, 'plain').state?.waiting?.message).toBe(`pod with UID "${privileged.metadata.uid}" specified privileged container, but is disallowed`);
+      const refusedRoot = await waitForStatus(strict, root, (u) => containerStatus(u).state?.waiting?.reason === 'CreateContainerConfigError');
+      expect(containerStatus(refusedRoot).state?.waiting?.message).toMatch(/asks to run as root \(runAsUser 0\).*--allow-privileged=false/);
+
+      const allowing = processRuntime();
+      const privileged2 = makePod('priv', [{ name: 'priv', image: 'busybox', command: ['sh', '-c', 'echo "$(id -u) $(sed -n "s/^CapEff:[[:space:]]*//p" /proc/self/status)"'], securityContext: { privileged: true } }], { restartPolicy: 'Never' });
+      const root2 = makePod('root', [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'id -u'], securityContext: { runAsUser: 0 } }], { restartPolicy: 'Never' });
+      allowing.sync([privileged2, root2]);
+      expect((await finished(allowing, privileged2)).status.phase).toBe('Succeeded');
+      expect((await finished(allowing, root2)).status.phase).toBe('Succeeded');
+      expect(await collect(allowing.logs('default', 'priv', 'priv', {}))).toBe('65534 0000000000000000\n');
+      expect(await collect(allowing.logs('default', 'root', 'c', {}))).toBe('0\n');
+    });
+  });
+
   it('serves logs: current, previous, tailLines, follow', async () => {
     const runtime = processRuntime();
     const crashy = makePod('logs-crash', [{ name: 'c', image: 'logplane/crasher', env: [{ name: 'EXIT_AFTER_MS', value: '10' }] }]);

@@ -14,16 +14,19 @@
  *   whole process (apiserver, projection, every other pod's report) for as long as the file
  *   system took, 1-40 ms per write during a burst of pod starts.
  * - Containers run as the pod user (pod-user.ts: `nobody` when the agent is root, or the
- *   configured one), never as root unless configured so, with supplementary groups dropped.
+ *   configured one), never as root unless configured so, with supplementary groups dropped;
+ *   a `securityContext` changes that (process-user.ts: runAsUser, runAsGroup, fsGroup,
+ *   supplementalGroups, allowPrivilegeEscalation, runAsNonRoot, privileged).
  *   Their working directory (unless they set `workingDir`) and HOME is `_work` in the pod's
  *   log directory (`<dataDir>/logs/<namespace>_<name>_<uid>/_work`, logs.ts), made 0700 and
- *   owned by the pod user by the spawner, so a container's files are removed with its pod.
+ *   owned by the pod's user (the pod-level runAsUser/runAsGroup, else the pod user) by the
+ *   spawner, so a container's files are removed with its pod; with an `fsGroup` it belongs
+ *   to that group, 2770, so every container of the pod can write it (each carries the group).
  *   The log directory and the log files stay the agent's (opened without following
  *   symlinks), and the data directory is 0700: a pod reaches neither another pod's files nor
  *   the agent's. A directory elsewhere per pod (`<dataDir>/pods/<uid>/` until 3ed62cb) was
  *   one more path to create and remove; `_work` is made in the same helper call as the log
- *   directory. `securityContext` (runAsUser, runAsGroup, runAsNonRoot) is not read yet: the
- *   Pod type does not carry it.
+ *   directory.
  * - Exits of the processes this run started come from the helper, which reaps them.
  *   Adopted processes (started by a previous agent run) have no one to report them (no
  *   exit code): one timer per runtime checks them every `adoptedCheckMs`, and an exit seen
@@ -41,7 +44,9 @@ import { type PodRun, type ProbeKind, type StopSignal, restoredContainer } from 
 import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, podWorkDir, prepareLogFile, readLogFile } from './logs.ts';
 import { allocatePodIP } from './pod-cidr.ts';
 import { openPodRecords } from './pod-records.ts';
-import { agentUser } from './pod-user.ts';
+import { type PodUser, agentUser } from './pod-user.ts';
+import { type ProcessUser, launchAs, processUserFor } from './process-user.ts';
+import { SECURITY_REASONS } from './security-context.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
 import type { Container, Pod } from '../../schemas/index.ts';
 import { type ProbeWorker, createContainerProbeWorkers } from './probes.ts';
@@ -78,10 +83,23 @@ function newInstance(identity: ProcessIdentity, restartCount: number, adopted: b
 
 /** Creates the process runtime (see the module comment). */
 export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntime {
-  const { dataDir, podCidr, hostIP, node, logger, now, probeSecondMs, adoptedCheckMs, podUser } = options;
+  const { dataDir, podCidr, hostIP, node, logger, now, probeSecondMs, adoptedCheckMs, podUser, allowPrivileged } = options;
   const agent = agentUser();
-  /** The pod user when it is not the agent's own (the spawner and exec probes switch to it). */
-  const switchTo = podUser.uid === agent.uid && podUser.gid === agent.gid ? undefined : podUser;
+  /** Whether a process of `user` runs as the agent itself (it then gets the agent's environment). */
+  const isAgent = (user: ProcessUser) => user.uid === agent.uid && user.gid === agent.gid && user.groups.length === 0;
+  const userContext = { podUser, agent, allowPrivileged };
+  /**
+   * Who owns a pod's working directory and its mount points: the user of the pod-level
+   * security context (a container's own runAsUser may differ), its group the fsGroup if
+   * any; undefined when the agent cannot change owners (not root).
+   */
+  function workOwner(pod: Pod): { owner: PodUser; mode: number } | undefined {
+    if (agent.uid !== 0) return undefined;
+    const podLevel = processUserFor(pod, { name: '' }, userContext);
+    const user = podLevel.type === 'run' ? podLevel.user : podUser;
+    const fsGroup = pod.spec.securityContext?.fsGroup ?? undefined;
+    return fsGroup === undefined ? { owner: { uid: user.uid, gid: user.gid }, mode: 0o700 } : { owner: { uid: user.uid, gid: fsGroup }, mode: 0o2770 };
+  }
   if (podUser.uid === 0) logger.warn({ uid: podUser.uid, gid: podUser.gid }, 'pods run as root: every pod can read and change everything of the agent and the host');
   /** Working directories of an older agent's pods (and their records, until 3ed62cb); none are made now. */
   const podsDir = join(dataDir, 'pods');
@@ -116,12 +134,21 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
   const logDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podLogDir(dataDir, run.namespace, run.name, encodeURIComponent(run.uid));
   const workDir = (run: Pick<PodRun, 'namespace' | 'name' | 'uid'>) => podWorkDir(logDir(run));
   const identityOf = (run: PodRun): PodIdentity => ({ namespace: run.namespace, name: run.name, uid: run.uid, podIP: run.podIP, hostIP: run.hostIP, node });
-  /** A container's environment: the agent's HOME is not the pod user's, whose HOME is its working directory. */
-  const envOf = (spec: Container, run: PodRun, resolved?: readonly (readonly [string, string])[]) =>
-    containerEnv(spec, identityOf(run), switchTo === undefined ? process.env : { PATH: process.env.PATH, HOME: workDir(run) }, resolved);
+  /** A container's environment: the agent's own to a process running as the agent, else PATH and HOME (its working directory). */
+  const envOf = (spec: Container, run: PodRun, user: ProcessUser | undefined, resolved?: readonly (readonly [string, string])[]) =>
+    containerEnv(spec, identityOf(run), user === undefined || isAgent(user) ? process.env : { PATH: process.env.PATH, HOME: workDir(run) }, resolved);
   const containerSpec = (pod: Pod, name: string): Container | undefined => [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((c) => c.name === name);
   /** The pod of each pod uid with a started container (for exec and port-forward). */
   const startedPods = new Map<string, Pod>();
+  /** The user each container was last started as (its exec probes and `kubectl exec` run as it). */
+  const startedUsers = new Map<string, ProcessUser>();
+  /** The user a container runs as: as started, or (a process adopted from an earlier agent run) as its pod says. */
+  function userOf(pod: Pod, spec: Container, uid: string): ProcessUser {
+    const started = startedUsers.get(containerKey(uid, spec.name));
+    if (started !== undefined) return started;
+    const decided = processUserFor(pod, spec, userContext);
+    return decided.type === 'run' ? decided.user : { ...podUser, groups: [], noNewPrivs: false };
+  }
 
   /**
    * A mount in the process runtime: at the mount path taken relative to the pod's working
@@ -131,14 +158,16 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
    * agent's directories to follow a link), else a symlink. A path another container of the
    * pod already mounts keeps its first mount.
    */
-  function linkMounts(run: PodRun, mounts: readonly ContainerMount[]): void {
+  function linkMounts(run: PodRun, pod: Pod, mounts: readonly ContainerMount[]): void {
     const work = workDir(run);
+    const owned = workOwner(pod);
     const own = (path: string) => {
-      if (switchTo !== undefined) lchownSync(path, switchTo.uid, switchTo.gid);
+      if (owned !== undefined) lchownSync(path, owned.owner.uid, owned.owner.gid);
     };
     if (!existsSync(work)) {
       mkdirSync(work, { recursive: true, mode: 0o700 });
       own(work);
+      if (owned !== undefined) chmodSync(work, owned.mode);
     }
     for (const mount of mounts) {
       const relative = normalize(mount.containerPath).replace(/^\/+/, '').replace(/\/+$/, '');
@@ -163,7 +192,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         if (current !== '' || !mountsBelow(work).includes(link)) logger.warn({ pod: `${run.namespace}/${run.name}`, mountPath: mount.containerPath }, 'another container of the pod mounts something else at this path; keeping the first');
         continue;
       }
-      if (switchTo === undefined || agent.uid !== 0) {
+      if (owned === undefined || owned.owner.uid === 0) {
         symlinkSync(mount.hostPath, link);
         own(link);
         continue;
@@ -246,6 +275,15 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const spec = containerSpec(pod, container);
       if (spec === undefined) return;
       startedPods.set(run.uid, pod);
+      const decided = processUserFor(pod, spec, userContext);
+      if (decided.type === 'refused') {
+        // A blocked pod stays blocked (its spec and this node's settings do not change); a
+        // config error is retried, as kubelet's pod worker does.
+        const retry = decided.reason === SECURITY_REASONS.blocked ? {} : { retryAfterMs: options.crashLoop.initialMs };
+        dispatch(run.uid, { type: 'refused', container, reason: decided.reason, message: decided.message, ...retry, at: now() });
+        return;
+      }
+      const user = decided.user;
       const identity = identityEnv(identityOf(run));
       const config = configurator.prepare(pod, spec, { podIPs: [run.podIP], hostIP: run.hostIP }, new Map(Object.entries(identity)));
       if (config.type === 'refused') {
@@ -253,38 +291,45 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         return;
       }
       try {
-        linkMounts(run, config.mounts);
+        linkMounts(run, pod, config.mounts);
       } catch (err) {
         dispatch(run.uid, { type: 'refused', container, reason: 'ContainerCreating', message: `cannot make the mounts: ${(err as Error).message}`, retryAfterMs: options.crashLoop.initialMs, at: now() });
         return;
       }
-      const env = envOf(spec, run, [...config.env, ...config.mounts.map((mount) => [mountVariable(mount.containerPath), mount.hostPath] as const)]);
+      const env = envOf(spec, run, user, [...config.env, ...config.mounts.map((mount) => [mountVariable(mount.containerPath), mount.hostPath] as const)]);
       startedEnv.set(containerKey(run.uid, container), env);
+      startedUsers.set(containerKey(run.uid, container), user);
       const command = containerCommand(spec, env);
       if (command.type === 'refused') {
         dispatch(run.uid, { type: 'refused', container, reason: command.reason, message: command.message, at: now() });
         return;
       }
+      const launch = launchAs(user, agent, command.file, command.args);
+      if (typeof launch === 'string') {
+        dispatch(run.uid, { type: 'refused', container, reason: SECURITY_REASONS.config, message: launch, retryAfterMs: options.crashLoop.initialMs, at: now() });
+        return;
+      }
+      const owned = workOwner(pod);
       // Deleting older instances' logs (from the third instance on) stays here, with the reads of them.
       const logFile = restartCount >= 2 ? prepareLogFile(logDir(run), container, restartCount) : containerLogFile(logDir(run), container, restartCount);
       const podName = `${run.namespace}/${run.name}`;
       let instance: Instance | undefined;
       spawner.spawn(
         {
-          file: command.file,
-          args: command.args,
+          file: launch.file,
+          args: launch.args,
           cwd: spec.workingDir ?? workDir(run),
           env,
           logFile,
           mkdirs: [dirname(logFile)],
-          ownedDir: workDir(run),
-          ...(switchTo === undefined ? {} : { user: switchTo }),
+          ownedDir: { path: workDir(run), ...(owned === undefined ? {} : { owner: owned.owner, mode: owned.mode }) },
+          ...(launch.ids === undefined ? {} : { user: launch.ids }),
         },
         {
           spawned(pid, procStart) {
             instance = newInstance({ pid, procStart }, restartCount, false);
             instances.set(containerKey(run.uid, container), instance);
-            logger.info({ pod: podName, container, restartCount, pid, uid: podUser.uid, gid: podUser.gid, command: [command.file, ...command.args] }, 'container started');
+            logger.info({ pod: podName, container, restartCount, pid, uid: user.uid, gid: user.gid, groups: user.groups, command: [command.file, ...command.args] }, 'container started');
             // Handled at once (the driver drains synchronously): the status change it makes
             // persists the record with the new process.
             dispatch(run.uid, { type: 'started', container, restartCount, containerID: `process://${pid}`, at: now() });
@@ -327,12 +372,13 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const spec = containerSpec(pod, ref.container);
       if (spec === undefined) return;
       const key = containerKey(ref.run.uid, ref.container);
+      const user = userOf(pod, spec, ref.run.uid);
       const target = {
         podIP: ref.run.podIP,
-        env: startedEnv.get(key) ?? envOf(spec, ref.run),
+        env: startedEnv.get(key) ?? envOf(spec, ref.run, user),
         cwd: spec.workingDir ?? workDir(ref.run),
         ports: spec.ports ?? [],
-        ...(switchTo === undefined ? {} : { user: switchTo }),
+        user,
       };
       const workers = createContainerProbeWorkers({
         container: spec,
@@ -425,7 +471,10 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
         if (ip !== undefined) takenIPs.delete(ip);
         latestRuns.delete(run.uid);
         persisted.delete(run.uid);
-        for (const c of run.containers) startedEnv.delete(containerKey(run.uid, c.name));
+        for (const c of run.containers) {
+          startedEnv.delete(containerKey(run.uid, c.name));
+          startedUsers.delete(containerKey(run.uid, c.name));
+        }
         // Before the log directory goes: its bind mounts are unmounted (a recursive removal
         // would go through them into the volumes, or a hostPath).
         for (const mountPoint of mountsBelow(logDir(run))) {
@@ -517,10 +566,11 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
     const pod = startedPods.get(run.uid);
     const spec = pod === undefined ? undefined : containerSpec(pod, container);
     const instance = instances.get(containerKey(run.uid, container));
-    if (spec === undefined || instance === undefined || !isAlive(instance)) {
+    if (pod === undefined || spec === undefined || instance === undefined || !isAlive(instance)) {
       throw new KubeletNotFoundError(`container "${container}" in pod "${name}" is not running`, { namespace, name, container });
     }
-    return { type: 'process', pid: instance.pid, podIP: run.podIP, cwd: spec.workingDir ?? workDir(run), env: startedEnv.get(containerKey(run.uid, container)) ?? envOf(spec, run), user: switchTo };
+    const user = userOf(pod, spec, run.uid);
+    return { type: 'process', pid: instance.pid, podIP: run.podIP, cwd: spec.workingDir ?? workDir(run), env: startedEnv.get(containerKey(run.uid, container)) ?? envOf(spec, run, user), user };
   }
 
   return {

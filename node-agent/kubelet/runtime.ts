@@ -12,6 +12,7 @@ import type { PodStatusUpdate } from './pod-driver.ts';
 import type { PodUsage } from './usage.ts';
 import type { CriRuntimeOptions } from './cri/runtime.ts';
 import { type PodUser, agentUser, resolvePodUser } from './pod-user.ts';
+import type { ProcessUser } from './process-user.ts';
 import type { Pod } from '../../schemas/index.ts';
 import { NO_POD_OBJECTS, type PodObjectSource } from './pod-objects.ts';
 
@@ -50,6 +51,13 @@ export interface PodRuntimeOptions {
    * `nobody` when the agent runs as root, else the agent's own user (the only one it can use).
    */
   readonly podUser?: PodUser;
+  /**
+   * Whether containers may be `privileged` (kubelet's `AllowPrivileged` capability, always on
+   * in kubelet 1.32, whose `--allow-privileged` flag is gone); default true. Off, a pod with a
+   * privileged container does not start (its containers wait `Blocked`), and the process
+   * runtime also refuses `runAsUser: 0` (a root process is not confined at all there).
+   */
+  readonly allowPrivileged?: boolean;
   /** Process runtime: how often processes adopted after an agent restart are checked for exit (they are not children, so no exit event); default 1000 ms. */
   readonly adoptedCheckMs?: number;
   /** The ConfigMaps, Secrets, Services, claims and Node that pods' env and volumes read (the agent's projection); default none. */
@@ -68,7 +76,7 @@ export type StreamTarget = {
   /** The working directory, environment and user a container process gets (an exec'd command gets the same). */
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
-  readonly user: PodUser | undefined;
+  readonly user: ProcessUser | undefined;
 };
 
 /** Runs the pods bound to one node and reports their status. */
@@ -133,6 +141,8 @@ export interface ResolvedRuntimeOptions {
   readonly adoptedCheckMs: number;
   /** Process runtime: whom pods run as (see `PodRuntimeOptions.podUser`). */
   readonly podUser: PodUser;
+  /** Whether privileged containers may run (see `PodRuntimeOptions.allowPrivileged`). */
+  readonly allowPrivileged: boolean;
   readonly objects: PodObjectSource;
   readonly logger: Logger;
   readonly now: () => number;
@@ -163,6 +173,11 @@ export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeO
   if (!isNonNegative(startDelayMs)) throw new KubeletConfigError('sim.startDelayMs must be >= 0', { startDelayMs });
   if (!(probeSecondMs > 0)) throw new KubeletConfigError('probeSecondMs must be > 0', { probeSecondMs });
   if (!(adoptedCheckMs > 0)) throw new KubeletConfigError('adoptedCheckMs must be > 0', { adoptedCheckMs });
+  const podUser = opts.kind === 'process' ? resolvePodUser(opts.podUser) : agentUser();
+  const allowPrivileged = opts.allowPrivileged ?? true;
+  if (opts.kind === 'process' && podUser.uid === 0 && !allowPrivileged) {
+    throw new KubeletConfigError('pods would run as root (the pod user is uid 0) on a node that does not allow privileged containers: give another pod user, or allow privileged containers', { uid: podUser.uid });
+  }
   return {
     kind: opts.kind,
     node: opts.node,
@@ -174,7 +189,8 @@ export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeO
     startDelayMs,
     probeSecondMs,
     adoptedCheckMs,
-    podUser: opts.kind === 'process' ? resolvePodUser(opts.podUser) : agentUser(),
+    podUser,
+    allowPrivileged,
     objects: opts.objects ?? NO_POD_OBJECTS,
     logger: opts.logger.child({ component: 'kubelet', node: opts.node, runtime: opts.kind }),
     now: opts.now ?? Date.now,

@@ -2,7 +2,7 @@
 // `node spawner-process.mjs` with an IPC channel and no loader, so it stays small: forking
 // from it costs a fraction of forking from the agent's process.
 //
-// Messages in: { id, file, args, cwd, env, logFile, mkdirs, user?: { uid, gid }, ownedDir? }.
+// Messages in: { id, file, args, cwd, env, logFile, mkdirs, user?: { uid, gid }, ownedDir?: { path, owner?: { uid, gid }, mode? } }.
 // Messages out: { type: 'ready' } once it listens; { type: 'spawned', id, pid, procStart } once the child has exec'd;
 // { type: 'failed', id, message } if it could not start; { type: 'error', id, message } for a
 // later error of the child; { type: 'exit', id, code, signal } when it has exited (reaped
@@ -11,7 +11,7 @@
 // When the agent goes away (the channel closes) it exits; the containers keep running (each
 // leads its own session) and the next agent run adopts them from their records.
 import { spawn } from 'node:child_process';
-import { closeSync, constants, lchownSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, lchownSync, lstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 
 if (process.send === undefined) throw new Error('spawner-process.mjs runs only as the agent\'s helper, with an IPC channel');
 /** Sends `message` to the agent; `done(false)` if it cannot arrive (the agent is gone). */
@@ -65,9 +65,14 @@ process.on('message', (request) => {
   try {
     for (const dir of mkdirs) mkdirSync(dir, { recursive: true });
     if (ownedDir !== undefined) {
-      mkdirSync(ownedDir, { recursive: true, mode: 0o700 });
+      const mode = ownedDir.mode ?? 0o700;
+      mkdirSync(ownedDir.path, { recursive: true, mode });
       // lchown: never through a symlink (the directory's parent is not the pod's to change, but still).
-      if (user !== undefined) lchownSync(ownedDir, user.uid, user.gid);
+      if (ownedDir.owner !== undefined) {
+        lchownSync(ownedDir.path, ownedDir.owner.uid, ownedDir.owner.gid);
+        // After the chown (umask narrowed the mkdir; a setgid bit is set here, not inherited).
+        if (!lstatSync(ownedDir.path).isSymbolicLink()) chmodSync(ownedDir.path, mode);
+      }
     }
     // The log file is the agent's (the process writes to it through the descriptor only):
     // never followed through a symlink, never readable by others.

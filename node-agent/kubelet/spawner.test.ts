@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSpawner } from './spawner.ts';
+import { type SpawnRequest, createSpawner } from './spawner.ts';
 
 const dirs: string[] = [];
 const range = (length: number): number[] => Array.from({ length }, (_, i) => i);
@@ -46,7 +46,7 @@ describe('the container spawner', () => {
     const dir = mkdtempSync(join(tmpdir(), 'logplane-spawner-'));
     dirs.push(dir);
     const spawner = createSpawner(1);
-    const run = (request: { logFile: string; user?: { uid: number; gid: number }; ownedDir?: string; cwd?: string }) =>
+    const run = (request: { logFile: string; user?: { uid: number; gid: number }; ownedDir?: SpawnRequest['ownedDir']; cwd?: string }) =>
       new Promise<{ type: 'exited'; code: number | null } | { type: 'failed'; message: string }>((resolve, reject) =>
         spawner.spawn(
           { file: '/bin/sh', args: ['-c', 'echo "$(id -u):$(id -g):$(id -G)"; touch owned'], cwd: request.cwd ?? dir, env: { PATH: '/usr/bin:/bin' }, mkdirs: [dir], ...request },
@@ -55,9 +55,14 @@ describe('the container spawner', () => {
       );
     const ownedDir = join(dir, 'work');
     const logFile = join(dir, 'user.log');
-    expect(await run({ logFile, user: { uid: 4321, gid: 4322 }, ownedDir, cwd: ownedDir })).toEqual({ type: 'exited', code: 0 });
+    expect(await run({ logFile, user: { uid: 4321, gid: 4322 }, ownedDir: { path: ownedDir, owner: { uid: 4321, gid: 4322 } }, cwd: ownedDir })).toEqual({ type: 'exited', code: 0 });
     expect(readFileSync(logFile, 'utf8')).toBe('4321:4322:4322\n');
     expect(statSync(ownedDir)).toMatchObject({ uid: 4321, gid: 4322, mode: 0o40700 });
+    // The directory of a pod with an fsGroup: group-owned, group-writable, setgid, whoever it was made for.
+    const shared = join(dir, 'shared');
+    expect(await run({ logFile, user: { uid: 4000, gid: 4000 }, ownedDir: { path: shared, owner: { uid: 4000, gid: 4500 }, mode: 0o2770 }, cwd: shared })).toEqual({ type: 'exited', code: 0 });
+    expect(statSync(shared)).toMatchObject({ uid: 4000, gid: 4500, mode: 0o42770 });
+    expect(statSync(join(shared, 'owned'))).toMatchObject({ uid: 4000, gid: 4500 });
     expect(statSync(join(ownedDir, 'owned')).uid).toBe(4321);
     expect(statSync(logFile)).toMatchObject({ uid: process.getuid?.(), mode: 0o100640 });
 

@@ -29,8 +29,11 @@ export interface SpawnRequest {
    * below directories the user cannot enter.
    */
   readonly user?: { readonly uid: number; readonly gid: number };
-  /** Created after `mkdirs` (mode 0700) and owned by `user` (if given): the process's own directory. */
-  readonly ownedDir?: string;
+  /**
+   * Created after `mkdirs` with `mode` (0700 if not given) and owned by `owner` (if given):
+   * the directory of the pod's processes.
+   */
+  readonly ownedDir?: { readonly path: string; readonly owner?: { readonly uid: number; readonly gid: number }; readonly mode?: number };
 }
 
 /** What happens to one spawned process. */

@@ -20,6 +20,8 @@ import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { StreamTarget } from '../kubelet/index.ts';
 import { signalNumber } from '../kubelet/proc.ts';
+import { agentUser } from '../kubelet/pod-user.ts';
+import { launchAs } from '../kubelet/process-user.ts';
 import { CHANNEL, type ChannelProtocol, type CommandOutcome, decodeClientMessage, encodeChannelMessage, outcomeStatus } from './channels.ts';
 import type { StreamOptions } from './request.ts';
 
@@ -57,12 +59,13 @@ export interface ExecSessionOptions {
 
 /** Runs one exec session until the command ends or the client goes away. */
 export const runProcessExec = ({ ws, protocol, target, command, options, logger }: ExecSessionOptions): void => {
-  const ids = target.user === undefined ? {} : { uid: target.user.uid, gid: target.user.gid };
   const [file, args] = options.tty ? ['script', ['-q', '-f', '-e', '-c', command.map(shellQuote).join(' '), '/dev/null']] : [command[0]!, command.slice(1)];
   const env = options.tty ? { TERM: 'xterm', ...target.env, SHELL: '/bin/sh' } : { ...target.env };
+  const launch = launchAs(target.user, agentUser(), file, args);
   let child: ChildProcess;
   try {
-    child = spawn(file, args, { cwd: target.cwd, env, detached: true, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], ...ids });
+    if (typeof launch === 'string') throw new Error(launch);
+    child = spawn(launch.file, launch.args, { cwd: target.cwd, env, detached: true, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], ...(launch.ids ?? {}) });
   } catch (error) {
     finish({ type: 'failed', message: `failed to exec in container: ${error instanceof Error ? error.message : String(error)}` });
     return;

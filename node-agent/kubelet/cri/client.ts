@@ -36,6 +36,55 @@ export interface NamespaceOption {
   readonly ipc?: NamespaceMode;
 }
 
+/** `runtime.v1.SecurityProfile`: a seccomp or AppArmor profile. */
+export interface SecurityProfile {
+  readonly profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  /** Localhost: the seccomp profile's absolute path, or the AppArmor profile's name. */
+  readonly localhostRef?: string;
+}
+
+/** `runtime.v1.SELinuxOption`. */
+export interface SELinuxOption {
+  readonly user?: string;
+  readonly role?: string;
+  readonly type?: string;
+  readonly level?: string;
+}
+
+/** `runtime.v1.LinuxSandboxSecurityContext`. */
+export interface LinuxSandboxSecurityContext {
+  readonly namespaceOptions?: NamespaceOption;
+  readonly selinuxOptions?: SELinuxOption;
+  readonly runAsUser?: { readonly value: number };
+  readonly runAsGroup?: { readonly value: number };
+  readonly readonlyRootfs?: boolean;
+  readonly supplementalGroups?: readonly number[];
+  /** True when any container of the pod is privileged (containerd refuses privileged containers in other sandboxes). */
+  readonly privileged?: boolean;
+  readonly seccomp?: SecurityProfile;
+}
+
+/** `runtime.v1.LinuxContainerSecurityContext`. */
+export interface LinuxContainerSecurityContext {
+  readonly capabilities?: { readonly addCapabilities?: readonly string[]; readonly dropCapabilities?: readonly string[] };
+  readonly privileged?: boolean;
+  readonly namespaceOptions?: NamespaceOption;
+  readonly selinuxOptions?: SELinuxOption;
+  readonly runAsUser?: { readonly value: number };
+  readonly runAsGroup?: { readonly value: number };
+  /** The image's user by name (only when it has no numeric one and no runAsUser is given). */
+  readonly runAsUsername?: string;
+  readonly readonlyRootfs?: boolean;
+  readonly supplementalGroups?: readonly number[];
+  readonly noNewPrivs?: boolean;
+  readonly maskedPaths?: readonly string[];
+  readonly readonlyPaths?: readonly string[];
+  readonly seccomp?: SecurityProfile;
+  readonly apparmor?: SecurityProfile;
+  /** The deprecated string form of `apparmor` (`runtime/default`, `unconfined`, `localhost/<name>`), which containerd 1.6 reads. */
+  readonly apparmorProfile?: string;
+}
+
 /** `runtime.v1.LinuxContainerResources` (cgroup settings). */
 export interface LinuxContainerResources {
   readonly cpuPeriod?: number;
@@ -58,13 +107,7 @@ export interface PodSandboxConfig {
   readonly linux?: {
     readonly cgroupParent?: string;
     readonly sysctls?: StringMap;
-    readonly securityContext?: {
-      readonly namespaceOptions?: NamespaceOption;
-      readonly privileged?: boolean;
-      readonly readonlyRootfs?: boolean;
-      readonly runAsUser?: { readonly value: number };
-      readonly runAsGroup?: { readonly value: number };
-    };
+    readonly securityContext?: LinuxSandboxSecurityContext;
   };
 }
 
@@ -95,15 +138,7 @@ export interface ContainerConfig {
   readonly tty?: boolean;
   readonly linux?: {
     readonly resources?: LinuxContainerResources;
-    readonly securityContext?: {
-      readonly privileged?: boolean;
-      readonly readonlyRootfs?: boolean;
-      readonly runAsUser?: { readonly value: number };
-      readonly runAsGroup?: { readonly value: number };
-      readonly noNewPrivs?: boolean;
-      readonly namespaceOptions?: NamespaceOption;
-      readonly capabilities?: { readonly addCapabilities?: readonly string[]; readonly dropCapabilities?: readonly string[] };
-    };
+    readonly securityContext?: LinuxContainerSecurityContext;
   };
 }
 

@@ -102,4 +102,32 @@ describe('cri pod runtime on a real containerd', () => {
     expect(await harness.containerd.cri.listContainers()).toEqual([]);
     console.info('cri runtime figures:', { 'sync → Running and Ready (ms)': Math.round(syncToRunningMs), 'sync([]) → sandboxes removed (ms)': Math.round(removeMs) });
   });
+
+  it('passes the security context to containerd as kubelet does: runAsUser over the pod\'s, runAsGroup, fsGroup and supplementalGroups, no_new_privs, seccomp, read-only root, dropped capabilities; runAsNonRoot against the image\'s (root) user', async () => {
+    const report = 'echo "$(id -u) $(id -g) $(id -G)"; grep -E "^(NoNewPrivs|Seccomp|CapEff):" /proc/self/status | tr -s "\\t" " "; touch /written 2>/dev/null && echo rw || echo ro';
+    const secure = makePod(
+      'secure',
+      [
+        {
+          name: 'app',
+          image: BUSYBOX_IMAGE,
+          command: ['sh', '-c', report],
+          securityContext: { runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+        },
+      ],
+      { restartPolicy: 'Never', securityContext: { runAsUser: 999, runAsGroup: 1000, fsGroup: 2000, supplementalGroups: [3000] } },
+    );
+    const nonRoot = makePod('nonroot', [{ name: 'app', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'echo started'], securityContext: { runAsNonRoot: true } }], { restartPolicy: 'Never' });
+    const done = waitForStatus(runtime, secure, (u) => u.status.phase === 'Succeeded' || u.status.phase === 'Failed', 60_000);
+    const refused = waitForStatus(runtime, nonRoot, (u) => containerStatus(u).state?.waiting?.reason === 'CreateContainerConfigError', 60_000);
+    runtime.sync([secure, nonRoot]);
+    expect((await done).status.phase).toBe('Succeeded');
+    expect(await collect(runtime.logs('default', 'secure', 'app', {}))).toBe('1000 1000 1000 2000 3000\nCapEff: 0000000000000000\nNoNewPrivs: 1\nSeccomp: 2\nro\n');
+    expect(containerStatus(await refused).state?.waiting?.message).toBe(`container has runAsNonRoot and image will run as root (pod: "nonroot_default(${nonRoot.metadata.uid})", container: app)`);
+    runtime.sync([]);
+    await eventually(async () => {
+      const left = await harness.containerd.cri.listPodSandboxes();
+      if (left.length > 0) throw new Error(`${left.length} sandboxes left`);
+    }, 20_000);
+  });
 });

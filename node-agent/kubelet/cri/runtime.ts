@@ -24,7 +24,15 @@
  *   tcpSocket from the agent to the pod's address (so the agent must reach the CNI network,
  *   as kubelet does from the host).
  *
- * Not yet: image pull secrets, `env.valueFrom`, security contexts, garbage collection of images.
+ * - Security contexts as kubelet passes them (cri/security-context.ts): each container's
+ *   `LinuxContainerSecurityContext` (runAsUser or the image's user, runAsGroup, groups,
+ *   privileged, readOnlyRootFilesystem, capabilities, no_new_privs, seccomp, AppArmor), the
+ *   sandbox's `LinuxSandboxSecurityContext`; kubelet's runAsNonRoot check against the image's
+ *   user (`CreateContainerConfigError`); the containers of a privileged pod on a node that
+ *   does not allow them wait `Blocked` (kubelet makes no sandbox for it either; here an
+ *   unprivileged sandbox is made, so the driver can report the pod's status).
+ *
+ * Not yet: image pull secrets, `env.valueFrom`, garbage collection of images.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -41,7 +49,9 @@ import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import type { ContainerUsage, PodUsage } from '../usage.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
-import { type ContainerConfig, type CriClient, type CriVersion, type PodSandboxConfig, createCriClient } from './client.ts';
+import { type ContainerConfig, type CriClient, type CriVersion, type ImageInfo, type PodSandboxConfig, createCriClient } from './client.ts';
+import { SECURITY_REASONS, privilegedRefusal, verifyRunAsNonRoot } from '../security-context.ts';
+import { containerSecurityContext, imageUser, sandboxSecurityContext } from './security-context.ts';
 import { CriError } from './errors.ts';
 import { linuxResources } from './resources.ts';
 
@@ -141,6 +151,8 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const pollMs = criOptions.pollMs ?? 500;
   const cgroupParent = criOptions.cgroupParent;
   const logRoot = join(dataDir, 'cri-logs');
+  /** Where seccompProfile `Localhost` profiles are (kubelet's `<root-dir>/seccomp`). */
+  const seccompRoot = join(dataDir, 'seccomp');
   const sandboxes = new Map<string, SandboxState>();
   /** Instances by {@link instanceKey}; the exited ones stay until the pod is released (logs --previous). */
   const instances = new Map<string, Instance>();
@@ -220,7 +232,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node, 'logplane.io/agent': agentLabel },
       linux: {
         ...(cgroupParent === undefined ? {} : { cgroupParent: join(cgroupParent, `pod${uid}`) }),
-        securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } },
+        securityContext: { ...sandboxSecurityContext(pod), ...(options.allowPrivileged ? {} : { privileged: false }) },
       },
     };
   }
@@ -341,17 +353,19 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const poller = setInterval(() => void poll(), pollMs);
   poller.unref();
 
-  async function ensureImage(container: Container): Promise<void> {
+  /** The container's image, pulled per its pull policy; its status (for the image's user). */
+  async function ensureImage(container: Container): Promise<ImageInfo | undefined> {
     const image = container.image ?? '';
     const policy = container.imagePullPolicy ?? (image.endsWith(':latest') || !/:[^/]+$/.test(image) ? 'Always' : 'IfNotPresent');
     const present = policy === 'Always' ? undefined : await cri.imageStatus(image);
-    if (present !== undefined) return;
+    if (present !== undefined) return present;
     if (policy === 'Never') throw new KubeletError(`image "${image}" is not present with pull policy Never`, false, { reason: 'ErrImageNeverPull', image });
     try {
       await cri.pullImage(image);
     } catch (err) {
       throw new KubeletError(`failed to pull image "${image}": ${(err as Error).message}`, true, { reason: 'ErrImagePull', image }, { cause: err });
     }
+    return cri.imageStatus(image);
   }
 
   async function start(pod: Pod, { run, container, restartCount }: ContainerRef): Promise<void> {
@@ -361,11 +375,25 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `no sandbox or container spec for ${container}`, at: now() });
       return;
     }
+    const blocked = privilegedRefusal(pod, options.allowPrivileged);
+    if (blocked !== undefined) {
+      dispatch(run.uid, { type: 'refused', container, reason: SECURITY_REASONS.blocked, message: blocked, at: now() });
+      return;
+    }
+    let image: ImageInfo | undefined;
     try {
-      await ensureImage(spec);
+      image = await ensureImage(spec);
     } catch (err) {
       const reason = err instanceof KubeletError && typeof err.context['reason'] === 'string' ? err.context['reason'] : 'ErrImagePull';
       dispatch(run.uid, { type: 'refused', container, reason, message: (err as Error).message, at: now() });
+      return;
+    }
+    // kubelet's generateContainerConfig: the image's user checked against runAsNonRoot, then the security context.
+    const user = imageUser(image);
+    const nonRoot = verifyRunAsNonRoot(pod, spec, user);
+    const securityContext = nonRoot === undefined ? containerSecurityContext(pod, spec, user, { seccompRoot }) : { type: 'error' as const, message: nonRoot };
+    if (securityContext.type === 'error') {
+      dispatch(run.uid, { type: 'refused', container, reason: SECURITY_REASONS.config, message: securityContext.message, retryAfterMs: options.crashLoop.initialMs, at: now() });
       return;
     }
     const config: ContainerConfig = {
@@ -377,7 +405,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       envs: envs(spec),
       logPath: join(container, `${restartCount}.log`),
       labels: { 'io.kubernetes.container.name': container, 'io.kubernetes.pod.uid': run.uid },
-      linux: { resources: linuxResources(spec.resources), securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } },
+      linux: { resources: linuxResources(spec.resources), securityContext: securityContext.value },
     };
     try {
       const id = await cri.createContainer(sandbox.id, config, sandbox.config);
