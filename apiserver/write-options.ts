@@ -7,7 +7,6 @@
  * before the body is looked at, so nothing is appended.
  */
 import { randomUUID } from 'node:crypto';
-import { tracksGeneration } from '../projections/index.ts';
 import type { KubeObject } from '../schemas/index.ts';
 import { apiErrors } from './errors.ts';
 import { CAUSE_TYPES, type StatusCause } from './status.ts';
@@ -105,13 +104,13 @@ export const parseWriteOptions = (kind: Exclude<OptionsKind, 'DeleteOptions'>, q
 /**
  * What a dry-run create answers: the admitted object with the system fields the write
  * would have given it (kube's `FillObjectMetaSystemFields`: a uid, creationTimestamp; and
- * generation 1 for the kinds that have one), without a resourceVersion, since nothing was stored.
+ * generation 1), without a resourceVersion, since nothing was stored.
  */
 export const dryRunCreated = (object: KubeObject, now: Date = new Date()): KubeObject => {
   const created = structuredClone(object);
   created.metadata.uid = randomUUID();
   created.metadata.creationTimestamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  if (tracksGeneration(created.kind)) created.metadata.generation = 1;
+  created.metadata.generation = 1;
   delete created.metadata.resourceVersion;
   return created;
 };

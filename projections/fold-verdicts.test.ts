@@ -675,25 +675,6 @@ const ACCEPTANCES: readonly VerdictCase[] = [
     },
   },
   {
-    name: 'a ConfigMap create gets no generation, whatever it says (kube\'s ConfigMap strategy sets none)',
-    given: (c) => given(c, namespace()),
-    when: () => ['desired', created({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: NS, generation: 4 }, data: { a: '1' } })],
-    verdict: accepted,
-    change: 'ADDED',
-    then: (c) => expect(c.desired(`ConfigMap/${NS}/settings`)?.object.metadata).not.toHaveProperty('generation'),
-  },
-  {
-    name: 'a Namespace whose spec changes gets no generation either',
-    given: (c) => given(c, namespace('other')),
-    when: (c) => {
-      const current = copyOf<Namespace>(c, 'Namespace//other');
-      return ['desired', updated({ ...current, metadata: { ...current.metadata, generation: 3 }, spec: { finalizers: ['example.com/x'] } })];
-    },
-    verdict: accepted,
-    change: 'MODIFIED',
-    then: (c) => expect(c.desired('Namespace//other')?.object.metadata).not.toHaveProperty('generation'),
-  },
-  {
     name: 'a create that brings its own uid keeps it',
     given: (c) => given(c, namespace()),
     when: () => ['desired', created({ ...pod('a'), metadata: { name: 'a', namespace: NS, uid: 'uid-from-the-writer' } })],

@@ -15,7 +15,6 @@ import type { FoldedTopic } from './positions.ts';
 import { admitDeferred, admitWaitingPods, forgetAdmission, isUncharged } from './node-admission.ts';
 import { forgetQuotaRelease, judgeQuotas, releaseTerminatedPod } from './quota-admission.ts';
 import { podUsage, usageFits, addUsage, subtractUsage, type NodeUsage, nodeAllocatable } from './resources.ts';
-import { tracksGeneration } from './generation.ts';
 
 /** The desired part of an object, as the desired topic made it. */
 export interface DesiredRecord {
@@ -238,8 +237,7 @@ const create = (
   const object = input;
   object.metadata.uid = object.metadata.uid ?? event.id;
   object.metadata.creationTimestamp = isoTime(event.time);
-  if (tracksGeneration(object.kind)) object.metadata.generation = 1;
-  else delete object.metadata.generation;
+  object.metadata.generation = 1;
   delete object.metadata.resourceVersion;
   delete object.metadata.deletionTimestamp;
 
@@ -301,8 +299,7 @@ const update = (
   next.metadata.creationTimestamp = previous.metadata.creationTimestamp;
   next.metadata.namespace = previous.metadata.namespace;
   next.metadata.name = previous.metadata.name;
-  if (previous.metadata.generation === undefined) delete next.metadata.generation;
-  else next.metadata.generation = previous.metadata.generation;
+  next.metadata.generation = previous.metadata.generation;
   delete next.metadata.resourceVersion;
   if (previous.metadata.deletionTimestamp) {
     next.metadata.deletionTimestamp = previous.metadata.deletionTimestamp;
@@ -405,7 +402,7 @@ const commitUpdate = (
   next: KubeObject,
   version: number,
 ): FoldOutcome => {
-  if (tracksGeneration(next.kind) && !sameJson(specOf(previous), specOf(next))) {
+  if (!sameJson(specOf(previous), specOf(next))) {
     next.metadata.generation = (previous.metadata.generation ?? 1) + 1;
   }
   const awaitingNode =

@@ -6,7 +6,6 @@ export * from './positions.ts';
 export * from './projection.ts';
 export * from './resources.ts';
 export * from './qos.ts';
-export { tracksGeneration } from './generation.ts';
 export { PVC_PROTECTION_FINALIZER, PV_PROTECTION_FINALIZER } from './storage-finalizers.ts';
 export * from './store.ts';
 export * from './view.ts';

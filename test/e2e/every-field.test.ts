@@ -18,8 +18,7 @@ import type { EventLog } from '../../log/port.ts';
 import { appendAndWait } from '../../projections/writer.ts';
 import { sampleObject } from '../../schemas/avro-gen/openapi-samples.ts';
 import { loadApiDocument } from '../../schemas/avro-gen/openapi.ts';
-import { tracksGeneration } from '../../projections/generation.ts';
-import type { EventBody, Kind } from '../../schemas/index.ts';
+import type { EventBody } from '../../schemas/index.ts';
 import { STORED_KINDS, type RegisteredKind } from '../../schemas/kinds/registry.ts';
 import { replayToLive } from './helpers.ts';
 
@@ -62,8 +61,7 @@ const pathOf = (object: Record<string, unknown>, kind: RegisteredKind): string =
 /**
  * The object without the metadata the store owns, as kube-apiserver's registry owns it on a
  * create: the resourceVersion (the position read at), creationTimestamp (the event's time),
- * generation (1, for the kinds that have one) and deletionTimestamp (none: a create is not a
- * deletion). Checked apart.
+ * generation (1) and deletionTimestamp (none: a create is not a deletion). Checked apart.
  */
 const written = (object: unknown): unknown => {
   const copy = structuredClone(object) as { metadata: Record<string, unknown> };
@@ -71,15 +69,10 @@ const written = (object: unknown): unknown => {
   return copy;
 };
 
-/**
- * The store-owned metadata of a created object: generation 1 only for the kinds whose kube
- * strategy sets one (not ConfigMap, Secret, ServiceAccount, Namespace).
- */
+/** The store-owned metadata of a created object. */
 const expectStoreMetadata = (object: unknown): void => {
-  const { kind, metadata } = object as { kind: Kind; metadata: Record<string, unknown> };
-  expect(metadata).toMatchObject({ creationTimestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/), resourceVersion: expect.stringMatching(/^\d/) });
-  if (tracksGeneration(kind)) expect(metadata['generation'], kind).toBe(1);
-  else expect(metadata, kind).not.toHaveProperty('generation');
+  const { metadata } = object as { metadata: Record<string, unknown> };
+  expect(metadata).toMatchObject({ generation: 1, creationTimestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/), resourceVersion: expect.stringMatching(/^\d/) });
   expect(metadata).not.toHaveProperty('deletionTimestamp');
 };
 
