@@ -2,8 +2,9 @@
  * Server-side apply (PATCH with `application/apply-patch+yaml`): the configuration is
  * merged into the live object by field ownership (`../patch/apply/`), in the request
  * path at the request's time; the object is created when absent (kube's create on
- * apply). An apply that changes nothing (neither the object nor its managedFields)
- * appends nothing and answers the live object, resourceVersion unchanged.
+ * apply). An apply that changes nothing (neither the object nor its managedFields but
+ * their timestamps) appends nothing and answers the live object, resourceVersion
+ * unchanged (`./no-op.ts`, shared with every other write).
  */
 import { toServed } from '../conversion/index.ts';
 import { objectCreated } from '../../projections/index.ts';
@@ -11,20 +12,15 @@ import { objectKey, type KubeObject } from '../../schemas/index.ts';
 import { storedKind } from '../../schemas/kinds/registry.ts';
 import { CONFLICT_RETRIES, catchUp, json, keyOf, nameOf, objectAfter, precheckVersion, throwIfRejected, type Reply, type RequestContext, type ServerContext } from '../context.ts';
 import { ApiError, apiErrors } from '../errors.ts';
-import { jsonEqual, isObject, type Json } from '../patch/json.ts';
+import { isObject, type Json } from '../patch/json.ts';
 import { serverSideApply } from '../patch/index.ts';
 import { apiVersionOf } from '../resources.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCreated, type WriteOptions } from '../write-options.ts';
+import { changesNothing } from './no-op.ts';
 import { submitUpdate } from './submit-update.ts';
 import { admitFromView } from '../admission/index.ts';
 import { admitNodeCreate } from '../authorization/node-restriction.ts';
-
-/** The object without its resourceVersion, to tell whether a write would change anything. */
-const withoutVersion = (object: KubeObject): Json => {
-  const { resourceVersion: _version, ...metadata } = object.metadata;
-  return { ...object, metadata };
-};
 
 const nameOfConfig = (config: Json): unknown => (isObject(config) && isObject(config['metadata']) ? config['metadata']['name'] : undefined);
 
@@ -64,10 +60,10 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
     }
     const admitted = admitUpdate({ resource, body: applied.object, fieldValidation, namespace, name, current });
     const { object } = admitted;
-    if (jsonEqual(withoutVersion(object), withoutVersion(current))) return json(200, current, admitted.warnings);
     const appliedVersion = (applied.object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
     const pinned = typeof appliedVersion === 'string' && appliedVersion !== current.metadata.resourceVersion ? appliedVersion : undefined;
     precheckVersion(resource, current, pinned ?? null);
+    if (changesNothing(object, current)) return json(200, current, admitted.warnings);
     if (dryRun) return json(200, object, admitted.warnings);
     try {
       const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null, time);

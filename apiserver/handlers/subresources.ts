@@ -27,12 +27,13 @@ import { queryBool } from '../query.ts';
 import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus } from '../validation/admit.ts';
 import { parseWriteOptions, type WriteOptions } from '../write-options.ts';
+import { changesNothing } from './no-op.ts';
 import { currentObject, recordManager } from './write.ts';
 
 // ---------------------------------------------------------------------------------------
 // status
 
-/** Appends a status write (observed topic, subresource 'status') and answers with the object. */
+/** Appends a status write (observed topic, subresource 'status') and answers with the object; one that changes nothing appends nothing. */
 export const submitStatus = async (
   server: ServerContext,
   ctx: RequestContext,
@@ -48,6 +49,7 @@ export const submitStatus = async (
   if (expectedResourceVersion !== null && expectedResourceVersion.split('.')[1] !== (current.metadata.resourceVersion ?? '').split('.')[1]) {
     throw apiErrors.conflict(resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
   }
+  if (changesNothing(object, current)) return json(200, current, warnings);
   if (options.dryRun) return json(200, object, warnings);
   const key = objectKey(object);
   const result = await server.writer.submit({
@@ -138,7 +140,7 @@ const scaleInvalid = (name: string, field: string, value: unknown, detail: strin
     }),
   );
 
-/** Appends the new replica count (ObjectUpdated, subresource 'scale') and answers with the Scale. */
+/** Appends the new replica count (ObjectUpdated, subresource 'scale') and answers with the Scale; the same count appends nothing. */
 const submitScale = async (
   server: ServerContext,
   ctx: RequestContext,
@@ -160,6 +162,7 @@ const submitScale = async (
   const time = Date.now();
   recordManager(ctx, options, current, object, current.metadata.managedFields, time, 'scale');
   precheckVersion(resource, current, expectedResourceVersion);
+  if (changesNothing(object, current)) return json(200, scaleOf(current));
   if (dryRun) return json(200, scaleOf(object));
   const key = objectKey(object);
   const result = await server.writer.submit({

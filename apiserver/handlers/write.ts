@@ -42,6 +42,7 @@ import { CAUSE_TYPES, successStatus, type StatusCause } from '../status.ts';
 import { admitCreate, admitUpdate, type Admitted } from '../validation/admit.ts';
 import { dryRunCause, dryRunCreated, managerOf, parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { applyObject } from './apply.ts';
+import { changesNothing } from './no-op.ts';
 import { submitUpdate } from './submit-update.ts';
 import { admitFromView } from '../admission/index.ts';
 import { admitNodeCreate } from '../authorization/node-restriction.ts';
@@ -206,7 +207,10 @@ export const currentObject = async (server: ServerContext, ctx: RequestContext):
   return current;
 };
 
-/** PUT of the main resource. A stale `metadata.resourceVersion` gets 409 Conflict from the fold. */
+/**
+ * PUT of the main resource. A stale `metadata.resourceVersion` gets 409 Conflict without
+ * appending (the fold would reject it too); a PUT that changes nothing appends nothing.
+ */
 export const updateObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
@@ -235,12 +239,16 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
   const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
   const expectedVersion = typeof expected === 'string' && expected !== '' ? expected : null;
   precheckVersion(resource, current, expectedVersion);
+  if (changesNothing(object, current)) return json(200, current, warnings);
   if (dryRun) return json(200, object, warnings);
   const updated = await submitUpdate(server, ctx, object, expectedVersion, time);
   return json(200, updated, warnings);
 };
 
-/** PATCH of the main resource: applied to the current object, retried on Conflict unless the patch pins a resourceVersion. */
+/**
+ * PATCH of the main resource: applied to the current object, retried on Conflict unless
+ * the patch pins a resourceVersion; a patch that changes nothing appends nothing.
+ */
 export const patchObject = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
@@ -270,6 +278,7 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
     recordManager(ctx, options, current, object, requestedManagedFields(patched), time);
     const warnings = withPatchDuplicateWarnings(scan, admitted.warnings, fieldValidation);
     precheckVersion(resource, current, pinned ?? null);
+    if (changesNothing(object, current)) return json(200, current, warnings);
     if (dryRun) return json(200, object, warnings);
     try {
       const updated = await submitUpdate(server, ctx, object, pinned ?? current.metadata.resourceVersion ?? null, time);

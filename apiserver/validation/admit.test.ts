@@ -120,7 +120,7 @@ describe('admitCreate', () => {
   it('checks kind, apiVersion and namespace against the URL', () => {
     expect(failure(() => create('Pod', { ...pod({ containers: [container] }), kind: 'Service' })).code).toBe(400);
     expect(failure(() => create('Pod', { ...pod({ containers: [container] }), apiVersion: 'apps/v1' })).message).toBe(
-      'the API version in the data (apps/v1) does not match the expected API version (v1)',
+      'Pod in version "v1" cannot be handled as a Pod: no kind "Pod" is registered for version "apps/v1" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"',
     );
     expect(failure(() => create('Pod', pod({ containers: [container] }, { name: 'p', namespace: 'other' }))).message).toBe(
       'the namespace of the provided object does not match the namespace sent on the request',

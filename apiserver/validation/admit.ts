@@ -15,6 +15,7 @@ import { prepareForStatusUpdate, prepareForUpdate } from './strategies.ts';
 import { validateStatus } from './objects.ts';
 import { validateObject } from './validators.ts';
 import { checkShape } from './shape.ts';
+import { typeMetaError } from './type-meta.ts';
 
 /** How unknown fields are treated (`?fieldValidation=`): rejected, dropped with a warning, or dropped. */
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -45,20 +46,11 @@ export const generateName = (prefix: string): string => {
   return `${prefix.slice(0, 58)}${suffix}`;
 };
 
-/** Checks apiVersion/kind of a body against the resource, filling them in when absent. */
+/** Checks apiVersion/kind of a body against the resource as kube's decoder does (`./type-meta.ts`), filling them in when absent. */
 const checkTypeMeta = (resource: ResourceInfo, body: Record<string, unknown>): void => {
-  const expectedVersion = apiVersionOf(resource);
-  if (body['apiVersion'] !== undefined && body['apiVersion'] !== expectedVersion) {
-    throw apiErrors.badRequest(
-      `the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${expectedVersion})`,
-    );
-  }
-  if (body['kind'] !== undefined && body['kind'] !== resource.kind) {
-    throw apiErrors.badRequest(
-      `${String(body['kind'])} in version "${resource.version}" cannot be handled as a ${resource.kind}: the kind in the data (${String(body['kind'])}) does not match the expected kind (${resource.kind})`,
-    );
-  }
-  body['apiVersion'] = expectedVersion;
+  const refused = typeMetaError(resource, body);
+  if (refused) throw refused;
+  body['apiVersion'] = apiVersionOf(resource);
   body['kind'] = resource.kind;
 };
 

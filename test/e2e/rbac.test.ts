@@ -158,6 +158,24 @@ describeOnBothLogs('RBAC with kubectl', (adapter) => {
       details: { name: 'web', kind: 'pods' },
       code: 403,
     });
+    // Binding a pod is the scheduler's (create on pods/binding): view does not grant it, and nothing is appended.
+    const before = await logEnd(log, 'desired');
+    const bind = await call('POST', '/api/v1/namespaces/a/pods/web/binding', {
+      token: 'viewer-token',
+      body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'web' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } },
+    });
+    expect(bind.status).toBe(403);
+    expect(bind.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'pods "web" is forbidden: User "viewer" cannot create resource "pods/binding" in API group "" in the namespace "a"',
+      reason: 'Forbidden',
+      details: { name: 'web', kind: 'pods' },
+      code: 403,
+    });
+    expect(await logEnd(log, 'desired')).toBe(before);
     const metrics = await call('GET', '/metrics', { token: 'viewer-token' });
     expect(metrics.body).toMatchObject({ code: 403, reason: 'Forbidden', message: 'forbidden: User "viewer" cannot get path "/metrics"' });
   });
