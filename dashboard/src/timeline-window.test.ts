@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byLane, itemsInWindow, lanesAround, paddedRange, windowChange, type Placed } from './timeline-window.ts';
+import { byLane, clampRange, coarsen, isCluster, itemsInWindow, lanesAround, paddedRange, windowChange, type Placed } from './timeline-window.ts';
 
 const item = (id: string, lane: string, start: number, end = start): Placed => ({ id, lane, start, end });
 const items = [item('a1', 'a', 0, 10), item('a2', 'a', 10, 20), item('a3', 'a', 20, 30), item('b1', 'b', 0, 30), item('bp', 'b', 15), item('c1', 'c', 5, 25)];
@@ -29,5 +29,23 @@ describe('the drawn window', () => {
     const { add, remove } = windowChange(new Set(['a1', 'a2', 'b1']), [item('a2', 'a', 10, 20), item('c1', 'c', 5, 25)]);
     expect(add.map((i) => i.id)).toEqual(['c1']);
     expect(remove).toEqual(['a1', 'b1']);
+  });
+});
+
+describe('coarsen', () => {
+  it('draws consecutive items that together fit in the width as one cluster, and a wide or lone item as itself', () => {
+    const lane = [item('s1', 'a', 0, 1), item('s2', 'a', 1, 2), item('p', 'a', 3), item('s3', 'a', 3, 50), item('s4', 'a', 60, 61)];
+    const out = coarsen(lane, 5);
+    expect(out.map((i) => (isCluster(i) ? `cluster(${i.members.map((m) => m.id).join(',')}) ${i.start}-${i.end}` : i.id))).toEqual(['cluster(s1,s2,p) 0-3', 's3', 's4']);
+    // Zoomed in, every item is itself.
+    expect(coarsen(lane, 0.5).map((i) => i.id)).toEqual(['s1', 's2', 'p', 's3', 's4']);
+    expect(coarsen([], 5)).toEqual([]);
+    // Fewer than `least` close together: drawn one by one.
+    expect(coarsen(lane, 5, 4).map((i) => i.id)).toEqual(['s1', 's2', 'p', 's3', 's4']);
+  });
+
+  it('keeps a range no wider than the widest zoom, centred', () => {
+    expect(clampRange({ start: 0, end: 100 }, 40)).toEqual({ start: 30, end: 70 });
+    expect(clampRange({ start: 0, end: 10 }, 40)).toEqual({ start: 0, end: 10 });
   });
 });

@@ -17,7 +17,7 @@ import { momentMillis, pastMoment } from '../moment.ts';
 import type { Resource } from '../resources.ts';
 import { currentRoute, link, navigate } from '../route.ts';
 import { buildTimeline, filterTimelines, joinTimelines, parseKey, type Lane, type Mark, type MarkEvent, type ObjectTimeline } from '../timeline-model.ts';
-import { byLane, itemsInWindow, lanesAround, paddedRange, windowChange, type Placed } from '../timeline-window.ts';
+import { byLane, clampRange, coarsen, isCluster, itemsInWindow, lanesAround, paddedRange, windowChange, type Cluster, type Placed } from '../timeline-window.ts';
 
 /** Owners with more children than this start folded. */
 const FOLD_ABOVE = 50;
@@ -42,6 +42,24 @@ const asCollection = <C extends DataItemCollectionType | DataGroupCollectionType
 const INITIAL_LANES = 40;
 /** Lanes drawn beyond the visible ones, either side. */
 const LANE_MARGIN = 10;
+/** At least CLUSTER_LEAST items one after another on a lane within this many pixels are drawn as one cluster. */
+const CLUSTER_PX = 4;
+const CLUSTER_LEAST = 8;
+/** The widest zoom: four weeks. */
+const ZOOM_MAX = 1000 * 60 * 60 * 24 * 28;
+
+type Drawable = Placed & { readonly mark: Mark };
+
+const clusterItem = (cluster: Cluster<Drawable>): DataItem => ({
+  id: cluster.id,
+  group: cluster.lane,
+  start: cluster.start,
+  end: Math.max(cluster.end, cluster.start + 1),
+  content: String(cluster.members.length),
+  title: `${cluster.members.length} versions and marks from ${new Date(cluster.start).toISOString()} to ${new Date(cluster.end).toISOString()}: click or zoom in to see them`,
+  className: 'cluster',
+  type: 'range',
+});
 
 /**
  * The timeline of every object of `namespace` ('' for every object of the cluster), the
@@ -162,7 +180,7 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
         })),
       );
       const byId = new Map(marks.map((mark) => [mark.id, mark]));
-      const placed: (Placed & { mark: Mark })[] = marks.map((mark) =>
+      const placed: Drawable[] = marks.map((mark) =>
         mark.type === 'span' ? { id: mark.id, lane: mark.lane, start: mark.start, end: Math.max(mark.end ?? now, mark.start + 1), mark } : { id: mark.id, lane: mark.lane, start: mark.at, end: mark.at, mark },
       );
       const index = byLane(placed);
@@ -171,8 +189,21 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
       for (const item of placed) start = Math.min(start, item.start);
       const window = { start: start - (now - start) * 0.05 - 1000, end: now + (now - start) * 0.05 + 1000 };
       const focus = momentMillis(query.get('focus') ?? pastMoment() ?? '');
-      const firstRange = focus === undefined ? window : { start: focus - (window.end - window.start) / 2, end: focus + (window.end - window.start) / 2 };
-      const items = new DataSet<DataItem>(itemsInWindow(index, initiallyShown(lanes).slice(0, INITIAL_LANES), paddedRange(firstRange.start, firstRange.end)).map((item) => itemOf(item.mark, now)));
+      const firstRange = clampRange(focus === undefined ? window : { start: focus - (window.end - window.start) / 2, end: focus + (window.end - window.start) / 2 }, ZOOM_MAX);
+      /** The clusters drawn, by id (a click on one zooms into it). */
+      const clusters = new Map<string, Cluster<Drawable>>();
+      /** What to draw of `lanesInView` around `range`: their items, a run too narrow for this zoom as one cluster. */
+      const drawable = (lanesInView: readonly string[], range: { start: number; end: number }): (Drawable | Cluster<Drawable>)[] => {
+        const narrowest = (CLUSTER_PX * (range.end - range.start)) / Math.max(100, chart.clientWidth - 200);
+        const padded = paddedRange(range.start, range.end);
+        return lanesInView.flatMap((lane) => coarsen(itemsInWindow(index, [lane], padded), narrowest, CLUSTER_LEAST));
+      };
+      const dataItem = (item: Drawable | Cluster<Drawable>): DataItem => {
+        if (!isCluster(item)) return itemOf(item.mark, now);
+        clusters.set(item.id, item);
+        return clusterItem(item);
+      };
+      const items = new DataSet<DataItem>(drawable(initiallyShown(lanes).slice(0, INITIAL_LANES), firstRange).map(dataItem));
       status.textContent = `${lanes.length} objects, ${marks.length} versions and marks; drag to pan, scroll to zoom, click a span to see the object then`;
       status.dataset['lanes'] = String(lanes.length);
       status.dataset['marks'] = String(marks.length);
@@ -183,7 +214,7 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
         verticalScroll: true,
         maxHeight: '75vh',
         zoomMin: 1000,
-        zoomMax: 1000 * 60 * 60 * 24 * 28,
+        zoomMax: ZOOM_MAX,
         ...window,
         orientation: 'top',
         tooltip: { followMouse: true },
@@ -208,10 +239,11 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
           const lanesNow = measureLanes(chart);
           if (!lanesNow) return;
           const range = chartTimeline.getWindow();
-          const wanted = itemsInWindow(index, lanesAround(lanesNow.shown, lanesNow.first, lanesNow.last, LANE_MARGIN), paddedRange(range.start.getTime(), range.end.getTime()));
+          const wanted = drawable(lanesAround(lanesNow.shown, lanesNow.first, lanesNow.last, LANE_MARGIN), { start: range.start.getTime(), end: range.end.getTime() });
           const { add, remove } = windowChange(new Set(items.getIds().map(String)), wanted);
           if (remove.length > 0) items.remove(remove);
-          if (add.length > 0) items.add(add.map((item) => itemOf(item.mark, now)));
+          for (const id of remove) clusters.delete(id);
+          if (add.length > 0) items.add(add.map(dataItem));
           chart.dataset['drawn'] = String(items.length);
         });
       };
@@ -220,6 +252,12 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
       chartTimeline.on('changed', refill);
       groups.on('update', refill);
       chartTimeline.on('select', ({ items: selectedIds }: { items: readonly string[] }) => {
+        const cluster = clusters.get(selectedIds[0] ?? '');
+        if (cluster) {
+          const pad = Math.max(1000, (cluster.end - cluster.start) * 0.1);
+          chartTimeline.setWindow(cluster.start - pad, cluster.end + pad);
+          return;
+        }
         const mark = byId.get(selectedIds[0] ?? '');
         if (!mark) return;
         const { kind, namespace: ns, name } = parseKey(mark.lane);
