@@ -187,9 +187,9 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
       // A loop, not Math.min(...times): a long history has more marks than a call has room for arguments.
       let start = marks.length > 0 ? Number.POSITIVE_INFINITY : now - 60_000;
       for (const item of placed) start = Math.min(start, item.start);
-      const window = { start: start - (now - start) * 0.05 - 1000, end: now + (now - start) * 0.05 + 1000 };
+      const whole = { start: start - (now - start) * 0.05 - 1000, end: now + (now - start) * 0.05 + 1000 };
       const focus = momentMillis(query.get('focus') ?? pastMoment() ?? '');
-      const firstRange = clampRange(focus === undefined ? window : { start: focus - (window.end - window.start) / 2, end: focus + (window.end - window.start) / 2 }, ZOOM_MAX);
+      const firstRange = clampRange(focus === undefined ? whole : { start: focus - (whole.end - whole.start) / 2, end: focus + (whole.end - whole.start) / 2 }, ZOOM_MAX);
       /** The clusters drawn, by id (a click on one zooms into it). */
       const clusters = new Map<string, Cluster<Drawable>>();
       /** What to draw of `lanesInView` around `range`: their items, a run too narrow for this zoom as one cluster. */
@@ -215,7 +215,7 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
         maxHeight: '75vh',
         zoomMin: 1000,
         zoomMax: ZOOM_MAX,
-        ...window,
+        ...whole,
         orientation: 'top',
         tooltip: { followMouse: true },
         margin: { item: 2 },
