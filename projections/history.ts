@@ -247,16 +247,24 @@ export function* historyKeys(store: ProjectionStore, namespace: string | undefin
   }
 }
 
+/** One object's part of a page: its entries (all of them, oldest first) and the ones the page holds. */
+export interface PageEntries {
+  readonly key: string;
+  readonly entries: readonly HistoryEntry[];
+  /** The index of the page's first entry. */
+  readonly from: number;
+  /** How many entries from `from` the page holds (at least 1). */
+  readonly count: number;
+}
+
 /**
- * One page of the versions of many objects (a namespace's, or all): whole objects in key
- * order until `limit` versions are taken, the last object's versions continuing on the next
- * page when they do not fit. Reads the `heads` index by range and each object's chain of
- * entries; never replays the log.
+ * Which entries a page of `query` holds: whole objects in key order until `limit` entries
+ * are taken, the last object's continuing on the next page when they do not fit. Reads the
+ * `heads` index by range and each object's chain of entries; never replays the log.
  */
-export const historyPage = (store: ProjectionStore, partitions: number, query: HistoryPageQuery): HistoryPage => {
+export const historyPageEntries = (store: ProjectionStore, query: HistoryPageQuery): { readonly items: readonly PageEntries[]; readonly next?: HistoryResume } => {
   if (!Number.isInteger(query.limit) || query.limit < 1) throw new RangeError(`limit must be a positive integer, got ${query.limit}`);
-  const items: { key: string; versions: VersionSummary[] }[] = [];
-  const atTime = rememberedPositions(store, partitions);
+  const items: PageEntries[] = [];
   let taken = 0;
   for (const key of historyKeys(store, query.namespace, query.resume?.key)) {
     if (taken === query.limit) return { items, next: { key, skip: 0 } };
@@ -264,13 +272,47 @@ export const historyPage = (store: ProjectionStore, partitions: number, query: H
     const entries = entriesOf(store, key, query.upTo);
     const count = Math.min(entries.length - skip, query.limit - taken);
     if (count > 0) {
-      items.push({ key, versions: versionsOf(store, partitions, atTime, entries, skip, count, false) });
+      items.push({ key, entries, from: skip, count });
       taken += count;
       if (skip + count < entries.length) return { items, next: { key, skip: skip + count } };
     }
   }
   return { items };
 };
+
+/**
+ * One page of the versions of many objects (a namespace's, or all): `historyPageEntries`,
+ * each entry with its position and the object as clients saw it after it.
+ */
+export const historyPage = (store: ProjectionStore, partitions: number, query: HistoryPageQuery): HistoryPage => {
+  const page = historyPageEntries(store, query);
+  const atTime = rememberedPositions(store, partitions);
+  return {
+    items: page.items.map(({ key, entries, from, count }) => ({ key, versions: versionsOf(store, partitions, atTime, entries, from, count, false) })),
+    ...(page.next ? { next: page.next } : {}),
+  };
+};
+
+/**
+ * The entries of `page` with the object as clients saw it after each (null once deleted,
+ * or before it was created). The objects share their parts with the stored records: read
+ * them at once, do not keep or change them.
+ */
+export function* entryStates(page: PageEntries): Generator<{ readonly entry: HistoryEntry; readonly object: KubeObject | null }> {
+  let desired: HistoryEntry | undefined;
+  let status: HistoryEntry | undefined;
+  const end = page.from + page.count;
+  for (let index = 0; index < end; index++) {
+    const entry = page.entries[index]!;
+    if (entry.change !== null) {
+      if (entry.topic === 'desired') desired = entry;
+      else status = entry;
+    }
+    if (index < page.from) continue;
+    const exists = desired && desired.change !== 'DELETED' && desired.object;
+    yield { entry, object: exists ? materializeShared({ object: desired!.object!, version: desired!.offset + 1 }, status?.status ?? undefined) : null };
+  }
+}
 
 /** One link of a causation chain. */
 export interface CauseLink {

@@ -3,13 +3,16 @@
  * namespace (deleted ones too) with the versions the per-object history lists, none of
  * another namespace's; pages of at most `limit` versions chained by `continue`, which reads
  * the moment of the first page (later writes are not in it); authorized as the other
- * history routes (a non-resource path); bad parameters are 400 Statuses naming them.
+ * history routes (a non-resource path); bad parameters are 400 Statuses naming them. Its
+ * timeline view (`view=timeline`) lists the same objects, pages and versions as runs of one
+ * state, deletions and rejected writes, each naming its event by an address that is a moment.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog } from '../../log/port.ts';
 import { describeOnBothLogs, openTestLog, podManifest, startTestApiServer, tempDir, type ApiClient, type TestApiServer } from '../testing.ts';
 import { MAX_HISTORY_LIMIT } from './bulk.ts';
 import { createHistoryApi, type HistoryApi } from './routes.ts';
+import type { ObjectTimelineList, TimelineMark } from './timeline.ts';
 
 interface Listed {
   metadata: { resourceVersion: string; continue?: string };
@@ -162,6 +165,70 @@ describeOnBothLogs('the bulk history of a namespace', (adapter) => {
     } finally {
       await rbac.close();
     }
+  });
+
+  describe('its timeline view', () => {
+    const timeline = async (query: string): Promise<ObjectTimelineList[]> => {
+      const pages: ObjectTimelineList[] = [];
+      let next: string | undefined;
+      do {
+        const response = await client.request('GET', `/logplane/v1/history?view=timeline${query}${next === undefined ? '' : `&continue=${encodeURIComponent(next)}`}`);
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        const page = response.body as ObjectTimelineList;
+        expect(page.kind).toBe('ObjectTimelineList');
+        pages.push(page);
+        next = page.metadata.continue;
+      } while (next !== undefined && pages.length < 100);
+      return pages;
+    };
+    /** Versions a mark stands for: a run's count, one for any other mark. */
+    const versionsOf = (marks: readonly TimelineMark[]): number => marks.reduce((n, mark) => n + (mark.type === 'span' ? mark.versions : 1), 0);
+
+    it('lists the objects the bulk history lists, each version folded into a run of one state or a mark, with the labels and actors the filters read', async () => {
+      const whole = joined(await listAll('?namespace=default'));
+      const [page] = await timeline('&namespace=default');
+      expect(page!.metadata.continue).toBeUndefined();
+      expect(page!.items.map((i) => i.key)).toEqual([...whole.keys()]);
+      for (const item of page!.items) {
+        const drawn = whole.get(item.key)!.filter((v) => v.verdict.type === 'rejected' || v.change !== null);
+        expect(versionsOf(item.marks), item.key).toBe(drawn.length);
+      }
+      const b = page!.items.find((i) => i.key === 'Pod/default/b')!;
+      // Created and relabelled while unscheduled: one Pending run (kubectl's STATUS), toned as in progress.
+      expect(b.marks.filter((m) => m.type === 'span').map((m) => m.type === 'span' && [m.state, m.tone])).toEqual([['Pending', 'progress']]);
+      expect(b.labels).toContainEqual({ step: '3' });
+      expect(b.actors).toEqual(['alice']);
+      expect(JSON.stringify(page)).not.toContain('"spec"');
+      const c = page!.items.find((i) => i.key === 'Pod/default/c')!;
+      expect(c.marks.at(-1)).toMatchObject({ type: 'deleted', eventType: 'ObjectDeleted' });
+      // A mark's address is a moment: the object as that event left it.
+      const created = c.marks[0]!;
+      expect(created.at).toMatch(/^desired\/\d+\/\d+$/);
+      const at = await client.request('GET', `/logplane/v1/at?at=${encodeURIComponent(created.at)}&kind=Pod&namespace=default&name=c`);
+      expect(at.status, JSON.stringify(at.body)).toBe(200);
+      expect((at.body as { objects: { metadata: { name: string } }[] }).objects.map((o) => o.metadata.name)).toEqual(['c']);
+    });
+
+    it('pages as the bulk history does: by versions read, an object continued on the next page, the same versions in all', async () => {
+      const [one] = await timeline('&namespace=default');
+      const total = one!.items.reduce((n, item) => n + versionsOf(item.marks), 0);
+      for (const limit of [1, 2]) {
+        const pages = await timeline(`&namespace=default&limit=${limit}`);
+        expect(pages.length).toBeGreaterThan(1);
+        expect(new Set(pages.map((p) => p.metadata.resourceVersion)).size).toBe(1);
+        expect(pages.reduce((n, page) => n + page.items.reduce((m, item) => m + versionsOf(item.marks), 0), 0)).toBe(total);
+      }
+    });
+
+    it('answers an unknown view with a 400 Status naming it, and a request without a token with 401', async () => {
+      const bad = await client.request('GET', '/logplane/v1/history?namespace=default&view=objects');
+      expect(bad.status).toBe(400);
+      expect((bad.body as { message: string }).message).toMatch(/^view: Unsupported value: "objects"/);
+      expect((await client.request('GET', '/logplane/v1/history?view=timeline&namespace=default', { token: null })).status).toBe(401);
+      const limit = await client.request('GET', `/logplane/v1/history?view=timeline&namespace=default&limit=${MAX_HISTORY_LIMIT + 1}`);
+      expect(limit.status).toBe(400);
+      expect((limit.body as { message: string }).message).toMatch(/^limit: /);
+    });
   });
 
   it.each([

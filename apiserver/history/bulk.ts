@@ -6,7 +6,7 @@
  * first page read (its `metadata.resourceVersion`), so a listing is consistent however long
  * the client takes. Read from the projection's per-object history (`historyPage`).
  */
-import { formatVector, historyPage, parseVector, type PositionVector, type Projection, type VersionSummary } from '../../projections/index.ts';
+import { formatVector, historyPage, parseVector, type HistoryPageQuery, type PositionVector, type Projection, type VersionSummary } from '../../projections/index.ts';
 import { HistoryRequestError } from './moments.ts';
 
 /** Versions in a page when the request names no `limit`. */
@@ -22,7 +22,7 @@ export interface ObjectHistoryList {
   readonly items: readonly { readonly key: string; readonly versions: readonly VersionSummary[] }[];
 }
 
-interface ContinueToken {
+export interface ContinueToken {
   /** The position the listing reads. */
   readonly rv: string;
   /** The namespace it lists ('' for all). */
@@ -34,7 +34,8 @@ interface ContinueToken {
 /** kube's DNS-1123 label: the names a namespace may have. */
 const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-const encodeToken = (token: ContinueToken): string => Buffer.from(JSON.stringify(token)).toString('base64url');
+/** The `continue` of a page: where the next starts, and the moment the listing reads. */
+export const encodeToken = (token: ContinueToken): string => Buffer.from(JSON.stringify(token)).toString('base64url');
 
 const invalidContinue = (why: string): HistoryRequestError =>
   new HistoryRequestError(`continue: Invalid value: ${why}; start the listing again without "continue"`);
@@ -70,8 +71,11 @@ const decodeToken = (text: string, namespace: string, partitions: number): { upT
   return { upTo, key: token.key, skip: token.skip };
 };
 
-/** The bulk history reply to `query` (the request's search parameters); bad parameters are 400s naming them. */
-export const bulkHistory = (projection: Projection, query: URLSearchParams): ObjectHistoryList => {
+/**
+ * The parameters of a bulk listing (`namespace`, `limit`, `continue`), checked: bad ones are
+ * 400s naming them. `upTo` is the moment the listing reads (the first page's, when continued).
+ */
+export const parseBulkQuery = (projection: Projection, query: URLSearchParams): { namespace: string; upTo: PositionVector; pageQuery: HistoryPageQuery } => {
   const namespace = query.get('namespace') ?? '';
   if (namespace !== '' && (namespace.length > 63 || !NAMESPACE_NAME.test(namespace))) {
     throw new HistoryRequestError(`namespace: Invalid value: ${JSON.stringify(namespace.slice(0, 100))}: a namespace is a DNS-1123 label (lowercase letters, digits and "-", at most 63)`);
@@ -84,12 +88,22 @@ export const bulkHistory = (projection: Projection, query: URLSearchParams): Obj
   const continueText = query.get('continue');
   const resume = continueText === null || continueText === '' ? undefined : decodeToken(continueText, namespace, projection.partitions);
   const upTo = resume?.upTo ?? projection.cursor();
-  const page = historyPage(projection.store, projection.partitions, {
-    ...(namespace === '' ? {} : { namespace }),
+  return {
+    namespace,
     upTo,
-    limit,
-    ...(resume ? { resume: { key: resume.key, skip: resume.skip } } : {}),
-  });
+    pageQuery: {
+      ...(namespace === '' ? {} : { namespace }),
+      upTo,
+      limit,
+      ...(resume ? { resume: { key: resume.key, skip: resume.skip } } : {}),
+    },
+  };
+};
+
+/** The bulk history reply to `query` (the request's search parameters); bad parameters are 400s naming them. */
+export const bulkHistory = (projection: Projection, query: URLSearchParams): ObjectHistoryList => {
+  const { namespace, upTo, pageQuery } = parseBulkQuery(projection, query);
+  const page = historyPage(projection.store, projection.partitions, pageQuery);
   const resourceVersion = formatVector(upTo);
   return {
     kind: 'ObjectHistoryList',

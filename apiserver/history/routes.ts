@@ -13,6 +13,7 @@ import type { EventLog } from '../../log/port.ts';
 import { audit, diffPositions, formatVector, MOMENT_FORMS, objectHistory, createReplayer, why, type AuditQuery, type PositionVector, type Projection } from '../../projections/index.ts';
 import { isKind, KINDS, type EventBody, type Kind } from '../../schemas/index.ts';
 import { bulkHistory } from './bulk.ts';
+import { bulkTimeline } from './timeline.ts';
 import { DEFAULT_WAIT_MS, HistoryRequestError, resolveBound, resolveMoment, type MomentContext } from './moments.ts';
 
 /** Re-runs a controller's decision on the view at a position (wired by the CLI, which knows the controllers). */
@@ -200,7 +201,12 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
         return sendJson(res, 200, { resourceVersion: formatVector(projection.cursor()), time: Date.now() });
       case 'history':
         // Without a key: the versions of every object of a namespace, paged.
-        if (rest.length === 0) return sendJson(res, 200, bulkHistory(projection, query));
+        if (rest.length === 0) {
+          // `view=timeline`: what the dashboard's timeline draws, instead of whole objects.
+          const view = query.get('view') ?? '';
+          if (view !== '' && view !== 'timeline') throw new HistoryRequestError(`view: Unsupported value: ${JSON.stringify(view.slice(0, 100))}: supported values: "timeline"`);
+          return sendJson(res, 200, view === 'timeline' ? bulkTimeline(projection, query) : bulkHistory(projection, query));
+        }
         return sendJson(res, 200, { versions: objectHistory(store, projection.partitions, keyFrom(rest)) });
       case 'at': {
         const position = await requiredMoment('at');

@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinPages, laneKeyOf, readPages, TooManyPagesError, type HistoryPage } from './history-pages.ts';
-import type { Version } from './timeline-model.ts';
-
-const version = (position: string, time: number): Version => ({
-  position,
-  time,
-  actor: { type: 'user', name: 'admin' },
-  eventType: 'ObjectUpdated',
-  verdict: { type: 'accepted' },
-  change: 'MODIFIED',
-  object: { kind: 'Pod', metadata: { name: 'p' } },
-});
+import { laneKeyOf, readPages, TooManyPagesError, type HistoryPage } from './history-pages.ts';
 
 const page = (items: HistoryPage['items'], next?: string): HistoryPage => ({ metadata: { resourceVersion: '9.9', ...(next === undefined ? {} : { continue: next }) }, items });
 
@@ -23,20 +12,6 @@ describe('laneKeyOf', () => {
     ['Pod/default/name.with.dots', 'Pod/default/name.with.dots'],
   ])('%s → %s', (key, lane) => {
     expect(laneKeyOf(key)).toBe(lane);
-  });
-});
-
-describe('joinPages', () => {
-  it("joins an object's versions split across pages, in order, and keeps each object once", () => {
-    const histories = joinPages([
-      page([{ key: 'Pod/default/a', versions: [version('1.0', 1)] }, { key: 'Pod/default/b', versions: [version('2.0', 2), version('3.0', 3)] }], 't1'),
-      page([{ key: 'Pod/default/b', versions: [version('4.0', 4)] }, { key: 'Job.batch/default/j', versions: [version('5.0', 5)] }]),
-    ]);
-    expect(histories.map((h) => [h.key, h.versions.map((v) => v.position)])).toEqual([
-      ['Pod/default/a', ['1.0']],
-      ['Pod/default/b', ['2.0', '3.0', '4.0']],
-      ['Job/default/j', ['5.0']],
-    ]);
   });
 });
 

@@ -1,14 +1,13 @@
 /**
- * The bulk history (`GET /logplane/v1/history?namespace=NS`): pages of objects' versions,
- * read by following `continue` and joined into one history per object, keyed the way the
- * timeline names lanes (`Kind/namespace/name`). Pure but for the page reader it is given.
+ * The bulk history (`GET /logplane/v1/history?namespace=NS`, and its timeline view): pages
+ * read by following `continue`, and the lane keys of its object keys. Pure but for the page
+ * reader it is given.
  */
-import type { ObjectHistory, Version } from './timeline-model.ts';
 
-/** One page of the bulk history, as the server sends it. */
-export interface HistoryPage {
+/** One page of a bulk listing, as the server sends it. */
+export interface HistoryPage<Item = unknown> {
   readonly metadata: { readonly resourceVersion: string; readonly continue?: string };
-  readonly items: readonly { readonly key: string; readonly versions: readonly Version[] }[];
+  readonly items: readonly Item[];
 }
 
 /**
@@ -23,20 +22,6 @@ export const laneKeyOf = (key: string): string => {
   return dot < 0 ? key : `${ref.slice(0, dot)}${key.slice(slash < 0 ? key.length : slash)}`;
 };
 
-/** The histories of `pages` (in the order read): an object whose versions span pages gets them all, in order. */
-export const joinPages = (pages: readonly HistoryPage[]): ObjectHistory[] => {
-  const byKey = new Map<string, Version[]>();
-  for (const page of pages) {
-    for (const item of page.items) {
-      const key = laneKeyOf(item.key);
-      const versions = byKey.get(key);
-      if (versions) versions.push(...item.versions);
-      else byKey.set(key, [...item.versions]);
-    }
-  }
-  return [...byKey].map(([key, versions]) => ({ key, versions }));
-};
-
 /** Too many pages: the listing would not end (a server that keeps answering `continue`). */
 export class TooManyPagesError extends Error {}
 
@@ -44,8 +29,8 @@ export class TooManyPagesError extends Error {}
  * Every page of a listing: `readPage(undefined)`, then `readPage(token)` with each page's
  * `continue` until a page has none; at most `maxPages`.
  */
-export const readPages = async (readPage: (token: string | undefined) => Promise<HistoryPage>, maxPages: number): Promise<HistoryPage[]> => {
-  const pages: HistoryPage[] = [];
+export const readPages = async <Page extends HistoryPage>(readPage: (token: string | undefined) => Promise<Page>, maxPages: number): Promise<Page[]> => {
+  const pages: Page[] = [];
   let token: string | undefined;
   do {
     if (pages.length === maxPages) throw new TooManyPagesError(`the history did not end after ${maxPages} pages`);

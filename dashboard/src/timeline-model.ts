@@ -1,8 +1,10 @@
 /**
- * The data of the timeline, from object histories (`/logplane/v1/history/...`): one lane per
- * object, nested under its controlling owner (Deployment → ReplicaSet → Pod), and on each
- * lane one span per run of versions in one state (named and coloured by the object's phase or
- * condition), with deletions, rejected writes and the object's Kubernetes Events as marks.
+ * The data of the timeline, from the bulk history's timeline view
+ * (`/logplane/v1/history?namespace=NS&view=timeline`: per object its owner and, per run of
+ * versions in one state, what a span draws): one lane per object, nested under its
+ * controlling owner (Deployment → ReplicaSet → Pod), and on each lane one span per run
+ * (named and coloured by the object's phase or condition, as the server states it), with
+ * deletions, rejected writes and the object's Kubernetes Events as marks.
  * Pure: no DOM, no requests.
  */
 import type { KubeObject } from './api.ts';
@@ -17,12 +19,6 @@ export interface Version {
   readonly verdict: { readonly type: 'accepted' } | { readonly type: 'rejected'; readonly reason: string; readonly message: string };
   readonly change: 'ADDED' | 'MODIFIED' | 'DELETED' | null;
   readonly object: KubeObject | null;
-}
-
-export interface ObjectHistory {
-  /** `Kind/namespace/name` (namespace empty for cluster-scoped kinds). */
-  readonly key: string;
-  readonly versions: readonly Version[];
 }
 
 export interface Lane {
@@ -42,22 +38,52 @@ export interface Lane {
 /** What a span or mark says about the object. */
 export type Tone = 'ok' | 'progress' | 'bad' | 'gone' | 'neutral';
 
+/** The event behind a mark: what its tooltip names, and the moment (`desired/0/7`) clicking it opens. */
+export interface MarkEvent {
+  /** The event's address; as a moment, the position just after it. */
+  readonly at: string;
+  readonly time: number;
+  readonly actor: { readonly type: string; readonly name: string };
+  readonly eventType: string;
+}
+
+/** A mark as the server sends it (one object's, oldest first). */
+export type ServerMark =
+  | (MarkEvent & { readonly type: 'span'; readonly state: string; readonly tone: Tone; readonly generation?: number; readonly versions: number })
+  | (MarkEvent & { readonly type: 'deleted' })
+  | (MarkEvent & { readonly type: 'rejected'; readonly message: string })
+  | (MarkEvent & { readonly type: 'event'; readonly reason: string; readonly message: string; readonly warning: boolean });
+
+/** One object on the timeline, as the server sends it (an object's marks may continue on the next page). */
+export interface ObjectTimeline {
+  /** `Kind/namespace/name` (namespace empty for cluster-scoped kinds). */
+  readonly key: string;
+  /** The lane key of its controlling owner. */
+  readonly owner?: string;
+  /** An Event's: the lane key of the object it is about. */
+  readonly involved?: string;
+  readonly labels: readonly Readonly<Record<string, string>>[];
+  readonly actors: readonly string[];
+  readonly marks: readonly ServerMark[];
+}
+
 export type Mark =
   | {
       readonly type: 'span';
       readonly id: string;
       readonly lane: string;
       readonly start: number;
-      /** Undefined while it lasts (the object is still at this version now). */
+      /** Undefined while it lasts (the object is still in this state now). */
       readonly end: number | undefined;
       readonly state: string;
       readonly tone: Tone;
       /** The first version of the run. */
-      readonly version: Version;
+      readonly event: MarkEvent;
       /** How many versions the span stands for (a run of versions in the same state and generation). */
       readonly versions: number;
     }
-  | { readonly type: 'deleted' | 'rejected'; readonly id: string; readonly lane: string; readonly at: number; readonly version: Version }
+  | { readonly type: 'deleted'; readonly id: string; readonly lane: string; readonly at: number; readonly event: MarkEvent }
+  | { readonly type: 'rejected'; readonly id: string; readonly lane: string; readonly at: number; readonly event: MarkEvent; readonly message: string }
   | {
       /** A Kubernetes Event about the lane's object (a version of the Event: its first report or a repeat). */
       readonly type: 'event';
@@ -67,7 +93,7 @@ export type Mark =
       readonly reason: string;
       readonly message: string;
       readonly warning: boolean;
-      readonly version: Version;
+      readonly event: MarkEvent;
     };
 
 export interface Timeline {
@@ -111,64 +137,80 @@ export const stateOf = (kind: string, object: KubeObject): { state: string; tone
   }
 };
 
-/** The lane key of an object's controlling owner (or first owner). */
-const ownerKey = (history: ObjectHistory): string | undefined => {
-  const { namespace } = parseKey(history.key);
-  for (let i = history.versions.length - 1; i >= 0; i--) {
-    const owners = history.versions[i]!.object?.metadata.ownerReferences;
-    const owner = owners?.find((o) => o.controller) ?? owners?.[0];
-    if (owner) return `${owner.kind}/${namespace}/${owner.name}`;
-  }
-  return undefined;
-};
-
 const KIND_ORDER = ['Namespace', 'Node', 'Deployment', 'ReplicaSet', 'Pod', 'Service', 'Endpoints'];
 const kindRank = (kind: string): number => {
   const index = KIND_ORDER.indexOf(kind);
   return index < 0 ? KIND_ORDER.length : index;
 };
-const firstTime = (history: ObjectHistory): number => history.versions[0]?.time ?? 0;
+const firstTime = (object: ObjectTimeline): number => object.marks[0]?.time ?? 0;
 
-/** The lane key of the object a Kubernetes Event is about, if `history` is an Event's. */
-export const involvedKey = (history: ObjectHistory): string | undefined => {
-  if (parseKey(history.key).kind !== 'Event') return undefined;
-  for (let i = history.versions.length - 1; i >= 0; i--) {
-    const involved = history.versions[i]!.object?.['involvedObject'] as { kind?: unknown; namespace?: unknown; name?: unknown } | undefined;
-    if (involved && typeof involved.kind === 'string' && typeof involved.name === 'string') {
-      return `${involved.kind}/${typeof involved.namespace === 'string' ? involved.namespace : ''}/${involved.name}`;
-    }
-  }
-  return undefined;
-};
-
-/** The histories of Events whose object is among `histories` (they become marks on its lane), and the rest. */
-const splitEvents = (histories: readonly ObjectHistory[]): { objects: ObjectHistory[]; events: { history: ObjectHistory; lane: string }[] } => {
-  const keys = new Set(histories.map((h) => h.key));
-  const objects: ObjectHistory[] = [];
-  const events: { history: ObjectHistory; lane: string }[] = [];
-  for (const history of histories) {
-    const lane = involvedKey(history);
-    if (lane !== undefined && keys.has(lane)) events.push({ history, lane });
-    else objects.push(history);
+/** The Events whose object is among `objects` (they become marks on its lane), and the rest. */
+const splitEvents = (all: readonly ObjectTimeline[]): { objects: ObjectTimeline[]; events: { object: ObjectTimeline; lane: string }[] } => {
+  const keys = new Set(all.map((o) => o.key));
+  const objects: ObjectTimeline[] = [];
+  const events: { object: ObjectTimeline; lane: string }[] = [];
+  for (const object of all) {
+    if (object.involved !== undefined && keys.has(object.involved)) events.push({ object, lane: object.involved });
+    else objects.push(object);
   }
   return { objects, events };
 };
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const sameRun = (a: ServerMark | undefined, b: ServerMark | undefined): boolean =>
+  a?.type === 'span' && b?.type === 'span' && a.state === b.state && a.tone === b.tone && a.generation === b.generation;
 
 /**
- * Lanes and marks of `histories` (a timeline that starts at each object's first event and
- * runs to `now`). Consecutive versions in the same state and generation are one span (a
- * pod's status reports while it runs); an Event about an object on the timeline is a mark on
- * that object's lane rather than a lane of its own.
+ * The objects of the timeline pages (in the order read), each once: an object whose marks
+ * continue on a later page gets them appended, a run that the page boundary split joined
+ * into one span; its owner is the latest page's, its labels and actors all of them.
+ * `keyOf` names the lane (the log names a kind with its group).
  */
-export const buildTimeline = (all: readonly ObjectHistory[]): Timeline => {
-  const { objects: histories, events } = splitEvents(all);
-  const byKey = new Map(histories.map((h) => [h.key, h]));
+export const joinTimelines = (parts: readonly ObjectTimeline[], keyOf: (key: string) => string = (key) => key): ObjectTimeline[] => {
+  const byKey = new Map<string, { key: string; owner?: string; involved?: string; labels: Map<string, Readonly<Record<string, string>>>; actors: Set<string>; marks: ServerMark[]; lastRun?: number }>();
+  for (const part of parts) {
+    const key = keyOf(part.key);
+    let joined = byKey.get(key);
+    if (!joined) byKey.set(key, (joined = { key, labels: new Map(), actors: new Set(), marks: [] }));
+    if (part.owner !== undefined) joined.owner = part.owner;
+    if (part.involved !== undefined) joined.involved = part.involved;
+    for (const set of part.labels) joined.labels.set(JSON.stringify(set), set);
+    for (const actor of part.actors) joined.actors.add(actor);
+    let first = true;
+    for (const mark of part.marks) {
+      if (mark.type === 'span' || mark.type === 'deleted') {
+        const last = joined.lastRun === undefined ? undefined : joined.marks[joined.lastRun];
+        if (first && mark.type === 'span' && last?.type === 'span' && sameRun(last, mark)) {
+          joined.marks[joined.lastRun!] = { ...last, versions: last.versions + mark.versions };
+          first = false;
+          continue;
+        }
+        first = false;
+        joined.lastRun = joined.marks.length;
+      }
+      joined.marks.push(mark);
+    }
+  }
+  return [...byKey.values()].map(({ key, owner, involved, labels, actors, marks }) => ({
+    key,
+    ...(owner === undefined ? {} : { owner }),
+    ...(involved === undefined ? {} : { involved }),
+    labels: [...labels.values()],
+    actors: [...actors],
+    marks,
+  }));
+};
+
+/**
+ * Lanes and marks of `all` (a timeline that starts at each object's first event and runs to
+ * now). A span ends where the object's next span or deletion starts; an Event about an
+ * object on the timeline is marks on that object's lane rather than a lane of its own.
+ */
+export const buildTimeline = (all: readonly ObjectTimeline[]): Timeline => {
+  const { objects, events } = splitEvents(all);
+  const byKey = new Map(objects.map((o) => [o.key, o]));
   const parents = new Map<string, string>();
-  for (const history of histories) {
-    const owner = ownerKey(history);
-    if (owner !== undefined && owner !== history.key && byKey.has(owner)) parents.set(history.key, owner);
+  for (const object of objects) {
+    if (object.owner !== undefined && object.owner !== object.key && byKey.has(object.owner)) parents.set(object.key, object.owner);
   }
   const children = new Map<string, string[]>();
   for (const [child, parent] of parents) children.set(parent, [...(children.get(parent) ?? []), child]);
@@ -192,49 +234,33 @@ export const buildTimeline = (all: readonly ObjectHistory[]): Timeline => {
   for (const key of [...byKey.keys()].sort(compare)) visit(key, 0, seen);
 
   const marks: Mark[] = [];
-  for (const history of histories) {
-    const { kind } = parseKey(history.key);
-    const accepted = history.versions.filter((v) => v.verdict.type === 'accepted' && v.change !== null);
-    let run: { first: Version; index: number; state: string; tone: Tone; generation: number | undefined; count: number } | undefined;
-    const endRun = (end: number | undefined): void => {
-      if (!run) return;
-      marks.push({ type: 'span', id: `${history.key}@${run.first.position}#${run.index}`, lane: history.key, start: run.first.time, end, state: run.state, tone: run.tone, version: run.first, versions: run.count });
-      run = undefined;
-    };
-    accepted.forEach((version, index) => {
-      if (version.change === 'DELETED' || version.object === null) {
-        endRun(version.time);
-        marks.push({ type: 'deleted', id: `${history.key}@${version.position}#${index}`, lane: history.key, at: version.time, version });
-        return;
-      }
-      const { state, tone } = stateOf(kind, version.object);
-      const generation = version.object.metadata.generation;
-      if (run && run.state === state && run.tone === tone && run.generation === generation) {
-        run.count++;
-        return;
-      }
-      endRun(version.time);
-      run = { first: version, index, state, tone, generation, count: 1 };
-    });
-    endRun(undefined);
-    history.versions.forEach((version, index) => {
-      if (version.verdict.type === 'rejected') marks.push({ type: 'rejected', id: `${history.key}@${version.position}!${index}`, lane: history.key, at: version.time, version });
-    });
+  const markOf = (lane: string, mark: ServerMark, index: number, end: number | undefined): Mark => {
+    const id = `${lane}@${mark.at}#${index}`;
+    const event: MarkEvent = { at: mark.at, time: mark.time, actor: mark.actor, eventType: mark.eventType };
+    switch (mark.type) {
+      case 'span':
+        return { type: 'span', id, lane, start: mark.time, end, state: mark.state, tone: mark.tone, event, versions: mark.versions };
+      case 'deleted':
+        return { type: 'deleted', id, lane, at: mark.time, event };
+      case 'rejected':
+        return { type: 'rejected', id, lane, at: mark.time, event, message: mark.message };
+      case 'event':
+        return { type: 'event', id, lane, at: mark.time, reason: mark.reason, message: mark.message, warning: mark.warning, event };
+    }
+  };
+  for (const object of objects) {
+    const ends: (number | undefined)[] = new Array<number | undefined>(object.marks.length);
+    let next: number | undefined;
+    for (let i = object.marks.length - 1; i >= 0; i--) {
+      const mark = object.marks[i]!;
+      ends[i] = next;
+      if (mark.type === 'span' || mark.type === 'deleted') next = mark.time;
+    }
+    object.marks.forEach((mark, index) => marks.push(markOf(object.key, mark, index, ends[index])));
   }
-  for (const { history, lane } of events) {
-    history.versions.forEach((version, index) => {
-      if (version.verdict.type !== 'accepted' || version.change === null || version.change === 'DELETED' || !version.object) return;
-      const event = version.object;
-      marks.push({
-        type: 'event',
-        id: `${history.key}@${version.position}~${index}`,
-        lane,
-        at: version.time,
-        reason: text(event['reason']),
-        message: text(event['message']),
-        warning: event['type'] === 'Warning',
-        version,
-      });
+  for (const { object, lane } of events) {
+    object.marks.forEach((mark, index) => {
+      if (mark.type === 'event') marks.push(markOf(lane, mark, index, undefined));
     });
   }
   return { lanes, marks };
@@ -251,25 +277,19 @@ export interface TimelineFilter {
   readonly key?: string;
 }
 
-const hasLabel = (history: ObjectHistory, selector: string): boolean => {
+const hasLabel = (object: ObjectTimeline, selector: string): boolean => {
   const [name = '', value] = selector.split('=', 2).map((s) => s.trim());
-  return history.versions.some((v) => {
-    const labels = v.object?.metadata.labels ?? {};
-    return Object.hasOwn(labels, name) && (value === undefined || labels[name] === value);
-  });
+  return object.labels.some((labels) => Object.hasOwn(labels, name) && (value === undefined || labels[name] === value));
 };
 
 /**
- * The histories `filter` selects; narrowing to one object keeps its owner chain and
- * descendants. An Event about an object is kept with the object (as its mark).
+ * The objects `filter` selects; narrowing to one object keeps its owner chain and
+ * descendants. An Event about an object is kept with the object (as its marks).
  */
-export const filterHistories = (all: readonly ObjectHistory[], filter: TimelineFilter): ObjectHistory[] => {
-  const { objects: histories, events } = splitEvents(all);
-  let selected = histories.filter(
-    (h) =>
-      (!filter.kind || parseKey(h.key).kind === filter.kind) &&
-      (!filter.label || hasLabel(h, filter.label)) &&
-      (!filter.actor || h.versions.some((v) => v.actor.name === filter.actor)),
+export const filterTimelines = (all: readonly ObjectTimeline[], filter: TimelineFilter): ObjectTimeline[] => {
+  const { objects, events } = splitEvents(all);
+  let selected = objects.filter(
+    (o) => (!filter.kind || parseKey(o.key).kind === filter.kind) && (!filter.label || hasLabel(o, filter.label)) && (!filter.actor || o.actors.includes(filter.actor)),
   );
   if (filter.key) {
     const { lanes } = buildTimeline(selected);
@@ -281,8 +301,8 @@ export const filterHistories = (all: readonly ObjectHistory[], filter: TimelineF
       for (const child of byKey.get(key)?.children ?? []) descend(child);
     };
     descend(filter.key);
-    selected = selected.filter((h) => keep.has(h.key));
+    selected = selected.filter((o) => keep.has(o.key));
   }
-  const kept = new Set(selected.map((h) => h.key));
-  return [...selected, ...events.filter((e) => kept.has(e.lane)).map((e) => e.history)];
+  const kept = new Set(selected.map((o) => o.key));
+  return [...selected, ...events.filter((e) => kept.has(e.lane)).map((e) => e.object)];
 };

@@ -181,8 +181,8 @@ describe.each(LOG_ADAPTERS)('the dashboard in Chromium on the %s log', (adapter)
     await page.goto(`${ui}#/timeline?ns=default`);
     await page.locator('.vis-timeline').waitFor();
     page.off('request', record);
-    // The namespace's histories in one bulk request, not one request per object.
-    expect(historyRequests).toEqual(['/logplane/v1/history?limit=10000&namespace=default']);
+    // The namespace's timeline (what it draws, not whole objects) in one bulk request, not one request per object.
+    expect(historyRequests).toEqual(['/logplane/v1/history?view=timeline&limit=10000&namespace=default']);
     const replicaSets = page.locator('.vis-label [data-kind="ReplicaSet"]');
     await expect.poll(() => replicaSets.count()).toBe(2);
     await page.locator('.vis-label [data-lane="Deployment/default/echo"]').waitFor();
