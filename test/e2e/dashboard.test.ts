@@ -154,7 +154,8 @@ describe.each(LOG_ADAPTERS)('the dashboard in Chromium on the %s log', (adapter)
     // Two writers update the same version at once: the fold accepts one and rejects the other,
     // and the rejection is a fact in the log. (A write already stale when it arrives is refused
     // before it is appended, so the race is repeated, a bounded number of times, until the
-    // log holds a rejected write.)
+    // log holds a rejected write; each attempt writes new values, since a write that changes
+    // nothing appends nothing.)
     const hasRejectedWrite = async (): Promise<boolean> => {
       const reply = (await cluster.api.request('GET', '/logplane/v1/history/Deployment/default/echo')).body as { versions: { verdict: { type: string } }[] };
       return reply.versions.some((v) => v.verdict.type === 'rejected');
@@ -163,7 +164,7 @@ describe.each(LOG_ADAPTERS)('the dashboard in Chromium on the %s log', (adapter)
       const current = (await cluster.api.request('GET', '/apis/apps/v1/namespaces/default/deployments/echo')).body as { metadata: { labels: Record<string, string> } };
       const answers = await Promise.all(
         ['a', 'b'].map((writer) =>
-          cluster.api.request('PUT', '/apis/apps/v1/namespaces/default/deployments/echo', { ...current, metadata: { ...current.metadata, labels: { ...current.metadata.labels, writer } } }),
+          cluster.api.request('PUT', '/apis/apps/v1/namespaces/default/deployments/echo', { ...current, metadata: { ...current.metadata, labels: { ...current.metadata.labels, writer: `${writer}-${attempt}` } } }),
         ),
       );
       for (const answer of answers) expect([200, 409]).toContain(answer.status);
