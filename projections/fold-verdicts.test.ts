@@ -494,21 +494,6 @@ const REJECTIONS: readonly VerdictCase[] = [
     change: null,
   },
   {
-    name: 'a LoadBalancer Service with policy Local asking for a health-check NodePort another Service holds',
-    given: (c) => given(c, namespace(), created(nodePortService('web', [30007]))),
-    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local', healthCheckNodePort: 30007 }))],
-    verdict: rejected('Invalid', 'spec.healthCheckNodePort: Invalid value: 30007: provided port is already allocated'),
-    change: null,
-  },
-  {
-    name: 'a LoadBalancer Service with policy Local when no port is left for its health check',
-    settings: { ...LEGACY_FOLD_SETTINGS, nodePortRange: [30000, 30000] },
-    given: (c) => given(c, namespace()),
-    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }))],
-    verdict: rejected('Invalid', 'spec.healthCheckNodePort: no free node port left'),
-    change: null,
-  },
-  {
     name: 'a Service update to NodePort when no NodePort is left',
     settings: { ...LEGACY_FOLD_SETTINGS, nodePortRange: [30000, 30000] },
     given: (c) => given(c, namespace(), created(service('web', { type: 'NodePort' })), created(service('other'))),
@@ -745,29 +730,6 @@ const ACCEPTANCES: readonly VerdictCase[] = [
     then: (c) => expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('lb'), 'nodeport/30000': serviceKey('lb') }),
   },
   {
-    name: 'a LoadBalancer Service with externalTrafficPolicy Local gets a health-check NodePort after its ports\' (kube\'s needsHCNodePort)',
-    given: (c) => given(c, namespace(), nodePortService('web', [30001])),
-    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }))],
-    verdict: accepted,
-    change: 'ADDED',
-    then: (c) => {
-      const key = serviceKey('lb');
-      expect(objectOf<Service>(c, key)?.spec).toMatchObject({ ports: [{ nodePort: 30000 }], healthCheckNodePort: 30002 });
-      expect(c.contents().allocations).toMatchObject({ 'nodeport/30000': key, 'nodeport/30001': serviceKey('web'), 'nodeport/30002': key });
-    },
-  },
-  {
-    name: 'a LoadBalancer Service with policy Cluster gets no health-check NodePort',
-    given: (c) => given(c, namespace()),
-    when: () => ['desired', created(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' }))],
-    verdict: accepted,
-    change: 'ADDED',
-    then: (c) => {
-      expect(objectOf<Service>(c, serviceKey('lb'))?.spec.healthCheckNodePort).toBeUndefined();
-      expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('lb'), 'nodeport/30000': serviceKey('lb') });
-    },
-  },
-  {
     name: 'a pod created on a node is charged to it',
     given: (c) => given(c, namespace(), node('n1')),
     when: () => ['desired', created(pod('a', { nodeName: 'n1' }))],
@@ -928,43 +890,6 @@ const ACCEPTANCES: readonly VerdictCase[] = [
     verdict: accepted,
     change: 'MODIFIED',
     then: (c) => expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('web') }),
-  },
-  {
-    name: 'a Service update that leaves out its health-check NodePort keeps it',
-    given: (c) => given(c, namespace(), service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' })),
-    when: (c) => {
-      const current = copyOf<Service>(c, serviceKey('lb'));
-      const { healthCheckNodePort: _kept, ...spec } = current.spec;
-      return ['desired', updated({ ...current, metadata: { ...current.metadata, labels: { v: '2' } }, spec })];
-    },
-    verdict: accepted,
-    change: 'MODIFIED',
-    then: (c) => {
-      expect(objectOf<Service>(c, serviceKey('lb'))?.spec.healthCheckNodePort).toBe(30001);
-      expect(c.contents().allocations).toMatchObject({ 'nodeport/30001': serviceKey('lb') });
-    },
-  },
-  {
-    name: 'a Service update to policy Cluster wipes and releases its health-check NodePort',
-    given: (c) => given(c, namespace(), service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' })),
-    when: (c) => {
-      const current = copyOf<Service>(c, serviceKey('lb'));
-      return ['desired', updated({ ...current, spec: { ...current.spec, externalTrafficPolicy: 'Cluster' } })];
-    },
-    verdict: accepted,
-    change: 'MODIFIED',
-    then: (c) => {
-      expect(objectOf<Service>(c, serviceKey('lb'))?.spec.healthCheckNodePort).toBeUndefined();
-      expect(c.contents().allocations).toEqual({ 'ip/127.96.0.1': serviceKey('lb'), 'nodeport/30000': serviceKey('lb') });
-    },
-  },
-  {
-    name: 'deleting a Service frees its health-check NodePort',
-    given: (c) => given(c, namespace(), service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' })),
-    when: () => ['desired', deleted('Service', 'lb')],
-    verdict: accepted,
-    change: 'DELETED',
-    then: (c) => expect(c.contents().allocations).toEqual({}),
   },
   {
     name: 'a scale update sets the replicas and nothing else',

@@ -334,10 +334,7 @@ const update = (
     }
     // NodePorts are allocations like the ClusterIP: kept, claimed or released here, never just written.
     const previousPorts = previous.spec.ports ?? [];
-    const previousHealthCheck = previous.spec.healthCheckNodePort;
-    // kube wipes a health-check NodePort the Service no longer needs (no longer LoadBalancer with policy Local).
-    if (!needsHealthCheckNodePort(next.spec ?? {}) && next.spec?.healthCheckNodePort === previousHealthCheck) delete next.spec.healthCheckNodePort;
-    const nodePorts = planNodePorts(state, key, previousPorts, next, settings, previousHealthCheck);
+    const nodePorts = planNodePorts(state, key, previousPorts, next, settings);
     if (!Array.isArray(nodePorts)) return nodePorts;
     const released = previous.spec.clusterIP;
     if (next.spec.type === 'ExternalName' && released && released !== 'None' && state.getAllocation(`ip/${released}`) === key) {
@@ -345,9 +342,9 @@ const update = (
     }
     if (claimed) state.putAllocation(`ip/${claimed}`, key);
     for (const port of next.spec.ports ?? []) if (!nodePorts.includes(port.nodePort ?? 0)) delete port.nodePort;
-    for (const previousPort of [...previousPorts.map((port) => port.nodePort), previousHealthCheck]) {
-      if (previousPort && !nodePorts.includes(previousPort) && state.getAllocation(`nodeport/${previousPort}`) === key) {
-        state.putAllocation(`nodeport/${previousPort}`, undefined);
+    for (const port of previousPorts) {
+      if (port.nodePort && !nodePorts.includes(port.nodePort) && state.getAllocation(`nodeport/${port.nodePort}`) === key) {
+        state.putAllocation(`nodeport/${port.nodePort}`, undefined);
       }
     }
     for (const port of nodePorts) state.putAllocation(`nodeport/${port}`, key);
@@ -622,18 +619,11 @@ const allocateServiceAddresses = (
 
 type ServicePort = NonNullable<Extract<KubeObject, { kind: 'Service' }>['spec']['ports']>[number];
 
-/** kube's needsHCNodePort: a LoadBalancer Service with externalTrafficPolicy Local gets a health-check NodePort. */
-const needsHealthCheckNodePort = (spec: { type?: string; externalTrafficPolicy?: string }): boolean =>
-  spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
-
 /**
  * The NodePorts `service` holds after a create or update: a port that names none keeps
  * the one `previousPorts` gave the same port/protocol, or gets the lowest free one; a
- * named one must be free or already this service's. A Service that needs a health-check
- * NodePort (`spec.healthCheckNodePort`) keeps `previousHealthCheck`, or gets the one it
- * names on the same terms, or the lowest free one after its ports'. Fills them into
- * `service` and returns them all without claiming anything; a rejection when one is taken
- * or none is left.
+ * named one must be free or already this service's. Fills them into `service` and
+ * returns them without claiming anything; a rejection when one is taken or none is left.
  */
 const planNodePorts = (
   state: FoldState,
@@ -641,7 +631,6 @@ const planNodePorts = (
   previousPorts: readonly ServicePort[],
   service: Extract<KubeObject, { kind: 'Service' }>,
   settings: FoldSettings,
-  previousHealthCheck?: number,
 ): number[] | FoldOutcome => {
   const spec = service.spec;
   if (spec.type !== 'NodePort' && spec.type !== 'LoadBalancer') return [];
@@ -673,23 +662,7 @@ const planNodePorts = (
     if (!port.nodePort) return reject('Invalid', 'spec.ports.nodePort: no free node port left');
     chosen.add(port.nodePort);
   }
-  if (!needsHealthCheckNodePort(spec)) return [...chosen];
-  spec.healthCheckNodePort ||= previousHealthCheck;
-  const named = spec.healthCheckNodePort;
-  if (named) {
-    const owner = state.getAllocation(`nodeport/${named}`);
-    if ((owner && owner !== key) || chosen.has(named)) {
-      return reject('Invalid', `spec.healthCheckNodePort: Invalid value: ${named}: provided port is already allocated`);
-    }
-    return [...chosen, named];
-  }
-  for (let candidate = low; candidate <= high; candidate++) {
-    if (!chosen.has(candidate) && !state.getAllocation(`nodeport/${candidate}`)) {
-      spec.healthCheckNodePort = candidate;
-      return [...chosen, candidate];
-    }
-  }
-  return reject('Invalid', 'spec.healthCheckNodePort: no free node port left');
+  return [...chosen];
 };
 
 const releaseServiceAddresses = (state: FoldState, key: string, service: KubeObject): void => {
@@ -702,5 +675,4 @@ const releaseServiceAddresses = (state: FoldState, key: string, service: KubeObj
   for (const port of spec?.ports ?? []) {
     if (port.nodePort) release(`nodeport/${port.nodePort}`);
   }
-  if (spec?.healthCheckNodePort) release(`nodeport/${spec.healthCheckNodePort}`);
 };
