@@ -22,7 +22,7 @@ metadata:
   labels:
     app: ${priority === undefined ? 'filler' : 'urgent'}
 spec:
-${priority === undefined ? '' : `  priority: ${priority}\n`}  terminationGracePeriodSeconds: 1
+${priority === undefined ? '' : `  priorityClassName: urgent-${priority}\n`}  terminationGracePeriodSeconds: 1
   containers:
     - name: main
       image: logplane/sleeper
@@ -48,6 +48,8 @@ describe.each(LOG_ADAPTERS)('preemption by a higher-priority pod, on the %s log'
 
   it('a priority-1000 pod preempts exactly two pods of one node, binds there once they are gone, and runs', async () => {
     const before = new Map(LOW.map((name) => [name, podOf(name) as Pod]));
+    // kube's Priority admission: a pod's priority comes from its PriorityClass.
+    await k.expectOk('apply', '-f', k.file('urgent.yaml', 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: urgent-1000\nvalue: 1000\n'));
     await k.expectOk('apply', '-f', k.file('high.yaml', podManifest('high', '2', 1000)));
     await k.waitUntil('high Running', () => podOf('high')?.status?.phase === 'Running', 90_000);
     const high = podOf('high') as Pod;
