@@ -16,6 +16,8 @@ import { adminCredentials, openLog, remotePodLogs, remotePodStreams, remoteResou
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
 import { remoteMetricsSource } from './metrics-source.ts';
+import type { ClusterDns } from '../addons/dns/index.ts';
+import { kubeDnsClusterIPs, servedByProcessDns, startProcessDns, type ClusterDnsSettings } from './cluster-dns.ts';
 
 /** A running component: what it serves and how to stop it. */
 export interface Component {
@@ -139,8 +141,9 @@ export const runControllers = async (options: {
 };
 
 /**
- * `logplane agent --node NAME`: runs the node's pods and (optionally) this machine's service
- * proxy, and serves their logs over HTTPS to the apiserver's `kubelet-client` identity only.
+ * `logplane agent --node NAME`: runs the node's pods, (optionally) this machine's service
+ * proxy and the cluster DNS answering from this agent's projection, and serves the pods' logs
+ * over HTTPS to the apiserver's `kubelet-client` identity only.
  */
 export const runAgent = async (options: {
   target: LogTarget;
@@ -161,10 +164,20 @@ export const runAgent = async (options: {
   heartbeatMs?: number;
   /** How often pods' and nodes' resource usage is sampled (the metrics API's resolution; default 15 s). */
   metricsResolutionMs?: number;
+  /** The cluster DNS of this agent (as `up` runs it); absent: none. */
+  dns?: ClusterDnsSettings;
   logger: Logger;
-}): Promise<Component & { agent: NodeAgent }> => {
+}): Promise<Component & { agent: NodeAgent; dns: ClusterDns | undefined }> => {
   const tls = agentServingCredentials(options.pkiDir, options.nodes, ['127.0.0.1', 'localhost']);
   const { log, projection } = await openShared(options.target, options.dataDir, `agent-${options.nodes.join('-')}`, options.logger);
+  // First: an address that cannot be had fails the start before any pod runs.
+  const dns = options.dns
+    ? await startProcessDns(projection, options.dns, options.logger.child({ component: 'dns' })).catch(async (error: unknown) => {
+        await projection.close();
+        await log.close();
+        throw error;
+      })
+    : undefined;
   const agent = await startNodeAgent({
     log,
     projection,
@@ -179,14 +192,19 @@ export const runAgent = async (options: {
     serveLogs: { host: '127.0.0.1', tls },
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.metricsResolutionMs !== undefined ? { metricsResolutionMs: options.metricsResolutionMs } : {}),
+    dns: { clusterDNS: kubeDnsClusterIPs(projection) },
   });
-  const proxy = options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger });
+  const proxy =
+    options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger, servedLocally: servedByProcessDns(options.dns) });
+  const dnsText = dns ? `; cluster DNS ${dns.address.host}:${dns.address.port} (UDP and TCP)` : '; no cluster DNS';
   return {
-    description: `agent for ${options.nodes.join(', ')} (${options.runtime} runtime, proxy ${options.proxy})`,
+    description: `agent for ${options.nodes.join(', ')} (${options.runtime} runtime, proxy ${options.proxy})${dnsText}`,
     agent,
+    dns,
     stop: async () => {
       await agent.close({ stopPods: true });
       await proxy?.close();
+      await dns?.close();
       await projection.close();
       await log.close();
     },

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pino, { type Logger } from 'pino';
 import { parseHostPort, type HostPort } from '../addons/dns/address.ts';
+import type { ClusterDnsSettings } from './cluster-dns.ts';
 import { parseUpstream } from '../addons/dns/upstream.ts';
 import { parseIngressAddress, type IngressAddress } from '../addons/ingress/address.ts';
 import { AUTHORIZATION_MODES, parseAuthorizationModes, type AuthorizationMode } from '../apiserver/authorization/mode-names.ts';
@@ -48,6 +49,16 @@ const dnsAddress = (value: string): HostPort | 'none' => {
     throw new InvalidArgumentError((error as Error).message);
   }
 };
+
+const DNS_CLUSTER_IP_HELP =
+  'do not also serve DNS on port 53 of the kube-dns Service\'s ClusterIP (the nameserver of CRI pods\' resolv.conf; needs root and a ClusterIP this host can bind, as the default loopback service CIDR is)';
+
+/** The cluster DNS settings of `--dns`, `--dns-upstream` and `--[no-]dns-cluster-ip`. */
+const dnsSettingsOf = (address: HostPort, flags: { dnsUpstream?: string[]; dnsClusterIp: boolean }): ClusterDnsSettings => ({
+  ...address,
+  ...(flags.dnsUpstream ? { upstreams: flags.dnsUpstream } : {}),
+  onClusterIP: flags.dnsClusterIp,
+});
 
 /** `--ingress`: `none`, or `IP[:HTTPPORT[,HTTPSPORT]]` (a port left out or 0: a free one). */
 const ingressAddress = (value: string): IngressAddress | 'none' => {
@@ -261,12 +272,13 @@ export const buildProgram = (): Command => {
     .option('--dns <address>', 'cluster DNS (UDP and TCP) on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
     .option('--ingress <address>', 'Ingress controller proxy on IP[:HTTPPORT[,HTTPSPORT]]: a port left out or 0 picks a free one (printed); HTTPSPORT "none": no HTTPS; "none": no Ingress controller', ingressAddress, ingressAddress('127.0.0.1:0,0'))
     .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
+    .option('--no-dns-cluster-ip', DNS_CLUSTER_IP_HELP)
     .addOption(durabilityOption())))))
     .action(async (flags: LimitFlags & RuntimeFlags & AuditFlags & {
       authorizationMode: readonly AuthorizationMode[];
       data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
       tls: boolean; nodeGrace?: number; toleration?: number; eventTtl?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
-      dns: HostPort | 'none'; dnsUpstream?: string[]; ingress: IngressAddress | 'none';
+      dns: HostPort | 'none'; dnsUpstream?: string[]; dnsClusterIp: boolean; ingress: IngressAddress | 'none';
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
       const { startCluster } = await import('./up.ts');
@@ -289,7 +301,7 @@ export const buildProgram = (): Command => {
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
-        ...(flags.dns !== 'none' ? { dns: { ...flags.dns, ...(flags.dnsUpstream ? { upstreams: flags.dnsUpstream } : {}) } } : {}),
+        ...(flags.dns !== 'none' ? { dns: dnsSettingsOf(flags.dns, flags) } : {}),
         ...(flags.ingress !== 'none' ? { ingress: flags.ingress } : {}),
       });
       const ingress = cluster.ingress?.address;
@@ -382,14 +394,20 @@ export const buildProgram = (): Command => {
   withLogOptions(withRuntimeOptions(
     program
       .command('agent')
-      .description('run a node agent (distributed mode): the node\'s pods and this machine\'s service proxy')
+      .description('run a node agent (distributed mode): the node\'s pods, this machine\'s service proxy and the cluster DNS')
       .requiredOption('--node <name>', 'node name (repeat the command for more nodes)')
       .option('--data <dir>', 'data directory (projection, pod state and logs)', '.logplane')
       .addOption(new Option('--proxy <mode>', 'service forwarding (one per machine)').choices(['userspace', 'nftables', 'none']).default('userspace'))
       .option('--heartbeat <ms>', 'heartbeat period', integer('--heartbeat'))
       .option('--pod-cidr <cidr>', 'this node\'s pod addresses (default: a /24 in 127.101-150/16 derived from the node name)')
-      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  )).action(async (flags: LogFlags & RuntimeFlags & { node: string; data: string; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string }) => {
+      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR)
+      .option('--dns <address>', 'cluster DNS (UDP and TCP) of this agent, answering from its projection, on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
+      .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
+      .option('--no-dns-cluster-ip', DNS_CLUSTER_IP_HELP),
+  )).action(async (flags: LogFlags & RuntimeFlags & {
+    node: string; data: string; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string;
+    dns: HostPort | 'none'; dnsUpstream?: string[]; dnsClusterIp: boolean;
+  }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const { runAgent } = await import('./components.ts');
     const component = await runAgent({
@@ -400,6 +418,7 @@ export const buildProgram = (): Command => {
       ...runtimeSettings(flags),
       proxy: flags.proxy,
       podCIDR: flags.podCidr ?? podCidrFor(flags.node),
+      ...(flags.dns !== 'none' ? { dns: dnsSettingsOf(flags.dns, flags) } : {}),
       logger,
       ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
     });

@@ -7,7 +7,8 @@ import { admitControllerCreate } from '../apiserver/admission/controller-creates
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { startClusterDns, type ClusterDns } from '../addons/dns/index.ts';
+import type { ClusterDns } from '../addons/dns/index.ts';
+import { kubeDnsClusterIPs, servedByProcessDns, startProcessDns, type ClusterDnsSettings } from './cluster-dns.ts';
 import { startIngressController, type IngressAddress, type IngressController } from '../addons/ingress/index.ts';
 import { refuseWithStatus } from '../apiserver/streaming/connect.ts';
 import { apiErrors, writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
@@ -64,8 +65,8 @@ export interface UpOptions {
   readonly audit?: ServeOptions['audit'];
   /** `--authorization-mode` (default `Node,RBAC`, as kubeadm's kube-apiserver; the admin token's user is in `system:masters`). */
   readonly authorizationModes?: ServeOptions['authorizationModes'];
-  /** The cluster DNS: where it listens (port 0: a free one) and the upstreams for other names; absent: no DNS. */
-  readonly dns?: { readonly host: string; readonly port: number; readonly upstreams?: readonly string[] };
+  /** The cluster DNS: where it listens (port 0: a free one), the upstreams for other names, whether also on the kube-dns ClusterIP; absent: no DNS. */
+  readonly dns?: ClusterDnsSettings;
   /** The Ingress controller's proxy: where it listens (port 0: a free one); absent: no Ingress controller. */
   readonly ingress?: IngressAddress;
 }
@@ -115,13 +116,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
   // DNS and Ingress first: a port that cannot be had fails the start before any pod runs.
   const dns: ClusterDns | undefined = options.dns
-    ? await startClusterDns({
-        projection,
-        host: options.dns.host,
-        port: options.dns.port,
-        ...(options.dns.upstreams ? { upstreams: options.dns.upstreams } : {}),
-        logger: logger.child({ component: 'dns' }),
-      }).catch(async (error: unknown) => {
+    ? await startProcessDns(projection, options.dns, logger.child({ component: 'dns' })).catch(async (error: unknown) => {
         await projection.close();
         await log.close();
         throw error;
@@ -215,9 +210,12 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.metricsResolutionMs !== undefined ? { metricsResolutionMs: options.metricsResolutionMs } : {}),
     ...(options.nodeCapacity ? { capacity: options.nodeCapacity } : {}),
     ...(options.podCIDR ? { podCIDR: nodeSubnets(options.podCIDR) } : {}),
+    dns: { clusterDNS: kubeDnsClusterIPs(projection) },
   });
   const proxy =
-    options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: logger.child({ component: 'proxy' }) });
+    options.proxy === 'none'
+      ? undefined
+      : startServiceProxy({ projection, mode: options.proxy, logger: logger.child({ component: 'proxy' }), servedLocally: servedByProcessDns(options.dns) });
 
   const runningAgent = agent;
   return {

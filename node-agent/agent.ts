@@ -11,7 +11,7 @@ import type { EventLog } from '../log/port.ts';
 import { appendAndWait, appendBodies, appendEnvelopes, envelope, podAdmissionOf, podQos, type Projection } from '../projections/index.ts';
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSystemInfo, Pod, PodStatus, Taint } from '../schemas/index.ts';
 import { goArch, hostNodeInfo } from './node-info.ts';
-import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
+import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodDnsOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
 import { startLogServer, type LogServerTls } from './log-server.ts';
 import { createStreamingHandler, type StreamingHandler } from './streaming/server.ts';
 import { type PodObjectChange, viewObjectSource } from './kubelet/pod-objects.ts';
@@ -36,6 +36,8 @@ export interface NodeAgentOptions {
   readonly cri?: CriRuntimeOptions;
   /** False: privileged containers do not run (default true, as kubelet 1.32; see `PodRuntimeOptions.allowPrivileged`). */
   readonly allowPrivileged?: boolean;
+  /** kubelet's `--cluster-dns`, `--cluster-domain` and `--resolv-conf`: how pods' DNS settings are formed (cri runtime). */
+  readonly dns?: PodDnsOptions;
   readonly dataDir: string;
   readonly capacity?: NodeResources;
   readonly labels?: Readonly<Record<string, string>>;
@@ -332,6 +334,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
       ...(options.cri !== undefined ? { cri: options.cri } : {}),
       ...(options.allowPrivileged !== undefined ? { allowPrivileged: options.allowPrivileged } : {}),
+      ...(options.dns !== undefined ? { dns: options.dns } : {}),
       objects: podObjects,
     });
     runtimes.set(node, runtime);

@@ -16,9 +16,21 @@ export interface ServiceProxyLoop {
   close(): Promise<void>;
 }
 
-/** Starts programming forwarding rules in `mode` from `projection`. */
-export const startServiceProxy = (options: { projection: Projection; mode: ProxyMode; logger: Logger; nodePortAddress?: string }): ServiceProxyLoop => {
+/**
+ * Starts programming forwarding rules in `mode` from `projection`. The Services in
+ * `servedLocally` get no rules: a server of this process listens on their ClusterIPs itself
+ * (the cluster DNS on kube-dns's, as NodeLocal DNSCache's NOTRACK rules keep kube-proxy off it).
+ */
+export const startServiceProxy = (options: {
+  projection: Projection;
+  mode: ProxyMode;
+  logger: Logger;
+  nodePortAddress?: string;
+  servedLocally?: readonly { readonly namespace: string; readonly name: string }[];
+}): ServiceProxyLoop => {
   const { projection, logger } = options;
+  const servedLocally = new Set((options.servedLocally ?? []).map((service) => `${service.namespace}/${service.name}`));
+  const proxied = (service: Service): boolean => !servedLocally.has(`${service.metadata.namespace ?? 'default'}/${service.metadata.name}`);
   const proxy =
     options.mode === 'nftables'
       ? createProxy({ mode: 'nftables', logger })
@@ -29,7 +41,7 @@ export const startServiceProxy = (options: { projection: Projection; mode: Proxy
   const apply = (): void => {
     scheduled = false;
     const view = projection.view();
-    const table = forwardingTable(view.list('Service') as Service[], view.list('Endpoints') as Endpoints[]);
+    const table = forwardingTable((view.list('Service') as Service[]).filter(proxied), view.list('Endpoints') as Endpoints[]);
     applying = applying
       .then(() => proxy.apply(table))
       .then(

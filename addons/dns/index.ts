@@ -15,6 +15,7 @@ import { answerQuestion, PodsMode, type AnswerOptions } from './answer.ts';
 import { buildDirectory, type ClusterDirectory } from './directory.ts';
 import { assertNever, DnsConfigError } from './errors.ts';
 import { startDnsServer, type MessageHandler } from './server.ts';
+import { followServiceAddress, type ServiceAddressOptions, type ServiceListener } from './service-listener.ts';
 import { createForwarder, parseUpstream, type Forwarder } from './upstream.ts';
 import { emptyReply, encodeReply, readInbound, udpLimit } from './wire.ts';
 
@@ -22,6 +23,7 @@ export { PodsMode } from './answer.ts';
 export { DnsConfigError, DnsError, DnsListenError } from './errors.ts';
 export { parseHostPort, type HostPort } from './address.ts';
 export { parseUpstream } from './upstream.ts';
+export type { ServiceAddressOptions } from './service-listener.ts';
 
 /** CoreDNS's default TTL of the kubernetes plugin, in seconds. */
 export const DEFAULT_TTL = 5;
@@ -51,11 +53,18 @@ export interface ClusterDnsOptions {
    * `host` when it is a specific address.
    */
   readonly nameservers?: readonly string[];
+  /**
+   * Also answer on the ClusterIP of this Service (kubeadm's `kube-system/kube-dns`, port 53),
+   * following it as it comes, changes or goes (see `service-listener.ts`); absent: only `host:port`.
+   */
+  readonly service?: ServiceAddressOptions;
 }
 
 export interface ClusterDns {
   /** Where the server listens (both UDP and TCP). */
   readonly address: { readonly host: string; readonly port: number };
+  /** Where it also listens on its Service's ClusterIP now (undefined: not asked to, no ClusterIP yet, or the address cannot be had). */
+  serviceAddress(): { readonly host: string; readonly port: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -141,10 +150,15 @@ export const startClusterDns = async (options: ClusterDnsOptions): Promise<Clust
     'cluster DNS listening',
   );
   const running = server;
+  const onService: ServiceListener | undefined = options.service
+    ? followServiceAddress({ projection: options.projection, service: options.service, handle, logger })
+    : undefined;
   return {
     address: running.address,
+    serviceAddress: () => onService?.address(),
     close: async () => {
       subscription.unsubscribe();
+      await onService?.close();
       await running.close();
     },
   };

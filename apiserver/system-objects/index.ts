@@ -1,8 +1,8 @@
 /**
  * The apiserver's own keeper of the objects every cluster has (kube-apiserver's bootstrap
  * controller with the lease endpoint reconciler): the `kubernetes` Service in `default`, its
- * Endpoints and EndpointSlice listing every live apiserver, and this apiserver's Lease in
- * `kube-system`. It plans on its projection (`plan.ts`) every `intervalMs` (kube's
+ * Endpoints and EndpointSlice listing every live apiserver, the `kube-dns` Service in
+ * `kube-system`, and this apiserver's Lease in `kube-system`. It plans on its projection (`plan.ts`) every `intervalMs` (kube's
  * `--endpoint-reconciler` interval, 10 s), renewing the Lease, and again whenever one of
  * those objects changes (so a deleted Service comes back at once); it writes through the
  * apiserver's writer, so the fold judges every write as it judges a user's.
@@ -15,9 +15,9 @@ import type { Logger } from 'pino';
 import { foldSettingsOf, CONFIGURATION_ALLOCATION } from '../../projections/index.ts';
 import { kindRef, objectKey } from '../../schemas/index.ts';
 import { catchUp, type ServerContext } from '../context.ts';
-import { planSystemObjects, KUBERNETES_SERVICE, LEASE_NAMESPACE, type ApiserverIdentity, type SystemWrite } from './plan.ts';
+import { planSystemObjects, KUBE_DNS_SERVICE, KUBERNETES_SERVICE, LEASE_NAMESPACE, type ApiserverIdentity, type SystemWrite } from './plan.ts';
 
-export { kubernetesServiceIP } from './plan.ts';
+export { KUBE_DNS_SERVICE, kubeDnsServiceIP, kubernetesServiceIP } from './plan.ts';
 
 export interface SystemObjectsOptions {
   /** Where clients reach this apiserver: an IP or a host name (resolved once). */
@@ -46,10 +46,12 @@ const identityOf = (hostname: string, address: string, port: number): ApiserverI
   return { leaseName, holderIdentity: `${leaseName}_${randomUUID()}`, hostname, address, port };
 };
 
-/** The keys whose changes call for a pass: the Service, its Endpoints and EndpointSlice, and the apiservers' Leases. */
-const WATCHED_KEYS = new Set(
-  (['Service', 'Endpoints', 'EndpointSlice'] as const).map((kind) => objectKey({ kind, metadata: KUBERNETES_SERVICE })),
-);
+/** The keys whose changes call for a pass: the Services, the kubernetes Endpoints and EndpointSlice, kube-system, and the apiservers' Leases. */
+const WATCHED_KEYS = new Set([
+  ...(['Service', 'Endpoints', 'EndpointSlice'] as const).map((kind) => objectKey({ kind, metadata: KUBERNETES_SERVICE })),
+  objectKey({ kind: 'Service', metadata: KUBE_DNS_SERVICE }),
+  objectKey({ kind: 'Namespace', metadata: { name: KUBE_DNS_SERVICE.namespace } }),
+]);
 const LEASE_PREFIX = `${kindRef('Lease')}/${LEASE_NAMESPACE}/`;
 const isWatched = (key: string): boolean => WATCHED_KEYS.has(key) || key.startsWith(LEASE_PREFIX);
 
@@ -81,7 +83,7 @@ export const startSystemObjects = (server: ServerContext, options: SystemObjects
     // Conflicts and AlreadyExists are another apiserver's write winning: the next pass sees it.
     if (verdict.reason === 'Conflict' || verdict.reason === 'AlreadyExists' || verdict.reason === 'NotFound') return;
     const holder = ipHolder(write);
-    const message = `${write.what} was refused: ${verdict.reason}: ${verdict.message}${holder ? `; ${holder} holds that address: delete it (or give it another clusterIP) so the kubernetes Service can have the address kube reserves for it` : ''}`;
+    const message = `${write.what} was refused: ${verdict.reason}: ${verdict.message}${holder ? `; ${holder} holds that address: delete it (or give it another clusterIP) so ${write.what} can have the address kube reserves for it` : ''}`;
     if (failing.get(write.key) !== message) logger.error({ key: write.key }, message);
     failing.set(write.key, message);
   };

@@ -4,7 +4,7 @@ import { makeEvent, toBatches } from '../../projections/testing.ts';
 import { tempProjections } from '../../projections/temp-projections.ts';
 import { CLUSTER_CONFIGURATION_KEY } from '../../schemas/kinds/domains.ts';
 import type { Endpoints, EndpointSlice, EventBody, Lease, Service } from '../../schemas/index.ts';
-import { kubernetesServiceIP, planSystemObjects, type ApiserverIdentity, type PlanInput } from './plan.ts';
+import { kubeDnsServiceIP, kubernetesServiceIP, planSystemObjects, type ApiserverIdentity, type PlanInput } from './plan.ts';
 
 const temp = tempProjections('logplane-system-objects-');
 const T0 = Date.UTC(2026, 11, 1, 12);
@@ -18,7 +18,7 @@ const apiserver = (n: number, port = 6443): ApiserverIdentity => ({
 });
 
 /** A projection with the cluster configured and the default namespaces, fed by hand. */
-const cluster = (serviceCIDR = '10.96.0.0/12') => {
+const cluster = (serviceCIDR = '10.96.0.0/12', namespaces = ['default', 'kube-system']) => {
   const projection: Projection = temp.track(createProjection({ dir: temp.dir() }));
   let next = 0;
   const fold = (key: string, body: EventBody): void => {
@@ -26,7 +26,7 @@ const cluster = (serviceCIDR = '10.96.0.0/12') => {
     next += 1;
   };
   fold(CLUSTER_CONFIGURATION_KEY, { type: 'ClusterConfigured', serviceCIDR, nodePortLow: 30000, nodePortHigh: 32767 });
-  for (const name of ['default', 'kube-system']) fold(`Namespace//${name}`, { type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  for (const name of namespaces) fold(`Namespace//${name}`, { type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
   /** Plans and folds until nothing is left to write; returns how many writes it took. */
   const settle = (input: Omit<PlanInput, 'view' | 'serviceCIDR' | 'leaseDurationSeconds'>): number => {
     let writes = 0;
@@ -65,7 +65,7 @@ describe('the system objects plan', () => {
   it('creates the kubernetes Service, its Lease and endpoints as kube-apiserver does, then has nothing to do', () => {
     const c = cluster();
     const self = apiserver(1, 6443);
-    expect(c.settle({ self, now: T0, renew: true, leaving: false })).toBe(4);
+    expect(c.settle({ self, now: T0, renew: true, leaving: false })).toBe(5);
     const service = c.view().get('Service/default/kubernetes') as Service;
     expect(service.metadata.labels).toEqual({ component: 'apiserver', provider: 'kubernetes' });
     expect(service.spec).toMatchObject({ type: 'ClusterIP', clusterIP: '10.96.0.1', clusterIPs: ['10.96.0.1'], sessionAffinity: 'None' });
@@ -137,6 +137,41 @@ describe('the system objects plan', () => {
     expect(endpointsOf(c)).toMatchObject({ port: 7001, slicePort: 7001 });
     expect(c.settle({ self: two, now: T0, renew: false, leaving: false })).toBe(0);
     expect(c.settle({ self: one, now: T0, renew: false, leaving: false })).toBe(0);
+  });
+
+  it.each([
+    ['10.96.0.0/12', '10.96.0.10'],
+    ['127.96.0.0/16', '127.96.0.10'],
+    ['10.44.0.16/28', '10.44.0.26'],
+    ['10.44.0.8/29', undefined],
+  ])('gives kube-dns the tenth address of %s (%s), as kubeadm', (cidr, ip) => {
+    expect(kubeDnsServiceIP(cidr)).toBe(ip);
+  });
+
+  it('creates the kube-dns Service as kubeadm’s CoreDNS add-on does, once, and again only when deleted', () => {
+    const c = cluster();
+    const self = apiserver(1);
+    c.settle({ self, now: T0, renew: true, leaving: false });
+    const service = c.view().get('Service/kube-system/kube-dns') as Service;
+    expect(service.metadata.labels).toEqual({ 'k8s-app': 'kube-dns', 'kubernetes.io/cluster-service': 'true', 'kubernetes.io/name': 'CoreDNS' });
+    expect(service.metadata.annotations).toEqual({ 'prometheus.io/port': '9153', 'prometheus.io/scrape': 'true' });
+    expect(service.spec).toMatchObject({ type: 'ClusterIP', clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'], selector: { 'k8s-app': 'kube-dns' } });
+    expect(service.spec?.ports).toEqual([
+      { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
+      { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53 },
+      { name: 'metrics', port: 9153, protocol: 'TCP', targetPort: 9153 },
+    ]);
+    c.fold('Service/kube-system/kube-dns', { type: 'ObjectUpdated', object: { ...service, metadata: { ...service.metadata, labels: { edited: 'yes' } } }, expectedResourceVersion: null, subresource: null });
+    expect(c.settle({ self, now: T0, renew: false, leaving: false })).toBe(0);
+    c.fold('Service/kube-system/kube-dns', { type: 'ObjectDeleted', kind: 'Service', namespace: 'kube-system', name: 'kube-dns', expectedResourceVersion: null, uid: null, propagationPolicy: null, gracePeriodSeconds: null });
+    expect(c.settle({ self, now: T0, renew: false, leaving: false })).toBe(1);
+    expect((c.view().get('Service/kube-system/kube-dns') as Service).spec?.clusterIP).toBe('10.96.0.10');
+  });
+
+  it('creates no kube-dns Service before kube-system exists', () => {
+    const c = cluster('10.96.0.0/12', ['default']);
+    const planned = planSystemObjects({ view: c.view(), self: apiserver(1), serviceCIDR: '10.96.0.0/12', now: T0, renew: true, leaving: false, leaseDurationSeconds: 15 });
+    expect(planned.map((w) => w.key)).not.toContain('Service/kube-system/kube-dns');
   });
 
   it('creates no kubernetes Service before the cluster is configured', () => {

@@ -5,6 +5,9 @@
  * given the view, this apiserver's identity and its clock, the writes that make
  * - the `kubernetes` Service in `default` exist (ClusterIP: the first address of the
  *   service CIDR, port `https` 443 → the secure port; created once, not reconciled after),
+ * - the `kube-dns` Service in `kube-system` exist, as kubeadm's CoreDNS add-on creates it
+ *   (ClusterIP: the tenth address of the service CIDR; created once, not reconciled after);
+ *   logplane's cluster DNS serves it (addons/dns), not pods of a CoreDNS Deployment,
  * - this apiserver's Lease in `kube-system` renewed (or deleted when it leaves), and the
  *   Leases of apiservers that stopped renewing deleted,
  * - the Endpoints and the EndpointSlice `kubernetes` list the address of every apiserver
@@ -17,6 +20,8 @@ import { resourceOfKind } from '../resources.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
 
 export const KUBERNETES_SERVICE = { namespace: 'default', name: 'kubernetes' } as const;
+/** The cluster DNS Service, named as kubeadm names CoreDNS's. */
+export const KUBE_DNS_SERVICE = { namespace: 'kube-system', name: 'kube-dns' } as const;
 /** Where the apiservers' Leases live, and the label kube gives them (the apiserver identity leases'). */
 export const LEASE_NAMESPACE = 'kube-system';
 export const IDENTITY_LABEL = 'apiserver.kubernetes.io/identity';
@@ -70,6 +75,19 @@ export const kubernetesServiceIP = (serviceCIDR: string): string => {
   const [base = '', bits = '32'] = serviceCIDR.split('/');
   const size = 2 ** (32 - Number(bits));
   return numberToIpv4(ipv4ToNumber(base) - (ipv4ToNumber(base) % size) + 1);
+};
+
+/**
+ * The address kubeadm gives the `kube-dns` Service: the tenth of the range
+ * (`GetIndexedIP(range, 10)`), e.g. 10.96.0.10; undefined when the range is too small to
+ * hold it (kubeadm refuses such a range).
+ */
+export const kubeDnsServiceIP = (serviceCIDR: string): string | undefined => {
+  const [base = '', bits = '32'] = serviceCIDR.split('/');
+  const size = 2 ** (32 - Number(bits));
+  // The tenth address must not be the range's last (its broadcast address).
+  if (size < 12) return undefined;
+  return numberToIpv4(ipv4ToNumber(base) - (ipv4ToNumber(base) % size) + 10);
 };
 
 /** kube's MicroTime text (RFC 3339 with microseconds). */
@@ -130,6 +148,34 @@ const planService = (view: View, self: ApiserverIdentity, serviceCIDR: string | 
     },
   };
   return [created(service, 'the kubernetes Service')];
+};
+
+/** kubeadm's CoreDNS Service (`cmd/kubeadm/app/phases/addons/dns/manifests.go`): created when missing, then left to the user, as the kubernetes Service. */
+const planDnsService = (view: View, serviceCIDR: string | undefined): SystemWrite[] => {
+  const clusterIP = serviceCIDR === undefined ? undefined : kubeDnsServiceIP(serviceCIDR);
+  if (clusterIP === undefined || view.get(objectKey({ kind: 'Service', metadata: KUBE_DNS_SERVICE }))) return [];
+  // Not before its namespace exists: the create would be refused.
+  if (!view.get(objectKey({ kind: 'Namespace', metadata: { name: KUBE_DNS_SERVICE.namespace } }))) return [];
+  const service: Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      ...KUBE_DNS_SERVICE,
+      labels: { 'k8s-app': 'kube-dns', 'kubernetes.io/cluster-service': 'true', 'kubernetes.io/name': 'CoreDNS' },
+      annotations: { 'prometheus.io/port': '9153', 'prometheus.io/scrape': 'true' },
+    },
+    spec: {
+      type: 'ClusterIP',
+      clusterIP,
+      selector: { 'k8s-app': 'kube-dns' },
+      ports: [
+        { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
+        { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53 },
+        { name: 'metrics', port: 9153, protocol: 'TCP', targetPort: 9153 },
+      ],
+    },
+  };
+  return [created(service, 'the kube-dns Service')];
 };
 
 const ownLease = (self: ApiserverIdentity, now: number, durationSeconds: number, current: Lease | undefined): Lease => ({
@@ -221,6 +267,7 @@ export const planSystemObjects = (input: PlanInput): SystemWrite[] => {
     if (current) writes.push(deleted(current, 'this apiserver’s Lease (stopping)'));
   } else {
     writes.push(...planService(view, self, input.serviceCIDR));
+    writes.push(...planDnsService(view, input.serviceCIDR));
     const wanted = ownLease(self, now, leaseDurationSeconds, current);
     if (!current) writes.push(created(wanted, 'this apiserver’s Lease'));
     else if (input.renew || !isLive(current, now) || !sameJson(current.metadata.annotations ?? {}, wanted.metadata.annotations)) {

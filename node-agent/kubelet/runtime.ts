@@ -62,9 +62,21 @@ export interface PodRuntimeOptions {
   readonly adoptedCheckMs?: number;
   /** The ConfigMaps, Secrets, Services, claims and Node that pods' env and volumes read (the agent's projection); default none. */
   readonly objects?: PodObjectSource;
+  /** How pods' DNS settings are formed (cri runtime: the sandbox's resolv.conf); see {@link PodDnsOptions}. */
+  readonly dns?: PodDnsOptions;
   readonly logger: Logger;
   /** Clock for reported timestamps; default `Date.now`. */
   readonly now?: () => number;
+}
+
+/** kubelet's DNS flags, from which each pod's DNS settings are formed (`dns-config.ts`). */
+export interface PodDnsOptions {
+  /** `--cluster-dns`: the cluster DNS servers, asked when a pod's sandbox is made (so they may appear later); default none. */
+  readonly clusterDNS?: () => readonly string[];
+  /** `--cluster-domain`; default `cluster.local`. */
+  readonly clusterDomain?: string;
+  /** `--resolv-conf`: the host's resolver file (`Default` pods get it, `ClusterFirst` pods its searches); `''`: none; default `/etc/resolv.conf`. */
+  readonly resolvConf?: string;
 }
 
 /** Where `kubectl exec`, `attach` and `port-forward` of one running container go. */
@@ -144,6 +156,7 @@ export interface ResolvedRuntimeOptions {
   /** Whether privileged containers may run (see `PodRuntimeOptions.allowPrivileged`). */
   readonly allowPrivileged: boolean;
   readonly objects: PodObjectSource;
+  readonly dns: Required<PodDnsOptions>;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -192,6 +205,11 @@ export function resolveRuntimeOptions(opts: PodRuntimeOptions): ResolvedRuntimeO
     podUser,
     allowPrivileged,
     objects: opts.objects ?? NO_POD_OBJECTS,
+    dns: {
+      clusterDNS: opts.dns?.clusterDNS ?? (() => []),
+      clusterDomain: opts.dns?.clusterDomain ?? 'cluster.local',
+      resolvConf: opts.dns?.resolvConf ?? '/etc/resolv.conf',
+    },
     logger: opts.logger.child({ component: 'kubelet', node: opts.node, runtime: opts.kind }),
     now: opts.now ?? Date.now,
   };

@@ -10,8 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../schemas/index.ts';
-import { type TestContainerd, startTestContainerd } from '../../node-agent/kubelet/cri/testing.ts';
-import { type Daemon, LOGPLANE_BIN, cleanup, ok, run, startDaemon, tempDir, waitFor } from './process.ts';
+import { type CriHost, startCriHost } from './cri-host.ts';
+import { ok, tempDir, waitFor } from './process.ts';
 
 const MANIFEST = `apiVersion: apps/v1
 kind: Deployment
@@ -54,32 +54,16 @@ spec:
 `;
 
 describe('a Service over CRI pods on two nodes, through its ClusterIP', { timeout: 240_000 }, () => {
-  let harness: TestContainerd;
   const dataDir = tempDir('logplane-cri-svc-');
-  let up: Daemon;
-  let kubeconfig = '';
-  const inNetns = (command: string, ...args: string[]) => ['nsenter', [`--net=/run/netns/${harness.netns}`, command, ...args]] as const;
-  const kube = (...args: string[]) => {
-    const [file, argv] = inNetns('kubectl', '--cache-dir', join(dataDir, 'kube-cache'), '--request-timeout', '30s', ...args);
-    return run(file, argv, { env: { KUBECONFIG: kubeconfig } });
-  };
+  let host: CriHost;
+  const kube = (...args: string[]) => host.kube(...args);
 
   beforeAll(async () => {
-    harness = await startTestContainerd();
-    const [file, argv] = inNetns(process.execPath, LOGPLANE_BIN, 'up', '--data', dataDir, '--port', '6443', '--nodes', '2', '--runtime', 'cri',
-      '--cri-endpoint', harness.containerd.endpoint, '--cri-cgroup-parent', harness.cgroupParent);
-    up = startDaemon('logplane up --runtime cri (in the test netns)', file, argv, { dataDir });
-    const [, path] = await up.waitForOutput(/export KUBECONFIG=(\S+)/, 60_000);
-    kubeconfig = path!;
+    host = await startCriHost({ dataDir, nodes: 2 });
   });
 
   afterAll(async () => {
-    try {
-      if (up?.running()) await up.stop();
-    } finally {
-      await cleanup();
-      await harness?.close();
-    }
+    await host?.close();
   });
 
   it('rolls out the Deployment (ready by its httpGet probes) and answers from both replicas on the ClusterIP', async () => {
@@ -92,7 +76,7 @@ describe('a Service over CRI pods on two nodes, through its ClusterIP', { timeou
     // Two nodes of one agent share the containerd (and its CNI network); the scheduler spreads the replicas.
     expect(pods.map((p) => p.spec.nodeName).sort()).toEqual(['node-1', 'node-2']);
     for (const pod of pods) {
-      expect(pod.status?.podIP).toMatch(new RegExp(`^10\\.244\\.${harness.subnetOctet}\\.\\d+$`));
+      expect(pod.status?.podIP).toMatch(new RegExp(`^10\\.244\\.${host.harness.subnetOctet}\\.\\d+$`));
       expect(pod.status?.containerStatuses?.[0]).toMatchObject({ ready: true, started: true });
     }
     const clusterIP = ok(await kube('get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}'));
@@ -101,7 +85,7 @@ describe('a Service over CRI pods on two nodes, through its ClusterIP', { timeou
     await waitFor(
       'answers from both pods through the ClusterIP',
       async () => {
-        seen.add((await harness.inNetns('busybox', 'wget', '-q', '-O', '-', `http://${clusterIP}/`)).trim());
+        seen.add((await host.harness.inNetns('busybox', 'wget', '-q', '-O', '-', `http://${clusterIP}/`)).trim());
         return pods.every((p) => seen.has(p.metadata.name));
       },
       { describe: () => [...seen].join(', ') },

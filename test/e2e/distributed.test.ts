@@ -6,8 +6,12 @@
  * Pods spread over both nodes, every replica answers on the ClusterIP, a killed pod
  * process restarts, scale and a new version roll out, and the history verbs (history,
  * get --at, why, audit, replay, debug reconcile) work against the apiserver's projection.
+ * Each agent runs the cluster DNS on a free loopback port (not on the kube-dns ClusterIP,
+ * which other tests' clusters on this machine may hold), answering from its own projection.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +51,7 @@ describe('the walkthrough in distributed mode (apiserver, controllers, two agent
   let kubeconfig: string;
   let client: Client;
   let beforeRollout: number;
+  let node2Dns: { host: string; port: number };
 
   const cli = (...args: string[]) => logplane(kubeconfig, args);
   const kube = (...args: string[]) => kubectl(kubeconfig, join(root, 'kube-cache'), args);
@@ -70,13 +75,14 @@ describe('the walkthrough in distributed mode (apiserver, controllers, two agent
     daemons = {
       apiserver: startLogplane('apiserver', ['apiserver', ...kafka, ...pki, '--data', dirs.apiserver, '--port', String(port)]),
       controllers: startLogplane('controllers', ['controllers', ...kafka, '--data', dirs.controllers]),
-      node1: startLogplane('agent node-1', ['agent', '--node', 'node-1', '--proxy', 'userspace', ...kafka, ...pki, '--data', dirs.node1], { dataDir: dirs.node1 }),
-      node2: startLogplane('agent node-2', ['agent', '--node', 'node-2', '--proxy', 'none', ...kafka, ...pki, '--data', dirs.node2], { dataDir: dirs.node2 }),
+      node1: startLogplane('agent node-1', ['agent', '--node', 'node-1', '--proxy', 'userspace', '--no-dns-cluster-ip', ...kafka, ...pki, '--data', dirs.node1], { dataDir: dirs.node1 }),
+      node2: startLogplane('agent node-2', ['agent', '--node', 'node-2', '--proxy', 'none', '--no-dns-cluster-ip', ...kafka, ...pki, '--data', dirs.node2], { dataDir: dirs.node2 }),
     };
     const [, path] = await daemons.apiserver.waitForOutput(/\(kubeconfig (\S+)\)/, 90_000);
     await daemons.controllers.waitForOutput(/^controllers scheduler, /m, 90_000);
     await daemons.node1.waitForOutput(/^agent for node-1 \(process runtime, proxy userspace\)/m, 90_000);
-    await daemons.node2.waitForOutput(/^agent for node-2 \(process runtime, proxy none\)/m, 90_000);
+    const [, dnsHost, dnsPort] = await daemons.node2.waitForOutput(/^agent for node-2 \(process runtime, proxy none\); cluster DNS (\S+):(\d+) \(UDP and TCP\)/m, 90_000);
+    node2Dns = { host: dnsHost!, port: Number(dnsPort) };
     kubeconfig = path!;
     client = clusterClient(kubeconfig);
     writeFileSync(manifest, echoManifest({ clusterIP }));
@@ -114,6 +120,11 @@ describe('the walkthrough in distributed mode (apiserver, controllers, two agent
     const names = (await echoPods()).map((p) => p.metadata.name);
     const answered = await answeringPods(clusterIP, 80, names);
     expect([...answered].sort()).toEqual([...names].sort());
+  });
+
+  it('dig @<node-2 agent DNS> echo.default.svc.cluster.local answers the ClusterIP', async () => {
+    const { stdout } = await promisify(execFile)('dig', [`@${node2Dns.host}`, '-p', String(node2Dns.port), '+short', '+tries=1', '+time=5', 'echo.default.svc.cluster.local', 'A']);
+    expect(stdout.trim()).toBe(clusterIP);
   });
 
   it('restarts a SIGKILLed pod process on node-2', async () => {

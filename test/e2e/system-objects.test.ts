@@ -2,7 +2,7 @@
  * The objects kube keeps in every cluster, on `logplane up` (TLS, as a user runs it) on both
  * logs, seen with the real kubectl: the `kubernetes` Service (the first address of the
  * configured service CIDR, 443 → the apiserver's port) and its Endpoints/EndpointSlice (the
- * apiserver's address), a `kube-root-ca.crt` ConfigMap and a `default` ServiceAccount in
+ * apiserver's address), the `kube-dns` Service (the tenth address, as kubeadm), a `kube-root-ca.crt` ConfigMap and a `default` ServiceAccount in
  * every namespace, each brought back when deleted; the ca.crt published there verifies the
  * apiserver at the `kubernetes` endpoint (real curl); and a replay from offset 0 gives the
  * live state hash.
@@ -90,6 +90,18 @@ describe.each(LOG_ADAPTERS)('system objects on the %s log', (adapter) => {
     ok(await kubectl('delete', 'endpoints', 'kubernetes'));
     ok(await kubectl('wait', '--for=create', 'endpoints/kubernetes', '--timeout=30s'));
     await eventually('the endpoints to list the apiserver', async () => (await json<Endpoints>('get', 'endpoints', 'kubernetes')).subsets?.[0]?.addresses?.[0]?.ip === '127.0.0.1');
+  });
+
+  it('has the kube-dns Service on the tenth address of the service CIDR, as kubeadm, and brings it back when deleted', async () => {
+    expect(ok(await kubectl('get', 'svc', '-n', 'kube-system', 'kube-dns'))).toMatch(/^kube-dns\s+ClusterIP\s+10\.47\.0\.10\s+<none>\s+53\/UDP,53\/TCP,9153\/TCP\s+\d+s$/m);
+    const before = await json<Service>('get', '-n', 'kube-system', 'svc', 'kube-dns');
+    expect(before.metadata.labels).toEqual({ 'k8s-app': 'kube-dns', 'kubernetes.io/cluster-service': 'true', 'kubernetes.io/name': 'CoreDNS' });
+    expect(before.spec?.selector).toEqual({ 'k8s-app': 'kube-dns' });
+    ok(await kubectl('delete', '-n', 'kube-system', 'svc', 'kube-dns'));
+    ok(await kubectl('wait', '-n', 'kube-system', '--for=create', 'svc/kube-dns', '--timeout=30s'));
+    const after = await json<Service>('get', '-n', 'kube-system', 'svc', 'kube-dns');
+    expect(after.metadata.uid).not.toBe(before.metadata.uid);
+    expect(after.spec?.clusterIP).toBe('10.47.0.10');
   });
 
   it('gives a new namespace kube-root-ca.crt and the default ServiceAccount, and recreates them when deleted', async () => {

@@ -35,7 +35,7 @@
  * Not yet: image pull secrets, `env.valueFrom`, garbage collection of images.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
@@ -54,6 +54,7 @@ import { SECURITY_REASONS, privilegedRefusal, verifyRunAsNonRoot } from '../secu
 import { containerSecurityContext, imageUser, sandboxSecurityContext } from './security-context.ts';
 import { CriError } from './errors.ts';
 import { linuxResources } from './resources.ts';
+import { parseResolvConf, podDnsConfig, type PodDnsConfig, type ResolvConf } from '../dns-config.ts';
 
 export { DEFAULT_CRI_ENDPOINT } from './endpoint.ts';
 
@@ -223,11 +224,36 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
 
   const podName = (run: { namespace: string; name: string }) => `${run.namespace}/${run.name}`;
 
+  /** The host's resolver settings (`--resolv-conf`), read for each sandbox as kubelet does; undefined for `''`. */
+  function hostResolvConf(): ResolvConf | undefined {
+    const path = options.dns.resolvConf;
+    if (path === '') return undefined;
+    try {
+      return parseResolvConf(readFileSync(path, 'utf8'));
+    } catch (err) {
+      logger.warn({ err, resolvConf: path }, 'cannot read the host resolver file; pods get no host nameservers or searches');
+      return parseResolvConf('');
+    }
+  }
+
+  /** The sandbox's resolv.conf settings by the pod's dnsPolicy and dnsConfig, as kubelet's GetPodDNS forms them. */
+  function sandboxDns(pod: Pod): PodDnsConfig {
+    const { config, warnings } = podDnsConfig(pod, {
+      clusterDNS: options.dns.clusterDNS(),
+      clusterDomain: options.dns.clusterDomain,
+      hostResolvConf: hostResolvConf(),
+      nodeIPs: [hostIP],
+    });
+    for (const warning of warnings) logger.warn({ pod: podName({ namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name }), reason: warning.reason }, warning.message);
+    return config;
+  }
+
   function sandboxConfig(pod: Pod, uid: string): PodSandboxConfig {
     const namespace = pod.metadata.namespace ?? 'default';
     return {
       metadata: { name: pod.metadata.name, namespace, uid, attempt: 0 },
       hostname: pod.metadata.name,
+      dnsConfig: sandboxDns(pod),
       logDirectory: join(logRoot, podLogDirName(namespace, pod.metadata.name, uid)),
       labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node, 'logplane.io/agent': agentLabel },
       linux: {
