@@ -288,7 +288,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     const pods = podsByNode.get(pod.spec.nodeName ?? '');
     if (pods === undefined) return;
     const uid = pod.metadata.uid ?? '';
-    if (kubelet && !reportedUids.has(uid) && !firstSeen.has(uid) && !isTerminal(pod.status)) firstSeen.set(uid, performance.now());
+    // Only a pod that has not started yet: one already Running (an agent restart adopting it) is not a start.
+    if (kubelet && !reportedUids.has(uid) && !firstSeen.has(uid) && (pod.status?.phase ?? 'Pending') === 'Pending') firstSeen.set(uid, performance.now());
     boundPods.set(key, pod);
     pods.set(key, pod);
   };

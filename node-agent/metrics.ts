@@ -66,12 +66,33 @@ export const operationType = (method: string): string =>
 export const createKubeletMetrics = (registry: Registry): KubeletMetrics => {
   const registers = [registry];
   let pods: (() => Iterable<ReportedPod>) | undefined;
+  /** The nodes registered: each shows its counts, zeros included. */
+  const nodes = new Set<string>();
   const nodeName = new Gauge({ name: 'kubelet_node_name', help: 'The node\'s name. The count is always 1.', labelNames: ['node'] as const, registers });
-  const runningPods = new Gauge({
+  /** Pods with phase Running and containers per state, per node, from the latest reported statuses. */
+  const count = (): Map<string, { pods: number; containers: Record<ContainerState, number> }> => {
+    const byNode = new Map<string, { pods: number; containers: Record<ContainerState, number> }>();
+    for (const node of nodes) byNode.set(node, { pods: 0, containers: { created: 0, exited: 0, running: 0, unknown: 0 } });
+    for (const { node, status } of pods?.() ?? []) {
+      let counts = byNode.get(node);
+      if (!counts) {
+        counts = { pods: 0, containers: { created: 0, exited: 0, running: 0, unknown: 0 } };
+        byNode.set(node, counts);
+      }
+      for (const state of containerStates(status)) counts.containers[state] += 1;
+      if (isRunning(status)) counts.pods += 1;
+    }
+    return byNode;
+  };
+  new Gauge({
     name: 'kubelet_running_pods',
     help: 'Number of pods that have a running pod sandbox',
     labelNames: ['node'] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const [node, counts] of count()) this.set({ node }, counts.pods);
+    },
   });
   new Gauge({
     name: 'kubelet_running_containers',
@@ -79,25 +100,10 @@ export const createKubeletMetrics = (registry: Registry): KubeletMetrics => {
     labelNames: ['container_state', 'node'] as const,
     registers,
     collect() {
-      if (!pods) return;
-      const containers = new Map<string, Record<ContainerState, number>>();
-      const running = new Map<string, number>();
-      for (const { node, status } of pods()) {
-        let counts = containers.get(node);
-        if (!counts) {
-          counts = { created: 0, exited: 0, running: 0, unknown: 0 };
-          containers.set(node, counts);
-          running.set(node, 0);
-        }
-        for (const state of containerStates(status)) counts[state] += 1;
-        if (isRunning(status)) running.set(node, (running.get(node) ?? 0) + 1);
-      }
       this.reset();
-      runningPods.reset();
-      for (const [node, counts] of containers) {
-        for (const state of CONTAINER_STATES) this.set({ container_state: state, node }, counts[state]);
+      for (const [node, counts] of count()) {
+        for (const state of CONTAINER_STATES) this.set({ container_state: state, node }, counts.containers[state]);
       }
-      for (const [node, count] of running) runningPods.set({ node }, count);
     },
   });
   const podStart = new Histogram({
@@ -134,7 +140,10 @@ export const createKubeletMetrics = (registry: Registry): KubeletMetrics => {
   });
   const sync = { operation_type: 'sync' };
   return {
-    nodeRegistered: (node) => nodeName.set({ node }, 1),
+    nodeRegistered: (node) => {
+      nodes.add(node);
+      nodeName.set({ node }, 1);
+    },
     countFrom: (source) => {
       pods = source;
     },

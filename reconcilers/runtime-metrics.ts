@@ -56,32 +56,24 @@ export const createRuntimeMetrics = (registry: Registry): RuntimeMetrics => {
   const runtimes = new Set<Registered>();
   const registers = [registry];
   const labelNames = ['name'] as const;
-  new Counter({
-    name: 'workqueue_adds_total',
-    help: 'Total number of adds handled by workqueue',
-    labelNames,
-    registers,
-    collect() {
-      for (const runtime of runtimes) {
-        const adds = runtime.probe.adds;
-        this.inc({ name: runtime.name }, adds - runtime.reportedAdds);
-        runtime.reportedAdds = adds;
-      }
-    },
-  });
-  new Counter({
-    name: 'workqueue_retries_total',
-    help: 'Total number of retries handled by workqueue',
-    labelNames,
-    registers,
-    collect() {
-      for (const runtime of runtimes) {
-        const retries = runtime.probe.retries;
-        this.inc({ name: runtime.name }, retries - runtime.reportedRetries);
-        runtime.reportedRetries = retries;
-      }
-    },
-  });
+  /** A counter of a number each runtime's probe keeps (`adds`, `retries`): on scrape, what grew since the last one. */
+  const probeCounter = (name: string, help: string, count: 'adds' | 'retries', reported: 'reportedAdds' | 'reportedRetries'): void => {
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        for (const runtime of runtimes) {
+          const value = runtime.probe[count];
+          this.inc({ name: runtime.name }, value - runtime[reported]);
+          runtime[reported] = value;
+        }
+      },
+    });
+  };
+  probeCounter('workqueue_adds_total', 'Total number of adds handled by workqueue', 'adds', 'reportedAdds');
+  probeCounter('workqueue_retries_total', 'Total number of retries handled by workqueue', 'retries', 'reportedRetries');
   const depth = new Gauge({
     name: 'workqueue_depth',
     help: 'Current depth of workqueue',
@@ -91,33 +83,31 @@ export const createRuntimeMetrics = (registry: Registry): RuntimeMetrics => {
       for (const runtime of runtimes) this.set({ name: runtime.name }, runtime.probe.depth());
     },
   });
-  const unfinished = new Gauge({
-    name: 'workqueue_unfinished_work_seconds',
-    help:
-      'How many seconds of work has done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
-    labelNames,
-    registers,
-    collect() {
-      const now = performance.now();
-      for (const runtime of runtimes) {
-        const processing = runtime.probe.processing();
-        this.set({ name: runtime.name }, processing ? (processing.keys * (now - processing.sinceMs)) / 1000 : 0);
-      }
-    },
-  });
-  const longest = new Gauge({
-    name: 'workqueue_longest_running_processor_seconds',
-    help: 'How many seconds has the longest running processor for workqueue been running.',
-    labelNames,
-    registers,
-    collect() {
-      const now = performance.now();
-      for (const runtime of runtimes) {
-        const processing = runtime.probe.processing();
-        this.set({ name: runtime.name }, processing ? (now - processing.sinceMs) / 1000 : 0);
-      }
-    },
-  });
+  /** A gauge of the round each runtime has in progress: `seconds(keys, runningSeconds)`, 0 between rounds. */
+  const processingGauge = (name: string, help: string, seconds: (keys: number, running: number) => number): Gauge<'name'> =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        const now = performance.now();
+        for (const runtime of runtimes) {
+          const processing = runtime.probe.processing();
+          this.set({ name: runtime.name }, processing ? seconds(processing.keys, (now - processing.sinceMs) / 1000) : 0);
+        }
+      },
+    });
+  const unfinished = processingGauge(
+    'workqueue_unfinished_work_seconds',
+    'How many seconds of work has done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
+    (keys, running) => keys * running,
+  );
+  const longest = processingGauge(
+    'workqueue_longest_running_processor_seconds',
+    'How many seconds has the longest running processor for workqueue been running.',
+    (_keys, running) => running,
+  );
   const queueDuration = new Histogram({
     name: 'workqueue_queue_duration_seconds',
     help: 'How long in seconds an item stays in workqueue before being requested.',

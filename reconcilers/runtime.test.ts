@@ -22,32 +22,40 @@ const pod = (name: string): Pod => ({
   spec: { containers: [{ name: 'main', image: 'logplane/echo:1' }] },
 });
 
+/**
+ * A seeded cluster on the embedded log where pod x exists already, and a controller `name`
+ * that creates pods x and y: x's create is rejected (AlreadyExists) every time, y's accepted.
+ */
+const rejectingFixture = async (name: string) => {
+  const embedded = LOG_ADAPTERS.find((adapter) => adapter.name === 'embedded');
+  if (!embedded) throw new Error('no embedded log adapter');
+  const { log, close } = await embedded.open(1);
+  cleanups.push(close);
+  const dir = mkdtempSync(join(tmpdir(), 'logplane-runtime-'));
+  const logger = pino({ level: 'silent' });
+  const projection = createProjection({ dir, log, logger });
+  cleanups.push(async () => {
+    await projection.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await seedCluster(log, projection, []);
+  await appendAndApply(log, projection, [{ body: { type: 'ObjectCreated', object: pod('x') }, actor: ADMIN }]);
+  const decided = new Map<string, number>();
+  const controller: Controller = {
+    name,
+    keysFor: () => [],
+    initialKeys: () => ['Pod/default/x', 'Pod/default/y'],
+    decide: (key) => {
+      decided.set(key, (decided.get(key) ?? 0) + 1);
+      return { commands: [{ type: 'ObjectCreated', object: pod(key.split('/')[2] as string) }] };
+    },
+  };
+  return { log, projection, logger, decided, controller };
+};
+
 describe('the reconciler runtime', () => {
   it('retries with backoff exactly the keys whose commands the fold rejected', async () => {
-    const embedded = LOG_ADAPTERS.find((adapter) => adapter.name === 'embedded');
-    if (!embedded) throw new Error('no embedded log adapter');
-    const { log, close } = await embedded.open(1);
-    cleanups.push(close);
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-runtime-'));
-    const logger = pino({ level: 'silent' });
-    const projection = createProjection({ dir, log, logger });
-    cleanups.push(async () => {
-      await projection.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    await seedCluster(log, projection, []);
-    // x exists already, so creating it again is rejected (AlreadyExists); y's create is accepted.
-    await appendAndApply(log, projection, [{ body: { type: 'ObjectCreated', object: pod('x') }, actor: ADMIN }]);
-    const decided = new Map<string, number>();
-    const controller: Controller = {
-      name: 'runtime-test',
-      keysFor: () => [],
-      initialKeys: () => ['Pod/default/x', 'Pod/default/y'],
-      decide: (key) => {
-        decided.set(key, (decided.get(key) ?? 0) + 1);
-        return { commands: [{ type: 'ObjectCreated', object: pod(key.split('/')[2] as string) }] };
-      },
-    };
+    const { log, projection, logger, decided, controller } = await rejectingFixture('runtime-test');
     const runtime = await startReconciler({ controller, log, projection, logger, backoff: { baseMs: 5, maxMs: 20 } });
     cleanups.push(() => runtime.stop());
     await firstValueFrom(
@@ -61,30 +69,8 @@ describe('the reconciler runtime', () => {
   });
 
   it('counts kube\'s workqueue metrics under the controller\'s kube name, and its consumer-group membership', async () => {
-    const embedded = LOG_ADAPTERS.find((adapter) => adapter.name === 'embedded');
-    if (!embedded) throw new Error('no embedded log adapter');
-    const { log, close } = await embedded.open(1);
-    cleanups.push(close);
-    const dir = mkdtempSync(join(tmpdir(), 'logplane-runtime-'));
-    const logger = pino({ level: 'silent' });
-    const projection = createProjection({ dir, log, logger });
-    cleanups.push(async () => {
-      await projection.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    await seedCluster(log, projection, []);
-    await appendAndApply(log, projection, [{ body: { type: 'ObjectCreated', object: pod('x') }, actor: ADMIN }]);
-    const decided = new Map<string, number>();
-    // Named as logplane's replicationcontroller, whose kube workqueue is `replicationmanager`; x's create keeps being rejected.
-    const controller: Controller = {
-      name: 'replicationcontroller',
-      keysFor: () => [],
-      initialKeys: () => ['Pod/default/x', 'Pod/default/y'],
-      decide: (key) => {
-        decided.set(key, (decided.get(key) ?? 0) + 1);
-        return { commands: [{ type: 'ObjectCreated', object: pod(key.split('/')[2] as string) }] };
-      },
-    };
+    // Named as logplane's replicationcontroller, whose kube workqueue is `replicationmanager`.
+    const { log, projection, logger, decided, controller } = await rejectingFixture('replicationcontroller');
     const registry = new Registry();
     const runtime = await startReconciler({ controller, log, projection, logger, metrics: createRuntimeMetrics(registry), backoff: { baseMs: 5, maxMs: 20 }, maxRejectedRetries: 3 });
     const stopped = { done: false };

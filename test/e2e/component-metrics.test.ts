@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploymentManifest } from '../../apiserver/testing.ts';
 import { runAgent, runApiserver, runControllers, type Component } from '../../cli/components.ts';
 import { ensureClusterCA, kubeletClientCredentials } from '../../cli/pki.ts';
 import { startCluster, type RunningCluster } from '../../cli/up.ts';
@@ -74,17 +75,6 @@ const sample = (text: string, name: string, labels: Readonly<Record<string, stri
 
 /** The names of the metric families a text exposition declares (`# TYPE name type`). */
 const families = (text: string): Set<string> => new Set([...text.matchAll(/^# TYPE (\S+) \S+$/gm)].map((m) => m[1] as string));
-
-const deployment = (name: string, replicas: number) => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name },
-  spec: {
-    replicas,
-    selector: { matchLabels: { app: name } },
-    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'logplane/echo:1' }] } },
-  },
-});
 
 /** Every metric `logplane up`'s apiserver serves besides the apiserver's own (README "Metrics"). */
 const UP_FAMILIES = [
@@ -158,7 +148,7 @@ describe('/metrics of logplane up (one process, one registry)', () => {
     expect(sample(before, 'logplane_consumer_group_member', { group: 'logplane.scheduler' })).toBe(1);
     expect(sample(before, 'logplane_projection_lag_events', { topic: 'desired', partition: '0' })).toBeGreaterThanOrEqual(0);
 
-    expect((await api('POST', '/apis/apps/v1/namespaces/default/deployments', deployment('web', 3))).status).toBe(201);
+    expect((await api('POST', '/apis/apps/v1/namespaces/default/deployments', deploymentManifest('web', 3))).status).toBe(201);
     const after = await waitFor('three pods running on node-1', async () => {
       const text = await metrics();
       return (sample(text, 'kubelet_running_pods', { node: 'node-1' }) ?? 0) >= 3 ? text : undefined;
@@ -254,8 +244,13 @@ describe('/metrics of the controllers and of the agent (distributed mode)', () =
     components.push(
       await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['metrics-node'], runtime: 'sim', proxy: 'none', podCIDR: '127.123.0.0/24', kubeconfig: apiserver.kubeconfig, logger }),
     );
-    const node = JSON.parse((await api('GET', '/api/v1/nodes/metrics-node')).body) as { status: { daemonEndpoints: { kubeletEndpoint: { Port: number } } } };
-    agentMetrics = `https://127.0.0.1:${node.status.daemonEndpoints.kubeletEndpoint.Port}/metrics`;
+    // The apiserver's projection shows the Node once it folded the agent's registration.
+    const port = await waitFor('the agent\'s Node with its endpoint', async () => {
+      const reply = await api('GET', '/api/v1/nodes/metrics-node');
+      if (reply.status !== 200) return undefined;
+      return (JSON.parse(reply.body) as { status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } } }).status?.daemonEndpoints?.kubeletEndpoint?.Port;
+    });
+    agentMetrics = `https://127.0.0.1:${port}/metrics`;
   }, 90_000);
 
   afterAll(async () => {
@@ -299,7 +294,7 @@ describe('/metrics of the controllers and of the agent (distributed mode)', () =
     const controllersBefore = (await send(controllersMetrics, { ca: controllersCA, token: 'scraper-token' })).body;
     const adds = sample(controllersBefore, 'workqueue_adds_total', { name: 'replicaset' }) ?? 0;
     const scheduled = sample(controllersBefore, 'scheduler_schedule_attempts_total', { result: 'scheduled', profile: 'default-scheduler' }) ?? 0;
-    expect((await api('POST', '/apis/apps/v1/namespaces/default/deployments', deployment('remote', 2))).status).toBe(201);
+    expect((await api('POST', '/apis/apps/v1/namespaces/default/deployments', deploymentManifest('remote', 2))).status).toBe(201);
     await waitFor('two pods running on metrics-node', async () => {
       const text = (await send(agentMetrics, { ca, token: 'scraper-token' })).body;
       return (sample(text, 'kubelet_running_pods', { node: 'metrics-node' }) ?? 0) >= 2;
