@@ -585,7 +585,7 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(metrics.body).toContain('apiserver_request_duration_seconds_bucket{le="0.005",verb="create",resource="pods",subresource="",code="201"}');
     expect(metrics.body).toMatch(/apiserver_request_total\{verb="list",resource="pods",subresource="",code="200"\} \d+/);
     expect(metrics.body).toContain('apiserver_registered_watchers{resource="pods"} 1');
-    expect(metrics.body).toMatch(/logplane_projection_lag_events\{topic="desired"\} \d+/);
+    expect(metrics.body).toMatch(/logplane_projection_lag_events\{topic="desired",partition="0"\} \d+/);
     watch.close();
     expect((await client.request('GET', '/metrics', { token: null })).status).toBe(401);
   });

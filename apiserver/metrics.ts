@@ -1,12 +1,13 @@
 /**
- * Prometheus metrics of one apiserver, in its own registry (never the global one, so
- * several apiservers in a process do not collide): request latency and counts by verb,
- * resource and code, open watches, and how far the projection lags behind the log.
+ * Prometheus metrics of one apiserver, in its own registry or the one the process's wiring
+ * hands in (never the global one, so several apiservers in a process do not collide):
+ * request latency and counts by verb, resource and code, open watches, and how far the
+ * projection lags behind the log.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EventLog } from '../log/port.ts';
 import type { Projection } from '../projections/index.ts';
-import { FOLDED_TOPICS } from '../projections/index.ts';
+import { registerProjectionLag } from '../projections/index.ts';
 
 export interface ApiMetrics {
   readonly registry: Registry;
@@ -16,9 +17,11 @@ export interface ApiMetrics {
   readonly watchEvents: Counter<'resource' | 'type'>;
 }
 
-/** Creates the metrics, with a projection-lag gauge that asks the log for its end offsets on scrape. */
-export const createApiMetrics = (log: EventLog, projection: Projection): ApiMetrics => {
-  const registry = new Registry();
+/**
+ * Creates the metrics on `registry` (default a new one), with the projection-lag gauge
+ * (which asks the log for its end offsets on scrape) unless the registry has it already.
+ */
+export const createApiMetrics = (log: EventLog, projection: Projection, registry: Registry = new Registry()): ApiMetrics => {
   const labelNames = ['verb', 'resource', 'subresource', 'code'] as const;
   const requestDuration = new Histogram({
     name: 'apiserver_request_duration_seconds',
@@ -45,19 +48,6 @@ export const createApiMetrics = (log: EventLog, projection: Projection): ApiMetr
     labelNames: ['resource', 'type'] as const,
     registers: [registry],
   });
-  new Gauge({
-    name: 'logplane_projection_lag_events',
-    help: 'Events appended to the log that this apiserver\'s projection has not applied yet, per topic.',
-    labelNames: ['topic'] as const,
-    registers: [registry],
-    async collect() {
-      const cursor = projection.cursor();
-      for (const topic of FOLDED_TOPICS) {
-        const ends = await log.endOffsets(topic);
-        const lag = ends.reduce((sum, end, p) => sum + Math.max(0, end - (cursor[topic][p] ?? 0)), 0);
-        this.set({ topic }, lag);
-      }
-    },
-  });
+  registerProjectionLag(registry, projection, log);
   return { registry, requestDuration, requests, openWatches, watchEvents };
 };

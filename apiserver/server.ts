@@ -67,6 +67,12 @@ export interface ApiServerOptions {
   readonly port?: number;
   readonly host?: string;
   readonly logger?: Logger;
+  /**
+   * The registry `/metrics` serves (default a new one): the composition root hands in the
+   * process's registry so that the controllers, agents, log and projection of `logplane up`
+   * show there too.
+   */
+  readonly registry?: Registry;
   /** How many changes back, per topic partition, a watch may resume before it gets 410 Expired (default 100,000). */
   readonly watchWindow?: number;
   /** Interval of BOOKMARK events for watches that allow them (default 60 s). */
@@ -295,7 +301,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
   const limits = servingLimits(options.limits);
   const inflight = createInflightLimiter(limits);
   const logger = options.logger ?? pino({ level: 'info' }).child({ component: 'apiserver' });
-  const metrics: ApiMetrics = createApiMetrics(log, projection);
+  const metrics: ApiMetrics = createApiMetrics(log, projection, options.registry);
   const closing = new AbortController();
   const terminatedWatchers = new Counter({
     name: 'apiserver_terminated_watchers_total',

@@ -9,15 +9,20 @@ import type { Logger } from 'pino';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
-import { createProjection, type Projection } from '../projections/index.ts';
+import type { Registry } from 'prom-client';
+import { createFoldMetrics, createProjection, registerProjectionLag, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { agentServingCredentials, ensureClusterCA, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
-import { adminCredentials, openLog, remotePodLogs, remotePodStreams, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
+import { adminCredentials, openLog, processRegistry, remotePodLogs, remotePodStreams, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
 import { remoteMetricsSource } from './metrics-source.ts';
 import type { ClusterDns } from '../addons/dns/index.ts';
 import { kubeDnsClusterIPs, servedByProcessDns, startProcessDns, type ClusterDnsSettings } from './cluster-dns.ts';
+import { createClient } from './client.ts';
+import { createDelegatedAuth, type DelegatedAuth } from './delegated-auth.ts';
+import { resolveConnection } from './kubeconfig.ts';
+import { parseListenAddress, startMetricsServer } from './metrics-server.ts';
 
 /** A running component: what it serves and how to stop it. */
 export interface Component {
@@ -25,21 +30,28 @@ export interface Component {
   stop(): Promise<void>;
 }
 
+/** Opens the log and this component's projection, both measured on the process's `registry` (with the projection's lag). */
 const openShared = async (
   target: LogTarget,
   dataDir: string,
   name: string,
   logger: Logger,
+  registry: Registry,
 ): Promise<{ log: EventLog; projection: Projection }> => {
-  const log = await openLog(target, logger.child({ component: 'log' }));
+  const log = await openLog(target, logger.child({ component: 'log' }), registry);
   const projection = createProjection({
     dir: join(resolve(dataDir), `projection-${name}`),
     log,
     logger: logger.child({ component: 'projection' }),
+    metrics: createFoldMetrics(registry),
   });
+  registerProjectionLag(registry, projection, log);
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
   return { log, projection };
 };
+
+/** Token checks with the apiserver of `kubeconfig`, with its credentials (a component's `--kubeconfig`). */
+const delegatedAuthOf = (kubeconfig: string): DelegatedAuth => createDelegatedAuth({ client: createClient(resolveConnection({ kubeconfig })) });
 
 /**
  * `logplane apiserver`: serves the Kubernetes API (and the history API) from its own
@@ -64,7 +76,8 @@ export const runApiserver = async (options: {
   /** `--authorization-mode` (default `Node,RBAC`, as kubeadm's kube-apiserver). */
   authorizationModes?: ServeOptions['authorizationModes'];
 }): Promise<Component & { url: string; kubeconfig: string }> => {
-  const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger);
+  const registry = processRegistry();
+  const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger, registry);
   const { token, tokens } = adminCredentials(options.dataDir);
   const tls = options.tls ? tlsMaterial(options.dataDir) : undefined;
   const server = await serveApi({
@@ -74,6 +87,7 @@ export const runApiserver = async (options: {
     port: options.port,
     host: options.host,
     logger: options.logger,
+    registry,
     podLogs: remotePodLogs(projection, kubeletClientCredentials(options.pkiDir)),
     podStreams: remotePodStreams(projection, kubeletClientCredentials(options.pkiDir)),
     resourceUsage: remoteResourceUsage(projection, kubeletClientCredentials(options.pkiDir)),
@@ -111,17 +125,28 @@ export const runControllers = async (options: {
   eventTtlMs?: number;
   /** `--root-ca-file`: the PEM bundle `root-ca-cert-publisher` publishes. */
   rootCAFile?: string;
-  /** `--kubeconfig`: the apiserver (and credentials) the `hpa` controller reads metrics.k8s.io from. */
+  /**
+   * `--kubeconfig`: the apiserver (and credentials) the `hpa` controller reads metrics.k8s.io
+   * from, and the metrics port checks tokens with.
+   */
   kubeconfig?: string;
+  /** `--metrics-address host:port`: serve `/metrics` over HTTPS there (needs `kubeconfig`; see metrics-server.ts). */
+  metricsAddress?: string;
   logger: Logger;
-}): Promise<Component> => {
+}): Promise<Component & { metricsUrl?: string }> => {
+  const metricsAddress = options.metricsAddress !== undefined ? parseListenAddress(options.metricsAddress) : undefined;
+  if (metricsAddress && options.kubeconfig === undefined) {
+    throw new Error('--metrics-address needs --kubeconfig: the metrics port checks tokens with the apiserver (TokenReview, SubjectAccessReview)');
+  }
+  const registry = processRegistry();
   // A stable directory: a restarted process resumes its projection instead of replaying the
   // log. Run each controllers process with its own --data.
-  const { log, projection } = await openShared(options.target, options.dataDir, 'controllers', options.logger);
+  const { log, projection } = await openShared(options.target, options.dataDir, 'controllers', options.logger, registry);
   const controllers = await startControllers({
     log,
     projection,
     logger: options.logger,
+    registry,
     admitCreated: admitControllerCreate,
     ...(options.only ? { only: options.only } : {}),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
@@ -130,9 +155,21 @@ export const runControllers = async (options: {
     ...(options.rootCAFile !== undefined ? { rootCA: readFileSync(options.rootCAFile, 'utf8') } : {}),
     ...(options.kubeconfig !== undefined ? { metricsSource: remoteMetricsSource(options.kubeconfig) } : {}),
   });
+  const metricsServer =
+    metricsAddress && options.kubeconfig !== undefined
+      ? await startMetricsServer({
+          registry,
+          auth: delegatedAuthOf(options.kubeconfig),
+          tls: tlsMaterial(options.dataDir, 'controllers'),
+          ...metricsAddress,
+          logger: options.logger,
+        })
+      : undefined;
   return {
-    description: `controllers ${controllers.runtimes.map((r) => r.controller.name).join(', ')}`,
+    description: `controllers ${controllers.runtimes.map((r) => r.controller.name).join(', ')}${metricsServer ? `; metrics at ${metricsServer.url}/metrics` : ''}`,
+    ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     stop: async () => {
+      await metricsServer?.close();
       await controllers.stop();
       await projection.close();
       await log.close();
@@ -166,10 +203,18 @@ export const runAgent = async (options: {
   metricsResolutionMs?: number;
   /** The cluster DNS of this agent (as `up` runs it); absent: none. */
   dns?: ClusterDnsSettings;
+  /**
+   * `--kubeconfig`: the apiserver (and credentials) that checks bearer tokens for the agent's
+   * `/metrics` (kubelet's webhook authentication and authorization); without it `/metrics`
+   * takes client certificates only.
+   */
+  kubeconfig?: string;
   logger: Logger;
 }): Promise<Component & { agent: NodeAgent; dns: ClusterDns | undefined }> => {
   const tls = agentServingCredentials(options.pkiDir, options.nodes, ['127.0.0.1', 'localhost']);
-  const { log, projection } = await openShared(options.target, options.dataDir, `agent-${options.nodes.join('-')}`, options.logger);
+  const registry = processRegistry();
+  const { log, projection } = await openShared(options.target, options.dataDir, `agent-${options.nodes.join('-')}`, options.logger, registry);
+  const auth = options.kubeconfig !== undefined ? delegatedAuthOf(options.kubeconfig) : undefined;
   // First: an address that cannot be had fails the start before any pod runs.
   const dns = options.dns
     ? await startProcessDns(projection, options.dns, options.logger.child({ component: 'dns' })).catch(async (error: unknown) => {
@@ -182,6 +227,7 @@ export const runAgent = async (options: {
     log,
     projection,
     logger: options.logger,
+    registry,
     nodes: options.nodes,
     runtime: options.runtime,
     ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
@@ -189,7 +235,7 @@ export const runAgent = async (options: {
     ...(options.allowPrivileged !== undefined ? { allowPrivileged: options.allowPrivileged } : {}),
     dataDir: join(resolve(options.dataDir), 'nodes'),
     podCIDR: () => options.podCIDR,
-    serveLogs: { host: '127.0.0.1', tls },
+    serveLogs: { host: '127.0.0.1', tls, ...(auth ? { authorizeToken: (token, attributes) => auth.check(token, attributes) } : {}) },
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.metricsResolutionMs !== undefined ? { metricsResolutionMs: options.metricsResolutionMs } : {}),
     dns: { clusterDNS: kubeDnsClusterIPs(projection) },

@@ -369,8 +369,9 @@ export const buildProgram = (): Command => {
       .option('--toleration <seconds>', 'default toleration of an unreachable node', integer('--toleration'))
       .option('--event-ttl <duration>', 'how long an Event stays in the current view after it was last seen (default 1h; the log keeps it)', parseDuration('--event-ttl'))
       .option('--root-ca-file <file>', "the CA bundle published as every namespace's kube-root-ca.crt (the apiserver's certificate: <apiserver --data>/apiserver.crt)")
-      .option('--kubeconfig <file>', 'the apiserver the hpa controller reads pod metrics from (metrics.k8s.io), with its credentials (e.g. <apiserver --data>/kubeconfig)'),
-  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; rootCaFile?: string; kubeconfig?: string }) => {
+      .option('--kubeconfig <file>', 'the apiserver the hpa controller reads pod metrics from (metrics.k8s.io) and --metrics-address checks tokens with, with its credentials (e.g. <apiserver --data>/kubeconfig)')
+      .option('--metrics-address <host:port>', 'serve Prometheus /metrics over HTTPS there (kube-controller-manager\'s secure port is 10257), for bearer tokens allowed to get /metrics (needs --kubeconfig)'),
+  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; rootCaFile?: string; kubeconfig?: string; metricsAddress?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const only = flags.only?.split(',').map((n) => n.trim());
     const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
@@ -386,6 +387,7 @@ export const buildProgram = (): Command => {
       ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
       ...(flags.rootCaFile !== undefined ? { rootCAFile: flags.rootCaFile } : {}),
       ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
+      ...(flags.metricsAddress !== undefined ? { metricsAddress: flags.metricsAddress } : {}),
     });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);
@@ -403,10 +405,11 @@ export const buildProgram = (): Command => {
       .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR)
       .option('--dns <address>', 'cluster DNS (UDP and TCP) of this agent, answering from its projection, on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
       .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
-      .option('--no-dns-cluster-ip', DNS_CLUSTER_IP_HELP),
+      .option('--no-dns-cluster-ip', DNS_CLUSTER_IP_HELP)
+      .option('--kubeconfig <file>', 'the apiserver that checks bearer tokens for the agent\'s /metrics (get nodes/metrics), with credentials allowed to create tokenreviews and subjectaccessreviews; without it /metrics takes client certificates only'),
   )).action(async (flags: LogFlags & RuntimeFlags & {
     node: string; data: string; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string;
-    dns: HostPort | 'none'; dnsUpstream?: string[]; dnsClusterIp: boolean;
+    dns: HostPort | 'none'; dnsUpstream?: string[]; dnsClusterIp: boolean; kubeconfig?: string;
   }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const { runAgent } = await import('./components.ts');
@@ -421,6 +424,7 @@ export const buildProgram = (): Command => {
       ...(flags.dns !== 'none' ? { dns: dnsSettingsOf(flags.dns, flags) } : {}),
       logger,
       ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
+      ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
     });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);

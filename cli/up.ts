@@ -17,9 +17,9 @@ import type { EventLog } from '../log/port.ts';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
-import { createProjection, type Projection } from '../projections/index.ts';
+import { createFoldMetrics, createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
-import { adminCredentials, openLog, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
+import { adminCredentials, openLog, processRegistry, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
 import { ensureClusterCA, serviceAccountSigningKey } from './pki.ts';
 import { inProcessMetricsSource } from './metrics-source.ts';
 import type { ResourceUsageHook } from '../apiserver/metrics-api.ts';
@@ -106,11 +106,14 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     partitions: 1,
     ...(options.durability ? { durability: options.durability } : {}),
   };
-  const log = await openLog(target, logger.child({ component: 'log' }));
+  // One registry for the whole process: the apiserver's /metrics shows every component's metrics.
+  const registry = processRegistry();
+  const log = await openLog(target, logger.child({ component: 'log' }), registry);
   const projection = createProjection({
     dir: join(dataDir, 'projection'),
     log,
     logger: logger.child({ component: 'projection' }),
+    metrics: createFoldMetrics(registry),
   });
   // Catch up with what the log already holds before anyone decides anything.
   await projection.waitFor({ desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') }, 300_000);
@@ -142,6 +145,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     port: options.port,
     host: options.host,
     logger,
+    registry,
     // Client certificates the cluster CA (DATA/pki/ca) signed authenticate users, as kubeadm's.
     ...(tls ? { tls, clientCA: ensureClusterCA(join(dataDir, 'pki')).cert } : {}),
     ...(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {}),
@@ -185,7 +189,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     projection,
     logger: logger.child({ component: 'controllers' }),
     admitCreated: admitControllerCreate,
-    registry: apiserver.metrics,
+    registry,
     metricsSource: inProcessMetricsSource(projection, resourceUsage, logger.child({ component: 'hpa-metrics' })),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
@@ -197,6 +201,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     log,
     projection,
     logger: logger.child({ component: 'agent' }),
+    registry,
     nodes: nodeNames,
     runtime: options.runtime,
     ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),

@@ -11,6 +11,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
   ApiError,
   apiErrors,
@@ -35,6 +36,7 @@ import { type PodStreamsHook, refuseWithStatus } from '../apiserver/streaming/co
 import { createEmbeddedLog } from '../log/embedded/index.ts';
 import { createKafkaLog } from '../log/kafka/index.ts';
 import type { EventLog } from '../log/port.ts';
+import { instrumentLog } from '../log/metrics.ts';
 import type { Projection } from '../projections/index.ts';
 import type { Node } from '../schemas/index.ts';
 import { createDebugReconcile } from '../reconcilers/debug.ts';
@@ -79,8 +81,24 @@ const privateFile = (path: string, text: () => string): void => {
   chmodSync(path, 0o600);
 };
 
-/** Opens the log of `target`. */
-export const openLog = async (target: LogTarget, logger: Logger): Promise<EventLog> => {
+/**
+ * The registry of this process's metrics (every component of the process registers on it;
+ * its `/metrics` serves it), with prom-client's process metrics (`process_cpu_seconds_total`,
+ * `process_resident_memory_bytes`, …, as kube's components expose theirs) and Node's.
+ */
+export const processRegistry = (): Registry => {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+};
+
+/** Opens the log of `target`; with a registry, its appends are measured there (log/metrics.ts). */
+export const openLog = async (target: LogTarget, logger: Logger, registry?: Registry): Promise<EventLog> => {
+  const log = await openUnmeasuredLog(target, logger);
+  return registry ? instrumentLog(log, registry) : log;
+};
+
+const openUnmeasuredLog = async (target: LogTarget, logger: Logger): Promise<EventLog> => {
   switch (target.type) {
     case 'embedded':
       privateDir(target.dir);
@@ -118,13 +136,16 @@ export const adminCredentials = (dataDir: string): { token: string; tokens: Toke
   return { token: admin[0], tokens, tokenFile };
 };
 
-/** The apiserver's self-signed certificate in the data directory, created on first use (key and certificate 0600). */
-export const tlsMaterial = (dataDir: string): TlsMaterial => {
-  const certFile = join(dataDir, 'apiserver.crt');
-  const keyFile = join(dataDir, 'apiserver.key');
+/**
+ * A component's self-signed serving certificate in the data directory (`<name>.crt`,
+ * `<name>.key`; the apiserver's by default), created on first use (key and certificate 0600).
+ */
+export const tlsMaterial = (dataDir: string, name = 'apiserver'): TlsMaterial => {
+  const certFile = join(dataDir, `${name}.crt`);
+  const keyFile = join(dataDir, `${name}.key`);
   privateDir(dataDir);
   if (!existsSync(certFile) || !existsSync(keyFile)) {
-    const material = generateSelfSignedCertificate();
+    const material = generateSelfSignedCertificate({ commonName: `logplane-${name}` });
     writeFileSync(certFile, material.cert, { mode: 0o600 });
     writeFileSync(keyFile, material.key, { mode: 0o600 });
   }
@@ -161,6 +182,8 @@ export interface ServeOptions {
   readonly authorizationModes?: readonly AuthorizationMode[];
   /** The PEM key service-account tokens are signed with (`serviceAccountSigningKey`); without it no TokenRequest API. */
   readonly serviceAccountSigningKey?: string;
+  /** The process's metrics registry, which the apiserver's `/metrics` serves (default: the apiserver's own). */
+  readonly registry?: Registry;
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
@@ -201,6 +224,7 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     port: options.port,
     host: options.host,
     logger: options.logger.child({ component: 'apiserver' }),
+    ...(options.registry ? { registry: options.registry } : {}),
     extensions: [historyApi],
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.authorizationModes ? { authorizationModes: options.authorizationModes } : {}),

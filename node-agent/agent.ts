@@ -12,10 +12,12 @@ import { appendAndWait, appendBodies, appendEnvelopes, envelope, podAdmissionOf,
 import type { EventBody, EventEnvelope, Node, NodeCondition, NodeStatus, NodeSystemInfo, Pod, PodStatus, Taint } from '../schemas/index.ts';
 import { goArch, hostNodeInfo } from './node-info.ts';
 import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodDnsOptions, type PodRuntime, type PodUser, type RuntimeKind } from './kubelet/index.ts';
-import { startLogServer, type LogServerTls } from './log-server.ts';
+import { startLogServer, type LogServerTls, type TokenAuthorizer } from './log-server.ts';
 import { createStreamingHandler, type StreamingHandler } from './streaming/server.ts';
 import { type PodObjectChange, viewObjectSource } from './kubelet/pod-objects.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
+import { createKubeletMetrics, type ReportedPod } from './metrics.ts';
+import type { Registry } from 'prom-client';
 
 export interface NodeResources {
   readonly cpu: string;
@@ -61,7 +63,11 @@ export interface NodeAgentOptions {
     readonly port?: number;
     readonly tls: LogServerTls;
     readonly allowedClients?: readonly string[];
+    /** Who may read `/metrics` besides the allowed clients (bearer tokens, as kubelet's webhook authn/authz); see log-server.ts. */
+    readonly authorizeToken?: TokenAuthorizer;
   };
+  /** Where kubelet's metrics of the pods this agent runs go (and what the endpoint's `/metrics` serves); default nowhere. */
+  readonly registry?: Registry;
 }
 
 export interface NodeAgent {
@@ -164,11 +170,25 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     runtimeVersion = `${version.runtimeName}://${version.runtimeVersion}`;
   }
   const nodeInfo = hostNodeInfo(runtimeVersion);
+  const kubelet = options.registry ? createKubeletMetrics(options.registry) : undefined;
+  /** With metrics: the latest status each runtime reported per pod key, counted on scrape. */
+  const reported = new Map<string, ReportedPod>();
+  /** With metrics: when this agent first saw each pod (uid) bound to one of its nodes, until it runs. */
+  const firstSeen = new Map<string, number>();
+  kubelet?.countFrom(() => reported.values());
   const runtimes = new Map<string, PodRuntime>();
   let resourceUsage: ResourceUsage | undefined;
   const streaming = createStreamingHandler({ runtimeOf: (node) => runtimes.get(node), logger: logger.child({ part: 'streaming' }) });
   const logServer = options.serveLogs
-    ? await startLogServer({ runtimeOf: (node) => runtimes.get(node), resourceUsageOf: (node) => resourceUsage?.of(node), streaming, ...options.serveLogs, logger })
+    ? await startLogServer({
+        runtimeOf: (node) => runtimes.get(node),
+        resourceUsageOf: (node) => resourceUsage?.of(node),
+        streaming,
+        ...options.serveLogs,
+        ...(options.registry ? { metrics: options.registry } : {}),
+        nodes: options.nodes,
+        logger,
+      })
     : undefined;
 
   // Register (or re-register) every node, then declare it Ready.
@@ -269,12 +289,17 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const rememberPod = (key: string, pod: Pod): void => {
     const pods = podsByNode.get(pod.spec.nodeName ?? '');
     if (pods === undefined) return;
+    const uid = pod.metadata.uid ?? '';
+    // Only a pod that has not started yet: one already Running (an agent restart adopting it) is not a start.
+    if (kubelet && !reportedUids.has(uid) && !firstSeen.has(uid) && (pod.status?.phase ?? 'Pending') === 'Pending') firstSeen.set(uid, performance.now());
     boundPods.set(key, pod);
     pods.set(key, pod);
   };
   const forgetPod = (key: string, uid: string | undefined): void => {
     const pod = boundPods.get(key);
     if (pod === undefined || pod.metadata.uid !== uid) return;
+    reported.delete(key);
+    firstSeen.delete(uid ?? '');
     boundPods.delete(key);
     podsByNode.get(pod.spec.nodeName ?? '')?.delete(key);
   };
@@ -332,12 +357,13 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       ...(options.simStartDelayMs !== undefined ? { sim: { startDelayMs: options.simStartDelayMs } } : {}),
       ...(options.probeSecondMs !== undefined ? { probeSecondMs: options.probeSecondMs } : {}),
       ...(options.podUser !== undefined ? { podUser: options.podUser } : {}),
-      ...(options.cri !== undefined ? { cri: options.cri } : {}),
+      ...(options.cri !== undefined ? { cri: kubelet ? { ...options.cri, onOperation: kubelet.criOperation } : options.cri } : {}),
       ...(options.allowPrivileged !== undefined ? { allowPrivileged: options.allowPrivileged } : {}),
       ...(options.dns !== undefined ? { dns: options.dns } : {}),
       objects: podObjects,
     });
     runtimes.set(node, runtime);
+    kubelet?.nodeRegistered(node);
     subscriptions.push(
       runtime.statuses$.subscribe((update) => {
         const key = `Pod/${update.namespace}/${update.name}`;
@@ -345,6 +371,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
         if (!current || current.metadata.uid !== update.uid) return;
         const first = !reportedUids.has(update.uid);
         reportedUids.add(update.uid);
+        if (kubelet) {
+          reported.set(key, { node, status: update.status });
+          const seen = firstSeen.get(update.uid);
+          if (seen !== undefined && update.status.phase === 'Running') {
+            firstSeen.delete(update.uid);
+            kubelet.podStarted((performance.now() - seen) / 1000);
+          }
+        }
         pendingStatus.set(key, {
           node,
           // kubelet reports the pod's QoS class with every status (the one the apiserver recorded).
@@ -369,7 +403,9 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     if (closed) return;
     for (const node of dirtyNodes) {
       const pods = [...(podsByNode.get(node)?.values() ?? [])];
+      const started = kubelet ? performance.now() : 0;
       runtimes.get(node)?.sync(pods.filter((pod) => admitted(node, pod)));
+      kubelet?.synced((performance.now() - started) / 1000);
       // A pod that had already finished when its deletion came, or that was deleted before the
       // runtime ever started it, gets no new status from the runtime: nothing is left to stop.
       for (const pod of pods) {

@@ -21,6 +21,7 @@ describe('parseLogRequest', () => {
     expect(parseLogRequest('GET', `${LOGS}?tailLines=${MAX_TAIL_LINES}`)).toMatchObject({ tailLines: MAX_TAIL_LINES });
     expect(parseLogRequest('GET', `/containerLogs/node%2D1/default/web-0/main`)).toMatchObject({ type: 'logs', node: 'node-1' });
     expect(parseLogRequest('GET', '/resourceUsage/node-1')).toEqual({ type: 'resourceUsage', node: 'node-1' });
+    expect(parseLogRequest('GET', '/metrics')).toEqual({ type: 'metrics' });
   });
 
   it.each([
@@ -49,6 +50,8 @@ describe('parseLogRequest', () => {
     ['a write to the resource usage', 'PUT', '/resourceUsage/node-1', 405, /GET only/],
     ['a resource usage of a node that walks up', 'GET', '/resourceUsage/..', 400, /invalid node name/],
     ['a resource usage with a pod in the path', 'GET', '/resourceUsage/node-1/default', 404, /no such path/],
+    ['a write to the metrics', 'POST', '/metrics', 405, /GET only/],
+    ['a metrics path kubelet has and the agent has not', 'GET', '/metrics/cadvisor', 404, /no such path/],
   ] as const)('answers %s with %i', (_, method, url, status, message) => {
     const parsed = parseLogRequest(method, url);
     expect(parsed).toMatchObject({ type: 'rejected', status });

@@ -6,9 +6,16 @@
  * (resource-usage.ts), which the apiserver serves as `metrics.k8s.io` (kubelet's
  * `/metrics/resource` scraped by metrics-server, in one hop).
  *
+ * With a metrics registry it also serves `GET /metrics` (kubelet's metrics, metrics.ts).
+ *
  * It serves HTTPS only and, like kubelet with `--client-ca-file`, asks every client for a
  * certificate: the TLS handshake fails without one signed by the cluster CA, and a request
  * whose certificate names another identity than the apiserver's (`kubelet-client`) gets 403.
+ * With a token authorizer (kubelet's `--authentication-token-webhook` and
+ * `--authorization-mode=Webhook`), a client without a certificate may present a bearer
+ * token instead, for `/metrics` only: the token must be authorized to `get nodes/metrics`
+ * for every node this agent runs; the handshake then lets certificate-less clients through,
+ * and every request without a verified certificate or an accepted token gets 401.
  * Every malformed request gets a 4xx with a plain-text reason; nothing a client sends can
  * throw out of the handler.
  */
@@ -19,6 +26,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { LogServerConfigError } from './errors.ts';
 import { KubeletNotFoundError, type PodRuntime } from './kubelet/index.ts';
 import type { NodeResourceUsage } from './resource-usage.ts';
@@ -43,6 +51,23 @@ export interface LogServerTls {
   readonly clientCA: string;
 }
 
+/** What a token must be allowed to do to read an agent's `/metrics` (kubelet's check for its metrics endpoints). */
+export interface NodeMetricsAttributes {
+  readonly verb: 'get';
+  readonly resource: 'nodes';
+  readonly subresource: 'metrics';
+  readonly name: string;
+}
+
+/** The verdict on one bearer token for one request. */
+export type TokenVerdict =
+  | { readonly type: 'allowed'; readonly user: string }
+  | { readonly type: 'unauthenticated' }
+  | { readonly type: 'forbidden'; readonly user: string };
+
+/** Authenticates a bearer token and authorizes its user for `attributes` (kube: a TokenReview, then a SubjectAccessReview). */
+export type TokenAuthorizer = (token: string, attributes: NodeMetricsAttributes) => Promise<TokenVerdict>;
+
 export interface LogServerOptions {
   runtimeOf: (node: string) => PodRuntime | undefined;
   /** The resource usage of a node this agent runs (undefined: not run here, 404). */
@@ -50,8 +75,14 @@ export interface LogServerOptions {
   tls: LogServerTls;
   /** Serves exec, attach and port-forward upgrades (kubelet's `/exec`, `/attach`, `/portForward`); without it they get 404. */
   streaming?: StreamingHandler;
-  /** Common names of the client certificates that may read logs (default: {@link KUBELET_CLIENT_NAME}). */
+  /** Common names of the client certificates that may read logs and metrics (default: {@link KUBELET_CLIENT_NAME}). */
   allowedClients?: readonly string[];
+  /** The registry `GET /metrics` serves; without it `/metrics` is 404. */
+  metrics?: Registry;
+  /** Bearer tokens accepted for `/metrics` (see the module comment); without it only client certificates are. */
+  authorizeToken?: TokenAuthorizer;
+  /** The nodes this agent runs (a token must be allowed `get nodes/metrics` on each); required with `authorizeToken`. */
+  nodes?: readonly string[];
   host?: string;
   port?: number;
   logger: Logger;
@@ -76,6 +107,7 @@ export type LogRequest =
       readonly limitBytes?: number;
     }
   | { readonly type: 'resourceUsage'; readonly node: string }
+  | { readonly type: 'metrics' }
   | { readonly type: 'rejected'; readonly status: 400 | 404 | 405; readonly message: string };
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -129,12 +161,15 @@ export const parseLogRequest = (method: string | undefined, rawUrl: string | und
   const segments = path.split('/').map(decodeSegment);
   if (segments.some((segment) => segment === undefined)) return reject(400, `malformed %-escape in the path ${path.slice(0, 200)}`);
   const [root, route, node, namespace, pod, container, ...rest] = segments as string[];
+  if (root === '' && route === 'metrics' && node === undefined) {
+    return method === 'GET' ? { type: 'metrics' } : reject(405, `method ${method ?? ''} is not allowed: the metrics endpoint answers GET only`);
+  }
   if (root === '' && route === 'resourceUsage' && node !== undefined && namespace === undefined) {
     if (method !== 'GET') return reject(405, `method ${method ?? ''} is not allowed: the resource usage endpoint answers GET only`);
     return isSubdomain(node) ? { type: 'resourceUsage', node } : reject(400, `invalid node name "${node.slice(0, 253)}"`);
   }
   if (root !== '' || route !== 'containerLogs' || rest.length > 0 || container === undefined) {
-    return reject(404, `no such path: ${path.slice(0, 200)} (expected /containerLogs/NODE/NAMESPACE/POD/CONTAINER or /resourceUsage/NODE)`);
+    return reject(404, `no such path: ${path.slice(0, 200)} (expected /containerLogs/NODE/NAMESPACE/POD/CONTAINER, /resourceUsage/NODE or /metrics)`);
   }
   if (method !== 'GET') return reject(405, `method ${method ?? ''} is not allowed: the log endpoint answers GET only`);
   if (!isSubdomain(node!)) return reject(400, `invalid node name "${node!.slice(0, 253)}"`);
@@ -176,6 +211,12 @@ const clientName = (req: IncomingMessage): string | undefined => {
   return typeof name === 'string' ? name : undefined;
 };
 
+/** The bearer token of `req`'s Authorization header, if it has one. */
+const bearerToken = (req: IncomingMessage): string | undefined => {
+  const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+  return match?.[1];
+};
+
 /** Writes `text` (cut at `budget.left` bytes when a limit is set) and waits while the client is slow to read. */
 const writeBounded = async (res: ServerResponse, text: string, budget: { left: number }, signal: AbortSignal): Promise<boolean> => {
   let chunk = Buffer.from(text, 'utf8');
@@ -195,15 +236,40 @@ export const startLogServer = async (options: LogServerOptions): Promise<LogServ
   for (const field of ['cert', 'key', 'clientCA'] as const) {
     if (!options.tls[field]?.includes('-----BEGIN')) throw new LogServerConfigError(`the log endpoint's tls.${field} is not PEM`, { field });
   }
-  const { logger } = options;
+  const { logger, authorizeToken } = options;
+  const nodes = options.nodes ?? [];
+  if (authorizeToken && nodes.length === 0) throw new LogServerConfigError('a log endpoint that accepts tokens needs the names of its nodes');
+
+  const serveMetrics = async (res: ServerResponse): Promise<void> => {
+    if (!options.metrics) return answer(res, 404, 'this agent serves no metrics');
+    const text = await options.metrics.metrics();
+    res.writeHead(200, { 'content-type': options.metrics.contentType });
+    res.end(text);
+  };
+
+  /** A request without a verified certificate: `/metrics` with an accepted token is served, anything else is 401 or 403. */
+  const handleTokenRequest = async (request: LogRequest, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const token = bearerToken(req);
+    if (request.type !== 'metrics' || !authorizeToken || token === undefined) return answer(res, 401, 'Unauthorized');
+    let user = '';
+    for (const name of nodes) {
+      const verdict = await authorizeToken(token, { verb: 'get', resource: 'nodes', subresource: 'metrics', name });
+      if (verdict.type === 'unauthenticated') return answer(res, 401, 'Unauthorized');
+      if (verdict.type === 'forbidden') return answer(res, 403, `Forbidden (user=${verdict.user}, verb=get, resource=nodes, subresource(s)=[metrics])`);
+      user = verdict.user;
+    }
+    logger.debug({ user }, 'metrics read with a bearer token');
+    return serveMetrics(res);
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const client = clientName(req);
-    if (client === undefined || !allowedClients.has(client)) {
-      answer(res, 403, `forbidden: client ${client ?? '(unverified)'} may not read logs on this node`);
+    const request = parseLogRequest(req.method, req.url);
+    if (client === undefined) return handleTokenRequest(request, req, res);
+    if (!allowedClients.has(client)) {
+      answer(res, 403, `forbidden: client ${client} may not read logs on this node`);
       return;
     }
-    const request = parseLogRequest(req.method, req.url);
     switch (request.type) {
       case 'rejected':
         answer(res, request.status, request.message, request.status === 405 ? { allow: 'GET' } : {});
@@ -217,6 +283,8 @@ export const startLogServer = async (options: LogServerOptions): Promise<LogServ
         }
         return;
       }
+      case 'metrics':
+        return serveMetrics(res);
       case 'logs':
         break;
       default:
@@ -265,7 +333,8 @@ export const startLogServer = async (options: LogServerOptions): Promise<LogServ
       key: options.tls.key,
       ca: options.tls.clientCA,
       requestCert: true,
-      rejectUnauthorized: true,
+      // Certificate-less clients reach the handler only when tokens are accepted (for /metrics); it answers them 401 otherwise.
+      rejectUnauthorized: authorizeToken === undefined,
       minVersion: 'TLSv1.2',
     },
     (req, res) => {
@@ -280,7 +349,8 @@ export const startLogServer = async (options: LogServerOptions): Promise<LogServ
   // Upgrades (exec, attach, port-forward) pass the same client check before the streaming handler sees them.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const client = clientName(req);
-    if (client === undefined || !allowedClients.has(client)) refuseUpgrade(socket, 403, `forbidden: client ${client ?? '(unverified)'} may not stream to pods on this node`);
+    if (client === undefined) refuseUpgrade(socket, 401, 'Unauthorized');
+    else if (!allowedClients.has(client)) refuseUpgrade(socket, 403, `forbidden: client ${client} may not stream to pods on this node`);
     else if (!options.streaming) refuseUpgrade(socket, 404, 'this agent serves no streaming endpoints');
     else options.streaming.handleUpgrade(req, socket, head);
   });
@@ -290,7 +360,7 @@ export const startLogServer = async (options: LogServerOptions): Promise<LogServ
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port }, 'agent log endpoint listening (HTTPS, client certificates of the cluster CA)');
+  logger.info({ port, tokens: authorizeToken !== undefined }, 'agent log endpoint listening (HTTPS, client certificates of the cluster CA, bearer tokens for /metrics when configured)');
   return {
     port,
     close: () =>

@@ -12,3 +12,4 @@ export * from './view.ts';
 export * from './writer.ts';
 export * from './history.ts';
 export * from './replay.ts';
+export * from './metrics.ts';

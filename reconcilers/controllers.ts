@@ -27,6 +27,7 @@ import { createPvcProtectionController, createPvProtectionController } from './s
 import { createCronJobController } from './cronjob/index.ts';
 import { createEventTtlController } from './event-ttl/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
+import { createSchedulerMetrics } from './scheduler/metrics.ts';
 import { createHpaController, type MetricsSource } from './hpa/index.ts';
 
 import { CONTROLLER_NAMES, type ControllerName } from './controller-names.ts';
@@ -37,6 +38,7 @@ export interface ControllersOptions {
   readonly log: EventLog;
   readonly projection: Projection;
   readonly logger: Logger;
+  /** Where the runtimes' workqueue and consumer-group metrics and the scheduler's metrics go; default nowhere. */
   readonly registry?: Registry;
   /**
    * The apiserver's create path for the objects controllers create (defaults, create-time
@@ -95,7 +97,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
   let heartbeats: HeartbeatTracker | undefined;
   const gracePeriodMs = options.nodeGracePeriodMs ?? 50_000;
   const builtIn: Partial<Record<ControllerName, () => Promise<Controller> | Controller>> = {
-    scheduler: () => createSchedulerController(),
+    scheduler: () => createSchedulerController(options.registry ? { metrics: createSchedulerMetrics(options.registry) } : {}),
     replicaset: () => createReplicaSetController(),
     replicationcontroller: () => createReplicationController(),
     deployment: () => createDeploymentController(),

@@ -9,7 +9,6 @@
  * next decision sees them (no second Pod from a retried decision).
  */
 import type { Logger } from 'pino';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { Subject, type Subscription } from 'rxjs';
 import { partitionOfKey } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
@@ -17,6 +16,7 @@ import { formatVector, type AppliedChange, type Projection, type View } from '..
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
 import { CommandsRejectedError, isRetriable } from './errors.ts';
 import { createInformer, type Informer } from './informer.ts';
+import type { ControllerMetrics, RuntimeMetrics } from './runtime-metrics.ts';
 import type { EventBody, EventEnvelope } from '../schemas/index.ts';
 
 /** What a decision needs besides the view; pure inputs only, so decisions can be re-run. */
@@ -113,6 +113,7 @@ export interface RuntimeOptions {
   readonly log: EventLog;
   readonly projection: Projection;
   readonly logger: Logger;
+  /** Where the runtime's workqueue, round and consumer-group metrics go (`createRuntimeMetrics`); default nowhere. */
   readonly metrics?: RuntimeMetrics;
   /** Keys per round (default 1,000). */
   readonly batchSize?: number;
@@ -159,26 +160,7 @@ export interface ReconcilerRuntime {
   stop(): Promise<void>;
 }
 
-/** Prometheus metrics shared by every runtime registered on one registry. */
-export interface RuntimeMetrics {
-  readonly queueDepth: Gauge<'controller'>;
-  readonly latency: Histogram<'controller'>;
-  readonly errors: Counter<'controller'>;
-  readonly commands: Counter<'controller'>;
-}
-
-export const createRuntimeMetrics = (registry: Registry): RuntimeMetrics => ({
-  queueDepth: new Gauge({ name: 'reconciler_queue_depth', help: 'Keys waiting to be reconciled', labelNames: ['controller'], registers: [registry] }),
-  latency: new Histogram({
-    name: 'reconciler_round_duration_seconds',
-    help: 'Time of one reconcile round (decide + append + wait for the projection)',
-    labelNames: ['controller'],
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-    registers: [registry],
-  }),
-  errors: new Counter({ name: 'reconciler_errors_total', help: 'Failed reconciles', labelNames: ['controller'], registers: [registry] }),
-  commands: new Counter({ name: 'reconciler_commands_total', help: 'Commands appended', labelNames: ['controller'], registers: [registry] }),
-});
+export { createRuntimeMetrics, type RuntimeMetrics } from './runtime-metrics.ts';
 
 /** The informer of each projection, shared by the runtimes on it (closed with the last). */
 const informers = new WeakMap<Projection, { informer: Informer; users: number }>();
@@ -209,6 +191,10 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
 
   /** key → causation event id (latest change wins). */
   const queue = new Map<string, string | null>();
+  /** key → when it was added to the queue (`performance.now()` ms); kept only with metrics. */
+  const addedAt = new Map<string, number>();
+  /** Counts and the round in progress, read by the metrics on scrape. */
+  const stats = { adds: 0, retries: 0, processing: undefined as { keys: number; sinceMs: number } | undefined };
   /** Ids of the commands of the current round that no applied change has carried yet. */
   const unconfirmed = new Set<string>();
   const failures = new Map<string, number>();
@@ -252,21 +238,13 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     requeues.set(key, { at, timer });
   };
 
-  /** The queue depth gauge, set once per batch of enqueues (a labelled set per key showed in profiles). */
-  let depthPending = false;
-  const reportDepth = (): void => {
-    if (depthPending || !options.metrics) return;
-    depthPending = true;
-    queueMicrotask(() => {
-      depthPending = false;
-      options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
-    });
-  };
-
   const enqueue = (key: string, causationId: string | null): void => {
     if (stopped || !owns(key)) return;
-    if (!queue.has(key) || causationId) queue.set(key, causationId);
-    reportDepth();
+    if (!queue.has(key)) {
+      stats.adds += 1;
+      if (metrics) addedAt.set(key, performance.now());
+      queue.set(key, causationId);
+    } else if (causationId) queue.set(key, causationId);
     kick();
   };
 
@@ -287,8 +265,15 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   const round = async (): Promise<void> => {
     const batch = [...queue.entries()].slice(0, batchSize);
     for (const [key] of batch) queue.delete(key);
-    options.metrics?.queueDepth.set({ controller: controller.name }, queue.size);
     const started = performance.now();
+    if (metrics) {
+      for (const [key] of batch) {
+        const added = addedAt.get(key);
+        addedAt.delete(key);
+        if (added !== undefined) metrics.queued((started - added) / 1000);
+      }
+    }
+    stats.processing = { keys: batch.length, sinceMs: started };
     // The informer holds the state at the cursor, read from memory (see informer.ts).
     const view = informer.view;
     const decidedAt = formatVector(projection.cursor());
@@ -315,10 +300,13 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       }
       if (outcome.decision.requeueAfterMs !== undefined) requeueAfter(key, outcome.decision.requeueAfterMs);
     }
+    /** Commands the log acknowledged this round. */
+    let appendedCommands = 0;
     try {
       if (envelopes.length > 0) {
         for (const e of envelopes) unconfirmed.add(e.id);
         const appended = await appendEnvelopes(log, envelopes);
+        appendedCommands = appended.length;
         const target = projection.cursor();
         const wanted = {
           desired: [...target.desired],
@@ -329,7 +317,6 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
           wanted[a.topic][a.partition] = Math.max(wanted[a.topic][a.partition] ?? 0, a.offset + 1);
         }
         await projection.waitFor(wanted);
-        options.metrics?.commands.inc({ controller: controller.name }, envelopes.length);
         // A rejected command changed nothing, so no change will wake its key: retry it with
         // backoff (a binding refused for capacity the decision did not see, a stale version).
         // Only a command that left no change can have been rejected: its verdict is read from
@@ -353,7 +340,8 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       for (const [key, cause] of decided) fail(key, cause, FailureStage.Append, error, false);
     } finally {
       unconfirmed.clear();
-      options.metrics?.latency.observe({ controller: controller.name }, (performance.now() - started) / 1000);
+      stats.processing = undefined;
+      metrics?.round(batch.length, (performance.now() - started) / 1000, appendedCommands);
       rounds$.next({ keys: keys.length, commands: envelopes.length });
     }
   };
@@ -364,7 +352,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
    * change wakes it again.
    */
   const fail = (key: string, cause: string | null, stage: FailureStage, error: unknown, logged = true): void => {
-    options.metrics?.errors.inc({ controller: controller.name });
+    metrics?.failed();
     const attempt = (failures.get(key) ?? 0) + 1;
     if (!isRetriable(error)) {
       failures.delete(key);
@@ -376,7 +364,9 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1));
     if (logged) runtimeLogger.warn({ key, stage, attempt, retryInMs: delay, error: String(error) }, 'reconcile failed; retrying the key with backoff');
     failures$.next({ key, stage, error, attempt, retryInMs: delay });
-    if (!stopped) later(delay, () => enqueue(key, cause));
+    if (stopped) return;
+    stats.retries += 1;
+    later(delay, () => enqueue(key, cause));
   };
 
   const catchUp = async (): Promise<void> => {
@@ -389,17 +379,33 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     for (const key of controller.initialKeys(view)) enqueue(key, null);
   };
 
-  const membership = await log.joinGroup(`${log.layout.cluster}.${controller.name}`, ['desired']);
+  const group = `${log.layout.cluster}.${controller.name}`;
+  const membership = await log.joinGroup(group, ['desired']);
+  const metrics: ControllerMetrics | undefined = options.metrics?.register(controller.name, group, membership.memberId, {
+    depth: () => queue.size,
+    processing: () => stats.processing,
+    get adds() {
+      return stats.adds;
+    },
+    get retries() {
+      return stats.retries;
+    },
+  });
   const informer = acquireInformer(projection);
   const detach = controller.attach?.(projection);
   const subscriptions: Subscription[] = [
     membership.assignments$.subscribe((assignment) => {
+      metrics?.assigned(assignment);
       const next = new Set(assignment.partitions.desired ?? []);
       runtimeLogger.info({ partitions: [...next], generation: assignment.generation }, 'partitions assigned');
       // Keys of partitions just gained may have commands from their previous owner still in
       // flight: act on them only once this projection has caught up with the log's end.
       owned = new Set([...next].filter((p) => owned.has(p)));
-      for (const key of [...queue.keys()]) if (!owns(key)) queue.delete(key);
+      for (const key of [...queue.keys()]) {
+        if (owns(key)) continue;
+        queue.delete(key);
+        addedAt.delete(key);
+      }
       const sequence = ++assignments;
       void catchUp().then(
         () => {
@@ -441,7 +447,9 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       for (const t of timers) clearTimeout(t);
       timers.clear();
       queue.clear();
+      addedAt.clear();
       await current;
+      metrics?.close();
       for (const t of timers) clearTimeout(t);
       timers.clear();
       await membership.leave();

@@ -34,7 +34,7 @@ export interface StreamingHandler {
   close(): void;
 }
 
-const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 501: 'Not Implemented' };
+const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 501: 'Not Implemented' };
 
 /** Answers an upgrade request with a plain-text HTTP error and closes the socket. */
 export const refuseUpgrade = (socket: Duplex, status: number, message: string): void => {

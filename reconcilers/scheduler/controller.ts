@@ -18,10 +18,13 @@ import { nominate, nominatedAhead, nominatedPodsOf, podPriority, withPods } from
 import { createPostFilterHandle, runPostFilters } from './post-filter.ts';
 import { preemptionCommands, preemptionNote } from './preemption.ts';
 import { preEnqueue, type ScheduleResult } from './scheduler.ts';
+import { countPending, newTally, type ScheduleTally, type SchedulerMetrics } from './metrics.ts';
 
 export interface SchedulerOptions {
   /** Pods whose spec.schedulerName differs are left alone (default "default-scheduler"). */
   readonly schedulerName?: string;
+  /** Where each round's attempts, latencies and preemptions are counted (`createSchedulerMetrics`); default nowhere. */
+  readonly metrics?: SchedulerMetrics;
 }
 
 /** kube-scheduler's Event source (its default profile's scheduler name). */
@@ -102,7 +105,8 @@ const gatedCondition = (pod: Pod, profile: Profile, now: number): Decision | und
 /**
  * Decides where each pod of `keys` goes, in key order, against one snapshot of the cluster:
  * `nodeInfos` when given (they must be those of `view`, e.g. from the NodeInfo cache), else
- * built from `view`.
+ * built from `view`. With a `tally`, each attempt's result, latency and preemption is
+ * counted there (the decisions are the same without it).
  */
 export const decidePods = (
   keys: readonly string[],
@@ -110,6 +114,7 @@ export const decidePods = (
   context: DecideContext,
   schedulerName: string,
   nodeInfos?: readonly NodeInfo[],
+  tally?: ScheduleTally,
 ): Map<string, Decision> => {
   const profile = createDefaultProfile();
   const cluster = clusterListerOf(view);
@@ -166,6 +171,7 @@ export const decidePods = (
       decisions.set(key, gated);
       continue;
     }
+    const attemptStarted = tally ? performance.now() : 0;
     const result = scheduleWithNominated(pod);
     switch (result.type) {
       case 'bound': {
@@ -184,6 +190,7 @@ export const decidePods = (
         changes.push(index);
         if (nominated.size > 0) nominate(nominated, pod, undefined);
         decisions.set(key, { commands: [command] });
+        tally?.scheduledSeconds.push((performance.now() - attemptStarted) / 1000);
         break;
       }
       case 'unschedulable': {
@@ -194,7 +201,9 @@ export const decidePods = (
         if (infos.length > 0 && profile.postFilters.length > 0) {
           const handle = createPostFilterHandle(pod, infos, profile, cluster, nominated, context.now);
           const outcome = runPostFilters(pod, { filtered: result.rationale.filtered, unresolvable: result.unresolvable }, handle, profile);
+          if (tally) tally.preemptionAttempts += 1;
           if (outcome.type === 'nominated') {
+            tally?.victims.push(outcome.victims.length);
             const displaced = nominated.get(outcome.node) ?? [];
             commands.push(...preemptionCommands(pod, outcome.victims, displaced, context.now));
             for (const other of displaced) {
@@ -213,6 +222,7 @@ export const decidePods = (
             }
           }
         }
+        tally?.unschedulableSeconds.push((performance.now() - attemptStarted) / 1000);
         const conditions = pod.status?.conditions ?? [];
         const current = conditions.find((c) => c.type === 'PodScheduled');
         if (current?.status === 'False' && current.message === message && (pod.status?.nominatedNodeName ?? undefined) === (nomination ?? undefined)) {
@@ -292,17 +302,31 @@ const sameVector = (left: PositionVector, right: PositionVector): boolean =>
  */
 export const createSchedulerController = (options: SchedulerOptions = {}): Controller => {
   const schedulerName = options.schedulerName ?? 'default-scheduler';
+  const { metrics } = options;
   /** For the PreEnqueue check of retries (plugins are stateless; each round creates its own profile). */
   const retryProfile = createDefaultProfile();
   let attached: { projection: Projection; cache: NodeInfoCache } | undefined;
   const nodeInfosFor = (view: View): readonly NodeInfo[] | undefined =>
     attached && sameVector(view.position, attached.projection.cursor()) ? attached.cache.nodeInfos() : undefined;
+  /** Decides a round, counting it in the metrics: when the round throws, its undecided pods are errors. */
+  const decideCounted = (keys: readonly string[], view: View, context: DecideContext): Map<string, Decision> => {
+    if (!metrics) return decidePods(keys, view, context, schedulerName, nodeInfosFor(view));
+    const tally = newTally();
+    try {
+      return decidePods(keys, view, context, schedulerName, nodeInfosFor(view), tally);
+    } catch (error) {
+      tally.errors = Math.max(0, keys.length - tally.scheduledSeconds.length - tally.unschedulableSeconds.length);
+      throw error;
+    } finally {
+      metrics.record(tally);
+    }
+  };
   return withEvents({
     name: 'scheduler',
     keysFor: (change, view) => keysFor(change, view, retryProfile),
     initialKeys: unscheduledKeys,
-    decide: (key, view, context) => decidePods([key], view, context, schedulerName, nodeInfosFor(view)).get(key) ?? { commands: [] },
-    decideAll: (keys, view, context) => decidePods(keys, view, context, schedulerName, nodeInfosFor(view)),
+    decide: (key, view, context) => decideCounted([key], view, context).get(key) ?? { commands: [] },
+    decideAll: decideCounted,
     attach: (projection) => {
       // The change feed is emitted synchronously after each committed batch, so from here on
       // the cache holds the state at the projection's cursor whenever a round can run.
@@ -311,7 +335,9 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
       cache.reset(projection.view());
       const current = { projection, cache };
       attached = current;
+      const stopCounting = metrics?.countPendingWith(() => countPending(projection.view(), retryProfile, schedulerName));
       return () => {
+        stopCounting?.();
         subscription.unsubscribe();
         if (attached === current) attached = undefined;
       };

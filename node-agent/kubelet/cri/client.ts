@@ -24,6 +24,8 @@ export interface CriClientOptions {
   readonly callTimeoutMs?: number;
   /** Deadline of `pullImage`; default 5 min. */
   readonly pullTimeoutMs?: number;
+  /** Told of every call when it ends: the proto's method name, whether it failed, and how long it took (s). */
+  readonly onOperation?: (method: string, failed: boolean, seconds: number) => void;
 }
 
 export type StringMap = Readonly<Record<string, string>>;
@@ -444,8 +446,10 @@ export function createCriClient(opts: CriClientOptions): CriClient {
   function call(service: ServiceClient, method: string, request: unknown, timeoutMs = callTimeoutMs): Promise<Wire> {
     const rpc = service[method];
     if (rpc === undefined) throw new KubeletConfigError(`the CRI proto has no method ${method}`, { method });
+    const started = performance.now();
     return new Promise((resolve, reject) => {
       rpc.call(service, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, response) => {
+        opts.onOperation?.(method, err !== null, (performance.now() - started) / 1000);
         if (err === null) resolve(response);
         else reject(new CriError(grpcCodeName(err.code), method, err.details || err.message, { endpoint: target }, { cause: err }));
       });

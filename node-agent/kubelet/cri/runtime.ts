@@ -86,6 +86,8 @@ export interface CriRuntimeOptions {
   readonly cgroupParent?: string;
   /** How often container exits are looked for; default 500 ms. */
   readonly pollMs?: number;
+  /** Told of every CRI call when it ends (kubelet's runtime operation metrics). */
+  readonly onOperation?: (method: string, failed: boolean, seconds: number) => void;
 }
 
 /** Where a pod's sandbox is. */
@@ -148,7 +150,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const { node, logger, now, hostIP, dataDir, probeSecondMs } = options;
   const criOptions = options.cri;
   if (criOptions === undefined) throw new KubeletConfigError('the cri runtime needs cri.endpoint');
-  const cri: CriClient = createCriClient({ endpoint: criOptions.endpoint });
+  const cri: CriClient = createCriClient({ endpoint: criOptions.endpoint, ...(criOptions.onOperation ? { onOperation: criOptions.onOperation } : {}) });
   const pollMs = criOptions.pollMs ?? 500;
   const cgroupParent = criOptions.cgroupParent;
   const logRoot = join(dataDir, 'cri-logs');
