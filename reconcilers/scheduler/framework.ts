@@ -280,6 +280,11 @@ export interface ProfileConfig {
   readonly scores: readonly { readonly name: string; readonly weight: number }[];
   /** PostFilter plugins, in order, run when no node fits (the first that nominates a node decides). */
   readonly postFilters?: readonly string[];
+  /**
+   * kube's `percentageOfNodesToScore` (0..100): how many feasible nodes a cycle scores, as a
+   * percentage of all nodes; unset or 0 is kube's adaptive default (see `nodes-to-score.ts`).
+   */
+  readonly percentageOfNodesToScore?: number;
 }
 
 /** A ready-to-run profile: plugin instances resolved from a registry. */
@@ -289,6 +294,8 @@ export interface Profile {
   readonly postFilters: readonly PostFilterPlugin[];
   readonly filters: readonly FilterPlugin[];
   readonly scores: readonly { readonly plugin: ScorePlugin; readonly weight: number }[];
+  /** kube's `percentageOfNodesToScore`; undefined: the adaptive default. */
+  readonly percentageOfNodesToScore?: number | undefined;
 }
 
 /** A profile configuration that names an unknown plugin, a plugin in the wrong role, or a bad weight (terminal). */
@@ -361,7 +368,11 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
     if (!('postFilter' in plugin)) throw new ProfileConfigError(`scheduler plugin "${name}" is not a postFilter plugin`, name);
     return plugin;
   });
-  return { queueSort, preEnqueue, postFilters, filters, scores };
+  const percentage = config.percentageOfNodesToScore;
+  if (percentage !== undefined && (!Number.isSafeInteger(percentage) || percentage < 0 || percentage > 100)) {
+    throw new ProfileConfigError(`percentageOfNodesToScore must be an integer 0..100, got ${percentage}`, 'percentageOfNodesToScore');
+  }
+  return { queueSort, preEnqueue, postFilters, filters, scores, percentageOfNodesToScore: percentage };
 }
 
 function rejectDuplicates(names: readonly string[], role: string): void {

@@ -26,6 +26,7 @@ import {
   result,
   type ScheduleResult,
   scoresOver,
+  scoringWindow,
   skippedScores,
   TOP_SCORES,
 } from './scheduler.ts';
@@ -73,8 +74,10 @@ export function createRoundScheduler(
       refreshMemo(memo, pod, nodeInfos, ctx, profile, changes, skipped, scoreMask);
     }
     const fresh = memo.scoreMask.map((skipped, index) => skipped || (scoreMask[index] as boolean));
-    if (!fresh.includes(true)) return decideFromMemo(memo, profile);
-    return decideWithFreshScores(memo, pod, ctx, profile, fresh);
+    const outcomes = memo.outcomes;
+    const window = scoringWindow(pod, nodeInfos, ctx, profile, memo.feasible, (index) => (outcomes[index] as NodeOutcome).unfit === undefined);
+    if (!fresh.includes(true)) return decideFromMemo(memo, profile, window);
+    return decideWithFreshScores(memo, pod, ctx, profile, fresh, window);
   };
 }
 
@@ -142,47 +145,87 @@ function refreshMemo(
 
 /**
  * The decision from a memo whose filter verdicts are current, with the plugins flagged in
- * `fresh` scored now over the feasible nodes (kube's PreScore/Score/NormalizeScore for
- * them) and the others' memoized scores.
+ * `fresh` scored now over the nodes the cycle scores (kube's PreScore/Score/NormalizeScore
+ * for them) and the others' memoized scores. `window` (node indices, in scan order) is the
+ * feasible nodes the cycle scores when that is not all of them (`percentageOfNodesToScore`).
  */
-function decideWithFreshScores(memo: Memo, pod: Pod, ctx: SchedulingCycle, profile: Profile, fresh: readonly boolean[]): ScheduleResult {
+function decideWithFreshScores(
+  memo: Memo,
+  pod: Pod,
+  ctx: SchedulingCycle,
+  profile: Profile,
+  fresh: readonly boolean[],
+  window: readonly number[] | undefined,
+): ScheduleResult {
   memo.feasibleView ??= feasibleViewOf(memo.outcomes);
-  const { outcomes: feasibleOutcomes, nodes: feasible, indices, totals, nameRank } = memo.feasibleView;
-  ctx.setFeasibleNodes(feasible);
+  const view = memo.feasibleView;
+  const { outcomes: feasibleOutcomes, totals, nameRank } = view;
+  /** Slot → position in the feasible view (the first `slots` entries). */
+  let positions: Int32Array;
+  let slots: number;
+  let nodes: NodeInfo[];
+  if (window === undefined) {
+    positions = view.all ??= Int32Array.from(feasibleOutcomes.keys());
+    slots = positions.length;
+    nodes = view.nodes;
+  } else {
+    positions = view.scratch;
+    slots = window.length;
+    nodes = new Array<NodeInfo>(slots);
+    for (let slot = 0; slot < slots; slot += 1) {
+      const position = view.positionOf[window[slot] as number] as number;
+      positions[slot] = position;
+      nodes[slot] = view.nodes[position] as NodeInfo;
+    }
+  }
+  const indices: readonly number[] = window ?? view.indices;
+  ctx.setFeasibleNodes(nodes);
   const plugins = profile.scores.length;
   const freshScores: (readonly number[] | undefined)[] = [];
   for (let index = 0; index < plugins; index += 1) {
     const { plugin } = profile.scores[index] as Profile['scores'][number];
-    freshScores.push(fresh[index] === true ? scoresOver(plugin, pod, feasible, indices, ctx) : undefined);
+    freshScores.push(fresh[index] === true ? scoresOver(plugin, pod, nodes, indices, ctx) : undefined);
   }
   // Totals first (the memo's, with the fresh plugins' parts replaced), outcome objects only for the best few.
-  for (let position = 0; position < feasibleOutcomes.length; position += 1) totals[position] = (feasibleOutcomes[position] as NodeOutcome).total;
+  for (let slot = 0; slot < slots; slot += 1) totals[slot] = (feasibleOutcomes[positions[slot] as number] as NodeOutcome).total;
   for (let index = 0; index < plugins; index += 1) {
     const scores = freshScores[index];
     if (scores === undefined) continue;
     const weight = (profile.scores[index] as Profile['scores'][number]).weight;
-    for (let position = 0; position < feasibleOutcomes.length; position += 1) {
-      const memoized = (feasibleOutcomes[position] as NodeOutcome).scores[index] as number;
-      totals[position] = (totals[position] as number) + ((scores[position] as number) - memoized) * weight;
+    for (let slot = 0; slot < slots; slot += 1) {
+      const memoized = (feasibleOutcomes[positions[slot] as number] as NodeOutcome).scores[index] as number;
+      totals[slot] = (totals[slot] as number) + ((scores[slot] as number) - memoized) * weight;
     }
   }
+  /** Whether slot `slot` ranks before slot `other` (higher total, fewer pods, then the name that sorts first). */
+  const before = (slot: number, other: number): boolean => {
+    const total = totals[slot] as number;
+    const otherTotal = totals[other] as number;
+    if (total !== otherTotal) return total > otherTotal;
+    const position = positions[slot] as number;
+    const otherPosition = positions[other] as number;
+    const pods = (view.nodes[position] as NodeInfo).requested.pods;
+    const otherPods = (view.nodes[otherPosition] as NodeInfo).requested.pods;
+    if (pods !== otherPods) return pods < otherPods;
+    return (nameRank[position] as number) < (nameRank[otherPosition] as number);
+  };
   const best: number[] = [];
-  for (let position = 0; position < totals.length; position += 1) {
+  for (let slot = 0; slot < slots; slot += 1) {
     if (best.length === TOP_SCORES) {
       const worst = best[TOP_SCORES - 1] as number;
       // Most nodes fall below the fifth best on the total alone.
-      if ((totals[position] as number) < (totals[worst] as number)) continue;
-      if (!positionRanksBefore(position, worst, totals, feasible, nameRank)) continue;
+      if ((totals[slot] as number) < (totals[worst] as number)) continue;
+      if (!before(slot, worst)) continue;
     }
     let at = best.length;
-    while (at > 0 && positionRanksBefore(position, best[at - 1] as number, totals, feasible, nameRank)) at -= 1;
-    best.splice(at, 0, position);
+    while (at > 0 && before(slot, best[at - 1] as number)) at -= 1;
+    best.splice(at, 0, slot);
     if (best.length > TOP_SCORES) best.pop();
   }
-  const top = best.map((position): NodeOutcome => {
-    const outcome = feasibleOutcomes[position] as NodeOutcome;
-    const scores = profile.scores.map((_entry, index) => freshScores[index]?.[position] ?? (outcome.scores[index] as number));
-    return { nodeInfo: outcome.nodeInfo, unfit: undefined, unresolvable: false, total: totals[position] as number, scores };
+  const top = best.map((slot): NodeOutcome => {
+    const outcome = feasibleOutcomes[positions[slot] as number] as NodeOutcome;
+    const scores = profile.scores.map((_entry, index) => freshScores[index]?.[slot] ?? (outcome.scores[index] as number));
+    return { nodeInfo: outcome.nodeInfo, unfit: undefined, unresolvable: false, total: totals[slot] as number, scores };
   });
   const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
   return result(filtered, top, memo.feasible, memo.outcomes, profile);
@@ -203,6 +246,10 @@ interface FeasibleView {
   readonly totals: Float64Array;
   /** Position → rank of its node's name among the feasible nodes' (`compareNames` order), for ties. */
   readonly nameRank: Int32Array;
+  /** Every position, in order (the slots of a cycle that scores every feasible node), made on first need. */
+  all?: Int32Array | undefined;
+  /** Scratch space for a windowed cycle's slots (see `decideWithFreshScores`). */
+  readonly scratch: Int32Array;
 }
 
 function feasibleViewOf(outcomes: readonly NodeOutcome[]): FeasibleView {
@@ -223,7 +270,7 @@ function feasibleViewOf(outcomes: readonly NodeOutcome[]): FeasibleView {
   byName.forEach((position, rank) => {
     nameRank[position] = rank;
   });
-  return { outcomes: feasibleOutcomes, nodes, indices, positionOf, totals: new Float64Array(feasibleOutcomes.length), nameRank };
+  return { outcomes: feasibleOutcomes, nodes, indices, positionOf, totals: new Float64Array(feasibleOutcomes.length), nameRank, scratch: new Int32Array(feasibleOutcomes.length) };
 }
 
 /** Keeps the memo's feasible view in step with the outcome at `index` replaced by `after` (dropped when feasibility changed). */
@@ -307,20 +354,9 @@ function updateRanking(ranking: Ranking, replaced: ReadonlySet<NodeOutcome>, cha
   return ranking.best.length >= TOP_SCORES;
 }
 
-/** The decision from a round scheduler's memo. */
-function decideFromMemo(memo: Memo, profile: Profile): ScheduleResult {
+/** The decision from a round scheduler's memo, ranking only the nodes in `window` when the cycle does not score every feasible node. */
+function decideFromMemo(memo: Memo, profile: Profile, window: readonly number[] | undefined): ScheduleResult {
   const filtered = memo.filtered.map((entry) => ({ node: entry.node, reasons: [...entry.reasons] }));
-  return result(filtered, memo.ranking.best.slice(0, TOP_SCORES), memo.feasible, memo.outcomes, profile);
+  const top = window === undefined ? memo.ranking.best.slice(0, TOP_SCORES) : rank(window.map((index) => memo.outcomes[index] as NodeOutcome), TOP_SCORES);
+  return result(filtered, top, memo.feasible, memo.outcomes, profile);
 }
-
-/** `ranksBefore` for feasible positions with their totals (names compared by their precomputed rank). */
-function positionRanksBefore(position: number, other: number, totals: Float64Array, feasible: readonly NodeInfo[], nameRank: Int32Array): boolean {
-  const total = totals[position] as number;
-  const otherTotal = totals[other] as number;
-  if (total !== otherTotal) return total > otherTotal;
-  const pods = (feasible[position] as NodeInfo).requested.pods;
-  const otherPods = (feasible[other] as NodeInfo).requested.pods;
-  if (pods !== otherPods) return pods < otherPods;
-  return (nameRank[position] as number) < (nameRank[other] as number);
-}
-

@@ -5,6 +5,7 @@ import { createDefaultProfile, defaultRegistry } from './plugins/index.ts';
 import { createRoundScheduler } from './round-scheduler.ts';
 import { NO_NODES_MESSAGE, schedule, type ScheduleResult } from './scheduler.ts';
 import { antiAffinityToApp, makeNode, makePod } from './test-fixtures.ts';
+import { startIndexOf } from './nodes-to-score.ts';
 
 const profile = createDefaultProfile();
 
@@ -474,6 +475,39 @@ describe('a round scheduler (outcomes reused for equal pods on unchanged nodes)'
     const actual = round(buildNodeInfos(nodes, []), pods, createRoundScheduler(createDefaultProfile()));
     expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
     expect(expected.filter((r) => r.type === 'unschedulable').length).toBeGreaterThan(0);
+  });
+
+  it('on a large cluster scores only kube\'s share of the feasible nodes (percentageOfNodesToScore), zones interleaved, the same in a round as in schedule', () => {
+    const ZONE = 'topology.kubernetes.io/zone';
+    // 400 nodes, 100 per zone, zones contiguous in name order: the scan interleaves them.
+    const nodes = Array.from({ length: 400 }, (_, i) => makeNode({ name: `node-${String(i).padStart(3, '0')}`, cpu: '8', labels: { [ZONE]: `z${Math.floor(i / 100)}` } }));
+    const owner = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'u', controller: true }];
+    const rs = { kind: 'ReplicaSet', apiVersion: 'apps/v1', metadata: { name: 'web-1', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } } } };
+    const cluster = { ...EMPTY_CLUSTER, get: (kind: string, _ns: string, name: string) => (kind === 'ReplicaSet' && name === 'web-1' ? rs : undefined) };
+    const pods = Array.from({ length: 120 }, (_, n) =>
+      n % 10 === 9 ? makePod({ name: `bare-${n}`, cpu: '100m', labels: { app: 'bare' } }) : makePod({ name: `web-${n}`, cpu: '100m', labels: { app: 'web' }, ownerReferences: owner }),
+    );
+    const expected = round(buildNodeInfos(nodes, []), pods, (pod, infos) => schedule(pod, infos, profile, cluster));
+    const actual = roundLogged(buildNodeInfos(nodes, []), pods, createRoundScheduler(createDefaultProfile(), cluster));
+    expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+    // Each pod went to a node of its window: the first 188 nodes (47 % of 400: 50 - 400/125) of the node tree from its start.
+    const order = Array.from({ length: 400 }, (_, k) => (k % 4) * 100 + Math.floor(k / 4));
+    pods.forEach((pod, n) => {
+      const start = startIndexOf(pod, 400);
+      const window = new Set(Array.from({ length: 188 }, (_, step) => `node-${String(order[(start + step) % 400]).padStart(3, '0')}`));
+      const result = actual[n] as ScheduleResult;
+      expect(result.type).toBe('bound');
+      if (result.type === 'bound') expect(window.has(result.node)).toBe(true);
+    });
+    // The default zone spreading still balances the ReplicaSet over the four zones.
+    const perZone = [0, 0, 0, 0];
+    actual.forEach((result, n) => {
+      if (result.type === 'bound' && n % 10 !== 9) perZone[Math.floor(Number(result.node.slice(5)) / 100)]! += 1;
+    });
+    expect(Math.max(...perZone) - Math.min(...perZone)).toBeLessThanOrEqual(5);
+    // With percentageOfNodesToScore 100 every feasible node is scored: the choices differ.
+    const everyNode = round(buildNodeInfos(nodes, []), pods, (pod, infos) => schedule(pod, infos, { ...profile, percentageOfNodesToScore: 100 }, cluster));
+    expect(everyNode.map((r) => (r.type === 'bound' ? r.node : '')).join()).not.toBe(expected.map((r) => (r.type === 'bound' ? r.node : '')).join());
   });
 
   it('evaluates the replicas of one template on the changed node only, after the first', () => {

@@ -22,6 +22,7 @@ import {
   type ScorePlugin,
 } from './framework.ts';
 import type { BindingRationale, FilteredNode, NodeScore, Pod } from '../../schemas/index.ts';
+import { numFeasibleNodesToFind, scanOrderOf, startIndexOf, windowOf } from './nodes-to-score.ts';
 
 /**
  * A scheduling decision. "Unschedulable" is an outcome, not an error. The rationale
@@ -78,6 +79,8 @@ export interface NodeOutcome {
   readonly unresolvable: boolean;
   readonly total: number;
   readonly scores: readonly number[];
+  /** A feasible node the cycle did not score (outside kube's `percentageOfNodesToScore`): never ranked. */
+  readonly unscored?: true;
 }
 
 const NO_SCORES: readonly number[] = [];
@@ -107,15 +110,21 @@ export function evaluateNode(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContex
 
 /**
  * Every node's outcome, as kube-scheduler's cycle runs: Filter on every node, then (with
- * the feasible nodes known, kube's PreScore) Score each feasible node per plugin, then
- * each plugin's NormalizeScore over the feasible nodes, then the weighted totals.
+ * the feasible nodes known, kube's PreScore) Score per plugin the feasible nodes the cycle
+ * scores (`percentageOfNodesToScore`: see `nodes-to-score.ts`), then each plugin's
+ * NormalizeScore over them, then the weighted totals. A feasible node left out of scoring
+ * is `unscored` (not ranked).
  */
 export function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingCycle, profile: Profile): NodeOutcome[] {
   const verdicts = nodeInfos.map((nodeInfo) => runFilters(pod, nodeInfo, ctx, profile));
+  let feasibleTotal = 0;
+  for (const verdict of verdicts) if (verdict.type === 'fit') feasibleTotal += 1;
+  const window = scoringWindow(pod, nodeInfos, ctx, profile, feasibleTotal, (index) => (verdicts[index] as FilterResult).type === 'fit');
+  const scored = window === undefined ? undefined : new Set(window);
   const feasible: NodeInfo[] = [];
   const indices: number[] = [];
   nodeInfos.forEach((nodeInfo, index) => {
-    if ((verdicts[index] as FilterResult).type !== 'fit') return;
+    if ((verdicts[index] as FilterResult).type !== 'fit' || (scored !== undefined && !scored.has(index))) return;
     feasible.push(nodeInfo);
     indices.push(index);
   });
@@ -125,6 +134,7 @@ export function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: Sched
   return nodeInfos.map((nodeInfo, index) => {
     const verdict = verdicts[index] as FilterResult;
     if (verdict.type === 'unfit') return { nodeInfo, unfit: verdict.reasons, unresolvable: verdict.unresolvable === true, total: 0, scores: NO_SCORES };
+    if (scored !== undefined && !scored.has(index)) return { nodeInfo, unfit: undefined, unresolvable: false, total: 0, scores: NO_SCORES, unscored: true };
     const position = next;
     next += 1;
     const scores = perPlugin.map((pluginScores) => pluginScores[position] as number);
@@ -134,6 +144,25 @@ export function evaluateAll(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: Sched
     });
     return { nodeInfo, unfit: undefined, unresolvable: false, total, scores };
   });
+}
+
+/**
+ * The indices (in scan order) of the feasible nodes this cycle scores, or undefined for all of
+ * them: kube's first `numFeasibleNodesToFind` feasible nodes in node-tree order from the
+ * pod's start (see `nodes-to-score.ts`).
+ */
+export function scoringWindow(
+  pod: Pod,
+  nodeInfos: readonly NodeInfo[],
+  ctx: SchedulingContext,
+  profile: Profile,
+  feasibleTotal: number,
+  feasible: (index: number) => boolean,
+): number[] | undefined {
+  const count = numFeasibleNodesToFind(profile.percentageOfNodesToScore, nodeInfos.length);
+  if (count >= feasibleTotal) return undefined;
+  const order = scanOrderOf(nodeInfos, ctx.changes);
+  return windowOf(order, startIndexOf(pod, nodeInfos.length), count, feasibleTotal, feasible);
 }
 
 /** One plugin's final (normalized, checked) scores of the feasible nodes, `indices` their positions in `ctx.nodeInfos`. */
@@ -202,7 +231,7 @@ export function runFilters(pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext,
 export function rank(outcomes: readonly NodeOutcome[], count: number): NodeOutcome[] {
   const top: NodeOutcome[] = [];
   for (const outcome of outcomes) {
-    if (outcome.unfit !== undefined) continue;
+    if (outcome.unfit !== undefined || outcome.unscored === true) continue;
     const last = top[top.length - 1];
     if (top.length === count && last !== undefined && !ranksBefore(outcome, last)) continue;
     let position = 0;

@@ -22,12 +22,21 @@ interface ConstraintCache {
   /** The node's value of the topology key ('' when it lacks it), and whether it has it. */
   readonly values: string[];
   readonly hasKey: boolean[];
+  /** The node's value as a small number (see `idOf`), so a cycle's loops index arrays instead of maps. */
+  readonly valueIds: number[];
   /** Whether the node counts toward domain totals (inclusion policies, every topology key when required). */
   readonly eligible: boolean[];
-  /** Domain value → matching pods over eligible nodes. */
-  readonly totals: Map<string, number>;
-  /** Domain value → nodes with that value (any node), to count domains without a pass when every node is feasible. */
-  readonly nodesPerValue: Map<string, number>;
+  /** Domain value → its id; ids are never reused while the cache lives. */
+  readonly idOf: Map<string, number>;
+  /** Domain id → matching pods over eligible nodes. */
+  readonly totals: number[];
+  /** Domain id → nodes with that value (any node), to count domains without a pass when every node is feasible. */
+  readonly nodesPerValue: number[];
+  /** Values with at least one node. */
+  domains: number;
+  /** Domain id → the last cycle that counted it among the scored nodes (see `spreadScores`). */
+  readonly seenIn: number[];
+  cycle: number;
   /** Length of the caller's change log when the cache was last brought up to date (undefined: compare every entry next time). */
   seen: number | undefined;
 }
@@ -74,16 +83,21 @@ function cacheFor(
       counts: new Array<number>(length).fill(0),
       values: new Array<string>(length).fill(''),
       hasKey: new Array<boolean>(length).fill(false),
+      valueIds: new Array<number>(length).fill(0),
       eligible: new Array<boolean>(length).fill(false),
-      totals: new Map(),
-      nodesPerValue: new Map(),
+      idOf: new Map(),
+      totals: [],
+      nodesPerValue: [],
+      domains: 0,
+      seenIn: [],
+      cycle: 0,
       seen: undefined,
     };
     byKey.set(key, cache);
   }
   const namespace = namespaceOf(pod);
   let includes: ReturnType<typeof inclusionOf> | undefined;
-  const { snapshot, counts, values, hasKey, eligible, totals, nodesPerValue } = cache;
+  const { snapshot, counts, values, hasKey, valueIds, eligible, idOf, totals, nodesPerValue } = cache;
   // With the change log, only entries replaced since the last visit can differ from the snapshot.
   const from = changes !== undefined && cache.seen !== undefined && cache.seen <= changes.length ? cache.seen : undefined;
   cache.seen = changes?.length;
@@ -93,11 +107,10 @@ function cacheFor(
     const nodeInfo = nodeInfos[index] as NodeInfo;
     if (snapshot[index] === nodeInfo) continue;
     if (snapshot[index] !== undefined) {
-      const value = values[index] as string;
-      if (eligible[index] === true) totals.set(value, (totals.get(value) ?? 0) - (counts[index] as number));
-      const nodes = (nodesPerValue.get(value) ?? 0) - 1;
-      if (nodes === 0) nodesPerValue.delete(value);
-      else nodesPerValue.set(value, nodes);
+      const id = valueIds[index] as number;
+      if (eligible[index] === true) totals[id] = (totals[id] as number) - (counts[index] as number);
+      nodesPerValue[id] = (nodesPerValue[id] as number) - 1;
+      if (nodesPerValue[id] === 0) cache.domains -= 1;
     }
     const labels = nodeInfo.node.metadata.labels ?? {};
     const present = Object.hasOwn(labels, constraint.topologyKey);
@@ -105,13 +118,23 @@ function cacheFor(
     includes ??= inclusionOf(pod);
     const counted = (!requireAllTopologies || hasAllKeys(nodeInfo, constraints)) && includes(constraint, nodeInfo.node);
     const count = countMatching(nodeInfo, constraint, namespace);
+    let id = idOf.get(value);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(value, id);
+      totals.push(0);
+      nodesPerValue.push(0);
+      cache.seenIn.push(-1);
+    }
     snapshot[index] = nodeInfo;
     counts[index] = count;
     values[index] = value;
     hasKey[index] = present;
+    valueIds[index] = id;
     eligible[index] = counted;
-    if (counted) totals.set(value, (totals.get(value) ?? 0) + count);
-    nodesPerValue.set(value, (nodesPerValue.get(value) ?? 0) + 1);
+    if (counted) totals[id] = (totals[id] as number) + count;
+    if (nodesPerValue[id] === 0) cache.domains += 1;
+    nodesPerValue[id] = (nodesPerValue[id] as number) + 1;
   }
   return cache;
 }
@@ -133,7 +156,10 @@ export function spreadScores(pod: Pod, indices: readonly number[], ctx: Scheduli
   // kube's initPreScoreState: ignored nodes, domains among the feasible nodes, weights.
   const ignored = ctx.get(ignoredOfCycle).positions;
   ignored.clear();
-  const domains = constraints.map(() => new Set<string>());
+  // Per constraint, the distinct values among the scored nodes (counted by marking each
+  // value's id with this cycle's number instead of filling a set).
+  const domains = constraints.map(() => 0);
+  for (const cache of cachesOf) cache.cycle += 1;
   // Every node feasible and none ignored (the usual case): the domains are those of all nodes.
   const everyNode = !requireAllTopologies && indices.length === nodeInfos.length;
   for (let position = 0; !everyNode && position < indices.length; position += 1) {
@@ -143,12 +169,17 @@ export function spreadScores(pod: Pod, indices: readonly number[], ctx: Scheduli
       continue;
     }
     for (let c = 0; c < constraints.length; c += 1) {
-      if ((constraints[c] as SpreadConstraint).topologyKey !== HOSTNAME_KEY) (domains[c] as Set<string>).add((cachesOf[c] as ConstraintCache).values[index] as string);
+      if ((constraints[c] as SpreadConstraint).topologyKey === HOSTNAME_KEY) continue;
+      const cache = cachesOf[c] as ConstraintCache;
+      const id = cache.valueIds[index] as number;
+      if (cache.seenIn[id] === cache.cycle) continue;
+      cache.seenIn[id] = cache.cycle;
+      domains[c] = (domains[c] as number) + 1;
     }
   }
   const weights = constraints.map((constraint, c) => {
     if (constraint.topologyKey === HOSTNAME_KEY) return Math.log(indices.length - ignored.size + 2);
-    return Math.log((everyNode ? (cachesOf[c] as ConstraintCache).nodesPerValue.size : (domains[c] as Set<string>).size) + 2);
+    return Math.log((everyNode ? (cachesOf[c] as ConstraintCache).domains : (domains[c] as number)) + 2);
   });
   const checkIgnored = ignored.size > 0;
   const scores: number[] = new Array<number>(indices.length).fill(0);
@@ -163,7 +194,7 @@ export function spreadScores(pod: Pod, indices: readonly number[], ctx: Scheduli
       const cache = cachesOf[c] as ConstraintCache;
       if (cache.hasKey[index] !== true) continue;
       const constraint = constraints[c] as SpreadConstraint;
-      const count = constraint.topologyKey === HOSTNAME_KEY ? (cache.counts[index] as number) : (cache.totals.get(cache.values[index] as string) ?? 0);
+      const count = constraint.topologyKey === HOSTNAME_KEY ? (cache.counts[index] as number) : (cache.totals[cache.valueIds[index] as number] as number);
       score += count * (weights[c] as number) + (constraint.maxSkew - 1);
     }
     scores[position] = Math.round(score);
