@@ -5,7 +5,9 @@
  *   npm run bench [-- --only schedule,replay] [--log embedded|kafka|both] [--quick]
  *                 [--json | --markdown] [--save file.json]
  *
- * Scenarios: schedule, memory (measured after schedule, in the same run), replay,
+ * Scenarios: schedule, memory (measured after schedule, in the same run), scheduler-perf
+ * (kube's scheduler_perf workloads: anti-affinity, affinity, spreading, extended resources,
+ * preemption; BENCH_SCHEDULER_PERF=Name,… picks some), replay,
  * timetravel (on the replayed projection), api, startup, failover, dashboard (the timeline
  * of one namespace out of a long history, in headless Chromium). Each (scenario, log)
  * runs in its own child process, so one run's memory and JIT state do not leak into the
@@ -38,13 +40,14 @@ import { peersScenario } from './scenarios/peers.ts';
 import { podStartupScenario } from './scenarios/pod-startup.ts';
 import { replayAndTimeTravel } from './scenarios/replay.ts';
 import { scheduleScenario } from './scenarios/schedule.ts';
+import { schedulerPerfScenario } from './scenarios/scheduler-perf.ts';
 import type { LogKind, ScenarioContext, ScenarioResult } from './support.ts';
 
 // The heap policy of the logplane command (bin/logplane.mjs): the old generation grows to at
 // most 2.25x its live size between full GCs, so the scenarios measure the control plane as it runs.
 setFlagsFromString('--heap-growing-percent=125');
 
-const SCENARIOS = ['schedule', 'memory', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover', 'dashboard'] as const;
+const SCENARIOS = ['schedule', 'memory', 'scheduler-perf', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover', 'dashboard'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 /** What one child process runs: scenarios that share their setup run together. */
@@ -135,6 +138,7 @@ const runScenarios = async (unit: Unit, quick: boolean, brokers: readonly string
   if (wanted.has('schedule') || wanted.has('memory')) {
     results.push(...(await scheduleScenario(context)).filter((r) => wanted.has(r.scenario as ScenarioName)));
   }
+  if (wanted.has('scheduler-perf')) results.push(await schedulerPerfScenario(context));
   if (wanted.has('replay') || wanted.has('timetravel')) {
     const parts = new Set([...wanted].filter((s): s is 'replay' | 'timetravel' => s === 'replay' || s === 'timetravel'));
     results.push(...(await replayAndTimeTravel(context, parts)));
@@ -336,7 +340,7 @@ const main = async (): Promise<void> => {
   const groups: ScenarioName[][] = [
     selected.filter((s) => s === 'schedule' || s === 'memory'),
     selected.filter((s) => s === 'replay' || s === 'timetravel'),
-    ...selected.filter((s) => s === 'api' || s === 'peers' || s === 'startup' || s === 'failover' || s === 'dashboard').map((s) => [s]),
+    ...selected.filter((s) => s === 'scheduler-perf' || s === 'api' || s === 'peers' || s === 'startup' || s === 'failover' || s === 'dashboard').map((s) => [s]),
   ].filter((g) => g.length > 0);
   const units: Unit[] = groups.flatMap((group) =>
     logs.flatMap((log) => {

@@ -147,7 +147,8 @@ export const createBenchClient = (url: string, token: string): BenchClient => {
         const payload = body === undefined ? undefined : JSON.stringify(body);
         const headers: Record<string, string | number> = { Accept: 'application/json', Authorization: `Bearer ${token}` };
         if (payload !== undefined) {
-          headers['Content-Type'] = 'application/json';
+          // A PATCH is a JSON merge patch (RFC 7386), as `kubectl patch --type merge` sends it.
+          headers['Content-Type'] = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
           headers['Content-Length'] = Buffer.byteLength(payload);
         }
         const req = httpRequest({ agent, host: base.hostname, port: base.port, method, path, headers }, (res) => {

@@ -14,7 +14,7 @@ import { refuseWithStatus } from '../apiserver/streaming/connect.ts';
 import { apiErrors, writeKubeconfig, type ApiServer } from '../apiserver/index.ts';
 import { KubeletNotFoundError } from '../node-agent/kubelet/errors.ts';
 import type { EventLog } from '../log/port.ts';
-import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
+import { startNodeAgent, type NodeAgent, type NodeResources } from '../node-agent/agent.ts';
 import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
 import { createFoldMetrics, createProjection, type Projection } from '../projections/index.ts';
@@ -54,7 +54,7 @@ export interface UpOptions {
   readonly probeSecondMs?: number;
   /** How often the agents sample pods' and nodes' resource usage (the metrics API's resolution); default 15 s. */
   readonly metricsResolutionMs?: number;
-  readonly nodeCapacity?: { cpu: string; memory: string; pods: string };
+  readonly nodeCapacity?: NodeResources;
   /** ClusterIPs come from here (default 127.96.0.0/16); part of the cluster's identity, keep it fixed. */
   readonly serviceCIDR?: string;
   /** Pod addresses: node i gets the i-th /24 of this /16 (default 127.100.0.0/16). */

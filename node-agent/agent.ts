@@ -19,10 +19,12 @@ import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from '
 import { createKubeletMetrics, type ReportedPod } from './metrics.ts';
 import type { Registry } from 'prom-client';
 
+/** What a node offers (`status.capacity`): cpu, memory and pods, and any extended resource (e.g. `nvidia.com/gpu`). */
 export interface NodeResources {
   readonly cpu: string;
   readonly memory: string;
   readonly pods: string;
+  readonly [extended: string]: string;
 }
 
 export interface NodeAgentOptions {
