@@ -15,6 +15,7 @@ import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodDnsO
 import { startLogServer, type LogServerTls, type TokenAuthorizer } from './log-server.ts';
 import { createStreamingHandler, type StreamingHandler } from './streaming/server.ts';
 import { type PodObjectChange, viewObjectSource } from './kubelet/pod-objects.ts';
+import { mergePodStatus } from './kubelet/status.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 import { createKubeletMetrics, type ReportedPod } from './metrics.ts';
 import type { Registry } from 'prom-client';
@@ -383,8 +384,9 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
         }
         pendingStatus.set(key, {
           node,
-          // kubelet reports the pod's QoS class with every status (the one the apiserver recorded).
-          body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: { ...update.status, qosClass: podQos(current) } },
+          // kubelet reports the pod's QoS class with every status (the one the apiserver recorded), and
+          // keeps the conditions it does not own and the scheduler's nominatedNodeName (mergePodStatus).
+          body: { type: 'PodStatusChanged', namespace: update.namespace, name: update.name, uid: update.uid, status: mergePodStatus(current.status, { ...update.status, qosClass: podQos(current) }) },
           holdUntil: first && isAdmissionOnly(update.status) ? performance.now() + ADMISSION_HOLD_MS : 0,
           // When the runtime saw the status, not when its report left (after the pod's record was written).
           at: update.at,

@@ -20,6 +20,7 @@ import { resolveBackend } from './backends.ts';
 import { assertNever } from './errors.ts';
 import { startIngressProxy, type IngressRouter, type ProxyLimits, type RouteDecision } from './proxy.ts';
 import { buildRoutingTable, matchRoute, tlsRuleFor, type RoutingTable } from './rules.ts';
+import { ensureIngressClass } from './ingress-class.ts';
 import { startStatusWriter } from './status.ts';
 import { createCertificateStore } from './tls.ts';
 
@@ -112,6 +113,8 @@ export const startIngressController = async (options: IngressControllerOptions):
       ports: [{ port: proxy.httpPort, protocol: 'TCP' }, ...(proxy.httpsPort !== undefined ? [{ port: proxy.httpsPort, protocol: 'TCP' }] : [])],
     },
   ];
+  // Its class first, as an installation creates it: Ingresses naming no class then land on it.
+  await ensureIngressClass({ projection, log: options.log, logger });
   const status = startStatusWriter({ projection, log: options.log, logger, loadBalancer });
   logger.info({ host: proxy.host, httpPort: proxy.httpPort, httpsPort: proxy.httpsPort }, 'Ingress controller listening');
   const running = proxy;

@@ -13,14 +13,7 @@ import { cleanup, freePort, kubectl, logplane, ok, startLogplane, tempDir, waitF
 
 const exec = promisify(execFile);
 
-const MANIFEST = `apiVersion: networking.k8s.io/v1
-kind: IngressClass
-metadata:
-  name: logplane
-  annotations: {ingressclass.kubernetes.io/is-default-class: "true"}
-spec: {controller: logplane.dev/ingress}
----
-apiVersion: v1
+const MANIFEST = `apiVersion: v1
 kind: Service
 metadata: {name: echo, namespace: default}
 spec:
@@ -77,7 +70,12 @@ describe('logplane up runs the Ingress controller', () => {
     expect(stdout).toBe('404');
   });
 
-  it('routes an Ingress applied with kubectl to its pod and shows its address', async () => {
+  it('has made its IngressClass, the default one, as an installation does', async () => {
+    const out = ok(await kubectl(kubeconfig, cacheDir, ['get', 'ingressclass', 'logplane', '-o', 'jsonpath={.spec.controller} {.metadata.annotations.ingressclass\\.kubernetes\\.io/is-default-class}']));
+    expect(out.trim()).toBe('logplane.dev/ingress true');
+  });
+
+  it('routes an Ingress applied with kubectl (naming no class) to its pod and shows its address', async () => {
     const manifest = join(dataDir, 'echo.yaml');
     writeFileSync(manifest, MANIFEST);
     ok(await kubectl(kubeconfig, cacheDir, ['apply', '-f', manifest]));

@@ -164,6 +164,24 @@ export function withTransitionTimes(next: PodStatus, previous: PodStatus | undef
   return { ...next, conditions: timed };
 }
 
+/** The pod conditions kubelet owns (kube's `kubetypes.PodConditionsByKubelet`); any other type belongs to someone else. */
+const KUBELET_CONDITIONS: ReadonlySet<string> = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
+
+/**
+ * The status a report sends, as kubelet's status manager merges it (`mergePodStatus`): the
+ * conditions kubelet does not own (a scheduler's DisruptionTarget, a readiness gate's
+ * condition) are kept from the pod's current status, ahead of kubelet's own, and
+ * `nominatedNodeName` (the scheduler's, which kube 1.32 does not clear at binding) is kept.
+ */
+export function mergePodStatus(current: PodStatus | undefined, reported: PodStatus): PodStatus {
+  const kept = (current?.conditions ?? []).filter((condition) => !KUBELET_CONDITIONS.has(condition.type));
+  const own = (reported.conditions ?? []).filter((condition) => KUBELET_CONDITIONS.has(condition.type));
+  const merged: PodStatus = { ...reported, conditions: kept.length === 0 ? own : [...kept, ...own] };
+  const nominated = current?.nominatedNodeName;
+  if (nominated !== undefined && nominated !== null && nominated !== '') merged.nominatedNodeName = nominated;
+  return merged;
+}
+
 /** Structural equality of JSON values (statuses), without serialising them. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

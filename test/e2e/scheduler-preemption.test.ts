@@ -55,6 +55,10 @@ describe.each(LOG_ADAPTERS)('preemption by a higher-priority pod, on the %s log'
     const high = podOf('high') as Pod;
     chosen = high.spec.nodeName ?? '';
     expect(NODES).toContain(chosen);
+    // kube 1.32 keeps the nomination after binding (kubelet's status merge keeps what it does not own).
+    expect(high.status?.nominatedNodeName).toBe(chosen);
+    const shown = await k.expectOk('get', 'pod', 'high', '-o', 'jsonpath={.status.nominatedNodeName}');
+    expect(shown.trim()).toBe(chosen);
     victims = LOW.filter((name) => podOf(name) === undefined).map((name) => before.get(name) as Pod);
     // 2 cpu on a node of 3 holding three 1-cpu pods: two must go, the third is reprieved.
     expect(victims.map((v) => v.spec.nodeName)).toEqual([chosen, chosen]);
