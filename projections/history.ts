@@ -135,6 +135,15 @@ const rememberedPositions = (store: ProjectionStore, partitions: number): Positi
   };
 };
 
+/**
+ * `eventPosition` formatted, for many events of one reply (they often share their
+ * milliseconds, so the time index is read once per millisecond).
+ */
+export const eventPositions = (store: ProjectionStore, partitions: number): ((event: EventAddress) => string) => {
+  const atTime = rememberedPositions(store, partitions);
+  return (event) => formatVector(eventPosition(store, partitions, event, atTime));
+};
+
 /** One version of an object as the bulk history lists it: a `VersionView` without the diff. */
 export type VersionSummary = Omit<VersionView, 'diff'>;
 

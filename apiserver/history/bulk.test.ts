@@ -201,9 +201,11 @@ describeOnBothLogs('the bulk history of a namespace', (adapter) => {
       expect(JSON.stringify(page)).not.toContain('"spec"');
       const c = page!.items.find((i) => i.key === 'Pod/default/c')!;
       expect(c.marks.at(-1)).toMatchObject({ type: 'deleted', eventType: 'ObjectDeleted' });
-      // A mark's address is a moment: the object as that event left it.
+      // A mark names its event by the one position format (the bulk history's position of the
+      // same version), and it is a moment: the object as that event left it.
       const created = c.marks[0]!;
-      expect(created.at).toMatch(/^desired\/\d+\/\d+$/);
+      expect(created.at).toMatch(/^\d+(\.\d+)+$/);
+      expect(created.at).toBe(whole.get('Pod/default/c')![0]!.position);
       const at = await client.request('GET', `/logplane/v1/at?at=${encodeURIComponent(created.at)}&kind=Pod&namespace=default&name=c`);
       expect(at.status, JSON.stringify(at.body)).toBe(200);
       expect((at.body as { objects: { metadata: { name: string } }[] }).objects.map((o) => o.metadata.name)).toEqual(['c']);

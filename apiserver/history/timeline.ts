@@ -4,13 +4,14 @@
  * Event is about, the label sets and actors its versions had (the timeline's filters); and its
  * versions folded into what is drawn: a span per run of versions in one state (named and toned
  * by phase or condition, as `kubectl get` prints it) and generation, deletions, rejected writes,
- * and an Event's reports. Each names its event by address (`desired/0/7`, a moment every
- * history route accepts: the object page reads the whole version from it when asked).
+ * and an Event's reports. Each names its event by its position (`eventPosition`: the list
+ * resourceVersion just after it, the one format every CLI verb, route and page prints and
+ * accepts; the object page reads the whole version from it when asked).
  * Paged exactly as the bulk history (the same `limit` counts versions read, the same
  * `continue`); an object's runs may continue on the next page, where a run in the same state
  * carries on.
  */
-import { formatVector, historyPageEntries, entryStates, type PageEntries, type Projection } from '../../projections/index.ts';
+import { eventPositions, formatVector, historyPageEntries, entryStates, type EventAddress, type PageEntries, type Projection } from '../../projections/index.ts';
 import type { Actor, KubeObject, Node, Pod } from '../../schemas/index.ts';
 import { nodeStatus, podStatus } from '../tables.ts';
 import { encodeToken, parseBulkQuery } from './bulk.ts';
@@ -19,7 +20,7 @@ import { encodeToken, parseBulkQuery } from './bulk.ts';
 export type Tone = 'ok' | 'progress' | 'bad' | 'gone' | 'neutral';
 
 interface MarkBase {
-  /** The event's address (`desired/0/7`): as a moment, the position just after it. */
+  /** The event's position (`eventPosition`, e.g. `8.3`): the list resourceVersion just after it. */
   readonly at: string;
   readonly time: number;
   readonly actor: Actor;
@@ -115,7 +116,7 @@ const involvedOf = (object: KubeObject): string | undefined => {
 };
 
 /** The timeline of one object's part of a page. */
-export const objectTimeline = (part: PageEntries, now: number): ObjectTimeline => {
+export const objectTimeline = (part: PageEntries, now: number, positionOf: (event: EventAddress) => string): ObjectTimeline => {
   const isEvent = part.key.startsWith('Event/') || part.key.startsWith('Event.');
   const marks: TimelineMark[] = [];
   const labels = new Map<string, Readonly<Record<string, string>>>();
@@ -126,7 +127,7 @@ export const objectTimeline = (part: PageEntries, now: number): ObjectTimeline =
   let run: { -readonly [K in keyof Extract<TimelineMark, { type: 'span' }>]: Extract<TimelineMark, { type: 'span' }>[K] } | undefined;
   for (const { entry, object } of entryStates(part)) {
     actors.add(entry.actor.name);
-    const base: MarkBase = { at: `${entry.topic}/${entry.partition}/${entry.offset}`, time: entry.time, actor: entry.actor, eventType: entry.eventType };
+    const base: MarkBase = { at: positionOf(entry), time: entry.time, actor: entry.actor, eventType: entry.eventType };
     if (entry.verdict.type === 'rejected') {
       marks.push({ ...base, type: 'rejected', message: entry.verdict.message });
       continue;
@@ -175,6 +176,7 @@ export const bulkTimeline = (projection: Projection, query: URLSearchParams, now
   const { namespace, upTo, pageQuery } = parseBulkQuery(projection, query);
   const page = historyPageEntries(projection.store, pageQuery);
   const resourceVersion = formatVector(upTo);
+  const positionOf = eventPositions(projection.store, projection.partitions);
   return {
     kind: 'ObjectTimelineList',
     apiVersion: 'logplane/v1',
@@ -182,6 +184,6 @@ export const bulkTimeline = (projection: Projection, query: URLSearchParams, now
       resourceVersion,
       ...(page.next ? { continue: encodeToken({ rv: resourceVersion, ns: namespace, ...page.next }) } : {}),
     },
-    items: page.items.map((part) => objectTimeline(part, now)),
+    items: page.items.map((part) => objectTimeline(part, now, positionOf)),
   };
 };

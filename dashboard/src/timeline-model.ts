@@ -38,9 +38,9 @@ export interface Lane {
 /** What a span or mark says about the object. */
 export type Tone = 'ok' | 'progress' | 'bad' | 'gone' | 'neutral';
 
-/** The event behind a mark: what its tooltip names, and the moment (`desired/0/7`) clicking it opens. */
+/** The event behind a mark: what its tooltip names, and the moment (its position, `8.3`) clicking it opens. */
 export interface MarkEvent {
-  /** The event's address; as a moment, the position just after it. */
+  /** The event's position: the list resourceVersion just after it (`8.3`). */
   readonly at: string;
   readonly time: number;
   readonly actor: { readonly type: string; readonly name: string };

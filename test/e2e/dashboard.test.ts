@@ -189,7 +189,12 @@ describe.each(LOG_ADAPTERS)('the dashboard in Chromium on the %s log', (adapter)
     await page.locator('.vis-label [data-lane="Deployment/default/echo"]').waitFor();
     expect(await page.locator('.vis-label [data-kind="Pod"]').count()).toBeGreaterThanOrEqual(4);
     // The stale write is a mark on the Deployment's lane.
-    await page.locator('.vis-item.mark-rejected', { hasText: 'rejected' }).first().waitFor();
+    const rejected = page.locator('.vis-item.mark-rejected', { hasText: 'rejected' }).first();
+    await rejected.waitFor();
+    // Its tooltip names the event by the one position format every page and verb uses. (The
+    // mouse is not moved onto it: a span of the same lane may be drawn over the point.)
+    await rejected.dispatchEvent('mouseover');
+    await expect.poll(async () => (await page.locator('.vis-tooltip').allTextContents()).join(' ')).toMatch(/by user \S+ at .*, position \d+(\.\d+)+ — rejected: /);
     // Spans are named by state: the pods ran.
     await page.locator('.vis-item.tone-ok', { hasText: 'Running' }).first().waitFor();
     // Kubernetes Events are marks on their objects' lanes, not lanes of their own.

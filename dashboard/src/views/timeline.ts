@@ -75,7 +75,7 @@ const loadTimelines = async (namespace: string): Promise<ObjectTimeline[]> => {
 };
 
 const describe = (event: MarkEvent, rejected?: string): string =>
-  `${event.eventType} by ${event.actor.type} ${event.actor.name} at ${new Date(event.time).toISOString()}, event ${event.at}` + (rejected === undefined ? '' : ` — rejected: ${rejected}`);
+  `${event.eventType} by ${event.actor.type} ${event.actor.name} at ${new Date(event.time).toISOString()}, position ${event.at}` + (rejected === undefined ? '' : ` — rejected: ${rejected}`);
 
 /** The lanes shown before anything is unfolded or scrolled: every root, and the children of owners that start unfolded. */
 const initiallyShown = (lanes: readonly Lane[]): string[] => {
