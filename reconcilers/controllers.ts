@@ -9,6 +9,7 @@ import type { Projection } from '../projections/index.ts';
 import { createDeploymentController } from './deployment/index.ts';
 import { createDisruptionController } from './disruption/index.ts';
 import { createEndpointsController } from './endpoints/index.ts';
+import { createEndpointSliceController } from './endpointslice/index.ts';
 import { createGarbageCollector } from './garbage-collector/index.ts';
 import { createNamespaceController } from './namespace/index.ts';
 import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
@@ -84,6 +85,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   'garbage-collector': () => createGarbageCollector(),
   namespace: () => createNamespaceController(),
   endpoints: () => createEndpointsController(),
+  endpointslice: () => createEndpointSliceController(),
   serviceaccount: () => createServiceAccountController(),
   resourcequota: () => createResourceQuotaController(),
   'pvc-protection': () => createPvcProtectionController(),
@@ -112,6 +114,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     'garbage-collector': () => createGarbageCollector(),
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),
+    endpointslice: () => createEndpointSliceController(),
     'root-ca-cert-publisher': () => createRootCACertPublisher({ rootCA: options.rootCA ?? '' }),
     serviceaccount: () => createServiceAccountController(),
     resourcequota: () => createResourceQuotaController(),

@@ -11,7 +11,7 @@ import { matchesLabels, parseLabelSelector, type LabelRequirement } from '../../
 import type { EndpointAddress, EndpointPort, EndpointSubset, Endpoints, EventBody, Pod, Service } from '../../schemas/index.ts';
 import type { Controller, Decision } from '../runtime.ts';
 
-const requirementsOf = (selector: Readonly<Record<string, string>>): LabelRequirement[] => {
+export const requirementsOf = (selector: Readonly<Record<string, string>>): LabelRequirement[] => {
   const text = Object.entries(selector)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
@@ -19,7 +19,7 @@ const requirementsOf = (selector: Readonly<Record<string, string>>): LabelRequir
   return parsed.type === 'ok' ? [...parsed.requirements] : [];
 };
 
-const isReady = (pod: Pod): boolean =>
+export const isReady = (pod: Pod): boolean =>
   (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
 /** The label kube puts on the Endpoints of a headless Service (`v1.IsHeadlessService`). */
@@ -32,7 +32,7 @@ const isHeadless = (service: Service): boolean => service.spec.clusterIP === 'No
  * port is missing: a named target port is looked up, with the service port's protocol, in
  * the containers.
  */
-const resolveTargetPort = (port: NonNullable<Service['spec']['ports']>[number], pod: Pod): number | undefined => {
+export const resolveTargetPort = (port: NonNullable<Service['spec']['ports']>[number], pod: Pod): number | undefined => {
   const target = port.targetPort ?? port.port;
   if (typeof target === 'number') return target;
   if (/^\d+$/.test(target)) return Number(target);
