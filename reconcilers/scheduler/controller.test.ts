@@ -4,6 +4,7 @@ import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, KubeObject, Node, Pod } from '../../schemas/index.ts';
 import { createSchedulerController, decidePods, defaultSchedulerProfiles } from './controller.ts';
 import { tempProjections } from '../../projections/temp-projections.ts';
+import { parseSchedulerConfig } from './config/index.ts';
 
 const defaultProfiles = defaultSchedulerProfiles();
 
@@ -259,5 +260,46 @@ describe('scheduler controller: preemption (DefaultPreemption)', () => {
     expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
       '0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..',
     );
+  });
+});
+
+describe('scheduler profiles (KubeSchedulerConfiguration)', () => {
+  const config = parseSchedulerConfig(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+  - schedulerName: bin-packing
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          scoringStrategy:
+            type: MostAllocated
+`);
+  const withScheduler = (p: Pod, schedulerName: string): Pod => ({ ...p, spec: { ...p.spec, schedulerName } });
+  const objects = (): KubeObject[] => [node('node-1'), node('node-2'), { ...pod('placed', '2'), spec: { ...pod('placed', '2').spec, nodeName: 'node-1' } }];
+
+  it('routes each pod to the profile its schedulerName names, and leaves pods of other schedulers alone', () => {
+    const projection = cluster([
+      ...objects(),
+      withScheduler(pod('packer', '500m'), 'bin-packing'),
+      pod('spreader', '500m'),
+      withScheduler(pod('orphan', '500m'), 'other-scheduler'),
+    ]);
+    const keys = ['Pod/default/packer', 'Pod/default/spreader', 'Pod/default/orphan'];
+    const decisions = decidePods(keys, projection.view(), { now: 0 }, config.profiles);
+    expect(boundNode(decisions.get('Pod/default/packer')?.commands)).toBe('node-1');
+    expect(boundNode(decisions.get('Pod/default/spreader')?.commands)).toBe('node-2');
+    expect(decisions.get('Pod/default/orphan')).toEqual({ commands: [] });
+    // The same view and configuration decide the same again.
+    expect(decidePods(keys, projection.view(), { now: 0 }, config.profiles)).toEqual(decisions);
+  });
+
+  it('the controller built from the configuration binds by profile', () => {
+    const projection = cluster([...objects(), withScheduler(pod('packer', '500m'), 'bin-packing')]);
+    const controller = createSchedulerController({ config });
+    const decision = controller.decide('Pod/default/packer', projection.view(), { now: 0 });
+    expect(boundNode(decision.commands)).toBe('node-1');
+    const byDefault = createSchedulerController().decide('Pod/default/packer', projection.view(), { now: 0 });
+    expect(byDefault).toEqual({ commands: [] });
   });
 });
