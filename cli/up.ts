@@ -145,6 +145,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   const apiserver = await serveApi({
     log,
     projection,
+    ...(schedulerConfig ? { schedulerConfig } : {}),
     tokens,
     port: options.port,
     host: options.host,

@@ -4,7 +4,8 @@
  * KubeSchedulerConfiguration with the default profile and a `bin-packing` profile whose
  * NodeResourcesFit scores MostAllocated. Pods of the default scheduler spread over the
  * nodes, pods naming `bin-packing` are packed onto one node, a pod naming a scheduler no
- * profile serves stays Pending and untouched (as kube leaves it to that scheduler), and a
+ * profile serves stays Pending and untouched (as kube leaves it to that scheduler), `debug
+ * reconcile` re-runs a bin-packing binding with the cluster's configuration, and a
  * configuration with a bad field fails the start with an error naming it.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,8 +16,10 @@ import { describe, expect, it } from 'vitest';
 import { startCluster } from '../../cli/up.ts';
 import { SchedulerConfigError } from '../../reconcilers/errors.ts';
 import type { Pod } from '../../schemas/index.ts';
+import type { ReconcileReply, WhyReply } from '../../cli/history/api.ts';
 import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
 import { useKubectlCluster } from './kubectl-harness.ts';
+import { logplane, okJson } from './process.ts';
 
 const NODES = ['node-1', 'node-2', 'node-3'];
 const SPREAD = ['spread-1', 'spread-2', 'spread-3'];
@@ -122,6 +125,17 @@ describe.each(LOG_ADAPTERS)('scheduler profiles from --scheduler-config, on the 
     const phase = await k.expectOk('get', 'pod', 'orphan', '-o', 'jsonpath={.status.phase}');
     expect(phase.trim()).toBe('Pending');
   }, 90_000);
+
+  it('debug reconcile re-runs a bin-packing binding with the configuration the cluster runs and gets the same PodBound', async () => {
+    const name = PACKED[PACKED.length - 1] as string;
+    const { chains } = okJson<WhyReply>(await logplane(k.cluster.kubeconfig, ['why', `pod/${name}`, '-o', 'json']));
+    const binding = chains.flat().find((link) => link.event.eventType === 'PodBound' && link.event.verdict.type === 'accepted');
+    const at = binding?.event.decidedAt ?? '';
+    expect(at).not.toBe('');
+    const reply = okJson<ReconcileReply>(await logplane(k.cluster.kubeconfig, ['debug', 'reconcile', 'scheduler', `pod/${name}`, '--at', at, '-o', 'json']));
+    expect(reply).toMatchObject({ controller: 'scheduler', identical: true });
+    expect(reply.commands[0]).toMatchObject({ type: 'PodBound', name, node: podOf(name)?.spec.nodeName });
+  }, 60_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {
     const replay = await replayToLive(k.cluster);
