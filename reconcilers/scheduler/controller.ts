@@ -328,7 +328,7 @@ const sameVector = (left: PositionVector, right: PositionVector): boolean =>
  */
 export const createSchedulerController = (options: SchedulerOptions = {}): Controller => {
   const profiles = (options.config ?? defaultResolvedSchedulerConfig()).profiles;
-  const [schedulerName = 'default-scheduler', firstConfig] = [...profiles][0] ?? [];
+  const [, firstConfig] = [...profiles][0] ?? [];
   const { metrics } = options;
   /**
    * For the PreEnqueue check of retries: the first profile's (plugins are stateless; each
@@ -365,7 +365,7 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
       cache.reset(projection.view());
       const current = { projection, cache };
       attached = current;
-      const stopCounting = metrics?.countPendingWith(() => countPending(projection.view(), retryProfile, schedulerName));
+      const stopCounting = metrics?.countPendingWith(() => countPending(projection.view(), retryProfile, new Set(profiles.keys())));
       return () => {
         stopCounting?.();
         subscription.unsubscribe();

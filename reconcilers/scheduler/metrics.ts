@@ -42,17 +42,17 @@ export interface SchedulerMetrics {
 }
 
 /**
- * Counts the pods waiting for scheduler `schedulerName` in `view` by the queue kube would
+ * Counts the pods waiting for the schedulers `schedulerNames` (the profiles' names) in `view` by the queue kube would
  * hold them in: `gated` (a PreEnqueue plugin holds them back), `unschedulable` (the last
  * attempt found no node: PodScheduled=False, reason Unschedulable; retried when the cluster
  * changes), `active` (the rest). logplane keeps no per-pod backoff queue: `backoff` is 0.
  */
-export const countPending = (view: View, profile: Profile, schedulerName: string): PendingPods => {
+export const countPending = (view: View, profile: Profile, schedulerNames: ReadonlySet<string>): PendingPods => {
   let active = 0;
   let unschedulable = 0;
   let gated = 0;
   for (const pod of view.unscheduledPods() as Pod[]) {
-    if ((pod.spec.schedulerName ?? 'default-scheduler') !== schedulerName || pod.metadata.deletionTimestamp) continue;
+    if (!schedulerNames.has(pod.spec.schedulerName ?? 'default-scheduler') || pod.metadata.deletionTimestamp) continue;
     if (preEnqueue(pod, profile).type === 'gated') gated += 1;
     else if (pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable')) unschedulable += 1;
     else active += 1;
