@@ -5,6 +5,8 @@ import type { EventBody, KubeObject, Node, Pod } from '../../schemas/index.ts';
 import { createSchedulerController, decidePods, defaultSchedulerProfiles } from './controller.ts';
 import { tempProjections } from '../../projections/temp-projections.ts';
 import { parseSchedulerConfig } from './config/index.ts';
+import { createSchedulerMetrics } from './metrics.ts';
+import { Registry } from 'prom-client';
 
 const defaultProfiles = defaultSchedulerProfiles();
 
@@ -301,5 +303,15 @@ profiles:
     expect(boundNode(decision.commands)).toBe('node-1');
     const byDefault = createSchedulerController().decide('Pod/default/packer', projection.view(), { now: 0 });
     expect(byDefault).toEqual({ commands: [] });
+  });
+
+  it('counts each attempt under its profile\'s name (kube\'s profile label)', async () => {
+    const projection = cluster([...objects(), withScheduler(pod('packer', '500m'), 'bin-packing'), pod('spreader', '500m')]);
+    const registry = new Registry();
+    const controller = createSchedulerController({ config, metrics: createSchedulerMetrics(registry) });
+    controller.decideAll?.(['Pod/default/packer', 'Pod/default/spreader'], projection.view(), { now: 0 });
+    const text = await registry.metrics();
+    expect(text).toContain('scheduler_schedule_attempts_total{result="scheduled",profile="bin-packing"} 1');
+    expect(text).toContain('scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 1');
   });
 });

@@ -185,7 +185,8 @@ export const decidePods = (
       decisions.set(key, { commands: [] });
       continue;
     }
-    const round = roundOf(pod.spec.schedulerName ?? 'default-scheduler');
+    const schedulerName = pod.spec.schedulerName ?? 'default-scheduler';
+    const round = roundOf(schedulerName);
     if (round === undefined) {
       decisions.set(key, { commands: [] });
       continue;
@@ -217,6 +218,7 @@ export const decidePods = (
         if (nominated.size > 0) nominate(nominated, pod, undefined);
         decisions.set(key, { commands: [command] });
         tally?.scheduledSeconds.push((performance.now() - attemptStarted) / 1000);
+        tally?.scheduledProfiles.push(schedulerName);
         break;
       }
       case 'unschedulable': {
@@ -249,6 +251,7 @@ export const decidePods = (
           }
         }
         tally?.unschedulableSeconds.push((performance.now() - attemptStarted) / 1000);
+        tally?.unschedulableProfiles.push(schedulerName);
         const conditions = pod.status?.conditions ?? [];
         const current = conditions.find((c) => c.type === 'PodScheduled');
         if (current?.status === 'False' && current.message === message && (pod.status?.nominatedNodeName ?? undefined) === (nomination ?? undefined)) {
