@@ -12,6 +12,7 @@ import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import type { Registry } from 'prom-client';
 import { createFoldMetrics, createProjection, registerProjectionLag, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
+import { loadSchedulerConfig } from '../reconcilers/scheduler/config/index.ts';
 import { agentServingCredentials, ensureClusterCA, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
 import { adminCredentials, openLog, processRegistry, remotePodLogs, remotePodStreams, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
@@ -132,8 +133,11 @@ export const runControllers = async (options: {
   kubeconfig?: string;
   /** `--metrics-address host:port`: serve `/metrics` over HTTPS there (needs `kubeconfig`; see metrics-server.ts). */
   metricsAddress?: string;
+  /** `--scheduler-config`: a KubeSchedulerConfiguration file (kube-scheduler's `--config`); read and checked before anything starts. */
+  schedulerConfigFile?: string;
   logger: Logger;
 }): Promise<Component & { metricsUrl?: string }> => {
+  const schedulerConfig = options.schedulerConfigFile !== undefined ? await loadSchedulerConfig(options.schedulerConfigFile) : undefined;
   const metricsAddress = options.metricsAddress !== undefined ? parseListenAddress(options.metricsAddress) : undefined;
   if (metricsAddress && options.kubeconfig === undefined) {
     throw new Error('--metrics-address needs --kubeconfig: the metrics port checks tokens with the apiserver (TokenReview, SubjectAccessReview)');
@@ -148,6 +152,7 @@ export const runControllers = async (options: {
     logger: options.logger,
     registry,
     admitCreated: admitControllerCreate,
+    ...(schedulerConfig ? { schedulerConfig } : {}),
     ...(options.only ? { only: options.only } : {}),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),

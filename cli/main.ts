@@ -267,6 +267,7 @@ export const buildProgram = (): Command => {
     .option('--toleration <seconds>', 'default toleration of an unreachable node before eviction', integer('--toleration'))
     .option('--event-ttl <duration>', 'how long an Event stays in the current view after it was last seen (default 1h; the log keeps it)', parseDuration('--event-ttl'))
     .option('--heartbeat <ms>', 'node heartbeat period', integer('--heartbeat'))
+    .option('--scheduler-config <file>', 'a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1, kube-scheduler\'s --config): profiles by schedulerName, plugins, weights, args, percentageOfNodesToScore')
     .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
     .option('--pod-cidr <cidr>', 'pod addresses, a /16; node i gets its i-th /24', '127.100.0.0/16')
     .option('--dns <address>', 'cluster DNS (UDP and TCP) on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
@@ -277,7 +278,7 @@ export const buildProgram = (): Command => {
     .action(async (flags: LimitFlags & RuntimeFlags & AuditFlags & {
       authorizationMode: readonly AuthorizationMode[];
       data: string; nodes: number; port: number; host: string; proxy: 'userspace' | 'nftables' | 'none';
-      tls: boolean; nodeGrace?: number; toleration?: number; eventTtl?: number; heartbeat?: number; serviceCidr?: string; podCidr: string; durability: Durability;
+      tls: boolean; nodeGrace?: number; toleration?: number; eventTtl?: number; heartbeat?: number; schedulerConfig?: string; serviceCidr?: string; podCidr: string; durability: Durability;
       dns: HostPort | 'none'; dnsUpstream?: string[]; dnsClusterIp: boolean; ingress: IngressAddress | 'none';
     }) => {
       const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
@@ -301,6 +302,7 @@ export const buildProgram = (): Command => {
         ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
         ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
         ...(flags.heartbeat !== undefined ? { heartbeatMs: flags.heartbeat } : {}),
+        ...(flags.schedulerConfig !== undefined ? { schedulerConfigFile: flags.schedulerConfig } : {}),
         ...(flags.dns !== 'none' ? { dns: dnsSettingsOf(flags.dns, flags) } : {}),
         ...(flags.ingress !== 'none' ? { ingress: flags.ingress } : {}),
       });
@@ -368,10 +370,11 @@ export const buildProgram = (): Command => {
       .option('--node-grace <seconds>', 'node silence before Ready=Unknown', integer('--node-grace'))
       .option('--toleration <seconds>', 'default toleration of an unreachable node', integer('--toleration'))
       .option('--event-ttl <duration>', 'how long an Event stays in the current view after it was last seen (default 1h; the log keeps it)', parseDuration('--event-ttl'))
+      .option('--scheduler-config <file>', 'a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1, kube-scheduler\'s --config): profiles by schedulerName, plugins, weights, args, percentageOfNodesToScore')
       .option('--root-ca-file <file>', "the CA bundle published as every namespace's kube-root-ca.crt (the apiserver's certificate: <apiserver --data>/apiserver.crt)")
       .option('--kubeconfig <file>', 'the apiserver the hpa controller reads pod metrics from (metrics.k8s.io) and --metrics-address checks tokens with, with its credentials (e.g. <apiserver --data>/kubeconfig)')
       .option('--metrics-address <host:port>', 'serve Prometheus /metrics over HTTPS there (kube-controller-manager\'s secure port is 10257), for bearer tokens allowed to get /metrics (needs --kubeconfig)'),
-  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; rootCaFile?: string; kubeconfig?: string; metricsAddress?: string }) => {
+  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; schedulerConfig?: string; rootCaFile?: string; kubeconfig?: string; metricsAddress?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const only = flags.only?.split(',').map((n) => n.trim());
     const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
@@ -385,6 +388,7 @@ export const buildProgram = (): Command => {
       ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
       ...(flags.toleration !== undefined ? { tolerationSeconds: flags.toleration } : {}),
       ...(flags.eventTtl !== undefined ? { eventTtlMs: flags.eventTtl } : {}),
+      ...(flags.schedulerConfig !== undefined ? { schedulerConfigFile: flags.schedulerConfig } : {}),
       ...(flags.rootCaFile !== undefined ? { rootCAFile: flags.rootCaFile } : {}),
       ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
       ...(flags.metricsAddress !== undefined ? { metricsAddress: flags.metricsAddress } : {}),

@@ -19,6 +19,7 @@ import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kube
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
 import { createFoldMetrics, createProjection, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
+import { loadSchedulerConfig } from '../reconcilers/scheduler/config/index.ts';
 import { adminCredentials, openLog, processRegistry, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
 import { ensureClusterCA, serviceAccountSigningKey } from './pki.ts';
 import { inProcessMetricsSource } from './metrics-source.ts';
@@ -48,6 +49,8 @@ export interface UpOptions {
   readonly tolerationSeconds?: number;
   /** `--event-ttl`: how long an Event stays in the current view after it was last seen (default 1 h). */
   readonly eventTtlMs?: number;
+  /** `--scheduler-config`: a KubeSchedulerConfiguration file (kube-scheduler's `--config`); read and checked before anything starts. */
+  readonly schedulerConfigFile?: string;
   readonly heartbeatMs?: number;
   readonly crashLoop?: { initialMs: number; maxMs: number };
   readonly simStartDelayMs?: number;
@@ -96,6 +99,7 @@ export const nodeSubnets = (cidr: string) => {
 
 /** Starts the whole cluster in this process. */
 export const startCluster = async (options: UpOptions): Promise<RunningCluster> => {
+  const schedulerConfig = options.schedulerConfigFile !== undefined ? await loadSchedulerConfig(options.schedulerConfigFile) : undefined;
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger;
@@ -141,6 +145,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
   const apiserver = await serveApi({
     log,
     projection,
+    ...(schedulerConfig ? { schedulerConfig } : {}),
     tokens,
     port: options.port,
     host: options.host,
@@ -190,6 +195,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     logger: logger.child({ component: 'controllers' }),
     admitCreated: admitControllerCreate,
     registry,
+    ...(schedulerConfig ? { schedulerConfig } : {}),
     metricsSource: inProcessMetricsSource(projection, resourceUsage, logger.child({ component: 'hpa-metrics' })),
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),

@@ -41,6 +41,8 @@ import type { Projection } from '../projections/index.ts';
 import type { Node } from '../schemas/index.ts';
 import { createDebugReconcile } from '../reconcilers/debug.ts';
 import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
+import type { ResolvedSchedulerConfig } from '../reconcilers/scheduler/config/index.ts';
+import { createSchedulerController } from '../reconcilers/scheduler/controller.ts';
 import type { ClusterCredentials } from './pki.ts';
 import { createTokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
 
@@ -184,6 +186,8 @@ export interface ServeOptions {
   readonly serviceAccountSigningKey?: string;
   /** The process's metrics registry, which the apiserver's `/metrics` serves (default: the apiserver's own). */
   readonly registry?: Registry;
+  /** The scheduler profiles `debug reconcile scheduler` re-runs decisions with (`--scheduler-config`; default kube's default profile). */
+  readonly schedulerConfig?: ResolvedSchedulerConfig;
 }
 
 /** Starts an apiserver with the history API (and `debug reconcile`) attached. */
@@ -208,12 +212,16 @@ const openAuditLog = (settings: AuditSettings | false | undefined, dataDir: stri
   });
 };
 
+/** The controllers `debug reconcile` re-runs: the scheduler with the process's profiles when it has a configuration. */
+const debugControllersOf = (schedulerConfig: ResolvedSchedulerConfig | undefined): typeof CONTROLLER_FACTORIES =>
+  schedulerConfig === undefined ? CONTROLLER_FACTORIES : { ...CONTROLLER_FACTORIES, scheduler: () => createSchedulerController({ config: schedulerConfig }) };
+
 export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
   const audit = openAuditLog(options.audit, options.dataDir, options.logger);
   const historyApi = createHistoryApi({
     log: options.log,
     projection: options.projection,
-    debugReconcile: createDebugReconcile({ log: options.log, projection: options.projection, controllers: CONTROLLER_FACTORIES, admitCreated: admitControllerCreate }),
+    debugReconcile: createDebugReconcile({ log: options.log, projection: options.projection, controllers: debugControllersOf(options.schedulerConfig), admitCreated: admitControllerCreate }),
     debugControllers: Object.keys(CONTROLLER_FACTORIES),
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
   });

@@ -29,6 +29,7 @@ import { createCronJobController } from './cronjob/index.ts';
 import { createEventTtlController } from './event-ttl/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
 import { createSchedulerMetrics } from './scheduler/metrics.ts';
+import type { ResolvedSchedulerConfig } from './scheduler/config/index.ts';
 import { createHpaController, type MetricsSource } from './hpa/index.ts';
 
 import { CONTROLLER_NAMES, type ControllerName } from './controller-names.ts';
@@ -59,6 +60,8 @@ export interface ControllersOptions {
   readonly eventTtlMs?: number;
   /** Where the `hpa` controller reads pod metrics (the metrics.k8s.io API; default none: its metrics fail). */
   readonly metricsSource?: MetricsSource;
+  /** The scheduler's profiles (`--scheduler-config`, see `loadSchedulerConfig`; default kube's one `default-scheduler` profile). */
+  readonly schedulerConfig?: ResolvedSchedulerConfig;
   /** Replacement controllers by name (tests). */
   readonly factories?: Partial<Record<ControllerName, () => Controller>>;
 }
@@ -99,7 +102,11 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
   let heartbeats: HeartbeatTracker | undefined;
   const gracePeriodMs = options.nodeGracePeriodMs ?? 50_000;
   const builtIn: Partial<Record<ControllerName, () => Promise<Controller> | Controller>> = {
-    scheduler: () => createSchedulerController(options.registry ? { metrics: createSchedulerMetrics(options.registry) } : {}),
+    scheduler: () =>
+      createSchedulerController({
+        ...(options.registry ? { metrics: createSchedulerMetrics(options.registry) } : {}),
+        ...(options.schedulerConfig ? { config: options.schedulerConfig } : {}),
+      }),
     replicaset: () => createReplicaSetController(),
     replicationcontroller: () => createReplicationController(),
     deployment: () => createDeploymentController(),

@@ -46,3 +46,19 @@ export class InvalidControllerOptionError extends ReconcileError {
     super(`${option} must be ${expected}, got ${String(value)}`, false, { option, value: String(value) });
   }
 }
+
+/**
+ * A scheduler configuration (`--scheduler-config`, kube's KubeSchedulerConfiguration) that
+ * cannot be used: names the field as kube's validation does (`profiles[1].schedulerName`).
+ */
+export class SchedulerConfigError extends ReconcileError {
+  override readonly name = 'SchedulerConfigError';
+  constructor(
+    /** The field's path, e.g. `profiles[0].pluginConfig[1].args.scoringStrategy.type`. */
+    readonly field: string,
+    /** What is wrong with it. */
+    readonly detail: string,
+  ) {
+    super(`invalid scheduler configuration: ${field}: ${detail}`, false, { field });
+  }
+}

@@ -3,9 +3,11 @@ import { createProjection, type Projection } from '../../projections/projection.
 import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, EventEnvelope, KubeObject, Node, Pod } from '../../schemas/index.ts';
 import { createNodeInfoCache } from './cache.ts';
-import { createSchedulerController, decidePods, nodeInfosOf } from './controller.ts';
+import { createSchedulerController, decidePods, defaultSchedulerProfiles, nodeInfosOf } from './controller.ts';
 import { seededRandom as random } from '../testing.ts';
 import { tempProjections } from '../../projections/temp-projections.ts';
+
+const defaultProfiles = defaultSchedulerProfiles();
 
 const temp = tempProjections('logplane-sched-cache-');
 
@@ -120,7 +122,7 @@ describe('the scheduler NodeInfo cache', () => {
       // The attached controller decides on its cache exactly as on a rebuild from the view.
       const pending = after.unscheduledPods().map((p) => `Pod/default/${p.metadata.name}`);
       const withCache = controller.decideAll?.(pending, after, { now: 0 });
-      const fromView = decidePods(pending, after, { now: 0 }, 'default-scheduler');
+      const fromView = decidePods(pending, after, { now: 0 }, defaultProfiles);
       // The controller adds the Events its decisions record (Scheduled, FailedScheduling) after them.
       const decided = [...(withCache ?? [])].map(([key, decision]) => [key, { commands: decision.commands.filter((c) => c.type !== 'ObjectCreated' || c.object.kind !== 'Event') }]);
       expect(JSON.stringify(decided)).toBe(JSON.stringify([...fromView]));

@@ -2,8 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { createProjection, type Projection } from '../../projections/projection.ts';
 import { makeEvent, toBatches } from '../../projections/testing.ts';
 import type { EventBody, KubeObject, Node, Pod } from '../../schemas/index.ts';
-import { createSchedulerController, decidePods } from './controller.ts';
+import { createSchedulerController, decidePods, defaultSchedulerProfiles } from './controller.ts';
 import { tempProjections } from '../../projections/temp-projections.ts';
+import { parseSchedulerConfig } from './config/index.ts';
+import { createSchedulerMetrics } from './metrics.ts';
+import { Registry } from 'prom-client';
+
+const defaultProfiles = defaultSchedulerProfiles();
 
 const temp = tempProjections('logplane-sched-');
 
@@ -48,7 +53,7 @@ describe('scheduler controller round', () => {
     ['pods with cpu requests', '500m'],
   ])('spreads %s of one round over equal nodes (each binding is assumed for the next pod)', (_label, cpu) => {
     const projection = cluster([node('node-1'), node('node-2'), pod('a', cpu), pod('b', cpu)]);
-    const decisions = decidePods(['Pod/default/a', 'Pod/default/b'], projection.view(), { now: 0 }, 'default-scheduler');
+    const decisions = decidePods(['Pod/default/a', 'Pod/default/b'], projection.view(), { now: 0 }, defaultProfiles);
     const nodes = ['Pod/default/a', 'Pod/default/b'].map((k) => boundNode(decisions.get(k)?.commands));
     expect(new Set(nodes)).toEqual(new Set(['node-1', 'node-2']));
   });
@@ -56,8 +61,8 @@ describe('scheduler controller round', () => {
   it('is deterministic: the same view gives the same commands', () => {
     const projection = cluster([node('node-1'), node('node-2'), node('node-3'), pod('a', '1'), pod('b', '1'), pod('c', '1')]);
     const keys = ['Pod/default/a', 'Pod/default/b', 'Pod/default/c'];
-    const first = decidePods(keys, projection.view(), { now: 0 }, 'default-scheduler');
-    const second = decidePods(keys, projection.view(), { now: 0 }, 'default-scheduler');
+    const first = decidePods(keys, projection.view(), { now: 0 }, defaultProfiles);
+    const second = decidePods(keys, projection.view(), { now: 0 }, defaultProfiles);
     expect(JSON.stringify([...second])).toBe(JSON.stringify([...first]));
   });
 });
@@ -71,7 +76,7 @@ describe('scheduler controller: SchedulingGates', () => {
   it('does not bind a gated pod; says so in PodScheduled once; binds it once the gates are gone', () => {
     const projection = cluster([node('node-1'), gated('g', ['example.com/quota']), pod('free')]);
     const view = projection.view();
-    const decisions = decidePods(['Pod/default/g', 'Pod/default/free'], view, { now: 0 }, 'default-scheduler');
+    const decisions = decidePods(['Pod/default/g', 'Pod/default/free'], view, { now: 0 }, defaultProfiles);
     expect(boundNode(decisions.get('Pod/default/free')?.commands)).toBe('node-1');
     const commands = decisions.get('Pod/default/g')?.commands ?? [];
     expect(boundNode(commands)).toBeUndefined();
@@ -88,10 +93,10 @@ describe('scheduler controller: SchedulingGates', () => {
     // With the condition already there, nothing more is written.
     const conditioned = update?.type === 'ObjectUpdated' ? (update.object as Pod) : gated('g', ['x']);
     const again = cluster([node('node-1'), conditioned]);
-    expect(decidePods(['Pod/default/g'], again.view(), { now: 1 }, 'default-scheduler').get('Pod/default/g')).toEqual({ commands: [] });
+    expect(decidePods(['Pod/default/g'], again.view(), { now: 1 }, defaultProfiles).get('Pod/default/g')).toEqual({ commands: [] });
     // Gates removed (a pod update): it is scheduled.
     const ungated = cluster([node('node-1'), { ...conditioned, spec: { ...conditioned.spec, schedulingGates: [] } }]);
-    expect(boundNode(decidePods(['Pod/default/g'], ungated.view(), { now: 2 }, 'default-scheduler').get('Pod/default/g')?.commands)).toBe('node-1');
+    expect(boundNode(decidePods(['Pod/default/g'], ungated.view(), { now: 2 }, defaultProfiles).get('Pod/default/g')?.commands)).toBe('node-1');
   });
 
   it('a node change retries waiting pods but not gated ones', () => {
@@ -121,10 +126,10 @@ describe('scheduler controller: cluster objects', () => {
     };
     const prod = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod', labels: { env: 'production' } } } as KubeObject;
     const projection = cluster([prod, node('node-1'), node('node-2'), node('node-3'), db, app]);
-    expect(boundNode(decidePods(['Pod/default/app'], projection.view(), { now: 0 }, 'default-scheduler').get('Pod/default/app')?.commands)).toBe('node-2');
+    expect(boundNode(decidePods(['Pod/default/app'], projection.view(), { now: 0 }, defaultProfiles).get('Pod/default/app')?.commands)).toBe('node-2');
     const unlabelled = { ...prod, metadata: { name: 'prod' } } as KubeObject;
     const other = cluster([unlabelled, node('node-1'), node('node-2'), node('node-3'), db, app]);
-    const decision = decidePods(['Pod/default/app'], other.view(), { now: 0 }, 'default-scheduler').get('Pod/default/app');
+    const decision = decidePods(['Pod/default/app'], other.view(), { now: 0 }, defaultProfiles).get('Pod/default/app');
     expect(boundNode(decision?.commands)).toBeUndefined();
   });
 });
@@ -135,7 +140,7 @@ describe('scheduler controller: PrioritySort', () => {
     const low = pod('a-low', '1');
     const high: Pod = { ...pod('b-high', '1'), spec: { ...pod('b-high', '1').spec, priority: 1000 } };
     const projection = cluster([small, low, high]);
-    const decisions = decidePods(['Pod/default/a-low', 'Pod/default/b-high'], projection.view(), { now: 0 }, 'default-scheduler');
+    const decisions = decidePods(['Pod/default/a-low', 'Pod/default/b-high'], projection.view(), { now: 0 }, defaultProfiles);
     expect(boundNode(decisions.get('Pod/default/b-high')?.commands)).toBe('node-1');
     expect(boundNode(decisions.get('Pod/default/a-low')?.commands)).toBeUndefined();
     const update = decisions.get('Pod/default/a-low')?.commands[0];
@@ -150,7 +155,7 @@ describe('scheduler controller: extended resources', () => {
   it('a nvidia.com/gpu pod waits with kube message until a node advertising the GPU joins, then binds there', () => {
     const gpuPod: Pod = { ...pod('trainer'), spec: { ...pod('trainer').spec, containers: [{ name: 'main', image: 'logplane/echo', resources: { limits: { 'nvidia.com/gpu': '1' } } }] } };
     const before = cluster([node('node-1'), node('node-2'), gpuPod]);
-    const waiting = decidePods(['Pod/default/trainer'], before.view(), { now: 0 }, 'default-scheduler').get('Pod/default/trainer');
+    const waiting = decidePods(['Pod/default/trainer'], before.view(), { now: 0 }, defaultProfiles).get('Pod/default/trainer');
     const update = waiting?.commands[0];
     expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
       // More GPUs than the nodes advertise: removing pods cannot help (kube's UnschedulableAndUnresolvable).
@@ -162,7 +167,7 @@ describe('scheduler controller: extended resources', () => {
     const controller = createSchedulerController();
     const change = { type: 'ADDED', key: 'Node//node-gpu', object: gpuNode } as unknown as Parameters<typeof controller.keysFor>[0];
     expect(controller.keysFor(change, after.view())).toEqual(['Pod/default/trainer']);
-    expect(boundNode(decidePods(['Pod/default/trainer'], after.view(), { now: 1 }, 'default-scheduler').get('Pod/default/trainer')?.commands)).toBe('node-gpu');
+    expect(boundNode(decidePods(['Pod/default/trainer'], after.view(), { now: 1 }, defaultProfiles).get('Pod/default/trainer')?.commands)).toBe('node-gpu');
   });
 });
 
@@ -174,7 +179,7 @@ describe('scheduler controller: default topology spreading from the view', () =>
     spec: { ...pod(name, '1').spec, ...(nodeName === undefined ? {} : { nodeName }) },
   });
   const placeNew = (objects: KubeObject[]) =>
-    boundNode(decidePods(['Pod/default/new'], cluster(objects).view(), { now: 0 }, 'default-scheduler').get('Pod/default/new')?.commands);
+    boundNode(decidePods(['Pod/default/new'], cluster(objects).view(), { now: 0 }, defaultProfiles).get('Pod/default/new')?.commands);
 
   it('a Service selecting the pods spreads them over hosts; without it resources alone decide', () => {
     // node-1 is much bigger: LeastAllocated alone prefers it even with a web pod on it.
@@ -207,7 +212,7 @@ describe('scheduler controller: preemption (DefaultPreemption)', () => {
 
   it('marks and gracefully deletes exactly the victims it needs, and nominates the node', () => {
     const projection = cluster([...full(), prioritized('high', '2', 1000)]);
-    const decision = decidePods(['Pod/default/high'], projection.view(), { now: 0 }, 'default-scheduler').get('Pod/default/high');
+    const decision = decidePods(['Pod/default/high'], projection.view(), { now: 0 }, defaultProfiles).get('Pod/default/high');
     const commands = decision?.commands ?? [];
     // node-1 holds only priority-0 pods (node-2's most important victim would be priority 10).
     const deleted = commands.flatMap((c) => (c.type === 'ObjectDeleted' ? [[c.name, c.uid, c.gracePeriodSeconds]] : []));
@@ -243,19 +248,70 @@ describe('scheduler controller: preemption (DefaultPreemption)', () => {
     const projection = cluster([...objects, prioritized('equal', '1', 100), prioritized('higher', '1', 101)]);
     const view = projection.view();
     expect(view.get('Pod/default/nominated')).toMatchObject({ status: { nominatedNodeName: 'node-1' } });
-    const equal = decidePods(['Pod/default/equal'], view, { now: 0 }, 'default-scheduler').get('Pod/default/equal');
+    const equal = decidePods(['Pod/default/equal'], view, { now: 0 }, defaultProfiles).get('Pod/default/equal');
     expect(boundNode(equal?.commands)).toBeUndefined();
-    const higher = decidePods(['Pod/default/higher'], view, { now: 0 }, 'default-scheduler').get('Pod/default/higher');
+    const higher = decidePods(['Pod/default/higher'], view, { now: 0 }, defaultProfiles).get('Pod/default/higher');
     expect(boundNode(higher?.commands)).toBe('node-1');
   });
 
   it('with preemptionPolicy Never it only waits, with kube’s message', () => {
     const projection = cluster([...full(), prioritized('polite', '2', 1000, { preemptionPolicy: 'Never' })]);
-    const commands = decidePods(['Pod/default/polite'], projection.view(), { now: 0 }, 'default-scheduler').get('Pod/default/polite')?.commands ?? [];
+    const commands = decidePods(['Pod/default/polite'], projection.view(), { now: 0 }, defaultProfiles).get('Pod/default/polite')?.commands ?? [];
     expect(commands.map((c) => c.type)).toEqual(['ObjectUpdated']);
     const update = commands[0];
     expect(update?.type === 'ObjectUpdated' && (update.object as Pod).status?.conditions?.[0]?.message).toBe(
       '0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..',
     );
+  });
+});
+
+describe('scheduler profiles (KubeSchedulerConfiguration)', () => {
+  const config = parseSchedulerConfig(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+  - schedulerName: bin-packing
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          scoringStrategy:
+            type: MostAllocated
+`);
+  const withScheduler = (p: Pod, schedulerName: string): Pod => ({ ...p, spec: { ...p.spec, schedulerName } });
+  const objects = (): KubeObject[] => [node('node-1'), node('node-2'), { ...pod('placed', '2'), spec: { ...pod('placed', '2').spec, nodeName: 'node-1' } }];
+
+  it('routes each pod to the profile its schedulerName names, and leaves pods of other schedulers alone', () => {
+    const projection = cluster([
+      ...objects(),
+      withScheduler(pod('packer', '500m'), 'bin-packing'),
+      pod('spreader', '500m'),
+      withScheduler(pod('orphan', '500m'), 'other-scheduler'),
+    ]);
+    const keys = ['Pod/default/packer', 'Pod/default/spreader', 'Pod/default/orphan'];
+    const decisions = decidePods(keys, projection.view(), { now: 0 }, config.profiles);
+    expect(boundNode(decisions.get('Pod/default/packer')?.commands)).toBe('node-1');
+    expect(boundNode(decisions.get('Pod/default/spreader')?.commands)).toBe('node-2');
+    expect(decisions.get('Pod/default/orphan')).toEqual({ commands: [] });
+    // The same view and configuration decide the same again.
+    expect(decidePods(keys, projection.view(), { now: 0 }, config.profiles)).toEqual(decisions);
+  });
+
+  it('the controller built from the configuration binds by profile', () => {
+    const projection = cluster([...objects(), withScheduler(pod('packer', '500m'), 'bin-packing')]);
+    const controller = createSchedulerController({ config });
+    const decision = controller.decide('Pod/default/packer', projection.view(), { now: 0 });
+    expect(boundNode(decision.commands)).toBe('node-1');
+    const byDefault = createSchedulerController().decide('Pod/default/packer', projection.view(), { now: 0 });
+    expect(byDefault).toEqual({ commands: [] });
+  });
+
+  it('counts each attempt under its profile\'s name (kube\'s profile label)', async () => {
+    const projection = cluster([...objects(), withScheduler(pod('packer', '500m'), 'bin-packing'), pod('spreader', '500m')]);
+    const registry = new Registry();
+    const controller = createSchedulerController({ config, metrics: createSchedulerMetrics(registry) });
+    controller.decideAll?.(['Pod/default/packer', 'Pod/default/spreader'], projection.view(), { now: 0 });
+    const text = await registry.metrics();
+    expect(text).toContain('scheduler_schedule_attempts_total{result="scheduled",profile="bin-packing"} 1');
+    expect(text).toContain('scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 1');
   });
 });

@@ -9,8 +9,9 @@ import type { EventBody, Node, Pod, PodCondition } from '../../schemas/index.ts'
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
 import { NAMESPACE_NAME_LABEL } from './affinity.ts';
-import { assumePod, buildNodeInfos, type ClusterLister, type NodeInfo, type Profile } from './framework.ts';
-import { createDefaultProfile } from './plugins/index.ts';
+import { assumePod, buildNodeInfos, type ClusterLister, createProfile, type NodeInfo, type Profile, type ProfileConfig } from './framework.ts';
+import { defaultRegistry } from './plugins/index.ts';
+import { defaultResolvedSchedulerConfig, type ResolvedSchedulerConfig } from './config/index.ts';
 import { withEvents, type EventSource } from '../events/index.ts';
 import { narrateScheduling } from './events.ts';
 import { createRoundScheduler } from './round-scheduler.ts';
@@ -21,8 +22,11 @@ import { preEnqueue, type ScheduleResult } from './scheduler.ts';
 import { countPending, newTally, type ScheduleTally, type SchedulerMetrics } from './metrics.ts';
 
 export interface SchedulerOptions {
-  /** Pods whose spec.schedulerName differs are left alone (default "default-scheduler"). */
-  readonly schedulerName?: string;
+  /**
+   * The profiles, selected by a pod's `spec.schedulerName` (`--scheduler-config`; default:
+   * kube's one `default-scheduler` profile). Pods naming a scheduler no profile serves are left alone.
+   */
+  readonly config?: ResolvedSchedulerConfig;
   /** Where each round's attempts, latencies and preemptions are counted (`createSchedulerMetrics`); default nowhere. */
   readonly metrics?: SchedulerMetrics;
 }
@@ -102,8 +106,15 @@ const gatedCondition = (pod: Pod, profile: Profile, now: number): Decision | und
   };
 };
 
+/** Scheduler name → the plugins of its profile (a configuration's `profiles`). */
+export type SchedulerProfiles = ReadonlyMap<string, ProfileConfig>;
+
+/** The profiles kube-scheduler runs without a configuration: `default-scheduler` with the default plugins. */
+export const defaultSchedulerProfiles = (): SchedulerProfiles => defaultResolvedSchedulerConfig().profiles;
+
 /**
- * Decides where each pod of `keys` goes, in key order, against one snapshot of the cluster:
+ * Decides where each pod of `keys` goes, with the profile its `spec.schedulerName` names
+ * (pods naming none of `profiles` get no commands), against one snapshot of the cluster:
  * `nodeInfos` when given (they must be those of `view`, e.g. from the NodeInfo cache), else
  * built from `view`. With a `tally`, each attempt's result, latency and preemption is
  * counted there (the decisions are the same without it).
@@ -112,13 +123,24 @@ export const decidePods = (
   keys: readonly string[],
   view: View,
   context: DecideContext,
-  schedulerName: string,
+  profiles: SchedulerProfiles,
   nodeInfos?: readonly NodeInfo[],
   tally?: ScheduleTally,
 ): Map<string, Decision> => {
-  const profile = createDefaultProfile();
   const cluster = clusterListerOf(view);
-  const schedule = createRoundScheduler(profile, cluster);
+  /** Each profile's plugins and round scheduler, created when a pod of the round first names it. */
+  const rounds = new Map<string, { profile: Profile; schedule: ReturnType<typeof createRoundScheduler> }>();
+  const roundOf = (schedulerName: string): { profile: Profile; schedule: ReturnType<typeof createRoundScheduler> } | undefined => {
+    let round = rounds.get(schedulerName);
+    if (round === undefined) {
+      const config = profiles.get(schedulerName);
+      if (config === undefined) return undefined;
+      const profile = createProfile(config, defaultRegistry);
+      round = { profile, schedule: createRoundScheduler(profile, cluster) };
+      rounds.set(schedulerName, round);
+    }
+    return round;
+  };
   /** Pending pods nominated to a node, kept up to date as the round binds and preempts. */
   const nominated = nominatedPodsOf(view.unscheduledPods());
   /** Nominations this round cleared for pods it has not decided yet (a higher-priority pod preempted on their node). */
@@ -134,7 +156,7 @@ export const decidePods = (
    * `schedule`, with the pods nominated to a node that `pod` must leave room for (priority at
    * least its own) counted on that node, as kube filters with nominated pods.
    */
-  const scheduleWithNominated = (pod: Pod): ScheduleResult => {
+  const scheduleWithNominated = (pod: Pod, schedule: ReturnType<typeof createRoundScheduler>): ScheduleResult => {
     let withNominated: NodeInfo[] | undefined;
     for (const [node, pods] of nominated) {
       const ahead = nominatedAhead(pod, pods);
@@ -145,9 +167,11 @@ export const decidePods = (
     }
     return withNominated === undefined ? schedule(pod, infos, changes) : schedule(pod, withNominated);
   };
-  // The round's pods in queue order (PrioritySort: higher priority first), the rest in key order.
+  // The round's pods in queue order (PrioritySort: higher priority first), the rest in key order;
+  // every profile has the same queueSort (the configuration is validated so), as kube's one queue.
   const entries = [...keys].sort().map((key) => ({ key, pod: view.get(key) as Pod | undefined }));
-  const queueSort = profile.queueSort;
+  const [firstProfile] = profiles.keys();
+  const queueSort = firstProfile === undefined ? undefined : roundOf(firstProfile)?.profile.queueSort;
   if (queueSort !== undefined) {
     entries.sort((left, right) => {
       const leftPod = left.pod?.kind === 'Pod' ? left.pod : undefined;
@@ -161,10 +185,13 @@ export const decidePods = (
       decisions.set(key, { commands: [] });
       continue;
     }
-    if ((pod.spec.schedulerName ?? 'default-scheduler') !== schedulerName) {
+    const schedulerName = pod.spec.schedulerName ?? 'default-scheduler';
+    const round = roundOf(schedulerName);
+    if (round === undefined) {
       decisions.set(key, { commands: [] });
       continue;
     }
+    const { profile, schedule } = round;
     // Held back by a PreEnqueue plugin (scheduling gates): say so once, do not schedule.
     const gated = gatedCondition(pod, profile, context.now);
     if (gated !== undefined) {
@@ -172,7 +199,7 @@ export const decidePods = (
       continue;
     }
     const attemptStarted = tally ? performance.now() : 0;
-    const result = scheduleWithNominated(pod);
+    const result = scheduleWithNominated(pod, schedule);
     switch (result.type) {
       case 'bound': {
         const command: EventBody = {
@@ -191,6 +218,7 @@ export const decidePods = (
         if (nominated.size > 0) nominate(nominated, pod, undefined);
         decisions.set(key, { commands: [command] });
         tally?.scheduledSeconds.push((performance.now() - attemptStarted) / 1000);
+        tally?.scheduledProfiles.push(schedulerName);
         break;
       }
       case 'unschedulable': {
@@ -223,6 +251,7 @@ export const decidePods = (
           }
         }
         tally?.unschedulableSeconds.push((performance.now() - attemptStarted) / 1000);
+        tally?.unschedulableProfiles.push(schedulerName);
         const conditions = pod.status?.conditions ?? [];
         const current = conditions.find((c) => c.type === 'PodScheduled');
         if (current?.status === 'False' && current.message === message && (pod.status?.nominatedNodeName ?? undefined) === (nomination ?? undefined)) {
@@ -301,19 +330,23 @@ const sameVector = (left: PositionVector, right: PositionVector): boolean =>
  * projection's cursor; any other view (a past one, for `debug reconcile`) is rebuilt.
  */
 export const createSchedulerController = (options: SchedulerOptions = {}): Controller => {
-  const schedulerName = options.schedulerName ?? 'default-scheduler';
+  const profiles = (options.config ?? defaultResolvedSchedulerConfig()).profiles;
+  const [, firstConfig] = [...profiles][0] ?? [];
   const { metrics } = options;
-  /** For the PreEnqueue check of retries (plugins are stateless; each round creates its own profile). */
-  const retryProfile = createDefaultProfile();
+  /**
+   * For the PreEnqueue check of retries: the first profile's (plugins are stateless; each
+   * round creates its own profiles). Every built-in profile gates on SchedulingGates.
+   */
+  const retryProfile = createProfile(firstConfig ?? { filters: [], scores: [] }, defaultRegistry);
   let attached: { projection: Projection; cache: NodeInfoCache } | undefined;
   const nodeInfosFor = (view: View): readonly NodeInfo[] | undefined =>
     attached && sameVector(view.position, attached.projection.cursor()) ? attached.cache.nodeInfos() : undefined;
   /** Decides a round, counting it in the metrics: when the round throws, its undecided pods are errors. */
   const decideCounted = (keys: readonly string[], view: View, context: DecideContext): Map<string, Decision> => {
-    if (!metrics) return decidePods(keys, view, context, schedulerName, nodeInfosFor(view));
+    if (!metrics) return decidePods(keys, view, context, profiles, nodeInfosFor(view));
     const tally = newTally();
     try {
-      return decidePods(keys, view, context, schedulerName, nodeInfosFor(view), tally);
+      return decidePods(keys, view, context, profiles, nodeInfosFor(view), tally);
     } catch (error) {
       tally.errors = Math.max(0, keys.length - tally.scheduledSeconds.length - tally.unschedulableSeconds.length);
       throw error;
@@ -335,7 +368,7 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
       cache.reset(projection.view());
       const current = { projection, cache };
       attached = current;
-      const stopCounting = metrics?.countPendingWith(() => countPending(projection.view(), retryProfile, schedulerName));
+      const stopCounting = metrics?.countPendingWith(() => countPending(projection.view(), retryProfile, new Set(profiles.keys())));
       return () => {
         stopCounting?.();
         subscription.unsubscribe();

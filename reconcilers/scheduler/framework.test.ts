@@ -143,4 +143,21 @@ describe('createProfile', () => {
     expect(() => createProfile(config, defaultRegistry)).toThrow(ProfileConfigError);
     expect(() => createProfile(config, defaultRegistry)).toThrow(message);
   });
+
+  it('gives each plugin its profile\'s args (NodeResourcesFit MostAllocated ranks the fuller node first)', () => {
+    const infos = buildNodeInfos([makeNode({ name: 'empty' }), makeNode({ name: 'busy' })], [makePod({ name: 'placed', nodeName: 'busy', cpu: '2', memory: '4Gi' })]);
+    const pod = makePod({ name: 'p', cpu: '500m', memory: '512Mi' });
+    const ctx = createSchedulingContext(pod, infos);
+    const fitScore = (config: ProfileConfig) => {
+      const fit = createProfile(config, defaultRegistry).scores.find(({ plugin }) => plugin.name === 'NodeResourcesFit')?.plugin;
+      return infos.map((info) => fit?.score(pod, info, ctx));
+    };
+    const most = fitScore({
+      ...defaultProfileConfig,
+      args: { NodeResourcesFit: { ignoredResources: [], ignoredResourceGroups: [], scoringStrategy: { type: 'MostAllocated', resources: [{ name: 'cpu', weight: 1 }, { name: 'memory', weight: 1 }] } } },
+    });
+    const least = fitScore(defaultProfileConfig);
+    expect((most[1] as number) > (most[0] as number)).toBe(true);
+    expect((least[1] as number) < (least[0] as number)).toBe(true);
+  });
 });

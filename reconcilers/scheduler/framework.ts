@@ -7,6 +7,7 @@
 import type { FilteredNode, Pod } from '../../schemas/index.ts';
 import { ReconcileError } from '../errors.ts';
 import { type Labels, NAMESPACE_NAME_LABEL } from './affinity.ts';
+import type { PluginArgs } from './config/types.ts';
 import type { NodeInfo } from './node-info.ts';
 
 export * from './node-info.ts';
@@ -264,8 +265,11 @@ export interface PostFilterPlugin {
 /** A plugin implements Filter, Score, or both (like NodeResourcesFit), PreEnqueue, QueueSort, or PostFilter. */
 export type Plugin = FilterPlugin | ScorePlugin | (FilterPlugin & ScorePlugin) | PreEnqueuePlugin | QueueSortPlugin | PostFilterPlugin;
 
-/** Creates a fresh plugin instance. */
-export type PluginFactory = () => Plugin;
+/**
+ * Creates a fresh plugin instance; a plugin that takes args (kube's `<Plugin>Args`, see
+ * `config/types.ts`) gets its profile's, and kube's defaults without them.
+ */
+export type PluginFactory = (args?: never) => Plugin;
 
 /** Plugin names → factories. */
 export type PluginRegistry = Readonly<Record<string, PluginFactory>>;
@@ -285,6 +289,8 @@ export interface ProfileConfig {
    * percentage of all nodes; unset or 0 is kube's adaptive default (see `nodes-to-score.ts`).
    */
   readonly percentageOfNodesToScore?: number;
+  /** The args of the plugins that take any (absent: kube's defaults). */
+  readonly args?: PluginArgs;
 }
 
 /** A ready-to-run profile: plugin instances resolved from a registry. */
@@ -312,7 +318,7 @@ export class ProfileConfigError extends ReconcileError {
 
 /**
  * Resolves `config` against `registry`, creating one instance per plugin name (shared when
- * a plugin both filters and scores). Validates eagerly: throws {@link ProfileConfigError}
+ * a plugin both filters and scores) with its args from `config.args`. Validates eagerly: throws {@link ProfileConfigError}
  * for an unknown or duplicated name, a plugin lacking the role it is listed for, or a
  * weight that is not a positive integer.
  */
@@ -328,7 +334,8 @@ export function createProfile(config: ProfileConfig, registry: PluginRegistry): 
         name,
       );
     }
-    const plugin = factory();
+    const args = config.args !== undefined && Object.hasOwn(config.args, name) ? (config.args as Readonly<Record<string, unknown>>)[name] : undefined;
+    const plugin = (factory as (args?: unknown) => Plugin)(args);
     instances.set(name, plugin);
     return plugin;
   };

@@ -15,6 +15,9 @@ import { preEnqueue } from './scheduler.ts';
 export interface ScheduleTally {
   readonly scheduledSeconds: number[];
   readonly unschedulableSeconds: number[];
+  /** The profile (scheduler name) of each attempt of `scheduledSeconds` / `unschedulableSeconds`, in order (absent: the metrics' default profile). */
+  readonly scheduledProfiles: string[];
+  readonly unschedulableProfiles: string[];
   /** Attempts that ended in an error (the round's decision threw). */
   errors: number;
   /** PostFilter (preemption) runs. */
@@ -24,7 +27,15 @@ export interface ScheduleTally {
 }
 
 /** An empty tally. */
-export const newTally = (): ScheduleTally => ({ scheduledSeconds: [], unschedulableSeconds: [], errors: 0, preemptionAttempts: 0, victims: [] });
+export const newTally = (): ScheduleTally => ({
+  scheduledSeconds: [],
+  unschedulableSeconds: [],
+  scheduledProfiles: [],
+  unschedulableProfiles: [],
+  errors: 0,
+  preemptionAttempts: 0,
+  victims: [],
+});
 
 /** Pending pods per kube scheduling queue. */
 export interface PendingPods {
@@ -42,17 +53,17 @@ export interface SchedulerMetrics {
 }
 
 /**
- * Counts the pods waiting for scheduler `schedulerName` in `view` by the queue kube would
+ * Counts the pods waiting for the schedulers `schedulerNames` (the profiles' names) in `view` by the queue kube would
  * hold them in: `gated` (a PreEnqueue plugin holds them back), `unschedulable` (the last
  * attempt found no node: PodScheduled=False, reason Unschedulable; retried when the cluster
  * changes), `active` (the rest). logplane keeps no per-pod backoff queue: `backoff` is 0.
  */
-export const countPending = (view: View, profile: Profile, schedulerName: string): PendingPods => {
+export const countPending = (view: View, profile: Profile, schedulerNames: ReadonlySet<string>): PendingPods => {
   let active = 0;
   let unschedulable = 0;
   let gated = 0;
   for (const pod of view.unscheduledPods() as Pod[]) {
-    if ((pod.spec.schedulerName ?? 'default-scheduler') !== schedulerName || pod.metadata.deletionTimestamp) continue;
+    if (!schedulerNames.has(pod.spec.schedulerName ?? 'default-scheduler') || pod.metadata.deletionTimestamp) continue;
     if (preEnqueue(pod, profile).type === 'gated') gated += 1;
     else if (pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable')) unschedulable += 1;
     else active += 1;
@@ -65,7 +76,10 @@ const ATTEMPT_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
 /** kube-scheduler's `scheduler_preemption_victims` buckets: `ExponentialBuckets(1, 2, 7)`. */
 const VICTIM_BUCKETS = Array.from({ length: 7 }, (_, i) => 2 ** i);
 
-/** Creates the scheduler metrics of profile `profile` (kube's label: the profile's scheduler name) on `registry`. */
+/**
+ * Creates the scheduler metrics on `registry`; attempts carry kube's `profile` label, the
+ * scheduler name of the pod's profile (`profile` for attempts the tally does not name, e.g. errors).
+ */
 export const createSchedulerMetrics = (registry: Registry, profile = 'default-scheduler'): SchedulerMetrics => {
   const registers = [registry];
   const attempts = new Counter({
@@ -95,18 +109,21 @@ export const createSchedulerMetrics = (registry: Registry, profile = 'default-sc
       for (const queue of ['active', 'backoff', 'unschedulable', 'gated'] as const) this.set({ queue }, counts[queue]);
     },
   });
-  const scheduled = { result: 'scheduled', profile };
-  const unschedulable = { result: 'unschedulable', profile };
   const error = { result: 'error', profile };
-  const observeAll = (labels: typeof scheduled, seconds: readonly number[]): void => {
+  const observeAll = (result: 'scheduled' | 'unschedulable', seconds: readonly number[], profiles: readonly string[]): void => {
     if (seconds.length === 0) return;
-    attempts.inc(labels, seconds.length);
-    for (const value of seconds) duration.observe(labels, value);
+    const counts = new Map<string, number>();
+    seconds.forEach((value, index) => {
+      const labels = { result, profile: profiles[index] ?? profile };
+      duration.observe(labels, value);
+      counts.set(labels.profile, (counts.get(labels.profile) ?? 0) + 1);
+    });
+    for (const [name, count] of counts) attempts.inc({ result, profile: name }, count);
   };
   return {
     record: (tally) => {
-      observeAll(scheduled, tally.scheduledSeconds);
-      observeAll(unschedulable, tally.unschedulableSeconds);
+      observeAll('scheduled', tally.scheduledSeconds, tally.scheduledProfiles);
+      observeAll('unschedulable', tally.unschedulableSeconds, tally.unschedulableProfiles);
       if (tally.errors > 0) attempts.inc(error, tally.errors);
       if (tally.preemptionAttempts > 0) preemptionAttempts.inc(tally.preemptionAttempts);
       for (const count of tally.victims) victims.observe(count);

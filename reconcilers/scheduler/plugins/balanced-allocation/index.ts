@@ -4,7 +4,9 @@
  */
 import { MAX_NODE_SCORE, type NodeInfo, type ScorePlugin } from '../../framework.ts';
 import type { CpuMemory } from '../../resources.ts';
+import type { NodeResourcesBalancedAllocationArgs } from '../../config/types.ts';
 import { podRequestsOfCycle } from '../node-resources-fit/index.ts';
+import { allocationOf } from '../node-resources-fit/scoring.ts';
 
 /** This plugin's registry name (kube-scheduler's). */
 export const BALANCED_ALLOCATION = 'NodeResourcesBalancedAllocation';
@@ -27,8 +29,39 @@ function usedFraction(used: number, capacity: number): number | undefined {
   return capacity > 0 ? Math.min(used / capacity, 1) : undefined;
 }
 
-/** Creates the NodeResourcesBalancedAllocation score. */
-export function createBalancedAllocation(): ScorePlugin {
+/**
+ * kube's balancedResourceScorer over any resources: the used fractions (capped at 1) of the
+ * resources the node offers; two: half their difference, more: their standard deviation.
+ */
+export function balancedScoreOf(allocatable: readonly number[], requested: readonly number[]): number {
+  const fractions: number[] = [];
+  allocatable.forEach((capacity, index) => {
+    if (capacity > 0) fractions.push(Math.min((requested[index] as number) / capacity, 1));
+  });
+  let deviation = 0;
+  if (fractions.length === 2) deviation = Math.abs((fractions[0] as number) - (fractions[1] as number)) / 2;
+  else if (fractions.length > 2) {
+    const mean = fractions.reduce((sum, fraction) => sum + fraction, 0) / fractions.length;
+    deviation = Math.sqrt(fractions.reduce((sum, fraction) => sum + (fraction - mean) ** 2, 0) / fractions.length);
+  }
+  return Math.trunc((1 - deviation) * MAX_NODE_SCORE);
+}
+
+/** Creates the NodeResourcesBalancedAllocation score, over cpu and memory without `args`. */
+export function createBalancedAllocation(args?: NodeResourcesBalancedAllocationArgs): ScorePlugin {
+  const resources = args?.resources;
+  const isDefault = resources === undefined || (resources.length === 2 && resources[0]?.name === 'cpu' && resources[1]?.name === 'memory');
+  if (!isDefault) {
+    return {
+      name: BALANCED_ALLOCATION,
+      nodeLocal: true,
+      score(_pod, nodeInfo, ctx) {
+        const requests = ctx.get(podRequestsOfCycle);
+        const { allocatable, requested } = allocationOf(resources, requests.type === 'ok' ? requests.requests : undefined, nodeInfo, true);
+        return balancedScoreOf(allocatable, requested);
+      },
+    };
+  }
   return {
     name: BALANCED_ALLOCATION,
     nodeLocal: true,

@@ -188,6 +188,15 @@ describe('DefaultPreemption: which pods may preempt, and where', () => {
   ])('tries %i potential nodes until %i candidates are found (kube: a tenth, at least 100)', (nodes, wanted) => {
     expect(candidatesWanted(nodes)).toBe(wanted);
   });
+
+  it.each([
+    [200, { minCandidateNodesPercentage: 50, minCandidateNodesAbsolute: 10 }, 100],
+    [1000, { minCandidateNodesPercentage: 1, minCandidateNodesAbsolute: 5 }, 10],
+    [1000, { minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 5 }, 5],
+    [3, { minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 5 }, 3],
+  ])('with DefaultPreemptionArgs, %i potential nodes and %o give %i candidates', (nodes, args, wanted) => {
+    expect(candidatesWanted(nodes, args)).toBe(wanted);
+  });
 });
 
 describe('splitByBudgetViolation (kube filterPodsWithPDBViolation)', () => {

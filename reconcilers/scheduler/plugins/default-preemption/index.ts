@@ -15,6 +15,7 @@ import type { NodeInfo, PostFilterHandle, PostFilterPlugin, PostFilterResult, Un
 import { podPriority } from '../../nominated.ts';
 import { unschedulableMessage } from '../../scheduler.ts';
 import { podStartTime, selectVictimsOnNode } from './victims.ts';
+import type { DefaultPreemptionArgs } from '../../config/types.ts';
 
 export { compareImportance, filterWithNominated, NO_VICTIMS_REASON, podStartTime, selectVictimsOnNode, splitByBudgetViolation } from './victims.ts';
 
@@ -64,11 +65,20 @@ export function eligibleToPreempt(pod: Pod, verdicts: UnschedulableVerdicts, nod
   return undefined;
 }
 
-/** kube's `calculateNumCandidates`: how many candidates the dry run looks for among `nodes` potential nodes. */
-export function candidatesWanted(nodes: number): number {
-  const share = Math.floor((nodes * MIN_CANDIDATE_NODES_PERCENTAGE) / 100);
-  return Math.min(Math.max(share, MIN_CANDIDATE_NODES_ABSOLUTE), nodes);
+/**
+ * kube's `calculateNumCandidates`: how many candidates the dry run looks for among `nodes`
+ * potential nodes (DefaultPreemptionArgs' percentage of them, at least its absolute number).
+ */
+export function candidatesWanted(nodes: number, args: DefaultPreemptionArgs = DEFAULT_PREEMPTION_ARGS): number {
+  const share = Math.floor((nodes * args.minCandidateNodesPercentage) / 100);
+  return Math.min(Math.max(share, args.minCandidateNodesAbsolute), nodes);
 }
+
+/** kube's default DefaultPreemptionArgs. */
+export const DEFAULT_PREEMPTION_ARGS: DefaultPreemptionArgs = {
+  minCandidateNodesPercentage: MIN_CANDIDATE_NODES_PERCENTAGE,
+  minCandidateNodesAbsolute: MIN_CANDIDATE_NODES_ABSOLUTE,
+};
 
 /**
  * kube's `pickOneNodeForPreemption`: fewest budget violations, then the lowest
@@ -129,7 +139,7 @@ function budgetsFor(nodeInfos: readonly NodeInfo[], handle: PostFilterHandle): P
  * node order, until enough are found), and the one picked. The message of an unsuccessful
  * attempt starts with "preemption: ", as kube's PostFilter status.
  */
-export function preempt(pod: Pod, verdicts: UnschedulableVerdicts, handle: PostFilterHandle): PostFilterResult {
+export function preempt(pod: Pod, verdicts: UnschedulableVerdicts, handle: PostFilterHandle, args: DefaultPreemptionArgs = DEFAULT_PREEMPTION_ARGS): PostFilterResult {
   const notEligible = eligibleToPreempt(pod, verdicts, handle.nodeInfos);
   if (notEligible !== undefined) return { type: 'unschedulable', message: `preemption: ${notEligible}`, clearNomination: false };
   const rejected = new Set(verdicts.filtered.map((entry) => entry.node));
@@ -138,7 +148,7 @@ export function preempt(pod: Pod, verdicts: UnschedulableVerdicts, handle: PostF
     const name = nodeInfo.node.metadata.name;
     if (rejected.has(name) && !verdicts.unresolvable.has(name)) potential.push(index);
   });
-  const wanted = candidatesWanted(potential.length);
+  const wanted = candidatesWanted(potential.length, args);
   const budgets = potential.length === 0 ? [] : budgetsFor(potential.map((index) => handle.nodeInfos[index] as NodeInfo), handle);
   const nonViolating: Candidate[] = [];
   const violating: Candidate[] = [];
@@ -165,7 +175,7 @@ export function preempt(pod: Pod, verdicts: UnschedulableVerdicts, handle: PostF
   return { type: 'nominated', node: best.node, victims: best.victims, pdbViolations: best.pdbViolations };
 }
 
-/** Creates the DefaultPreemption PostFilter plugin. */
-export function createDefaultPreemption(): PostFilterPlugin {
-  return { name: DEFAULT_PREEMPTION, postFilter: preempt };
+/** Creates the DefaultPreemption PostFilter plugin (kube's default candidate counts without `args`). */
+export function createDefaultPreemption(args: DefaultPreemptionArgs = DEFAULT_PREEMPTION_ARGS): PostFilterPlugin {
+  return { name: DEFAULT_PREEMPTION, postFilter: (pod, verdicts, handle) => preempt(pod, verdicts, handle, args) };
 }

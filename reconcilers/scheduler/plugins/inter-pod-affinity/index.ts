@@ -18,6 +18,7 @@
  * the cluster lister) `namespaceSelector` matches (`{}` = all). A node without the
  * `kubernetes.io/hostname` label is its own hostname domain (named by the node).
  */
+import type { InterPodAffinityArgs } from '../../config/types.ts';
 import { type AffinityTerm, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
 import {
   defineCycleValue,
@@ -142,7 +143,7 @@ export function interPodAffinityVerdict(state: InterPodAffinityState, node: Node
 export const interPodAffinityOfCycle = defineCycleValue('InterPodAffinity/state', interPodAffinityState);
 
 /** Creates the InterPodAffinity filter and score. */
-export function createInterPodAffinity(): FilterPlugin & ScorePlugin {
+export function createInterPodAffinity(_args?: InterPodAffinityArgs): FilterPlugin & ScorePlugin {
   return {
     name: INTER_POD_AFFINITY,
     // Node-local while the cycle has nothing to check (no required terms on the pod, no

@@ -8,16 +8,24 @@
  * (`preferredDuringSchedulingIgnoredDuringExecution`): a node scores the sum of the weights
  * of the terms it matches, scaled so the best feasible node has 100 (kube's
  * `DefaultNormalizeScore`).
+ *
+ * NodeAffinityArgs.addedAffinity applies to every pod of the profile besides its own: its
+ * required terms must also match ("node(s) didn't match scheduler-enforced node affinity"),
+ * its preferred terms add to the score.
  */
 import { type LabelRequirement, matchesLabels } from '../../../../projections/selectors.ts';
-import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, type ScorePlugin, unresolvable } from '../../framework.ts';
-import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod } from '../../../../schemas/index.ts';
+import { defaultNormalizeScore, defineCycleValue, FIT, type FilterPlugin, type SchedulingContext, type ScorePlugin, unresolvable } from '../../framework.ts';
+import type { Node, NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm, Pod } from '../../../../schemas/index.ts';
+import type { NodeAffinityArgs } from '../../config/types.ts';
 
 /** This plugin's registry name. */
 export const NODE_AFFINITY = 'NodeAffinity';
 
 /** kube-scheduler's reason for a node outside the pod's node selector or required affinity. */
 export const NODE_AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector";
+
+/** kube-scheduler's reason for a node outside the profile's addedAffinity. */
+export const ENFORCED_NODE_AFFINITY_REASON = "node(s) didn't match scheduler-enforced node affinity";
 
 /** The only field `matchFields` may test. */
 const NODE_NAME_FIELD = 'metadata.name';
@@ -110,8 +118,37 @@ function compileRequirement(requirement: NodeSelectorRequirement): LabelRequirem
 const podNodeAffinity = defineCycleValue('NodeAffinity/matcher', (pod) => nodeAffinityMatcher(pod));
 const podPreferredTerms = defineCycleValue('NodeAffinity/preferred', (pod) => preferredNodeAffinityTerms(pod));
 
-/** Creates the NodeAffinity filter and score. */
-export function createNodeAffinity(): FilterPlugin & ScorePlugin {
+/** A pod that carries only `affinity`, to compile a profile's addedAffinity as a pod's. */
+const podWithAffinity = (affinity: NodeAffinity): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: '' }, spec: { containers: [], affinity: { nodeAffinity: affinity } } }) as unknown as Pod;
+
+/** Creates the NodeAffinity filter and score, with the profile's addedAffinity from `args`. */
+export function createNodeAffinity(args?: NodeAffinityArgs): FilterPlugin & ScorePlugin {
+  const added = args?.addedAffinity;
+  if (added === undefined) return podAffinityOnly();
+  const addedPod = podWithAffinity(added);
+  const addedMatcher = nodeAffinityMatcher(addedPod);
+  const addedTerms = preferredNodeAffinityTerms(addedPod);
+  const scoresZero = (ctx: SchedulingContext): boolean => addedTerms.length === 0 && ctx.get(podPreferredTerms).length === 0;
+  return {
+    name: NODE_AFFINITY,
+    filterNodeLocal: true,
+    nodeLocal: scoresZero,
+    preScoreSkip: scoresZero,
+    filter(_pod, nodeInfo, ctx) {
+      if (!addedMatcher(nodeInfo.node)) return unresolvable(ENFORCED_NODE_AFFINITY_REASON);
+      return ctx.get(podNodeAffinity)(nodeInfo.node) ? FIT : unresolvable(NODE_AFFINITY_REASON);
+    },
+    score(_pod, nodeInfo, ctx) {
+      return preferredNodeAffinityScore(ctx.get(podPreferredTerms), nodeInfo.node) + preferredNodeAffinityScore(addedTerms, nodeInfo.node);
+    },
+    normalize(scores) {
+      defaultNormalizeScore(scores, false);
+    },
+  };
+}
+
+/** NodeAffinity without addedAffinity: the pod's own selector and terms. */
+function podAffinityOnly(): FilterPlugin & ScorePlugin {
   return {
     name: NODE_AFFINITY,
     // The filter reads the node alone; without preferred terms every node scores 0.

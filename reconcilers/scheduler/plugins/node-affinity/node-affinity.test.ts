@@ -125,3 +125,32 @@ describe('NodeAffinity preferred terms (score)', () => {
     expect(result.rationale.scores[0]?.plugins.find((entry) => entry.name === 'NodeAffinity')).toEqual({ name: 'NodeAffinity', score: 100 });
   });
 });
+
+describe('NodeAffinity addedAffinity (NodeAffinityArgs)', () => {
+  const nodes = [makeNode({ name: 'batch', labels: { pool: 'batch', disk: 'ssd' } }), makeNode({ name: 'web', labels: { pool: 'web', disk: 'ssd' } })];
+  const plugin = createNodeAffinity({
+    addedAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }] },
+      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 5, preference: { matchExpressions: [{ key: 'pool', operator: 'In', values: ['batch'] }] } }],
+    },
+  });
+
+  it.each([
+    ['a node outside the added required terms: kube\'s scheduler-enforced reason, unresolvable', { name: 'p' }, makeNode({ name: 'hdd', labels: { disk: 'hdd' } }), { type: 'unfit', reasons: ["node(s) didn't match scheduler-enforced node affinity"], unresolvable: true }],
+    ['a node inside them, for a pod with no affinity of its own', { name: 'p' }, nodes[0], { type: 'fit' }],
+    ['a node inside them but outside the pod\'s own selector', { name: 'p', nodeSelector: { pool: 'web' } }, nodes[0], { type: 'unfit', reasons: ["node(s) didn't match Pod's node affinity/selector"], unresolvable: true }],
+  ])('filter: %s', (_what, podOptions, node, expected) => {
+    const pod = makePod(podOptions);
+    const infos = buildNodeInfos([node as ReturnType<typeof makeNode>], []);
+    expect(plugin.filter(pod, infos[0] as ReturnType<typeof createNodeInfo>, createSchedulingContext(pod, infos))).toEqual(expected);
+  });
+
+  it('score: the added preferred terms add to the pod\'s own', () => {
+    const pod = makePod({ name: 'p', affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 2, preference: { matchExpressions: [{ key: 'pool', operator: 'In', values: ['web'] }] } }] } } });
+    const infos = buildNodeInfos(nodes, []);
+    const ctx = createSchedulingContext(pod, infos);
+    expect(infos.map((info) => plugin.score(pod, info, ctx))).toEqual([5, 2]);
+    expect(plugin.preScoreSkip?.(createSchedulingContext(makePod({ name: 'q' }), infos))).toBe(false);
+    expect(createNodeAffinity().preScoreSkip?.(createSchedulingContext(makePod({ name: 'q' }), infos))).toBe(true);
+  });
+});

@@ -4,8 +4,10 @@
  * advertised in the node's allocatable, `hugepages-<size>`) fits in what the node has left
  * (allocatable minus the requests of the pods already there) and the node has a pod slot
  * free. Requests are computed as kube does (init containers, sidecars, overhead: see
- * `computePodRequests`). As a score plugin it implements the default LeastAllocated
- * strategy: emptier nodes score higher, so pods spread.
+ * `computePodRequests`). As a score plugin it implements kube's scoring strategies
+ * (NodeResourcesFitArgs.scoringStrategy): LeastAllocated, the default (emptier nodes score
+ * higher, so pods spread), MostAllocated (fuller nodes score higher: bin packing), and
+ * RequestedToCapacityRatio (a utilization → score shape), each over weighted resources.
  */
 import {
   defineCycleValue,
@@ -19,6 +21,8 @@ import {
   unresolvable,
 } from '../../framework.ts';
 import { computePodRequests, type CpuMemory, type PodResources } from '../../resources.ts';
+import type { NodeResourcesFitArgs } from '../../config/types.ts';
+import { strategyScore } from './scoring.ts';
 
 /** This plugin's registry name. */
 export const NODE_RESOURCES_FIT = 'NodeResourcesFit';
@@ -42,9 +46,10 @@ export const podRequestsOfCycle = defineCycleValue('NodeResourcesFit/podRequests
  * exhausted resource as a reason, in kube's order ("Too many pods", cpu, memory,
  * ephemeral-storage, then scalar resources by name). A zero request for a resource always
  * fits it, even on an overcommitted node; a scalar resource the node does not advertise
- * offers 0.
+ * offers 0. Scalar resources for which `ignored` holds are not checked (kube's
+ * ignoredResources / ignoredResourceGroups).
  */
-export function fitsResources(request: PodResources, nodeInfo: NodeInfo): FilterResult {
+export function fitsResources(request: PodResources, nodeInfo: NodeInfo, ignored?: (resource: string) => boolean): FilterResult {
   const { allocatable, requested } = nodeInfo;
   const tooManyPods = requested.pods + 1 > allocatable.pods;
   const cpuShort = request.cpuMilli > 0 && request.cpuMilli > allocatable.cpuMilli - requested.cpuMilli;
@@ -54,7 +59,7 @@ export function fitsResources(request: PodResources, nodeInfo: NodeInfo): Filter
   let scalarShort: string[] | undefined;
   if (request.scalar.size > 0) {
     for (const [name, amount] of request.scalar) {
-      if (amount === 0) continue;
+      if (amount === 0 || ignored?.(name) === true) continue;
       if (amount > (allocatable.scalar.get(name) ?? 0) - (requested.scalar.get(name) ?? 0)) (scalarShort ??= []).push(name);
     }
   }
@@ -100,15 +105,57 @@ function leastRequested(requested: number, capacity: number): number {
   return requested > capacity ? 0 : Math.floor(((capacity - requested) * MAX_NODE_SCORE) / capacity);
 }
 
-/** Creates the NodeResourcesFit filter and LeastAllocated score. */
-export function createNodeResourcesFit(): FilterPlugin & ScorePlugin {
+/**
+ * kube's ignoredResources / ignoredResourceGroups test: a resource named in the first, or
+ * whose prefix (`example.com` of `example.com/foo`) is in the second; undefined when both are empty.
+ */
+function ignoredResourcesOf(args: NodeResourcesFitArgs | undefined): ((resource: string) => boolean) | undefined {
+  if (args === undefined || (args.ignoredResources.length === 0 && args.ignoredResourceGroups.length === 0)) return undefined;
+  const names = new Set(args.ignoredResources);
+  const groups = new Set(args.ignoredResourceGroups);
+  return (resource) => names.has(resource) || (resource.includes('/') && groups.has(resource.slice(0, resource.indexOf('/'))));
+}
+
+/** Whether `args` asks for the default strategy: LeastAllocated over cpu and memory, weight 1 each. */
+function isDefaultStrategy(args: NodeResourcesFitArgs | undefined): boolean {
+  if (args === undefined) return true;
+  const { type, resources } = args.scoringStrategy;
+  return (
+    type === 'LeastAllocated' &&
+    resources.length === 2 &&
+    resources[0]?.name === 'cpu' &&
+    resources[0].weight === 1 &&
+    resources[1]?.name === 'memory' &&
+    resources[1].weight === 1
+  );
+}
+
+/** Creates the NodeResourcesFit filter and score, with kube's defaults (LeastAllocated over cpu and memory) without `args`. */
+export function createNodeResourcesFit(args?: NodeResourcesFitArgs): FilterPlugin & ScorePlugin {
+  const ignored = ignoredResourcesOf(args);
+  if (!isDefaultStrategy(args)) {
+    const strategy = (args as NodeResourcesFitArgs).scoringStrategy;
+    return {
+      name: NODE_RESOURCES_FIT,
+      nodeLocal: true,
+      filter(_pod, nodeInfo, ctx) {
+        const requests = ctx.get(podRequestsOfCycle);
+        if (requests.type === 'invalid') return unfit(`Invalid resource request: ${requests.error.message}`);
+        return fitsResources(requests.requests.requested, nodeInfo, ignored);
+      },
+      score(_pod, nodeInfo, ctx) {
+        const requests = ctx.get(podRequestsOfCycle);
+        return strategyScore(strategy, requests.type === 'ok' ? requests.requests : undefined, nodeInfo);
+      },
+    };
+  }
   return {
     name: NODE_RESOURCES_FIT,
     nodeLocal: true,
     filter(_pod, nodeInfo, ctx) {
       const requests = ctx.get(podRequestsOfCycle);
       if (requests.type === 'invalid') return unfit(`Invalid resource request: ${requests.error.message}`);
-      return fitsResources(requests.requests.requested, nodeInfo);
+      return fitsResources(requests.requests.requested, nodeInfo, ignored);
     },
     score(_pod, nodeInfo, ctx) {
       const requests = ctx.get(podRequestsOfCycle);

@@ -15,6 +15,7 @@
  * `Σ count × ln(domains + 2) + maxSkew - 1` over its constraints, rounded, and normalized so
  * that fewer matching pods score higher (`100 × (max + min - score) / max`).
  */
+import type { PodTopologySpreadArgs } from '../../config/types.ts';
 import { defineCycleValue, FIT, type FilterPlugin, type FilterResult, type NodeInfo, type SchedulingContext, type ScorePlugin, unfit, unresolvable } from '../../framework.ts';
 import type { Pod } from '../../../../schemas/index.ts';
 import { constraintsFor, countMatching, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
@@ -105,7 +106,7 @@ const allScoresOfCycle = defineCycleValue('PodTopologySpread/allScores', (pod, n
 });
 
 /** Creates the PodTopologySpread filter and score. */
-export function createPodTopologySpread(): FilterPlugin & ScorePlugin {
+export function createPodTopologySpread(_args?: PodTopologySpreadArgs): FilterPlugin & ScorePlugin {
   return {
     name: POD_TOPOLOGY_SPREAD,
     // The filter is node-local for pods without DoNotSchedule constraints, the score for
