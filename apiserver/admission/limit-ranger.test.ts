@@ -2,11 +2,10 @@
  * LimitRanger as kube-apiserver 1.32's plugin: container defaults and the annotation saying
  * what was set, min / max / maxLimitRequestRatio for Container, Pod and PersistentVolumeClaim
  * items with kube's messages (cases from plugin/pkg/admission/limitranger/admission_test.go),
- * LimitRange validation, and the whole path through the HTTP API with the real kubectl.
+ * and LimitRange validation (test/e2e/limitranger.test.ts: the HTTP API with the real kubectl).
  */
 import { describe, expect, it } from 'vitest';
 import type { ObjectOfKind } from '../../schemas/index.ts';
-import { useKubectlApiServer } from '../../test/e2e/kubectl-harness.ts';
 import { defaultLimitRange, validateLimitRange } from '../validation/limit-range.ts';
 import type { Causes } from '../validation/objects.ts';
 import { aggregateMessage, applyContainerDefaults, claimLimitViolations, LIMIT_RANGER_ANNOTATION, podLimitViolations } from './limit-ranger.ts';
@@ -143,54 +142,5 @@ describe('LimitRange defaults and validation (SetDefaults_LimitRangeItem, Valida
     ]],
   ])('%s', (_name, items, expected) => {
     expect(messages(limitRange(...items))).toEqual(expected);
-  });
-});
-
-describe('LimitRanger through the HTTP API with kubectl', () => {
-  const { kubectl, ok, file } = useKubectlApiServer('embedded', 'limitranger', { namespaceController: false });
-
-  it('defaults a pod, refuses one over the max with kube’s 403, and refuses an invalid LimitRange', async () => {
-    const range = `apiVersion: v1
-kind: LimitRange
-metadata:
-  name: cpu-limits
-spec:
-  limits:
-  - type: Container
-    max:
-      cpu: 500m
-    default:
-      cpu: 300m
-    defaultRequest:
-      cpu: 100m
-`;
-    expect(await ok('apply', '-f', file('range.yaml', range))).toBe('limitrange/cpu-limits created\n');
-    expect(await ok('run', 'defaulted', '--image=logplane/echo:1', '--restart=Never')).toBe('pod/defaulted created\n');
-    const created = JSON.parse(await ok('get', 'pod', 'defaulted', '-o', 'json')) as Pod;
-    expect(created.spec.containers[0]!.resources).toEqual({ limits: { cpu: '300m' }, requests: { cpu: '100m' } });
-    expect(created.metadata.annotations?.[LIMIT_RANGER_ANNOTATION]).toBe('LimitRanger plugin set: cpu request for container defaulted; cpu limit for container defaulted');
-    expect(created.status?.qosClass).toBe('Burstable');
-
-    const big = `apiVersion: v1
-kind: Pod
-metadata:
-  name: big
-spec:
-  containers:
-  - name: web
-    image: logplane/echo:1
-    resources:
-      limits:
-        cpu: "1"
-`;
-    const refused = await kubectl('apply', '-f', file('big.yaml', big));
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain('Error from server (Forbidden): error when creating');
-    expect(refused.stderr).toContain('pods "big" is forbidden: maximum cpu usage per Container is 500m, but limit is 1');
-
-    const invalid = range.replace('name: cpu-limits', 'name: bad').replace('cpu: 300m', 'cpu: 800m');
-    const rejected = await kubectl('apply', '-f', file('bad.yaml', invalid));
-    expect(rejected.code).not.toBe(0);
-    expect(rejected.stderr).toContain('LimitRange "bad" is invalid: spec.limits[0].default[cpu]: Invalid value: "500m": default value 800m is greater than max value 500m');
   });
 });
