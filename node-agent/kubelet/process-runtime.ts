@@ -515,6 +515,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
     crashLoop: options.crashLoop,
     timers: createTimerQueue(),
     executor: createExecutor,
+    imagesPresent: true,
   });
 
   function logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string> {
@@ -580,6 +581,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       for (const pod of pods) configurator.refresh(pod);
     },
     statuses$: driver.statuses$,
+    events$: driver.events$,
     logs,
     usage,
     streamTarget,

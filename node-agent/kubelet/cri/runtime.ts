@@ -608,7 +608,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     };
   };
 
-  const driver: PodDriver = createPodDriver({ node, logger, now, crashLoop: options.crashLoop, timers, executor: createExecutor });
+  const driver: PodDriver = createPodDriver({ node, logger, now, crashLoop: options.crashLoop, timers, executor: createExecutor, imagesPresent: false });
 
   function logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string> {
     const run = driver.find(namespace, name);
@@ -666,6 +666,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     kind: 'cri',
     sync,
     statuses$: driver.statuses$,
+    events$: driver.events$,
     logs,
     usage,
     async close(opts) {
