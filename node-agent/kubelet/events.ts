@@ -8,9 +8,9 @@
  * - Failed "Error: …" when a container cannot be created or started;
  * - BackOff "Back-off restarting failed container X in pod NAME_NAMESPACE(UID)" when a
  *   crashed container waits in CrashLoopBackOff;
- * - Unhealthy "Liveness probe failed: …" (Readiness, Startup) when a probe's verdict turns
- *   to failure (kubelet records each failed attempt; here the verdict after
- *   `failureThreshold` attempts, so a readiness probe that never passed records none);
+ * - Unhealthy "Liveness probe failed: …" (Readiness, Startup) for every failed attempt of a
+ *   probe of a running instance ({@link unhealthyEvent}; the probe workers report attempts
+ *   beside verdicts);
  * - Killing "Container X failed liveness probe, will be restarted" (startup likewise) or
  *   "Stopping container X" when a stop signal is sent.
  *
@@ -83,8 +83,6 @@ export const kubeletEvents = (before: PodRun, event: PodEvent, after: PodRun, op
       if (before !== after) add(event.container, 'Warning', KUBELET_REASONS.failed, `Error: ${event.message}`);
       break;
     case 'probe':
-      if (!event.ok && before !== after) add(event.container, 'Warning', KUBELET_REASONS.unhealthy, `${PROBE_NAMES[event.probe]} probe failed: ${event.detail ?? ''}`.trimEnd());
-      break;
     case 'exited':
     case 'retryElapsed':
     case 'backoffElapsed':
@@ -108,4 +106,19 @@ export const kubeletEvents = (before: PodRun, event: PodEvent, after: PodRun, op
     }
   }
   return events;
+};
+
+/** kubelet's prober on a failed attempt: Unhealthy "<Kind> probe failed: <detail>", while instance `restartCount` of `container` runs and is not being stopped. */
+export const unhealthyEvent = (run: PodRun, container: string, restartCount: number, probe: ProbeKind, detail: string): KubeletEvent | undefined => {
+  const c = containerOf(run, container);
+  if (c?.phase.type !== 'running' || c.restartCount !== restartCount || c.phase.killing !== null || run.termination !== null) return undefined;
+  return {
+    uid: run.uid,
+    namespace: run.namespace,
+    name: run.name,
+    container,
+    type: 'Warning',
+    reason: KUBELET_REASONS.unhealthy,
+    message: `${PROBE_NAMES[probe]} probe failed: ${detail}`.trimEnd(),
+  };
 };

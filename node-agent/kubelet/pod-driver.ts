@@ -29,7 +29,7 @@ import {
 import type { Pod, PodStatus } from '../../schemas/index.ts';
 import { jsonEqual, k8sTime, podStatus, withTransitionTimes } from './status.ts';
 import type { CancelTimer, TimerQueue } from './timer-queue.ts';
-import { kubeletEvents, type KubeletEvent } from './events.ts';
+import { kubeletEvents, unhealthyEvent, type KubeletEvent } from './events.ts';
 
 /** A status change to report: the pod's key, uid and full status. */
 export interface PodStatusUpdate {
@@ -97,6 +97,8 @@ export interface PodDriver {
   readonly statuses$: Observable<PodStatusUpdate>;
   /** The Events kubelet records about the pods' containers (events.ts), as they happen; nothing is kept for later subscribers. */
   readonly events$: Observable<KubeletEvent>;
+  /** A failed attempt of a probe of the container instance `ref`: kubelet's Unhealthy Event, if that instance still runs. */
+  recordProbeFailure(ref: ContainerRef, probe: ProbeKind, detail: string): void;
   /** The pod named `namespace/name` the runtime currently has (the newest if several uids). */
   find(namespace: string, name: string): PodRun | undefined;
   /** Every pod the runtime currently has. */
@@ -483,5 +485,12 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     return closed;
   }
 
-  return { sync, statuses$, events$: events$.asObservable(), find, runs: () => [...pods.values()].map((entry) => entry.run), dispatch, close };
+  function recordProbeFailure(ref: ContainerRef, probe: ProbeKind, detail: string): void {
+    const run = pods.get(ref.run.uid)?.run;
+    if (run === undefined || !events$.observed) return;
+    const recorded = unhealthyEvent(run, ref.container, ref.restartCount, probe, detail);
+    if (recorded) events$.next(recorded);
+  }
+
+  return { sync, statuses$, events$: events$.asObservable(), recordProbeFailure, find, runs: () => [...pods.values()].map((entry) => entry.run), dispatch, close };
 }

@@ -395,6 +395,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
             ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
             at: now(),
           }),
+        failedAttempt: (kind, detail) => driver.recordProbeFailure(ref, kind, detail),
       });
       probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
     }

@@ -522,6 +522,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
           ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
           at: now(),
         }),
+      failedAttempt: (kind, detail) => driver.recordProbeFailure(ref, kind, detail),
     });
     probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
   }
