@@ -18,6 +18,7 @@ import { type PodObjectChange, viewObjectSource } from './kubelet/pod-objects.ts
 import { mergePodStatus } from './kubelet/status.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 import { createKubeletMetrics, type ReportedPod } from './metrics.ts';
+import { createEventReporter } from './event-reporter.ts';
 import type { Registry } from 'prom-client';
 
 /** What a node offers (`status.capacity`): cpu, memory and pods, and any extended resource (e.g. `nvidia.com/gpu`). */
@@ -71,6 +72,8 @@ export interface NodeAgentOptions {
   };
   /** Where kubelet's metrics of the pods this agent runs go (and what the endpoint's `/metrics` serves); default nowhere. */
   readonly registry?: Registry;
+  /** False: kubelet's Events (Created, Started, BackOff, Unhealthy, Killing …) are not written; default true. */
+  readonly events?: boolean;
 }
 
 export interface NodeAgent {
@@ -341,6 +344,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   };
 
   const subscriptions: Subscription[] = [];
+  const events = options.events === false ? undefined : createEventReporter({ log, projection, logger: logger.child({ part: 'events' }) });
   /** What pods' env and volumes read: the projection's objects, and ConfigMap/Secret changes (volumes are rewritten). */
   const podObjects = viewObjectSource(
     () => projection.view(),
@@ -367,6 +371,14 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     });
     runtimes.set(node, runtime);
     kubelet?.nodeRegistered(node);
+    if (events) {
+      subscriptions.push(
+        runtime.events$.subscribe((event) => {
+          const pod = boundPods.get(`Pod/${event.namespace}/${event.name}`);
+          if (pod?.metadata.uid === event.uid) events.record(node, pod, event);
+        }),
+      );
+    }
     subscriptions.push(
       runtime.statuses$.subscribe((update) => {
         const key = `Pod/${update.namespace}/${update.name}`;
@@ -476,6 +488,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       if (holdTimer !== undefined) clearTimeout(holdTimer);
       flush(true);
       await Promise.all([...inFlight]);
+      await events?.close();
       await logServer?.close();
     },
   };

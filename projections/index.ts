@@ -13,3 +13,5 @@ export * from './writer.ts';
 export * from './history.ts';
 export * from './replay.ts';
 export * from './metrics.ts';
+export * from './event-correlator.ts';
+export * from './event-recorder.ts';

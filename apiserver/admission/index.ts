@@ -17,6 +17,9 @@
  *   them once the object is not in use).
  * - Priority, RuntimeClass (`pod.ts`): a Pod's priority, preemption policy, overhead and
  *   scheduling constraints from its classes; at most one globalDefault PriorityClass.
+ * - LimitRanger (`limit-ranger.ts`): a Pod's containers get the default requests and limits
+ *   of its namespace's LimitRanges, then Pods and PersistentVolumeClaims are held to their
+ *   min, max and maxLimitRequestRatio.
  *
  * An admission may refuse (throws an `ApiError`); the caller judges a refusal on a view that
  * has caught up with the log.
@@ -24,6 +27,7 @@
 import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, type View } from '../../projections/index.ts';
 import { KINDS, type Kind, type KubeObject, type ObjectMeta } from '../../schemas/index.ts';
 import type { ObjectOfKind } from '../../schemas/keys.ts';
+import { admitClaimLimits, admitPodLimits } from './limit-ranger.ts';
 import { admitPodPriority, admitPriorityClass, admitRuntimeClass } from './pod.ts';
 
 type Admission<K extends Kind> = (object: ObjectOfKind<K>, view: View) => void;
@@ -56,18 +60,21 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
   Pod: (pod, view) => {
     admitRuntimeClass(pod, view);
     admitPodPriority(pod, view);
+    admitPodLimits(pod, view);
   },
   PriorityClass: admitPriorityClass,
   PersistentVolume: (volume) => addFinalizer(volume, PV_PROTECTION_FINALIZER),
   PersistentVolumeClaim: (claim, view) => {
     addFinalizer(claim, PVC_PROTECTION_FINALIZER);
-    if (claim.spec?.storageClassName != null) return;
-    if (claim.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
-    const chosen = newestDefault(view.list('StorageClass') as ObjectOfKind<'StorageClass'>[], [
-      'storageclass.kubernetes.io/is-default-class',
-      'storageclass.beta.kubernetes.io/is-default-class',
-    ]);
+    const named = claim.spec?.storageClassName != null || claim.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined;
+    const chosen = named
+      ? undefined
+      : newestDefault(view.list('StorageClass') as ObjectOfKind<'StorageClass'>[], [
+          'storageclass.kubernetes.io/is-default-class',
+          'storageclass.beta.kubernetes.io/is-default-class',
+        ]);
     if (chosen) claim.spec = { ...claim.spec, storageClassName: chosen.metadata.name };
+    admitClaimLimits(claim, view);
   },
 };
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { KINDS } from '../../schemas/index.ts';
 import { defaultRequestsFromLimits, normalizeClaimDataSources, recordPodQos } from './strategies.ts';
+import { defaultLimitRange } from './limit-range.ts';
 import type { Container, JobSpec, Kind, KubeObject, MutatingWebhook, ObjectOfKind, PodSpec, PodTemplateSpec, Probe, ValidatingWebhook } from '../../schemas/index.ts';
 
 const imagePullPolicy = (image: string | undefined): string => {
@@ -63,6 +64,7 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
     defaultPodSpec(pod.spec);
     defaultRequestsFromLimits(pod.spec);
   },
+  LimitRange: defaultLimitRange,
   Deployment: (object) => {
     const spec = object.spec;
     spec.replicas ??= 1;

@@ -25,6 +25,7 @@ import {
 } from './objects.ts';
 import { validateHorizontalPodAutoscaler, validatePodDisruptionBudget } from './autoscaling-policy.ts';
 import { validateEvent } from './events.ts';
+import { validateLimitRange } from './limit-range.ts';
 import { checkSecretType } from './secrets.ts';
 import { checkClaimSpec } from './volumes.ts';
 import { validateCronJob, validateDaemonSet, validateJob, validateReplicationController, validateStatefulSet } from './workloads.ts';
@@ -103,6 +104,7 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
   CronJob: validateCronJob,
   ReplicationController: (causes, object) => validateReplicationController(causes, object),
   Event: validateEvent,
+  LimitRange: (causes, object) => validateLimitRange(causes, object),
   PodTemplate: (causes, object) => {
     if (object.template) causes.push(...validatePodSpec('template.spec', object.template.spec));
   },

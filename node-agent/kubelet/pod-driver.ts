@@ -29,6 +29,7 @@ import {
 import type { Pod, PodStatus } from '../../schemas/index.ts';
 import { jsonEqual, k8sTime, podStatus, withTransitionTimes } from './status.ts';
 import type { CancelTimer, TimerQueue } from './timer-queue.ts';
+import { kubeletEvents, unhealthyEvent, type KubeletEvent } from './events.ts';
 
 /** A status change to report: the pod's key, uid and full status. */
 export interface PodStatusUpdate {
@@ -86,12 +87,18 @@ export interface PodDriverOptions {
   readonly crashLoop: CrashLoopPolicy;
   readonly timers: TimerQueue;
   readonly executor: (dispatch: Dispatch) => RuntimeExecutor;
+  /** The runtime's images are on the machine (built in): each start records Pulled "already present". */
+  readonly imagesPresent: boolean;
 }
 
 /** The driver as the runtime facades use it. */
 export interface PodDriver {
   sync(pods: readonly Pod[]): void;
   readonly statuses$: Observable<PodStatusUpdate>;
+  /** The Events kubelet records about the pods' containers (events.ts), as they happen; nothing is kept for later subscribers. */
+  readonly events$: Observable<KubeletEvent>;
+  /** A failed attempt of a probe of the container instance `ref`: kubelet's Unhealthy Event, if that instance still runs. */
+  recordProbeFailure(ref: ContainerRef, probe: ProbeKind, detail: string): void;
   /** The pod named `namespace/name` the runtime currently has (the newest if several uids). */
   find(namespace: string, name: string): PodRun | undefined;
   /** Every pod the runtime currently has. */
@@ -158,6 +165,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
   const { node, logger, now, crashLoop, timers } = options;
   const pods = new Map<string, PodEntry>();
   const updates$ = new Subject<PodStatusUpdate>();
+  const events$ = new Subject<KubeletEvent>();
   const queue: { uid: string; event: PodEvent }[] = [];
   const touched = new Set<PodEntry>();
   let depth = 0;
@@ -313,9 +321,11 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
         const entry = pods.get(item.uid);
         if (entry === undefined) continue;
         logEvent(entry.run, item.event);
-        const transition = reducePod(entry.run, item.event, crashLoop);
-        if (transition.run === entry.run && transition.effects.length === 0) continue;
+        const before = entry.run;
+        const transition = reducePod(before, item.event, crashLoop);
+        if (transition.run === before && transition.effects.length === 0) continue;
         entry.run = transition.run;
+        if (events$.observed) for (const recorded of kubeletEvents(before, item.event, transition.run, { imagesPresent: options.imagesPresent })) events$.next(recorded);
         touched.add(entry);
         perform(entry, transition.effects);
       }
@@ -469,10 +479,18 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       pods.clear();
       executor.close();
       updates$.complete();
+      events$.complete();
       logger.info({ stopPods: opts.stopPods }, 'pod runtime closed');
     })();
     return closed;
   }
 
-  return { sync, statuses$, find, runs: () => [...pods.values()].map((entry) => entry.run), dispatch, close };
+  function recordProbeFailure(ref: ContainerRef, probe: ProbeKind, detail: string): void {
+    const run = pods.get(ref.run.uid)?.run;
+    if (run === undefined || !events$.observed) return;
+    const recorded = unhealthyEvent(run, ref.container, ref.restartCount, probe, detail);
+    if (recorded) events$.next(recorded);
+  }
+
+  return { sync, statuses$, events$: events$.asObservable(), recordProbeFailure, find, runs: () => [...pods.values()].map((entry) => entry.run), dispatch, close };
 }

@@ -114,6 +114,8 @@ export interface ProbeWorkerOptions {
   readonly secondMs: number;
   /** Called when the verdict flips (after success/failure thresholds), with the last attempt's detail. */
   readonly onVerdict: (ok: boolean, outcome: ProbeOutcome) => void;
+  /** Called on every failed attempt, with its detail (kubelet's prober records an Unhealthy Event for each). */
+  readonly onFailedAttempt?: (detail: string) => void;
 }
 
 /**
@@ -125,7 +127,7 @@ export interface ProbeWorkerOptions {
  * after its first failure verdict (the container is then killed).
  */
 export function createProbeWorker(options: ProbeWorkerOptions): ProbeWorker {
-  const { kind, probe, target, secondMs, onVerdict } = options;
+  const { kind, probe, target, secondMs, onVerdict, onFailedAttempt } = options;
   const periodMs = Math.max(1, probe.periodSeconds ?? PROBE_DEFAULTS.periodSeconds) * secondMs;
   const timeoutMs = Math.max(1, probe.timeoutSeconds ?? PROBE_DEFAULTS.timeoutSeconds) * secondMs;
   const successThreshold = Math.max(1, probe.successThreshold ?? PROBE_DEFAULTS.successThreshold);
@@ -157,6 +159,7 @@ export function createProbeWorker(options: ProbeWorkerOptions): ProbeWorker {
     } else {
       failures++;
       successes = 0;
+      onFailedAttempt?.(outcome.detail);
     }
     const flipsTo = verdict !== true && successes >= successThreshold ? true : verdict !== false && failures >= failureThreshold ? false : undefined;
     if (flipsTo !== undefined) {
@@ -188,13 +191,24 @@ export function createContainerProbeWorkers(options: {
   readonly target: ProbeTarget;
   readonly secondMs: number;
   readonly report: (kind: ProbeKind, ok: boolean, outcome: ProbeOutcome) => void;
+  /** Every failed attempt of a probe, with its detail. */
+  readonly failedAttempt?: (kind: ProbeKind, detail: string) => void;
 }): ProbeWorker[] {
-  const { container, kinds, target, secondMs, report } = options;
+  const { container, kinds, target, secondMs, report, failedAttempt } = options;
   const workers: ProbeWorker[] = [];
   for (const kind of kinds) {
     const probe = kind === 'startup' ? container.startupProbe : kind === 'liveness' ? container.livenessProbe : container.readinessProbe;
     if (probe == null) continue;
-    workers.push(createProbeWorker({ kind, probe, target, secondMs, onVerdict: (ok, outcome) => report(kind, ok, outcome) }));
+    workers.push(
+      createProbeWorker({
+        kind,
+        probe,
+        target,
+        secondMs,
+        onVerdict: (ok, outcome) => report(kind, ok, outcome),
+        ...(failedAttempt ? { onFailedAttempt: (detail: string) => failedAttempt(kind, detail) } : {}),
+      }),
+    );
   }
   return workers;
 }

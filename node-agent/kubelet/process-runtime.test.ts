@@ -197,12 +197,20 @@ describe('process runtime', () => {
         livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, failureThreshold: 2 },
       }),
     ]);
+    const recorded: string[] = [];
+    const subscription = runtime.events$.subscribe((event) => recorded.push(`${event.reason}: ${event.message}`));
     runtime.sync([live]);
     const ready = await waitForStatus(runtime, live, isReady);
     expect(containerStatus(ready).restartCount).toBe(0);
     await get(`http://${ready.status.podIP}:8080/fail-readiness`, { method: 'POST' });
     const restarted = await waitForStatus(runtime, live, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready);
     expect(containerStatus(restarted).lastState?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    subscription.unsubscribe();
+    // kubelet's Events: each failed liveness attempt, then the kill, then the second start.
+    const killing = recorded.indexOf('Killing: Container web failed liveness probe, will be restarted');
+    expect(killing).toBeGreaterThan(0);
+    expect(recorded.slice(0, killing).filter((line) => line.startsWith('Unhealthy: Liveness probe failed: ')).length).toBeGreaterThanOrEqual(2);
+    expect(recorded.filter((line) => line === 'Started: Started container web')).toHaveLength(2);
   });
 
   it('gates readiness and liveness on the startup probe', async () => {

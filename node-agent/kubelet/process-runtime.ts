@@ -395,6 +395,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
             ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
             at: now(),
           }),
+        failedAttempt: (kind, detail) => driver.recordProbeFailure(ref, kind, detail),
       });
       probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
     }
@@ -515,6 +516,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
     crashLoop: options.crashLoop,
     timers: createTimerQueue(),
     executor: createExecutor,
+    imagesPresent: true,
   });
 
   function logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string> {
@@ -580,6 +582,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       for (const pod of pods) configurator.refresh(pod);
     },
     statuses$: driver.statuses$,
+    events$: driver.events$,
     logs,
     usage,
     streamTarget,

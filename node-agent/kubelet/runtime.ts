@@ -9,6 +9,7 @@ import { type CrashLoopPolicy, DEFAULT_CRASH_LOOP } from './lifecycle.ts';
 import type { LogOptions } from './logs.ts';
 import { DEFAULT_POD_CIDR, type PodCidr, parsePodCidr } from './pod-cidr.ts';
 import type { PodStatusUpdate } from './pod-driver.ts';
+import type { KubeletEvent } from './events.ts';
 import type { PodUsage } from './usage.ts';
 import type { CriRuntimeOptions } from './cri/runtime.ts';
 import { type PodUser, agentUser, resolvePodUser } from './pod-user.ts';
@@ -110,6 +111,8 @@ export interface PodRuntime {
    * Completes when the runtime is closed.
    */
   readonly statuses$: Observable<PodStatusUpdate>;
+  /** The Events kubelet records about the pods' containers (Created, Started, BackOff, Unhealthy, Killing …), as they happen. */
+  readonly events$: Observable<KubeletEvent>;
   /**
    * `kubectl logs`: the current (or `previous`) instance's output, optionally only the
    * last `tailLines` lines, optionally followed until the instance exits. Throws

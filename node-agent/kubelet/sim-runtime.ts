@@ -89,7 +89,7 @@ export function createSimRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     close() {},
   });
 
-  const driver: PodDriver = createPodDriver({ node, logger, now, crashLoop: options.crashLoop, timers, executor: createExecutor });
+  const driver: PodDriver = createPodDriver({ node, logger, now, crashLoop: options.crashLoop, timers, executor: createExecutor, imagesPresent: true });
 
   function inject(namespace: string, name: string, failure: InjectedFailure): void {
     const run = driver.find(namespace, name);
@@ -116,6 +116,7 @@ export function createSimRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     kind: 'sim',
     sync: driver.sync,
     statuses$: driver.statuses$,
+    events$: driver.events$,
     logs(namespace, name, container) {
       const run = driver.find(namespace, name);
       if (run === undefined) throw new KubeletNotFoundError(`pods "${name}" not found`, { namespace, name });

@@ -15,7 +15,7 @@ import type { View } from '../../projections/index.ts';
 import type { CronJob, CronJobStatus, EventBody, Job } from '../../schemas/index.ts';
 import { kindRef } from '../../schemas/keys.ts';
 import { canonicalJson, deleteCommand, isControlledBy, isoTime, parseTime, statusCommand } from '../replicaset/objects.ts';
-import { createRecorder } from '../events/recorder.ts';
+import { createRecorder } from '../../projections/event-recorder.ts';
 import type { Decision } from '../runtime.ts';
 import { byJobStartTime, finishedCondition, isJobOf, jobForSchedule, jobReference, scheduledJobName } from './job.ts';
 import { formatSchedule, parseSchedule, timeZoneError } from '../../schemas/cron-schedule.ts';

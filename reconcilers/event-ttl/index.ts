@@ -10,7 +10,7 @@
  */
 import type { AppliedChange, View } from '../../projections/index.ts';
 import type { Event } from '../../schemas/index.ts';
-import { lastSeen } from '../events/correlator.ts';
+import { lastSeen } from '../../projections/event-correlator.ts';
 import { parseTime } from '../replicaset/objects.ts';
 import { InvalidControllerOptionError } from '../errors.ts';
 import type { Controller, Decision } from '../runtime.ts';

@@ -16,7 +16,7 @@ import { createReplicationController } from '../replicationcontroller/index.ts';
 import { createSchedulerController } from '../scheduler/controller.ts';
 import type { Controller } from '../runtime.ts';
 import { createStatefulSetController } from '../statefulset/index.ts';
-import { createRecorder } from './recorder.ts';
+import { createRecorder } from '../../projections/event-recorder.ts';
 import { createTestCluster, deploymentObject, nodeObject, podTemplate, replicaSetObject, runningPodStatus, settle, type TestCluster } from '../testing.ts';
 
 const clusters: TestCluster[] = [];

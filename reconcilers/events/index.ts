@@ -8,10 +8,10 @@
 import type { View } from '../../projections/index.ts';
 import type { KubeObject } from '../../schemas/index.ts';
 import type { Controller, Decision } from '../runtime.ts';
-import { createRecorder, type EventSource, type Recorder } from './recorder.ts';
+import { createRecorder, type EventSource, type Recorder } from '../../projections/event-recorder.ts';
 
-export * from './correlator.ts';
-export * from './recorder.ts';
+export * from '../../projections/event-correlator.ts';
+export * from '../../projections/event-recorder.ts';
 
 /** Says which Events the decision of `key` on `view` records. */
 export type Narrator = (key: string, view: View, decision: Decision, recorder: Recorder) => void;

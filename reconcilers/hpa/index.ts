@@ -17,7 +17,7 @@
 import type { View } from '../../projections/index.ts';
 import { matchesLabels } from '../../projections/selectors.ts';
 import type { EventBody, HorizontalPodAutoscaler, Pod } from '../../schemas/index.ts';
-import { createRecorder } from '../events/recorder.ts';
+import { createRecorder } from '../../projections/event-recorder.ts';
 import { keyOf } from '../replicaset/objects.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import type { ScalingHistory } from './behavior.ts';

@@ -522,6 +522,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
           ...(outcome.type === 'failure' ? { detail: outcome.detail } : {}),
           at: now(),
         }),
+      failedAttempt: (kind, detail) => driver.recordProbeFailure(ref, kind, detail),
     });
     probeWorkers.set(key, [...(probeWorkers.get(key) ?? []), ...workers]);
   }
@@ -608,7 +609,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     };
   };
 
-  const driver: PodDriver = createPodDriver({ node, logger, now, crashLoop: options.crashLoop, timers, executor: createExecutor });
+  const driver: PodDriver = createPodDriver({ node, logger, now, crashLoop: options.crashLoop, timers, executor: createExecutor, imagesPresent: false });
 
   function logs(namespace: string, name: string, container: string, opts: LogOptions): AsyncIterable<string> {
     const run = driver.find(namespace, name);
@@ -666,6 +667,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     kind: 'cri',
     sync,
     statuses$: driver.statuses$,
+    events$: driver.events$,
     logs,
     usage,
     async close(opts) {

@@ -14,7 +14,7 @@
  *   occurrences (an Event's later occurrences are placed at its lastTimestamp, which never
  *   leaves more tokens than the real bucket had), so the filter is never looser than kube's.
  */
-import type { Event } from '../../schemas/index.ts';
+import type { Event } from '../schemas/index.ts';
 
 /** Distinct messages of similar events within the interval before they are aggregated (defaultAggregateMaxEvents). */
 export const AGGREGATE_MAX_EVENTS = 10;

@@ -4,13 +4,13 @@
  * it against the Events of the view (and those this decision already recorded), and
  * `commands()` gives one ObjectCreated per new Event and one ObjectUpdated per Event seen
  * again (judged against the resourceVersion it was read at, so two writers of one count
- * cannot both win). Pure: the view and `now` are its only inputs.
+ * cannot both win). Pure: the view and `now` are its only inputs. Shared by the controllers
+ * (reconcilers/events) and the node agents (kubelet's Events).
  */
-import type { View } from '../../projections/index.ts';
-import type { Event, EventBody, KubeObject, ObjectReference } from '../../schemas/index.ts';
-import { kindRef } from '../../schemas/keys.ts';
-import { updateCommand } from '../replicaset/objects.ts';
-import { correlate, spamKey } from './correlator.ts';
+import type { Event, EventBody, KubeObject, ObjectReference } from '../schemas/index.ts';
+import { kindRef } from '../schemas/keys.ts';
+import { correlate, spamKey } from './event-correlator.ts';
+import type { View } from './view.ts';
 
 /** Who records (v1.EventSource): kube's component names, e.g. `replicaset-controller`. */
 export interface EventSource {
@@ -50,6 +50,14 @@ const fnv1a = (text: string): number => {
 const time = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const EVENT_REF = kindRef('Event');
+
+/** What an update writes: the next Event without the resourceVersion it was read at (the command carries that) or the view's status. */
+const withoutVersion = (event: Event): Event => {
+  const copy = structuredClone(event) as Event & { status?: unknown };
+  delete copy.status;
+  delete copy.metadata.resourceVersion;
+  return copy;
+};
 
 /** Creates the recorder of one decision on `view` at `now`. */
 export const createRecorder = (view: View, now: number, source: EventSource): Recorder => {
@@ -130,7 +138,9 @@ export const createRecorder = (view: View, now: number, source: EventSource): Re
     event: (object, type, reason, message, fieldPath) => record(referenceTo(object, fieldPath), type, reason, message),
     commands: () =>
       [...touched.values()].map(({ current, next }): EventBody =>
-        current ? updateCommand(current, next) : { type: 'ObjectCreated', object: next },
+        current
+          ? { type: 'ObjectUpdated', object: withoutVersion(next), expectedResourceVersion: current.metadata.resourceVersion ?? null, subresource: null }
+          : { type: 'ObjectCreated', object: next },
       ),
   };
 };
