@@ -18,7 +18,8 @@
  * the cluster lister) `namespaceSelector` matches (`{}` = all). A node without the
  * `kubernetes.io/hostname` label is its own hostname domain (named by the node).
  */
-import { type AffinityTerm, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
+import { type AffinityTerm, type NamespaceLabelsOf, namespaceOf, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
+import { type Contribution, createTallyStore } from './counts-cache.ts';
 import {
   defineCycleValue,
   FIT,
@@ -107,6 +108,70 @@ export function interPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], 
   return { terms, affinityCounts, antiAffinityCounts, existingAntiAffinityCounts, matchesOwnAffinity };
 }
 
+const tallyOf = createTallyStore();
+
+/** A key for a term list: what `termSelects` reads of each term. */
+export function termsKey(terms: readonly AffinityTerm[]): string {
+  return JSON.stringify(terms.map((term) => [term.topologyKey, term.selector ?? null, [...term.namespaces].sort(), term.namespaceSelector ?? null]));
+}
+
+/** Whether every term names its namespaces (no namespaceSelector): then whether it selects a pod depends on that pod alone. */
+export function withoutNamespaceSelector(terms: readonly AffinityTerm[]): boolean {
+  return terms.every((term) => term.namespaceSelector === undefined);
+}
+
+/** A key for what an existing pod's term reads of the incoming pod: its namespace, labels and namespace labels. */
+export function incomingPodKey(pod: Pod, labelsOf: NamespaceLabelsOf): string {
+  return JSON.stringify([namespaceOf(pod), pod.metadata.labels ?? null, labelsOf(pod)]);
+}
+
+/**
+ * {@link interPodAffinityState} from tallies kept across cycles (see `counts-cache.ts`): the
+ * same counts, but a cycle re-counts only the nodes whose NodeInfo changed since a pod with
+ * the same terms (or, for existing pods' anti-affinity, the same namespace and labels) was
+ * last scheduled. Terms with a namespaceSelector (whose matches depend on namespace labels)
+ * are counted afresh, as the uncached computation does.
+ */
+export function cachedInterPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): InterPodAffinityState {
+  const terms = parsePodAffinityTerms(pod);
+  const required = terms?.requiredAffinity ?? [];
+  const anti = terms?.requiredAntiAffinity ?? [];
+  if (!withoutNamespaceSelector(required) || !withoutNamespaceSelector(anti)) return interPodAffinityState(pod, nodeInfos, ctx);
+  const labelsOf = namespaceLabelsOf(ctx);
+  const changes = ctx.changes;
+  const existingAntiAffinityCounts = tallyOf(`existing-anti\u0000${incomingPodKey(pod, labelsOf)}`).sync(nodeInfos, changes, (nodeInfo) => {
+    const contributions: Contribution[] = [];
+    for (const existing of nodeInfo.podsWithRequiredAntiAffinity) {
+      for (const term of existing.requiredAntiAffinity) {
+        if (termSelects(term, pod, labelsOf)) contributions.push({ topologyKey: term.topologyKey, amount: 1, calls: 1 });
+      }
+    }
+    return contributions;
+  });
+  const affinityCounts: TopologyCounts =
+    required.length === 0
+      ? new Map()
+      : tallyOf(`affinity\u0000${termsKey(required)}`).sync(nodeInfos, changes, (nodeInfo) => {
+          let matching = 0;
+          for (const existing of nodeInfo.pods) if (selectedByAll(required, existing, labelsOf)) matching += 1;
+          return matching === 0 ? [] : required.map((term) => ({ topologyKey: term.topologyKey, amount: matching, calls: matching }));
+        });
+  const antiAffinityCounts: TopologyCounts =
+    anti.length === 0
+      ? new Map()
+      : tallyOf(`anti\u0000${termsKey(anti)}`).sync(nodeInfos, changes, (nodeInfo) => {
+          const contributions: Contribution[] = [];
+          for (const term of anti) {
+            let selected = 0;
+            for (const existing of nodeInfo.pods) if (termSelects(term, existing, labelsOf)) selected += 1;
+            if (selected > 0) contributions.push({ topologyKey: term.topologyKey, amount: selected, calls: selected });
+          }
+          return contributions;
+        });
+  const matchesOwnAffinity = required.length > 0 && selectedByAll(required, pod, labelsOf);
+  return { terms, affinityCounts, antiAffinityCounts, existingAntiAffinityCounts, matchesOwnAffinity };
+}
+
 /** kube's `satisfyPodAffinity`, with the first-pod-of-a-group rule. */
 function satisfiesAffinity(state: InterPodAffinityState, terms: readonly AffinityTerm[], node: Node): boolean {
   let podsExist = true;
@@ -139,7 +204,7 @@ export function interPodAffinityVerdict(state: InterPodAffinityState, node: Node
   return FIT;
 }
 
-export const interPodAffinityOfCycle = defineCycleValue('InterPodAffinity/state', interPodAffinityState);
+export const interPodAffinityOfCycle = defineCycleValue('InterPodAffinity/state', cachedInterPodAffinityState);
 
 /** Creates the InterPodAffinity filter and score. */
 export function createInterPodAffinity(): FilterPlugin & ScorePlugin {

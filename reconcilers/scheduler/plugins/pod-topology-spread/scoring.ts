@@ -3,7 +3,7 @@
  * PreScore/Score/NormalizeScore), computed in bulk over the feasible nodes.
  *
  * Per constraint, the matching-pod count of every node and the per-domain totals are kept
- * across cycles for one NodeInfo array (a scheduler round replaces entries in place), so a
+ * across cycles and NodeInfo arrays (a scheduler round replaces entries in place), so a
  * cycle only re-counts the nodes whose NodeInfo was replaced since the last one (found from
  * the caller's change log when it keeps one, else by comparing every entry) and then reads
  * two arrays per feasible node, instead of matching every pod of the cluster.
@@ -37,14 +37,19 @@ interface ConstraintCache {
   /** Domain id → the last cycle that counted it among the scored nodes (see `spreadScores`). */
   readonly seenIn: number[];
   cycle: number;
-  /** Length of the caller's change log when the cache was last brought up to date (undefined: compare every entry next time). */
+  /** The NodeInfo array the cache was last brought up to date with, and the length of its change log then (undefined: compare every entry next time). */
+  array: readonly NodeInfo[] | undefined;
   seen: number | undefined;
 }
 
-/** NodeInfo array → cache key → cache. */
-const caches = new WeakMap<readonly NodeInfo[], Map<string, ConstraintCache>>();
+/**
+ * Cache key → cache, kept across NodeInfo arrays (rounds, and a round's copies with nominated
+ * pods): a cache compares its snapshot with a new array entry by entry (NodeInfos of unchanged
+ * nodes are the same objects), so only the replaced entries are re-counted.
+ */
+const caches = new Map<string, ConstraintCache>();
 
-/** Caches kept per NodeInfo array (distinct templates × constraints); past that it starts over. */
+/** Caches kept (distinct templates × constraints); past that it starts over. */
 const CACHES_KEPT = 256;
 
 function hasAllKeys(nodeInfo: NodeInfo, constraints: readonly SpreadConstraint[]): boolean {
@@ -69,11 +74,7 @@ function cacheFor(
     requireAllTopologies ? constraints.map((c) => c.topologyKey) : null,
   ]);
   const key = `${constraint.topologyKey}\u0000${constraint.selectorKey}\u0000${inclusionKey}`;
-  let byKey = caches.get(nodeInfos);
-  if (byKey === undefined) {
-    byKey = new Map();
-    caches.set(nodeInfos, byKey);
-  }
+  const byKey = caches;
   let cache = byKey.get(key);
   if (cache === undefined || cache.snapshot.length !== nodeInfos.length) {
     if (byKey.size >= CACHES_KEPT) byKey.clear();
@@ -91,6 +92,7 @@ function cacheFor(
       domains: 0,
       seenIn: [],
       cycle: 0,
+      array: undefined,
       seen: undefined,
     };
     byKey.set(key, cache);
@@ -99,7 +101,8 @@ function cacheFor(
   let includes: ReturnType<typeof inclusionOf> | undefined;
   const { snapshot, counts, values, hasKey, valueIds, eligible, idOf, totals, nodesPerValue } = cache;
   // With the change log, only entries replaced since the last visit can differ from the snapshot.
-  const from = changes !== undefined && cache.seen !== undefined && cache.seen <= changes.length ? cache.seen : undefined;
+  const from = changes !== undefined && cache.array === nodeInfos && cache.seen !== undefined && cache.seen <= changes.length ? cache.seen : undefined;
+  cache.array = nodeInfos;
   cache.seen = changes?.length;
   const visits = from === undefined ? nodeInfos.length : (changes as readonly number[]).length - from;
   for (let visit = 0; visit < visits; visit += 1) {
