@@ -18,8 +18,9 @@
  * the cluster lister) `namespaceSelector` matches (`{}` = all). A node without the
  * `kubernetes.io/hostname` label is its own hostname domain (named by the node).
  */
-import { type AffinityTerm, type NamespaceLabelsOf, namespaceOf, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
+import { type AffinityTerm, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
 import { type Contribution, createTallyStore } from './counts-cache.ts';
+import { incomingPodKey, termsKey, withoutNamespaceSelector } from './terms-key.ts';
 import {
   defineCycleValue,
   FIT,
@@ -109,21 +110,6 @@ export function interPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], 
 }
 
 const tallyOf = createTallyStore();
-
-/** A key for a term list: what `termSelects` reads of each term. */
-export function termsKey(terms: readonly AffinityTerm[]): string {
-  return JSON.stringify(terms.map((term) => [term.topologyKey, term.selector ?? null, [...term.namespaces].sort(), term.namespaceSelector ?? null]));
-}
-
-/** Whether every term names its namespaces (no namespaceSelector): then whether it selects a pod depends on that pod alone. */
-export function withoutNamespaceSelector(terms: readonly AffinityTerm[]): boolean {
-  return terms.every((term) => term.namespaceSelector === undefined);
-}
-
-/** A key for what an existing pod's term reads of the incoming pod: its namespace, labels and namespace labels. */
-export function incomingPodKey(pod: Pod, labelsOf: NamespaceLabelsOf): string {
-  return JSON.stringify([namespaceOf(pod), pod.metadata.labels ?? null, labelsOf(pod)]);
-}
 
 /**
  * {@link interPodAffinityState} from tallies kept across cycles (see `counts-cache.ts`): the
