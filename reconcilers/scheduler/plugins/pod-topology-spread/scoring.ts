@@ -32,6 +32,8 @@ interface ConstraintCache {
   readonly totals: number[];
   /** Domain id → nodes with that value (any node), to count domains without a pass when every node is feasible. */
   readonly nodesPerValue: number[];
+  /** Domain id → eligible nodes with that value (the domains PreFilter counts). */
+  readonly eligiblePerValue: number[];
   /** Values with at least one node. */
   domains: number;
   /** Domain id → the last cycle that counted it among the scored nodes (see `spreadScores`). */
@@ -69,8 +71,9 @@ function cacheFor(
   changes: readonly number[] | undefined,
 ): ConstraintCache {
   const inclusionKey = JSON.stringify([
-    constraint.honorNodeAffinity ? [pod.spec.nodeSelector ?? null, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null] : null,
-    constraint.honorNodeTaints ? (pod.spec.tolerations ?? null) : null,
+    // The policies themselves too: "honor, with no tolerations" is not "ignore".
+    constraint.honorNodeAffinity ? [pod.spec.nodeSelector ?? null, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null] : false,
+    constraint.honorNodeTaints ? [pod.spec.tolerations ?? null] : false,
     requireAllTopologies ? constraints.map((c) => c.topologyKey) : null,
   ]);
   const key = `${constraint.topologyKey}\u0000${constraint.selectorKey}\u0000${inclusionKey}`;
@@ -89,6 +92,7 @@ function cacheFor(
       idOf: new Map(),
       totals: [],
       nodesPerValue: [],
+      eligiblePerValue: [],
       domains: 0,
       seenIn: [],
       cycle: 0,
@@ -99,7 +103,7 @@ function cacheFor(
   }
   const namespace = namespaceOf(pod);
   let includes: ReturnType<typeof inclusionOf> | undefined;
-  const { snapshot, counts, values, hasKey, valueIds, eligible, idOf, totals, nodesPerValue } = cache;
+  const { snapshot, counts, values, hasKey, valueIds, eligible, idOf, totals, nodesPerValue, eligiblePerValue } = cache;
   // With the change log, only entries replaced since the last visit can differ from the snapshot.
   const from = changes !== undefined && cache.array === nodeInfos && cache.seen !== undefined && cache.seen <= changes.length ? cache.seen : undefined;
   cache.array = nodeInfos;
@@ -111,7 +115,10 @@ function cacheFor(
     if (snapshot[index] === nodeInfo) continue;
     if (snapshot[index] !== undefined) {
       const id = valueIds[index] as number;
-      if (eligible[index] === true) totals[id] = (totals[id] as number) - (counts[index] as number);
+      if (eligible[index] === true) {
+        totals[id] = (totals[id] as number) - (counts[index] as number);
+        eligiblePerValue[id] = (eligiblePerValue[id] as number) - 1;
+      }
       nodesPerValue[id] = (nodesPerValue[id] as number) - 1;
       if (nodesPerValue[id] === 0) cache.domains -= 1;
     }
@@ -127,6 +134,7 @@ function cacheFor(
       idOf.set(value, id);
       totals.push(0);
       nodesPerValue.push(0);
+      eligiblePerValue.push(0);
       cache.seenIn.push(-1);
     }
     snapshot[index] = nodeInfo;
@@ -135,11 +143,56 @@ function cacheFor(
     hasKey[index] = present;
     valueIds[index] = id;
     eligible[index] = counted;
-    if (counted) totals[id] = (totals[id] as number) + count;
+    if (counted) {
+      totals[id] = (totals[id] as number) + count;
+      eligiblePerValue[id] = (eligiblePerValue[id] as number) + 1;
+    }
     if (nodesPerValue[id] === 0) cache.domains += 1;
     nodesPerValue[id] = (nodesPerValue[id] as number) + 1;
   }
   return cache;
+}
+
+/** A constraint's matching pods per domain over the nodes it counts, as kube's PreFilter sums them. */
+export interface DomainTotals {
+  /** Matching pods in the domain `value` (undefined or 0 when no counted node has it). */
+  get(value: string): number | undefined;
+  /** How many domains have a counted node. */
+  readonly domains: number;
+  /** The fewest matching pods in such a domain (Number.MAX_SAFE_INTEGER when there is none). */
+  readonly minimum: number;
+}
+
+/**
+ * The per-domain totals of `constraint` over the nodes that carry every topology key of
+ * `constraints` and that the constraint includes (kube's PreFilter for DoNotSchedule
+ * constraints), from the cache kept across cycles: only NodeInfos replaced since are re-counted.
+ */
+export function filterDomainTotals(
+  pod: Pod,
+  constraint: SpreadConstraint,
+  constraints: readonly SpreadConstraint[],
+  nodeInfos: readonly NodeInfo[],
+  changes: readonly number[] | undefined,
+): DomainTotals {
+  const cache = cacheFor(pod, constraint, constraints, true, nodeInfos, changes);
+  const { idOf, totals, eligiblePerValue } = cache;
+  let domains = 0;
+  let minimum = Number.MAX_SAFE_INTEGER;
+  for (let id = 0; id < eligiblePerValue.length; id += 1) {
+    if ((eligiblePerValue[id] as number) === 0) continue;
+    domains += 1;
+    const total = totals[id] as number;
+    if (total < minimum) minimum = total;
+  }
+  return {
+    get: (value) => {
+      const id = idOf.get(value);
+      return id === undefined ? undefined : totals[id];
+    },
+    domains,
+    minimum,
+  };
 }
 
 export const scoreConstraintsOfCycle = defineCycleValue('PodTopologySpread/scoreConstraints', (pod, _nodeInfos, ctx) =>
