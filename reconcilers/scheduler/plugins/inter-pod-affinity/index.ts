@@ -2,7 +2,8 @@
  * InterPodAffinity (kube-scheduler's plugin of that name), filter and score.
  *
  * Filter (PreFilter computes per-topology-domain counts once per cycle, so each node's check
- * is a few map lookups), in kube's order:
+ * is a few map lookups; the counts come from tallies kept across cycles, `counts-cache.ts`,
+ * which re-count only the nodes whose NodeInfo changed), in kube's order:
  * 1. required pod affinity: every term's topology domain of the node must hold a pod that
  *    matches *all* the terms; when no pod anywhere matches them and the pod matches its
  *    own terms, any node carrying every term's topology key passes (the first pod of a
@@ -62,7 +63,8 @@ export interface InterPodAffinityState {
 }
 
 /**
- * Computes the cycle's counts (kube-scheduler's PreFilter). Existing pods' anti-affinity
+ * Computes the cycle's counts (kube-scheduler's PreFilter) from every node, without the
+ * tallies (the reference `cachedInterPodAffinityState` must equal). Existing pods' anti-affinity
  * visits only the pods listed in `podsWithRequiredAntiAffinity`; the incoming pod's terms
  * visit every pod only when it has required terms.
  */

@@ -8,6 +8,7 @@
  *   selects the incoming pod (symmetry).
  * A node scores the sum over the domains it lies in; the scores are then scaled min-max to
  * 0..100 over the feasible nodes. When no pod contributes anything every node scores 0.
+ * The domain scores come from a tally kept across cycles (`counts-cache.ts`).
  */
 import { type AffinityTerm, type NamespaceLabelsOf, parsePodAffinityTerms, termSelects, type WeightedAffinityTerm } from '../../affinity.ts';
 import { defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
@@ -27,7 +28,7 @@ function scoreTerms(scores: TopologyCounts, terms: readonly WeightedAffinityTerm
   for (const term of terms) scoreTerm(scores, term, term.weight * sign, pod, labels, node);
 }
 
-/** The score of every topology domain for the cycle's pod (kube's preScoreState.topologyScore); empty when nothing scores. */
+/** The score of every topology domain for the cycle's pod (kube's preScoreState.topologyScore), from every node; empty when nothing scores. */
 export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): TopologyCounts {
   const terms = parsePodAffinityTerms(pod);
   const preferred = terms?.preferredAffinity ?? [];

@@ -55,7 +55,7 @@ function hasAllKeys(nodeInfo: NodeInfo, constraints: readonly SpreadConstraint[]
   return true;
 }
 
-/** kube's PreFilter: counts per domain over the included nodes that carry every topology key. */
+/** kube's PreFilter: counts per domain over the included nodes that carry every topology key, from every node (the reference `cachedSpreadFilterState` must equal). */
 export function spreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): SpreadFilterState {
   const { constraints } = constraintsFor(pod, WhenUnsatisfiable.DoNotSchedule, ctx.cluster);
   if (constraints.length === 0) return { constraints, counts: [], minimums: [], selfMatch: [] };
