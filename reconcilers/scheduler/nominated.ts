@@ -47,9 +47,23 @@ export function nominatedAhead(pod: Pod, nominated: readonly Pod[] | undefined):
   return nominated.filter((other) => podPriority(other) >= priority && identity(other) !== id);
 }
 
-/** `nodeInfo` with `pods` counted on it (the same object when there are none). */
+/** The last `withPods` result per NodeInfo, with the pods it counted. */
+const lastWithPods = new WeakMap<NodeInfo, { readonly pods: readonly Pod[]; readonly info: NodeInfo }>();
+
+const samePods = (left: readonly Pod[], right: readonly Pod[]): boolean => left.length === right.length && left.every((pod, index) => pod === right[index]);
+
+/**
+ * `nodeInfo` with `pods` counted on it (the same object when there are none). Asked again
+ * for the same NodeInfo and the same pod objects, it returns the same NodeInfo as last time,
+ * so that the caches keyed by NodeInfo identity (the round scheduler's memo, the plugins'
+ * per-node counts) see an unchanged node from one cycle with nominated pods to the next.
+ */
 export function withPods(nodeInfo: NodeInfo, pods: readonly Pod[]): NodeInfo {
+  if (pods.length === 0) return nodeInfo;
+  const last = lastWithPods.get(nodeInfo);
+  if (last !== undefined && samePods(last.pods, pods)) return last.info;
   let info = nodeInfo;
   for (const pod of pods) info = assumePod(info, pod);
+  lastWithPods.set(nodeInfo, { pods: [...pods], info });
   return info;
 }

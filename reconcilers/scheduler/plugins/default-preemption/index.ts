@@ -126,10 +126,22 @@ function earliestStartOfMostImportant(victims: readonly Pod[], now: number): num
   return earliest;
 }
 
+/** The namespaces of a NodeInfo's pods, kept while the NodeInfo lives (NodeInfos are replaced, never changed). */
+const namespacesByNodeInfo = new WeakMap<NodeInfo, readonly string[]>();
+
+function namespacesOf(nodeInfo: NodeInfo): readonly string[] {
+  let namespaces = namespacesByNodeInfo.get(nodeInfo);
+  if (namespaces === undefined) {
+    namespaces = [...new Set(nodeInfo.pods.map((pod) => pod.metadata.namespace ?? 'default'))];
+    namespacesByNodeInfo.set(nodeInfo, namespaces);
+  }
+  return namespaces;
+}
+
 /** The budgets of the namespaces of the pods on the potential nodes (all kube's preemption can match). */
 function budgetsFor(nodeInfos: readonly NodeInfo[], handle: PostFilterHandle): PodDisruptionBudget[] {
   const namespaces = new Set<string>();
-  for (const nodeInfo of nodeInfos) for (const pod of nodeInfo.pods) namespaces.add(pod.metadata.namespace ?? 'default');
+  for (const nodeInfo of nodeInfos) for (const namespace of namespacesOf(nodeInfo)) namespaces.add(namespace);
   return [...namespaces].sort().flatMap((namespace) => handle.cluster.list('PodDisruptionBudget', namespace) as PodDisruptionBudget[]);
 }
 

@@ -6,7 +6,7 @@
  */
 import { labelSelectorToRequirements, matchesLabels } from '../../../../projections/selectors.ts';
 import type { Pod, PodDisruptionBudget } from '../../../../schemas/index.ts';
-import { assumePod, type FilterResult, type NodeInfo, type PostFilterHandle, removePod } from '../../framework.ts';
+import { assumePod, type FilterResult, type NodeInfo, nodeInfoFromPlaced, placedPod, type PostFilterHandle } from '../../framework.ts';
 import { nominatedAhead, podPriority, withPods } from '../../nominated.ts';
 
 /** kube's status of a node without a pod of lower priority than the preemptor. */
@@ -73,6 +73,17 @@ export function filterWithNominated(pod: Pod, index: number, nodeInfo: NodeInfo,
   return handle.filter(index, nodeInfo);
 }
 
+/** `nodeInfo` without any pod. */
+function withoutPods(nodeInfo: NodeInfo): NodeInfo {
+  return nodeInfoFromPlaced(nodeInfo.node, [], nodeInfo.allocatable);
+}
+
+/** `nodeInfo` without `pods` (some of its pods), rebuilt once (kube's `RemovePod` for each). */
+function removePods(nodeInfo: NodeInfo, pods: readonly Pod[]): NodeInfo {
+  const removed = new Set(pods);
+  return nodeInfoFromPlaced(nodeInfo.node, nodeInfo.pods.filter((placed) => !removed.has(placed)).map(placedPod), nodeInfo.allocatable);
+}
+
 /** The victims chosen on one node, most important first, and how many of them violate a budget; or why the node cannot help. */
 export type NodeVictims =
   | { readonly type: 'victims'; readonly victims: readonly Pod[]; readonly pdbViolations: number }
@@ -88,8 +99,8 @@ export function selectVictimsOnNode(pod: Pod, index: number, handle: PostFilterH
   const priority = podPriority(pod);
   const potential = original.pods.filter((placed) => podPriority(placed) < priority);
   if (potential.length === 0) return { type: 'unfit', reasons: [NO_VICTIMS_REASON] };
-  let nodeInfo = original;
-  for (const victim of potential) nodeInfo = removePod(nodeInfo, victim);
+  // Every lower-priority pod removed at once (the same NodeInfo as removing them one by one).
+  let nodeInfo = potential.length === original.pods.length ? withoutPods(original) : removePods(original, potential);
   const fits = filterWithNominated(pod, index, nodeInfo, handle);
   if (fits.type === 'unfit') return { type: 'unfit', reasons: fits.reasons };
   // Stable: equally important pods keep the node's (key) order, so the choice is deterministic.

@@ -2,7 +2,8 @@
  * InterPodAffinity (kube-scheduler's plugin of that name), filter and score.
  *
  * Filter (PreFilter computes per-topology-domain counts once per cycle, so each node's check
- * is a few map lookups), in kube's order:
+ * is a few map lookups; the counts come from tallies kept across cycles, `counts-cache.ts`,
+ * which re-count only the nodes whose NodeInfo changed), in kube's order:
  * 1. required pod affinity: every term's topology domain of the node must hold a pod that
  *    matches *all* the terms; when no pod anywhere matches them and the pod matches its
  *    own terms, any node carrying every term's topology key passes (the first pod of a
@@ -20,6 +21,8 @@
  */
 import type { InterPodAffinityArgs } from '../../config/types.ts';
 import { type AffinityTerm, parsePodAffinityTerms, type PodAffinityTerms, selectedByAll, termSelects } from '../../affinity.ts';
+import { type Contribution, createTallyStore } from './counts-cache.ts';
+import { incomingPodKey, termsKey, withoutNamespaceSelector } from './terms-key.ts';
 import {
   defineCycleValue,
   FIT,
@@ -61,7 +64,8 @@ export interface InterPodAffinityState {
 }
 
 /**
- * Computes the cycle's counts (kube-scheduler's PreFilter). Existing pods' anti-affinity
+ * Computes the cycle's counts (kube-scheduler's PreFilter) from every node, without the
+ * tallies (the reference `cachedInterPodAffinityState` must equal). Existing pods' anti-affinity
  * visits only the pods listed in `podsWithRequiredAntiAffinity`; the incoming pod's terms
  * visit every pod only when it has required terms.
  */
@@ -108,6 +112,55 @@ export function interPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], 
   return { terms, affinityCounts, antiAffinityCounts, existingAntiAffinityCounts, matchesOwnAffinity };
 }
 
+const tallyOf = createTallyStore();
+
+/**
+ * {@link interPodAffinityState} from tallies kept across cycles (see `counts-cache.ts`): the
+ * same counts, but a cycle re-counts only the nodes whose NodeInfo changed since a pod with
+ * the same terms (or, for existing pods' anti-affinity, the same namespace and labels) was
+ * last scheduled. Terms with a namespaceSelector (whose matches depend on namespace labels)
+ * are counted afresh, as the uncached computation does.
+ */
+export function cachedInterPodAffinityState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): InterPodAffinityState {
+  const terms = parsePodAffinityTerms(pod);
+  const required = terms?.requiredAffinity ?? [];
+  const anti = terms?.requiredAntiAffinity ?? [];
+  if (!withoutNamespaceSelector(required) || !withoutNamespaceSelector(anti)) return interPodAffinityState(pod, nodeInfos, ctx);
+  const labelsOf = namespaceLabelsOf(ctx);
+  const changes = ctx.changes;
+  const existingAntiAffinityCounts = tallyOf(`existing-anti\u0000${incomingPodKey(pod, labelsOf)}`).sync(nodeInfos, changes, (nodeInfo) => {
+    const contributions: Contribution[] = [];
+    for (const existing of nodeInfo.podsWithRequiredAntiAffinity) {
+      for (const term of existing.requiredAntiAffinity) {
+        if (termSelects(term, pod, labelsOf)) contributions.push({ topologyKey: term.topologyKey, amount: 1, calls: 1 });
+      }
+    }
+    return contributions;
+  });
+  const affinityCounts: TopologyCounts =
+    required.length === 0
+      ? new Map()
+      : tallyOf(`affinity\u0000${termsKey(required)}`).sync(nodeInfos, changes, (nodeInfo) => {
+          let matching = 0;
+          for (const existing of nodeInfo.pods) if (selectedByAll(required, existing, labelsOf)) matching += 1;
+          return matching === 0 ? [] : required.map((term) => ({ topologyKey: term.topologyKey, amount: matching, calls: matching }));
+        });
+  const antiAffinityCounts: TopologyCounts =
+    anti.length === 0
+      ? new Map()
+      : tallyOf(`anti\u0000${termsKey(anti)}`).sync(nodeInfos, changes, (nodeInfo) => {
+          const contributions: Contribution[] = [];
+          for (const term of anti) {
+            let selected = 0;
+            for (const existing of nodeInfo.pods) if (termSelects(term, existing, labelsOf)) selected += 1;
+            if (selected > 0) contributions.push({ topologyKey: term.topologyKey, amount: selected, calls: selected });
+          }
+          return contributions;
+        });
+  const matchesOwnAffinity = required.length > 0 && selectedByAll(required, pod, labelsOf);
+  return { terms, affinityCounts, antiAffinityCounts, existingAntiAffinityCounts, matchesOwnAffinity };
+}
+
 /** kube's `satisfyPodAffinity`, with the first-pod-of-a-group rule. */
 function satisfiesAffinity(state: InterPodAffinityState, terms: readonly AffinityTerm[], node: Node): boolean {
   let podsExist = true;
@@ -140,7 +193,7 @@ export function interPodAffinityVerdict(state: InterPodAffinityState, node: Node
   return FIT;
 }
 
-export const interPodAffinityOfCycle = defineCycleValue('InterPodAffinity/state', interPodAffinityState);
+export const interPodAffinityOfCycle = defineCycleValue('InterPodAffinity/state', cachedInterPodAffinityState);
 
 /** Creates the InterPodAffinity filter and score. */
 export function createInterPodAffinity(_args?: InterPodAffinityArgs): FilterPlugin & ScorePlugin {

@@ -8,11 +8,14 @@
  *   selects the incoming pod (symmetry).
  * A node scores the sum over the domains it lies in; the scores are then scaled min-max to
  * 0..100 over the feasible nodes. When no pod contributes anything every node scores 0.
+ * The domain scores come from a tally kept across cycles (`counts-cache.ts`).
  */
 import { type AffinityTerm, type NamespaceLabelsOf, parsePodAffinityTerms, termSelects, type WeightedAffinityTerm } from '../../affinity.ts';
 import { defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
 import type { Node, Pod } from '../../../../schemas/index.ts';
 import { countDomain, namespaceLabelsOf, topologyValue, type TopologyCounts } from './topology.ts';
+import { type Contribution, createTallyStore } from './counts-cache.ts';
+import { incomingPodKey, termsKey, withoutNamespaceSelector } from './terms-key.ts';
 
 /** kube-scheduler's default `hardPodAffinityWeight` (InterPodAffinityArgs). */
 export const HARD_POD_AFFINITY_WEIGHT = 1;
@@ -25,7 +28,7 @@ function scoreTerms(scores: TopologyCounts, terms: readonly WeightedAffinityTerm
   for (const term of terms) scoreTerm(scores, term, term.weight * sign, pod, labels, node);
 }
 
-/** The score of every topology domain for the cycle's pod (kube's preScoreState.topologyScore); empty when nothing scores. */
+/** The score of every topology domain for the cycle's pod (kube's preScoreState.topologyScore), from every node; empty when nothing scores. */
 export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): TopologyCounts {
   const terms = parsePodAffinityTerms(pod);
   const preferred = terms?.preferredAffinity ?? [];
@@ -53,7 +56,52 @@ export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly Nod
   return scores;
 }
 
-const topologyScoresOfCycle = defineCycleValue('InterPodAffinity/topologyScores', interPodAffinityTopologyScores);
+const tallyOf = createTallyStore();
+
+/** Adds to `contributions` the weight of every term of `terms` that selects `pod`, times `sign`. */
+function contributeTerms(contributions: Contribution[], terms: readonly WeightedAffinityTerm[], pod: Pod, labels: NamespaceLabelsOf, sign: number): void {
+  for (const term of terms) if (termSelects(term, pod, labels)) contributions.push({ topologyKey: term.topologyKey, amount: term.weight * sign, calls: 1 });
+}
+
+/**
+ * {@link interPodAffinityTopologyScores} from a tally kept across cycles (see
+ * `counts-cache.ts`), keyed by what a node's contribution depends on besides its NodeInfo:
+ * the incoming pod's preferred terms, namespace, labels and namespace labels. Preferred terms
+ * with a namespaceSelector are scored afresh, as the uncached computation does.
+ */
+export function cachedInterPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): TopologyCounts {
+  const terms = parsePodAffinityTerms(pod);
+  const preferred = terms?.preferredAffinity ?? [];
+  const preferredAnti = terms?.preferredAntiAffinity ?? [];
+  if (!withoutNamespaceSelector(preferred) || !withoutNamespaceSelector(preferredAnti)) return interPodAffinityTopologyScores(pod, nodeInfos, ctx);
+  const hasConstraints = preferred.length > 0 || preferredAnti.length > 0;
+  const labelsOf = namespaceLabelsOf(ctx);
+  const key = JSON.stringify([incomingPodKey(pod, labelsOf), weightedTermsKey(preferred), weightedTermsKey(preferredAnti)]);
+  return tallyOf(key).sync(nodeInfos, ctx.changes, (nodeInfo) => {
+    if (!hasConstraints && nodeInfo.podsWithAffinity.length === 0) return [];
+    const contributions: Contribution[] = [];
+    if (hasConstraints) {
+      for (const existing of nodeInfo.pods) {
+        contributeTerms(contributions, preferred, existing, labelsOf, 1);
+        contributeTerms(contributions, preferredAnti, existing, labelsOf, -1);
+      }
+    }
+    for (const existing of nodeInfo.podsWithAffinity) {
+      for (const term of existing.requiredAffinity) {
+        if (termSelects(term, pod, labelsOf)) contributions.push({ topologyKey: term.topologyKey, amount: HARD_POD_AFFINITY_WEIGHT, calls: 1 });
+      }
+      contributeTerms(contributions, existing.preferredAffinity, pod, labelsOf, 1);
+      contributeTerms(contributions, existing.preferredAntiAffinity, pod, labelsOf, -1);
+    }
+    return contributions;
+  });
+}
+
+function weightedTermsKey(terms: readonly WeightedAffinityTerm[]): string {
+  return `${termsKey(terms)}${JSON.stringify(terms.map((term) => term.weight))}`;
+}
+
+const topologyScoresOfCycle = defineCycleValue('InterPodAffinity/topologyScores', cachedInterPodAffinityTopologyScores);
 
 /** Whether every node scores 0 in this cycle (kube's PreScore "Skip"). */
 export function interPodAffinityScoreIsZero(ctx: SchedulingContext): boolean {

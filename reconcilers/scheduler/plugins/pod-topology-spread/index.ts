@@ -20,7 +20,7 @@ import { defineCycleValue, FIT, type FilterPlugin, type FilterResult, type NodeI
 import type { Pod } from '../../../../schemas/index.ts';
 import { constraintsFor, countMatching, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
 import { inclusionOf } from './inclusion.ts';
-import { normalizeSpreadScores, scoreConstraintsOfCycle, spreadScores } from './scoring.ts';
+import { type DomainTotals, filterDomainTotals, normalizeSpreadScores, scoreConstraintsOfCycle, spreadScores } from './scoring.ts';
 import { matchesLabels } from '../../../../projections/selectors.ts';
 import { namespaceOf } from '../../affinity.ts';
 
@@ -33,11 +33,16 @@ export const PodTopologySpreadReason = {
   NodeLabelNotMatch: "node(s) didn't match pod topology spread constraints (missing required label)",
 } as const;
 
+/** Matching pods by domain value (a Map, or a view of the spreading cache's totals). */
+export interface DomainCounts {
+  get(value: string): number | undefined;
+}
+
 /** What the filter computes once per cycle (kube's preFilterState). */
 export interface SpreadFilterState {
   readonly constraints: readonly SpreadConstraint[];
   /** Per constraint: domain value → matching pods. */
-  readonly counts: readonly ReadonlyMap<string, number>[];
+  readonly counts: readonly DomainCounts[];
   /** Per constraint: the global minimum to compare against (minDomains applied). */
   readonly minimums: readonly number[];
   /** Per constraint: whether the incoming pod matches the selector itself. */
@@ -51,7 +56,7 @@ function hasAllKeys(nodeInfo: NodeInfo, constraints: readonly SpreadConstraint[]
   return true;
 }
 
-/** kube's PreFilter: counts per domain over the included nodes that carry every topology key. */
+/** kube's PreFilter: counts per domain over the included nodes that carry every topology key, from every node (the reference `cachedSpreadFilterState` must equal). */
 export function spreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): SpreadFilterState {
   const { constraints } = constraintsFor(pod, WhenUnsatisfiable.DoNotSchedule, ctx.cluster);
   if (constraints.length === 0) return { constraints, counts: [], minimums: [], selfMatch: [] };
@@ -89,14 +94,33 @@ export function spreadVerdict(state: SpreadFilterState, nodeInfo: NodeInfo): Fil
     const constraint = state.constraints[index] as SpreadConstraint;
     const value = Object.hasOwn(labels, constraint.topologyKey) ? labels[constraint.topologyKey] : undefined;
     if (value === undefined) return unresolvable(PodTopologySpreadReason.NodeLabelNotMatch);
-    const matching = (state.counts[index] as ReadonlyMap<string, number>).get(value) ?? 0;
+    const matching = (state.counts[index] as DomainCounts).get(value) ?? 0;
     const skew = matching + (state.selfMatch[index] as number) - (state.minimums[index] as number);
     if (skew > constraint.maxSkew) return unfit(PodTopologySpreadReason.ConstraintsNotMatch);
   }
   return FIT;
 }
 
-const filterStateOfCycle = defineCycleValue('PodTopologySpread/filter', spreadFilterState);
+/**
+ * {@link spreadFilterState} from the per-constraint caches the score keeps across cycles
+ * (see `scoring.ts`): the same counts and minimums, re-counting only the NodeInfos replaced
+ * since the cache last looked instead of every node.
+ */
+export function cachedSpreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): SpreadFilterState {
+  const { constraints } = constraintsFor(pod, WhenUnsatisfiable.DoNotSchedule, ctx.cluster);
+  if (constraints.length === 0) return { constraints, counts: [], minimums: [], selfMatch: [] };
+  const totals = constraints.map((constraint) => filterDomainTotals(pod, constraint, constraints, nodeInfos, ctx.changes));
+  const minimums = constraints.map((constraint, index) => {
+    const domain = totals[index] as DomainTotals;
+    return domain.domains < constraint.minDomains ? 0 : domain.minimum;
+  });
+  const selfMatch = constraints.map((constraint) =>
+    constraint.selector !== undefined && matchesLabels(constraint.selector, pod.metadata.labels) ? 1 : 0,
+  );
+  return { constraints, counts: totals, minimums, selfMatch };
+}
+
+const filterStateOfCycle = defineCycleValue('PodTopologySpread/filter', cachedSpreadFilterState);
 
 const allScoresOfCycle = defineCycleValue('PodTopologySpread/allScores', (pod, nodeInfos, ctx) => {
   const feasible = ctx.feasibleNodes();

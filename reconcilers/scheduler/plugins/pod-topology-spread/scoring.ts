@@ -3,7 +3,7 @@
  * PreScore/Score/NormalizeScore), computed in bulk over the feasible nodes.
  *
  * Per constraint, the matching-pod count of every node and the per-domain totals are kept
- * across cycles for one NodeInfo array (a scheduler round replaces entries in place), so a
+ * across cycles and NodeInfo arrays (a scheduler round replaces entries in place), so a
  * cycle only re-counts the nodes whose NodeInfo was replaced since the last one (found from
  * the caller's change log when it keeps one, else by comparing every entry) and then reads
  * two arrays per feasible node, instead of matching every pod of the cluster.
@@ -32,19 +32,26 @@ interface ConstraintCache {
   readonly totals: number[];
   /** Domain id → nodes with that value (any node), to count domains without a pass when every node is feasible. */
   readonly nodesPerValue: number[];
+  /** Domain id → eligible nodes with that value (the domains PreFilter counts). */
+  readonly eligiblePerValue: number[];
   /** Values with at least one node. */
   domains: number;
   /** Domain id → the last cycle that counted it among the scored nodes (see `spreadScores`). */
   readonly seenIn: number[];
   cycle: number;
-  /** Length of the caller's change log when the cache was last brought up to date (undefined: compare every entry next time). */
+  /** The NodeInfo array the cache was last brought up to date with, and the length of its change log then (undefined: compare every entry next time). */
+  array: readonly NodeInfo[] | undefined;
   seen: number | undefined;
 }
 
-/** NodeInfo array → cache key → cache. */
-const caches = new WeakMap<readonly NodeInfo[], Map<string, ConstraintCache>>();
+/**
+ * Cache key → cache, kept across NodeInfo arrays (rounds, and a round's copies with nominated
+ * pods): a cache compares its snapshot with a new array entry by entry (NodeInfos of unchanged
+ * nodes are the same objects), so only the replaced entries are re-counted.
+ */
+const caches = new Map<string, ConstraintCache>();
 
-/** Caches kept per NodeInfo array (distinct templates × constraints); past that it starts over. */
+/** Caches kept (distinct templates × constraints); past that it starts over. */
 const CACHES_KEPT = 256;
 
 function hasAllKeys(nodeInfo: NodeInfo, constraints: readonly SpreadConstraint[]): boolean {
@@ -64,16 +71,13 @@ function cacheFor(
   changes: readonly number[] | undefined,
 ): ConstraintCache {
   const inclusionKey = JSON.stringify([
-    constraint.honorNodeAffinity ? [pod.spec.nodeSelector ?? null, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null] : null,
-    constraint.honorNodeTaints ? (pod.spec.tolerations ?? null) : null,
+    // The policies themselves too: "honor, with no tolerations" is not "ignore".
+    constraint.honorNodeAffinity ? [pod.spec.nodeSelector ?? null, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null] : false,
+    constraint.honorNodeTaints ? [pod.spec.tolerations ?? null] : false,
     requireAllTopologies ? constraints.map((c) => c.topologyKey) : null,
   ]);
   const key = `${constraint.topologyKey}\u0000${constraint.selectorKey}\u0000${inclusionKey}`;
-  let byKey = caches.get(nodeInfos);
-  if (byKey === undefined) {
-    byKey = new Map();
-    caches.set(nodeInfos, byKey);
-  }
+  const byKey = caches;
   let cache = byKey.get(key);
   if (cache === undefined || cache.snapshot.length !== nodeInfos.length) {
     if (byKey.size >= CACHES_KEPT) byKey.clear();
@@ -88,18 +92,21 @@ function cacheFor(
       idOf: new Map(),
       totals: [],
       nodesPerValue: [],
+      eligiblePerValue: [],
       domains: 0,
       seenIn: [],
       cycle: 0,
+      array: undefined,
       seen: undefined,
     };
     byKey.set(key, cache);
   }
   const namespace = namespaceOf(pod);
   let includes: ReturnType<typeof inclusionOf> | undefined;
-  const { snapshot, counts, values, hasKey, valueIds, eligible, idOf, totals, nodesPerValue } = cache;
+  const { snapshot, counts, values, hasKey, valueIds, eligible, idOf, totals, nodesPerValue, eligiblePerValue } = cache;
   // With the change log, only entries replaced since the last visit can differ from the snapshot.
-  const from = changes !== undefined && cache.seen !== undefined && cache.seen <= changes.length ? cache.seen : undefined;
+  const from = changes !== undefined && cache.array === nodeInfos && cache.seen !== undefined && cache.seen <= changes.length ? cache.seen : undefined;
+  cache.array = nodeInfos;
   cache.seen = changes?.length;
   const visits = from === undefined ? nodeInfos.length : (changes as readonly number[]).length - from;
   for (let visit = 0; visit < visits; visit += 1) {
@@ -108,7 +115,10 @@ function cacheFor(
     if (snapshot[index] === nodeInfo) continue;
     if (snapshot[index] !== undefined) {
       const id = valueIds[index] as number;
-      if (eligible[index] === true) totals[id] = (totals[id] as number) - (counts[index] as number);
+      if (eligible[index] === true) {
+        totals[id] = (totals[id] as number) - (counts[index] as number);
+        eligiblePerValue[id] = (eligiblePerValue[id] as number) - 1;
+      }
       nodesPerValue[id] = (nodesPerValue[id] as number) - 1;
       if (nodesPerValue[id] === 0) cache.domains -= 1;
     }
@@ -124,6 +134,7 @@ function cacheFor(
       idOf.set(value, id);
       totals.push(0);
       nodesPerValue.push(0);
+      eligiblePerValue.push(0);
       cache.seenIn.push(-1);
     }
     snapshot[index] = nodeInfo;
@@ -132,11 +143,56 @@ function cacheFor(
     hasKey[index] = present;
     valueIds[index] = id;
     eligible[index] = counted;
-    if (counted) totals[id] = (totals[id] as number) + count;
+    if (counted) {
+      totals[id] = (totals[id] as number) + count;
+      eligiblePerValue[id] = (eligiblePerValue[id] as number) + 1;
+    }
     if (nodesPerValue[id] === 0) cache.domains += 1;
     nodesPerValue[id] = (nodesPerValue[id] as number) + 1;
   }
   return cache;
+}
+
+/** A constraint's matching pods per domain over the nodes it counts, as kube's PreFilter sums them. */
+export interface DomainTotals {
+  /** Matching pods in the domain `value` (undefined or 0 when no counted node has it). */
+  get(value: string): number | undefined;
+  /** How many domains have a counted node. */
+  readonly domains: number;
+  /** The fewest matching pods in such a domain (Number.MAX_SAFE_INTEGER when there is none). */
+  readonly minimum: number;
+}
+
+/**
+ * The per-domain totals of `constraint` over the nodes that carry every topology key of
+ * `constraints` and that the constraint includes (kube's PreFilter for DoNotSchedule
+ * constraints), from the cache kept across cycles: only NodeInfos replaced since are re-counted.
+ */
+export function filterDomainTotals(
+  pod: Pod,
+  constraint: SpreadConstraint,
+  constraints: readonly SpreadConstraint[],
+  nodeInfos: readonly NodeInfo[],
+  changes: readonly number[] | undefined,
+): DomainTotals {
+  const cache = cacheFor(pod, constraint, constraints, true, nodeInfos, changes);
+  const { idOf, totals, eligiblePerValue } = cache;
+  let domains = 0;
+  let minimum = Number.MAX_SAFE_INTEGER;
+  for (let id = 0; id < eligiblePerValue.length; id += 1) {
+    if ((eligiblePerValue[id] as number) === 0) continue;
+    domains += 1;
+    const total = totals[id] as number;
+    if (total < minimum) minimum = total;
+  }
+  return {
+    get: (value) => {
+      const id = idOf.get(value);
+      return id === undefined ? undefined : totals[id];
+    },
+    domains,
+    minimum,
+  };
 }
 
 export const scoreConstraintsOfCycle = defineCycleValue('PodTopologySpread/scoreConstraints', (pod, _nodeInfos, ctx) =>
