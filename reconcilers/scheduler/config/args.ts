@@ -177,10 +177,6 @@ function decodePodTopologySpread(raw: unknown, field: string): PodTopologySpread
   if (defaultingType === 'System' && defaultConstraints.length > 0) {
     throw new SchedulerConfigError(constraintsField, 'Invalid value: when .defaultingType is "System", .defaultConstraints must be empty');
   }
-  // PodTopologySpread's internals take the System defaults only for now.
-  if (defaultingType !== 'System') {
-    throw new SchedulerConfigError(join(field, 'defaultingType'), 'Unsupported value: "List": logplane\'s PodTopologySpread supports only the "System" default constraints so far');
-  }
   return { defaultConstraints, defaultingType };
 }
 

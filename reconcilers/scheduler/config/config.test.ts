@@ -125,6 +125,13 @@ describe('plugin args', () => {
     expect(argsOf('DefaultPreemption', '          minCandidateNodesAbsolute: 5\n')?.DefaultPreemption).toEqual({ minCandidateNodesPercentage: 10, minCandidateNodesAbsolute: 5 });
     expect(argsOf('NodeResourcesBalancedAllocation', '          resources:\n            - name: cpu\n            - name: memory\n            - name: nvidia.com/gpu\n')?.NodeResourcesBalancedAllocation?.resources).toHaveLength(3);
   });
+
+  it('PodTopologySpread: a List of default constraints, which the plugin then applies', () => {
+    expect(argsOf('PodTopologySpread', '          defaultingType: List\n          defaultConstraints:\n            - maxSkew: 1\n              topologyKey: topology.kubernetes.io/zone\n              whenUnsatisfiable: DoNotSchedule\n')?.PodTopologySpread).toEqual({
+      defaultingType: 'List',
+      defaultConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }],
+    });
+  });
 });
 
 describe('validation: errors name the field', () => {

@@ -10,6 +10,7 @@ import { labelSelectorToRequirements, type LabelRequirement, matchesLabels } fro
 import type { LabelSelector, Pod, TopologySpreadConstraint } from '../../../../schemas/index.ts';
 import type { ClusterLister, NodeInfo } from '../../framework.ts';
 import { namespaceOf } from '../../affinity.ts';
+import type { PodTopologySpreadArgs } from '../../config/types.ts';
 
 export const WhenUnsatisfiable = { DoNotSchedule: 'DoNotSchedule', ScheduleAnyway: 'ScheduleAnyway' } as const;
 export type WhenUnsatisfiable = (typeof WhenUnsatisfiable)[keyof typeof WhenUnsatisfiable];
@@ -118,17 +119,44 @@ export function defaultSelector(pod: Pod, cluster: ClusterLister): LabelRequirem
 }
 
 /**
- * The constraints with `action` that apply to `pod`: its own when it has any constraint at
- * all, else the system defaults (ScheduleAnyway only) with the default selector, none when
- * that selector is empty.
+ * The constraints a profile gives pods that have none of their own (kube's
+ * PodTopologySpreadArgs): `System` is kube's {@link SYSTEM_DEFAULT_CONSTRAINTS} (scored
+ * without requiring every topology key), `List` the profile's `defaultConstraints`.
  */
-export function constraintsFor(pod: Pod, action: WhenUnsatisfiable, cluster: ClusterLister): { constraints: SpreadConstraint[]; systemDefaulted: boolean } {
+export interface SpreadDefaults {
+  readonly constraints: readonly TopologySpreadConstraint[];
+  readonly systemDefaulted: boolean;
+}
+
+export const SYSTEM_DEFAULTS: SpreadDefaults = { constraints: SYSTEM_DEFAULT_CONSTRAINTS, systemDefaulted: true };
+
+/** The defaults of a profile's PodTopologySpreadArgs (kube's when there are none). */
+export function spreadDefaultsOf(args: PodTopologySpreadArgs | undefined): SpreadDefaults {
+  if (args === undefined || args.defaultingType === 'System') return SYSTEM_DEFAULTS;
+  return {
+    constraints: args.defaultConstraints.map((c) => ({ maxSkew: c.maxSkew, topologyKey: c.topologyKey, whenUnsatisfiable: c.whenUnsatisfiable })),
+    systemDefaulted: false,
+  };
+}
+
+/**
+ * The constraints with `action` that apply to `pod`: its own when it has any constraint at
+ * all, else the profile's defaults with the default selector (kube's
+ * `buildDefaultConstraints`), none when that selector is empty.
+ */
+export function constraintsFor(
+  pod: Pod,
+  action: WhenUnsatisfiable,
+  cluster: ClusterLister,
+  defaults: SpreadDefaults = SYSTEM_DEFAULTS,
+): { constraints: SpreadConstraint[]; systemDefaulted: boolean } {
   if ((pod.spec.topologySpreadConstraints?.length ?? 0) > 0) return { constraints: ownConstraints(pod, action), systemDefaulted: false };
-  const defaults = SYSTEM_DEFAULT_CONSTRAINTS.filter((constraint) => constraint.whenUnsatisfiable === action);
-  if (defaults.length === 0) return { constraints: [], systemDefaulted: true };
+  const { systemDefaulted } = defaults;
+  const chosen = defaults.constraints.filter((constraint) => constraint.whenUnsatisfiable === action);
+  if (chosen.length === 0) return { constraints: [], systemDefaulted };
   const selector = defaultSelector(pod, cluster);
-  if (selector.length === 0) return { constraints: [], systemDefaulted: true };
-  return { constraints: defaults.map((constraint) => constraintOf(constraint, selector, namespaceOf(pod))), systemDefaulted: true };
+  if (selector.length === 0) return { constraints: [], systemDefaulted };
+  return { constraints: chosen.map((constraint) => constraintOf(constraint, selector, namespaceOf(pod))), systemDefaulted };
 }
 
 /** Matching-pod counts per NodeInfo and selector, kept while the NodeInfo object lives (NodeInfos are replaced, never changed). */

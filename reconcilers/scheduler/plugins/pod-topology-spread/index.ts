@@ -16,11 +16,11 @@
  * that fewer matching pods score higher (`100 × (max + min - score) / max`).
  */
 import type { PodTopologySpreadArgs } from '../../config/types.ts';
-import { defineCycleValue, FIT, type FilterPlugin, type FilterResult, type NodeInfo, type SchedulingContext, type ScorePlugin, unfit, unresolvable } from '../../framework.ts';
+import { type CycleValue, defineCycleValue, FIT, type FilterPlugin, type FilterResult, type NodeInfo, type SchedulingContext, type ScorePlugin, unfit, unresolvable } from '../../framework.ts';
 import type { Pod } from '../../../../schemas/index.ts';
-import { constraintsFor, countMatching, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
+import { constraintsFor, countMatching, type SpreadConstraint, type SpreadDefaults, spreadDefaultsOf, SYSTEM_DEFAULTS, WhenUnsatisfiable } from './constraints.ts';
 import { inclusionOf } from './inclusion.ts';
-import { type DomainTotals, filterDomainTotals, normalizeSpreadScores, scoreConstraintsOfCycle, spreadScores } from './scoring.ts';
+import { type DomainTotals, filterDomainTotals, spreadScoring } from './scoring.ts';
 import { matchesLabels } from '../../../../projections/selectors.ts';
 import { namespaceOf } from '../../affinity.ts';
 
@@ -57,8 +57,8 @@ function hasAllKeys(nodeInfo: NodeInfo, constraints: readonly SpreadConstraint[]
 }
 
 /** kube's PreFilter: counts per domain over the included nodes that carry every topology key, from every node (the reference `cachedSpreadFilterState` must equal). */
-export function spreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): SpreadFilterState {
-  const { constraints } = constraintsFor(pod, WhenUnsatisfiable.DoNotSchedule, ctx.cluster);
+export function spreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext, defaults: SpreadDefaults = SYSTEM_DEFAULTS): SpreadFilterState {
+  const { constraints } = constraintsFor(pod, WhenUnsatisfiable.DoNotSchedule, ctx.cluster, defaults);
   if (constraints.length === 0) return { constraints, counts: [], minimums: [], selfMatch: [] };
   const namespace = namespaceOf(pod);
   const counts = constraints.map(() => new Map<string, number>());
@@ -106,8 +106,8 @@ export function spreadVerdict(state: SpreadFilterState, nodeInfo: NodeInfo): Fil
  * (see `scoring.ts`): the same counts and minimums, re-counting only the NodeInfos replaced
  * since the cache last looked instead of every node.
  */
-export function cachedSpreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): SpreadFilterState {
-  const { constraints } = constraintsFor(pod, WhenUnsatisfiable.DoNotSchedule, ctx.cluster);
+export function cachedSpreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext, defaults: SpreadDefaults = SYSTEM_DEFAULTS): SpreadFilterState {
+  const { constraints } = constraintsFor(pod, WhenUnsatisfiable.DoNotSchedule, ctx.cluster, defaults);
   if (constraints.length === 0) return { constraints, counts: [], minimums: [], selfMatch: [] };
   const totals = constraints.map((constraint) => filterDomainTotals(pod, constraint, constraints, nodeInfos, ctx.changes));
   const minimums = constraints.map((constraint, index) => {
@@ -120,17 +120,34 @@ export function cachedSpreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[]
   return { constraints, counts: totals, minimums, selfMatch };
 }
 
-const filterStateOfCycle = defineCycleValue('PodTopologySpread/filter', cachedSpreadFilterState);
+/** The cycle values of a profile's defaults, made once per distinct defaults (see `spreadScoring`). */
+const pluginValues = new Map<string, { filterState: CycleValue<SpreadFilterState>; allScores: CycleValue<Map<NodeInfo, number>> }>();
 
-const allScoresOfCycle = defineCycleValue('PodTopologySpread/allScores', (pod, nodeInfos, ctx) => {
-  const feasible = ctx.feasibleNodes();
-  const positions = new Map(nodeInfos.map((nodeInfo, index) => [nodeInfo, index]));
-  const scores = spreadScores(pod, feasible.map((nodeInfo) => positions.get(nodeInfo) as number), ctx);
-  return new Map(feasible.map((nodeInfo, position) => [nodeInfo, scores[position] as number]));
-});
+const valuesFor = (defaults: SpreadDefaults) => {
+  const key = JSON.stringify(defaults);
+  let values = pluginValues.get(key);
+  if (values === undefined) {
+    const scoring = spreadScoring(defaults);
+    values = {
+      filterState: defineCycleValue('PodTopologySpread/filter', (pod, nodeInfos, ctx) => cachedSpreadFilterState(pod, nodeInfos, ctx, defaults)),
+      allScores: defineCycleValue('PodTopologySpread/allScores', (pod, nodeInfos, ctx) => {
+        const feasible = ctx.feasibleNodes();
+        const positions = new Map(nodeInfos.map((nodeInfo, index) => [nodeInfo, index]));
+        const scores = scoring.scores(pod, feasible.map((nodeInfo) => positions.get(nodeInfo) as number), ctx);
+        return new Map(feasible.map((nodeInfo, position) => [nodeInfo, scores[position] as number]));
+      }),
+    };
+    pluginValues.set(key, values);
+  }
+  return values;
+};
 
 /** Creates the PodTopologySpread filter and score. */
-export function createPodTopologySpread(_args?: PodTopologySpreadArgs): FilterPlugin & ScorePlugin {
+export function createPodTopologySpread(args?: PodTopologySpreadArgs): FilterPlugin & ScorePlugin {
+  const defaults = spreadDefaultsOf(args);
+  const scoring = spreadScoring(defaults);
+  const { filterState: filterStateOfCycle, allScores: allScoresOfCycle } = valuesFor(defaults);
+  const scoreConstraintsOfCycle = scoring.constraints;
   return {
     name: POD_TOPOLOGY_SPREAD,
     // The filter is node-local for pods without DoNotSchedule constraints, the score for
@@ -146,7 +163,7 @@ export function createPodTopologySpread(_args?: PodTopologySpreadArgs): FilterPl
       if (ctx.get(scoreConstraintsOfCycle).constraints.length === 0) return 0;
       return ctx.get(allScoresOfCycle).get(nodeInfo) ?? 0;
     },
-    scoreAll: spreadScores,
-    normalize: normalizeSpreadScores,
+    scoreAll: scoring.scores,
+    normalize: scoring.normalize,
   };
 }

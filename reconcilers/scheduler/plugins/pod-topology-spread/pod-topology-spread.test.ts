@@ -4,7 +4,7 @@ import type { Node, Pod, TopologySpreadConstraint } from '../../../../schemas/in
 import { schedule } from '../../scheduler.ts';
 import { makeNode, makePod } from '../../test-fixtures.ts';
 import { createDefaultProfile } from '../index.ts';
-import { constraintsFor, defaultSelector } from './constraints.ts';
+import { constraintsFor, defaultSelector, spreadDefaultsOf } from './constraints.ts';
 import { createPodTopologySpread } from './index.ts';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -233,5 +233,55 @@ describe('system default constraints', () => {
     };
     expect(hostnames(EMPTY_CLUSTER)).toEqual(['node-0', 'node-0']);
     expect(hostnames(cluster)).toEqual(['node-1', 'node-0']);
+  });
+});
+
+describe('a profile\'s default constraints (PodTopologySpreadArgs, defaultingType List)', () => {
+  const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-1', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } } } };
+  const cluster: ClusterLister = { ...EMPTY_CLUSTER, get: (kind, namespace, name) => (kind === 'ReplicaSet' && namespace === 'default' && name === 'web-1' ? rs : undefined) };
+  const owned = (name: string, nodeName?: string): Pod =>
+    makePod({
+      name,
+      labels: { app: 'web' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'u1', controller: true }],
+      ...(nodeName === undefined ? {} : { nodeName }),
+    });
+  const list = { defaultingType: 'List', defaultConstraints: [{ maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule' }] } as const;
+
+  it('filters with the listed DoNotSchedule constraint, selected as the system defaults are, and not for pods nothing selects', () => {
+    const nodeInfos = buildNodeInfos(zoneNodes('a', 'b'), [owned('w1', 'node-0')]);
+    const verdictsOf = (pod: Pod, plugin: ReturnType<typeof createPodTopologySpread>) => {
+      const ctx = createSchedulingContext(pod, nodeInfos, cluster);
+      return nodeInfos.map((nodeInfo) => plugin.filter(pod, nodeInfo, ctx));
+    };
+    expect(verdictsOf(owned('new'), createPodTopologySpread(list))).toEqual([SKEW, FITS]);
+    // The same pod under kube's System defaults (ScheduleAnyway only) fits everywhere.
+    expect(verdictsOf(owned('new'), createPodTopologySpread())).toEqual([FITS, FITS]);
+    expect(verdictsOf(owned('new'), createPodTopologySpread({ defaultingType: 'System', defaultConstraints: [] }))).toEqual([FITS, FITS]);
+    expect(verdictsOf(makePod({ name: 'lonely', labels: { app: 'x' } }), createPodTopologySpread(list))).toEqual([FITS, FITS]);
+    // An empty List: no defaults at all.
+    expect(constraintsFor(owned('p'), 'ScheduleAnyway', cluster, spreadDefaultsOf({ defaultingType: 'List', defaultConstraints: [] })).constraints).toEqual([]);
+  });
+
+  it('scores with listed ScheduleAnyway constraints, requiring every topology key as kube does when not system-defaulted', () => {
+    const args = { defaultingType: 'List', defaultConstraints: [{ maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'ScheduleAnyway' }] } as const;
+    const defaults = spreadDefaultsOf(args);
+    expect(defaults.systemDefaulted).toBe(false);
+    const result = constraintsFor(owned('p'), 'ScheduleAnyway', cluster, defaults);
+    expect(result.constraints.map((c) => [c.topologyKey, c.maxSkew])).toEqual([[ZONE, 1]]);
+    // Zone a holds a pod, zone b none; a node without the zone label is ignored (0).
+    const nodeInfos = buildNodeInfos(zoneNodes('a', 'b', undefined), [owned('w1', 'node-0')]);
+    const pod = owned('new');
+    const ctx = createSchedulingContext(pod, nodeInfos, cluster);
+    ctx.setFeasibleNodes(nodeInfos);
+    const plugin = createPodTopologySpread(args);
+    const scores = plugin.scoreAll?.(pod, [0, 1, 2], ctx) ?? [];
+    plugin.normalize?.(scores, nodeInfos, ctx);
+    expect(scores).toEqual([0, 100, 0]);
+    // Under the System defaults the same pod's zone constraint has maxSkew 5 and the hostname one 3.
+    expect(constraintsFor(pod, 'ScheduleAnyway', cluster).constraints.map((c) => [c.topologyKey, c.maxSkew])).toEqual([
+      ['kubernetes.io/hostname', 3],
+      [ZONE, 5],
+    ]);
   });
 });

@@ -8,10 +8,10 @@
  * the caller's change log when it keeps one, else by comparing every entry) and then reads
  * two arrays per feasible node, instead of matching every pod of the cluster.
  */
-import { defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
+import { type CycleValue, defineCycleValue, MAX_NODE_SCORE, type NodeInfo, type SchedulingContext } from '../../framework.ts';
 import type { Pod } from '../../../../schemas/index.ts';
 import { namespaceOf } from '../../affinity.ts';
-import { constraintsFor, countMatching, HOSTNAME_KEY, type SpreadConstraint, WhenUnsatisfiable } from './constraints.ts';
+import { constraintsFor, countMatching, HOSTNAME_KEY, type SpreadConstraint, type SpreadDefaults, SYSTEM_DEFAULTS, WhenUnsatisfiable } from './constraints.ts';
 import { inclusionOf } from './inclusion.ts';
 
 /** What one constraint knows about every node of a NodeInfo array. */
@@ -195,22 +195,52 @@ export function filterDomainTotals(
   };
 }
 
-export const scoreConstraintsOfCycle = defineCycleValue('PodTopologySpread/scoreConstraints', (pod, _nodeInfos, ctx) =>
-  constraintsFor(pod, WhenUnsatisfiable.ScheduleAnyway, ctx.cluster),
-);
+/** The score's values of one cycle for a profile's defaults: the ScheduleAnyway constraints, and the positions kube ignores. */
+export interface SpreadScoring {
+  readonly constraints: CycleValue<{ constraints: SpreadConstraint[]; systemDefaulted: boolean }>;
+  /** Raw scores (kube's Score) of the feasible nodes at `indices` of `ctx.nodeInfos`. */
+  readonly scores: (pod: Pod, indices: readonly number[], ctx: SchedulingContext) => number[];
+  /** kube's NormalizeScore: ignored nodes 0; otherwise `100 × (max + min - score) / max` (100 for all when max is 0). */
+  readonly normalize: (scores: number[], nodes: readonly NodeInfo[], ctx: SchedulingContext) => void;
+}
 
-/** Per cycle: which feasible positions kube would ignore (missing a required topology key), for normalization. */
-const ignoredOfCycle = defineCycleValue('PodTopologySpread/ignored', () => ({ positions: new Set<number>() }));
+const scorings = new Map<string, SpreadScoring>();
 
-/** Raw scores (kube's Score) of the feasible nodes at `indices` of `ctx.nodeInfos`. */
-export function spreadScores(pod: Pod, indices: readonly number[], ctx: SchedulingContext): number[] {
-  const { constraints, systemDefaulted } = ctx.get(scoreConstraintsOfCycle);
+/**
+ * The score of a profile whose pods without constraints get `defaults`. Its cycle values
+ * are made once per distinct defaults (a configuration has a few), so profiles with the same
+ * PodTopologySpreadArgs share them.
+ */
+export function spreadScoring(defaults: SpreadDefaults): SpreadScoring {
+  const key = JSON.stringify(defaults);
+  const known = scorings.get(key);
+  if (known !== undefined) return known;
+  const constraints = defineCycleValue('PodTopologySpread/scoreConstraints', (pod, _nodeInfos, ctx) => constraintsFor(pod, WhenUnsatisfiable.ScheduleAnyway, ctx.cluster, defaults));
+  // Per cycle: which feasible positions kube would ignore (missing a required topology key), for normalization.
+  const ignored = defineCycleValue('PodTopologySpread/ignored', () => ({ positions: new Set<number>() }));
+  const scoring: SpreadScoring = {
+    constraints,
+    scores: (pod, indices, ctx) => scoresOf(ctx.get(constraints), ctx.get(ignored).positions, pod, indices, ctx),
+    normalize: (scores, _nodes, ctx) => {
+      if (ctx.get(constraints).constraints.length > 0) normalizeScores(scores, ctx.get(ignored).positions);
+    },
+  };
+  scorings.set(key, scoring);
+  return scoring;
+}
+
+function scoresOf(
+  { constraints, systemDefaulted }: { constraints: SpreadConstraint[]; systemDefaulted: boolean },
+  ignored: Set<number>,
+  pod: Pod,
+  indices: readonly number[],
+  ctx: SchedulingContext,
+): number[] {
   if (constraints.length === 0) return new Array<number>(indices.length).fill(0);
   const nodeInfos = ctx.nodeInfos;
   const requireAllTopologies = !systemDefaulted;
   const cachesOf = constraints.map((constraint) => cacheFor(pod, constraint, constraints, requireAllTopologies, nodeInfos, ctx.changes));
   // kube's initPreScoreState: ignored nodes, domains among the feasible nodes, weights.
-  const ignored = ctx.get(ignoredOfCycle).positions;
   ignored.clear();
   // Per constraint, the distinct values among the scored nodes (counted by marking each
   // value's id with this cycle's number instead of filling a set).
@@ -258,10 +288,7 @@ export function spreadScores(pod: Pod, indices: readonly number[], ctx: Scheduli
   return scores;
 }
 
-/** kube's NormalizeScore: ignored nodes 0; otherwise `100 × (max + min - score) / max` (100 for all when max is 0). */
-export function normalizeSpreadScores(scores: number[], _nodes: readonly NodeInfo[], ctx: SchedulingContext): void {
-  if (ctx.get(scoreConstraintsOfCycle).constraints.length === 0) return;
-  const ignored = ctx.get(ignoredOfCycle).positions;
+function normalizeScores(scores: number[], ignored: ReadonlySet<number>): void {
   const checkIgnored = ignored.size > 0;
   let min = Number.MAX_SAFE_INTEGER;
   let max = 0;
@@ -277,3 +304,14 @@ export function normalizeSpreadScores(scores: number[], _nodes: readonly NodeInf
     else scores[position] = Math.trunc((MAX_NODE_SCORE * (max + min - (scores[position] as number))) / max);
   }
 }
+
+const systemScoring = spreadScoring(SYSTEM_DEFAULTS);
+
+/** The ScheduleAnyway constraints of the cycle's pod under kube's system defaults. */
+export const scoreConstraintsOfCycle = systemScoring.constraints;
+
+/** {@link SpreadScoring.scores} under kube's system defaults. */
+export const spreadScores = systemScoring.scores;
+
+/** {@link SpreadScoring.normalize} under kube's system defaults. */
+export const normalizeSpreadScores = systemScoring.normalize;
