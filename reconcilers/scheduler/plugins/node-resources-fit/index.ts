@@ -133,22 +133,7 @@ function isDefaultStrategy(args: NodeResourcesFitArgs | undefined): boolean {
 /** Creates the NodeResourcesFit filter and score, with kube's defaults (LeastAllocated over cpu and memory) without `args`. */
 export function createNodeResourcesFit(args?: NodeResourcesFitArgs): FilterPlugin & ScorePlugin {
   const ignored = ignoredResourcesOf(args);
-  if (!isDefaultStrategy(args)) {
-    const strategy = (args as NodeResourcesFitArgs).scoringStrategy;
-    return {
-      name: NODE_RESOURCES_FIT,
-      nodeLocal: true,
-      filter(_pod, nodeInfo, ctx) {
-        const requests = ctx.get(podRequestsOfCycle);
-        if (requests.type === 'invalid') return unfit(`Invalid resource request: ${requests.error.message}`);
-        return fitsResources(requests.requests.requested, nodeInfo, ignored);
-      },
-      score(_pod, nodeInfo, ctx) {
-        const requests = ctx.get(podRequestsOfCycle);
-        return strategyScore(strategy, requests.type === 'ok' ? requests.requests : undefined, nodeInfo);
-      },
-    };
-  }
+  const strategy = isDefaultStrategy(args) ? undefined : (args as NodeResourcesFitArgs).scoringStrategy;
   return {
     name: NODE_RESOURCES_FIT,
     nodeLocal: true,
@@ -159,6 +144,8 @@ export function createNodeResourcesFit(args?: NodeResourcesFitArgs): FilterPlugi
     },
     score(_pod, nodeInfo, ctx) {
       const requests = ctx.get(podRequestsOfCycle);
+      if (strategy !== undefined) return strategyScore(strategy, requests.type === 'ok' ? requests.requests : undefined, nodeInfo);
+      // kube's default, LeastAllocated over cpu and memory, on the fast path of the non-zero requests.
       const nonZero = requests.type === 'ok' ? requests.requests.nonZeroRequested : { cpuMilli: 0, memoryBytes: 0 };
       return leastAllocatedScore(nonZero, nodeInfo);
     },
