@@ -57,6 +57,18 @@ export function tolerates(tolerations: readonly Toleration[] | null | undefined,
  * node-lifecycle controller has not added it yet.
  */
 export function effectiveTaints(node: Node): readonly Taint[] {
+  let taints = taintsByNode.get(node);
+  if (taints === undefined) taintsByNode.set(node, (taints = computeEffectiveTaints(node)));
+  return taints;
+}
+
+/**
+ * {@link effectiveTaints} per Node object: a view's objects are frozen and replaced, never
+ * changed, and every decision asks for every node's taints (1,000 nodes × each pod).
+ */
+const taintsByNode = new WeakMap<Node, readonly Taint[]>();
+
+function computeEffectiveTaints(node: Node): readonly Taint[] {
   const taints = node.spec?.taints ?? [];
   const impliedKey = readinessTaintKey(node);
   if (impliedKey === undefined) return taints;
