@@ -86,6 +86,14 @@ export function spreadFilterState(pod: Pod, nodeInfos: readonly NodeInfo[], ctx:
   return { constraints, counts, minimums, selfMatch };
 }
 
+/** The filter's two refusals, made once (a decision judges every node; the verdicts are shared and frozen, as FIT is). */
+const frozenVerdict = (result: FilterResult): FilterResult => {
+  if (result.type === 'unfit') Object.freeze(result.reasons);
+  return Object.freeze(result);
+};
+const LABEL_NOT_MATCH = frozenVerdict(unresolvable(PodTopologySpreadReason.NodeLabelNotMatch));
+const CONSTRAINTS_NOT_MATCH = frozenVerdict(unfit(PodTopologySpreadReason.ConstraintsNotMatch));
+
 /** The filter's verdict for `nodeInfo`. */
 export function spreadVerdict(state: SpreadFilterState, nodeInfo: NodeInfo): FilterResult {
   if (state.constraints.length === 0) return FIT;
@@ -93,10 +101,10 @@ export function spreadVerdict(state: SpreadFilterState, nodeInfo: NodeInfo): Fil
   for (let index = 0; index < state.constraints.length; index += 1) {
     const constraint = state.constraints[index] as SpreadConstraint;
     const value = Object.hasOwn(labels, constraint.topologyKey) ? labels[constraint.topologyKey] : undefined;
-    if (value === undefined) return unresolvable(PodTopologySpreadReason.NodeLabelNotMatch);
+    if (value === undefined) return LABEL_NOT_MATCH;
     const matching = (state.counts[index] as DomainCounts).get(value) ?? 0;
     const skew = matching + (state.selfMatch[index] as number) - (state.minimums[index] as number);
-    if (skew > constraint.maxSkew) return unfit(PodTopologySpreadReason.ConstraintsNotMatch);
+    if (skew > constraint.maxSkew) return CONSTRAINTS_NOT_MATCH;
   }
   return FIT;
 }
