@@ -187,13 +187,6 @@ function decodeInterPodAffinity(raw: unknown, field: string): InterPodAffinityAr
     throw new SchedulerConfigError(join(field, 'hardPodAffinityWeight'), `Invalid value: ${hardPodAffinityWeight}: not in valid range [0, ${MAX_WEIGHT}]`);
   }
   const ignorePreferredTermsOfExistingPods = readBoolean(object['ignorePreferredTermsOfExistingPods'], join(field, 'ignorePreferredTermsOfExistingPods')) ?? false;
-  // InterPodAffinity's internals implement kube's defaults only for now.
-  if (hardPodAffinityWeight !== 1) {
-    throw new SchedulerConfigError(join(field, 'hardPodAffinityWeight'), `Unsupported value: ${hardPodAffinityWeight}: logplane's InterPodAffinity supports only the default 1 so far`);
-  }
-  if (ignorePreferredTermsOfExistingPods) {
-    throw new SchedulerConfigError(join(field, 'ignorePreferredTermsOfExistingPods'), 'Unsupported value: true: logplane\'s InterPodAffinity supports only the default false so far');
-  }
   return { hardPodAffinityWeight, ignorePreferredTermsOfExistingPods };
 }
 

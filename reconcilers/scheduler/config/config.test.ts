@@ -126,6 +126,10 @@ describe('plugin args', () => {
     expect(argsOf('NodeResourcesBalancedAllocation', '          resources:\n            - name: cpu\n            - name: memory\n            - name: nvidia.com/gpu\n')?.NodeResourcesBalancedAllocation?.resources).toHaveLength(3);
   });
 
+  it('InterPodAffinity: any hardPodAffinityWeight in 0..100 and ignorePreferredTermsOfExistingPods', () => {
+    expect(argsOf('InterPodAffinity', '          hardPodAffinityWeight: 5\n          ignorePreferredTermsOfExistingPods: true\n')?.InterPodAffinity).toEqual({ hardPodAffinityWeight: 5, ignorePreferredTermsOfExistingPods: true });
+  });
+
   it('PodTopologySpread: a List of default constraints, which the plugin then applies', () => {
     expect(argsOf('PodTopologySpread', '          defaultingType: List\n          defaultConstraints:\n            - maxSkew: 1\n              topologyKey: topology.kubernetes.io/zone\n              whenUnsatisfiable: DoNotSchedule\n')?.PodTopologySpread).toEqual({
       defaultingType: 'List',

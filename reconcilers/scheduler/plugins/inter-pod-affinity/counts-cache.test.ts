@@ -83,6 +83,10 @@ describe('InterPodAffinity tallies kept across cycles', () => {
       const uncachedScores = sorted(interPodAffinityTopologyScores(incoming, infos, createSchedulingContext(incoming, infos, EMPTY_CLUSTER)));
       expect(sorted(cachedInterPodAffinityTopologyScores(incoming, infos, createSchedulingContext(incoming, infos, EMPTY_CLUSTER, changes)))).toEqual(uncachedScores);
       expect(sorted(cachedInterPodAffinityTopologyScores(incoming, copy, createSchedulingContext(incoming, copy, EMPTY_CLUSTER)))).toEqual(uncachedScores);
+      // A profile's InterPodAffinityArgs: the tally of another hard weight is its own.
+      const weighted = { hardPodAffinityWeight: 3, ignorePreferredTermsOfExistingPods: step % 2 === 0 };
+      const uncachedWeighted = sorted(interPodAffinityTopologyScores(incoming, infos, createSchedulingContext(incoming, infos, EMPTY_CLUSTER), weighted));
+      expect(sorted(cachedInterPodAffinityTopologyScores(incoming, infos, createSchedulingContext(incoming, infos, EMPTY_CLUSTER, changes), weighted))).toEqual(uncachedWeighted);
       // Change the cluster: place a pod, remove one, or start a new round (a new array).
       const roll = next();
       const index = Math.floor(next() * infos.length);

@@ -35,7 +35,7 @@ import {
   unresolvable,
 } from '../../framework.ts';
 import type { Node, Pod } from '../../../../schemas/index.ts';
-import { interPodAffinityNormalize, interPodAffinityScore, interPodAffinityScoreIsZero } from './scoring.ts';
+import { affinityScoring } from './scoring.ts';
 import { countDomain, domainCount, namespaceLabelsOf, type TopologyCounts, topologyValue } from './topology.ts';
 
 export { HOSTNAME_TOPOLOGY_KEY, topologyValue } from './topology.ts';
@@ -196,7 +196,8 @@ export function interPodAffinityVerdict(state: InterPodAffinityState, node: Node
 export const interPodAffinityOfCycle = defineCycleValue('InterPodAffinity/state', cachedInterPodAffinityState);
 
 /** Creates the InterPodAffinity filter and score. */
-export function createInterPodAffinity(_args?: InterPodAffinityArgs): FilterPlugin & ScorePlugin {
+export function createInterPodAffinity(args?: InterPodAffinityArgs): FilterPlugin & ScorePlugin {
+  const scoring = affinityScoring(args);
   return {
     name: INTER_POD_AFFINITY,
     // Node-local while the cycle has nothing to check (no required terms on the pod, no
@@ -207,12 +208,12 @@ export function createInterPodAffinity(_args?: InterPodAffinityArgs): FilterPlug
       const required = (state.terms?.requiredAffinity.length ?? 0) + (state.terms?.requiredAntiAffinity.length ?? 0);
       return required === 0 && state.existingAntiAffinityCounts.size === 0;
     },
-    nodeLocal: (ctx) => interPodAffinityScoreIsZero(ctx),
-    preScoreSkip: (ctx) => interPodAffinityScoreIsZero(ctx),
+    nodeLocal: scoring.isZero,
+    preScoreSkip: scoring.isZero,
     filter(_pod, nodeInfo, ctx) {
       return interPodAffinityVerdict(ctx.get(interPodAffinityOfCycle), nodeInfo.node);
     },
-    score: interPodAffinityScore,
-    normalize: interPodAffinityNormalize,
+    score: scoring.score,
+    normalize: scoring.normalize,
   };
 }

@@ -231,6 +231,33 @@ describe('InterPodAffinity score', () => {
   ])('%s', (_case, pod, placed, expected) => {
     expect(scoresOf(pod, placed)).toEqual(expected);
   });
+
+  describe("a profile's InterPodAffinityArgs", () => {
+    const rawOf = (pod: Pod, placed: readonly Pod[], args: Parameters<typeof createInterPodAffinity>[0]): number[] => {
+      const nodeInfos = buildNodeInfos(zones, placed);
+      const ctx = createSchedulingContext(pod, nodeInfos);
+      ctx.setFeasibleNodes(nodeInfos);
+      const plugin = createInterPodAffinity(args);
+      return nodeInfos.map((nodeInfo) => plugin.score(pod, nodeInfo, ctx));
+    };
+    const incoming = makePod({ name: 'p', labels: { app: 'web' } });
+    const client = { ...withAffinity('client', {}, [toApp('web')]), spec: { ...withAffinity('client', {}, [toApp('web')]).spec, nodeName: 'node-b' } };
+    const repeller = makePod({ name: 'loner', nodeName: 'node-c', affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(50, 'web')] } } });
+    const wanting = makePod({ name: 'p', labels: { app: 'web' }, affinity: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, 'db')] } } });
+
+    it("hardPodAffinityWeight weighs an existing pod's required affinity to the incoming pod; 0 ignores it", () => {
+      expect(rawOf(incoming, [client], undefined)).toEqual([0, 1, 0]);
+      expect(rawOf(incoming, [client], { hardPodAffinityWeight: 7, ignorePreferredTermsOfExistingPods: false })).toEqual([0, 7, 0]);
+      expect(rawOf(incoming, [client], { hardPodAffinityWeight: 0, ignorePreferredTermsOfExistingPods: false })).toEqual([0, 0, 0]);
+    });
+
+    it('ignorePreferredTermsOfExistingPods skips the score of a pod without preferred terms of its own, not of one with them', () => {
+      expect(rawOf(incoming, [repeller, client], undefined)).toEqual([0, 1, -50]);
+      expect(rawOf(incoming, [repeller, client], { hardPodAffinityWeight: 1, ignorePreferredTermsOfExistingPods: true })).toEqual([0, 0, 0]);
+      const db = makePod({ name: 'db', labels: { app: 'db' }, nodeName: 'node-a' });
+      expect(rawOf(wanting, [db, repeller], { hardPodAffinityWeight: 1, ignorePreferredTermsOfExistingPods: true })).toEqual([10, 0, -50]);
+    });
+  });
 });
 
 describe('topologyValue', () => {

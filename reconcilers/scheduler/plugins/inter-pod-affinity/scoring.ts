@@ -20,6 +20,16 @@ import { incomingPodKey, termsKey, withoutNamespaceSelector } from './terms-key.
 /** kube-scheduler's default `hardPodAffinityWeight` (InterPodAffinityArgs). */
 export const HARD_POD_AFFINITY_WEIGHT = 1;
 
+/** What a profile's InterPodAffinityArgs change in the score. */
+export interface AffinityScoreArgs {
+  /** The weight an existing pod's required affinity term adds where it selects the incoming pod (0: none). */
+  readonly hardPodAffinityWeight: number;
+  /** Skip the score (every node 0) for an incoming pod without preferred terms of its own. */
+  readonly ignorePreferredTermsOfExistingPods: boolean;
+}
+
+export const DEFAULT_AFFINITY_SCORE_ARGS: AffinityScoreArgs = { hardPodAffinityWeight: HARD_POD_AFFINITY_WEIGHT, ignorePreferredTermsOfExistingPods: false };
+
 function scoreTerm(scores: TopologyCounts, term: AffinityTerm, weight: number, pod: Pod, labels: NamespaceLabelsOf, node: Node): void {
   if (termSelects(term, pod, labels)) countDomain(scores, term.topologyKey, node, weight);
 }
@@ -29,12 +39,14 @@ function scoreTerms(scores: TopologyCounts, terms: readonly WeightedAffinityTerm
 }
 
 /** The score of every topology domain for the cycle's pod (kube's preScoreState.topologyScore), from every node; empty when nothing scores. */
-export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): TopologyCounts {
+export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext, args: AffinityScoreArgs = DEFAULT_AFFINITY_SCORE_ARGS): TopologyCounts {
   const terms = parsePodAffinityTerms(pod);
   const preferred = terms?.preferredAffinity ?? [];
   const preferredAnti = terms?.preferredAntiAffinity ?? [];
   const hasConstraints = preferred.length > 0 || preferredAnti.length > 0;
   const scores: TopologyCounts = new Map();
+  // kube's PreScore: with ignorePreferredTermsOfExistingPods, a pod without preferred terms is not scored.
+  if (args.ignorePreferredTermsOfExistingPods && !hasConstraints) return scores;
   const labelsOf = namespaceLabelsOf(ctx);
   for (let index = 0; index < nodeInfos.length; index += 1) {
     const nodeInfo = nodeInfos[index] as NodeInfo;
@@ -48,7 +60,7 @@ export function interPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly Nod
     }
     for (const existing of nodeInfo.podsWithAffinity) {
       if (existing.requiredAffinity.length + existing.preferredAffinity.length + existing.preferredAntiAffinity.length === 0) continue;
-      for (const term of existing.requiredAffinity) scoreTerm(scores, term, HARD_POD_AFFINITY_WEIGHT, pod, labelsOf, node);
+      if (args.hardPodAffinityWeight > 0) for (const term of existing.requiredAffinity) scoreTerm(scores, term, args.hardPodAffinityWeight, pod, labelsOf, node);
       scoreTerms(scores, existing.preferredAffinity, pod, labelsOf, node, 1);
       scoreTerms(scores, existing.preferredAntiAffinity, pod, labelsOf, node, -1);
     }
@@ -69,14 +81,16 @@ function contributeTerms(contributions: Contribution[], terms: readonly Weighted
  * the incoming pod's preferred terms, namespace, labels and namespace labels. Preferred terms
  * with a namespaceSelector are scored afresh, as the uncached computation does.
  */
-export function cachedInterPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext): TopologyCounts {
+export function cachedInterPodAffinityTopologyScores(pod: Pod, nodeInfos: readonly NodeInfo[], ctx: SchedulingContext, args: AffinityScoreArgs = DEFAULT_AFFINITY_SCORE_ARGS): TopologyCounts {
   const terms = parsePodAffinityTerms(pod);
   const preferred = terms?.preferredAffinity ?? [];
   const preferredAnti = terms?.preferredAntiAffinity ?? [];
-  if (!withoutNamespaceSelector(preferred) || !withoutNamespaceSelector(preferredAnti)) return interPodAffinityTopologyScores(pod, nodeInfos, ctx);
+  if (!withoutNamespaceSelector(preferred) || !withoutNamespaceSelector(preferredAnti)) return interPodAffinityTopologyScores(pod, nodeInfos, ctx, args);
   const hasConstraints = preferred.length > 0 || preferredAnti.length > 0;
+  if (args.ignorePreferredTermsOfExistingPods && !hasConstraints) return new Map();
   const labelsOf = namespaceLabelsOf(ctx);
-  const key = JSON.stringify([incomingPodKey(pod, labelsOf), weightedTermsKey(preferred), weightedTermsKey(preferredAnti)]);
+  const hardWeight = args.hardPodAffinityWeight;
+  const key = JSON.stringify([incomingPodKey(pod, labelsOf), weightedTermsKey(preferred), weightedTermsKey(preferredAnti), hardWeight]);
   return tallyOf(key).sync(nodeInfos, ctx.changes, (nodeInfo) => {
     if (!hasConstraints && nodeInfo.podsWithAffinity.length === 0) return [];
     const contributions: Contribution[] = [];
@@ -87,8 +101,10 @@ export function cachedInterPodAffinityTopologyScores(pod: Pod, nodeInfos: readon
       }
     }
     for (const existing of nodeInfo.podsWithAffinity) {
-      for (const term of existing.requiredAffinity) {
-        if (termSelects(term, pod, labelsOf)) contributions.push({ topologyKey: term.topologyKey, amount: HARD_POD_AFFINITY_WEIGHT, calls: 1 });
+      if (hardWeight > 0) {
+        for (const term of existing.requiredAffinity) {
+          if (termSelects(term, pod, labelsOf)) contributions.push({ topologyKey: term.topologyKey, amount: hardWeight, calls: 1 });
+        }
       }
       contributeTerms(contributions, existing.preferredAffinity, pod, labelsOf, 1);
       contributeTerms(contributions, existing.preferredAntiAffinity, pod, labelsOf, -1);
@@ -101,28 +117,45 @@ function weightedTermsKey(terms: readonly WeightedAffinityTerm[]): string {
   return `${termsKey(terms)}${JSON.stringify(terms.map((term) => term.weight))}`;
 }
 
-const topologyScoresOfCycle = defineCycleValue('InterPodAffinity/topologyScores', cachedInterPodAffinityTopologyScores);
-
-/** Whether every node scores 0 in this cycle (kube's PreScore "Skip"). */
-export function interPodAffinityScoreIsZero(ctx: SchedulingContext): boolean {
-  return ctx.get(topologyScoresOfCycle).size === 0;
+/** The score of a profile's InterPodAffinityArgs: whether the cycle scores nothing, a node's raw score, and the normalization. */
+export interface AffinityScoring {
+  /** Whether every node scores 0 in this cycle (kube's PreScore "Skip"). */
+  readonly isZero: (ctx: SchedulingContext) => boolean;
+  /** The raw score of `nodeInfo`: the sum of the scores of the domains it lies in (may be negative). */
+  readonly score: (pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext) => number;
+  readonly normalize: (scores: number[], nodes: readonly NodeInfo[], ctx: SchedulingContext) => void;
 }
 
-/** The raw score of `nodeInfo`: the sum of the scores of the domains it lies in (may be negative). */
-export function interPodAffinityScore(_pod: Pod, nodeInfo: NodeInfo, ctx: SchedulingContext): number {
-  const scores = ctx.get(topologyScoresOfCycle);
-  if (scores.size === 0) return 0;
-  let score = 0;
-  for (const [topologyKey, values] of scores) {
-    const value = topologyValue(nodeInfo.node, topologyKey);
-    if (value !== undefined) score += values.get(value) ?? 0;
-  }
-  return score;
+const scorings = new Map<string, AffinityScoring>();
+
+/** The score for `args`; its cycle value is made once per distinct args (a configuration has a few). */
+export function affinityScoring(args: AffinityScoreArgs = DEFAULT_AFFINITY_SCORE_ARGS): AffinityScoring {
+  const key = JSON.stringify([args.hardPodAffinityWeight, args.ignorePreferredTermsOfExistingPods]);
+  const known = scorings.get(key);
+  if (known !== undefined) return known;
+  const topologyScores = defineCycleValue('InterPodAffinity/topologyScores', (pod, nodeInfos, ctx) => cachedInterPodAffinityTopologyScores(pod, nodeInfos, ctx, args));
+  const scoring: AffinityScoring = {
+    isZero: (ctx) => ctx.get(topologyScores).size === 0,
+    score: (_pod, nodeInfo, ctx) => {
+      const scores = ctx.get(topologyScores);
+      if (scores.size === 0) return 0;
+      let score = 0;
+      for (const [topologyKey, values] of scores) {
+        const value = topologyValue(nodeInfo.node, topologyKey);
+        if (value !== undefined) score += values.get(value) ?? 0;
+      }
+      return score;
+    },
+    normalize: (scores, _nodes, ctx) => {
+      if (ctx.get(topologyScores).size > 0) normalizeAffinityScores(scores);
+    },
+  };
+  scorings.set(key, scoring);
+  return scoring;
 }
 
 /** kube's NormalizeScore: `100 × ((score - min) / (max - min))` in floating point, truncated; all 0 when max = min. */
-export function interPodAffinityNormalize(scores: number[], _nodes: readonly NodeInfo[], ctx: SchedulingContext): void {
-  if (ctx.get(topologyScoresOfCycle).size === 0) return;
+function normalizeAffinityScores(scores: number[]): void {
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
   for (const score of scores) {
@@ -134,3 +167,14 @@ export function interPodAffinityNormalize(scores: number[], _nodes: readonly Nod
     scores[index] = spread > 0 ? Math.trunc(MAX_NODE_SCORE * (((scores[index] as number) - min) / spread)) : 0;
   }
 }
+
+const defaultScoring = affinityScoring();
+
+/** {@link AffinityScoring.isZero} with kube's default args. */
+export const interPodAffinityScoreIsZero = defaultScoring.isZero;
+
+/** {@link AffinityScoring.score} with kube's default args. */
+export const interPodAffinityScore = defaultScoring.score;
+
+/** {@link AffinityScoring.normalize} with kube's default args. */
+export const interPodAffinityNormalize = defaultScoring.normalize;
