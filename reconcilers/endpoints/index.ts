@@ -44,6 +44,16 @@ export const resolveTargetPort = (port: NonNullable<Service['spec']['ports']>[nu
   return undefined;
 };
 
+/**
+ * kube's `ShouldSetHostname`: a pod's hostname names its address when its subdomain is this
+ * Service of its namespace (DNS: `web-0.web.ns.svc`).
+ */
+export const hostnameFor = (pod: Pod, service: Service): string | undefined =>
+  pod.spec.hostname && pod.spec.subdomain === service.metadata.name && (pod.metadata.namespace ?? 'default') === (service.metadata.namespace ?? 'default') ? pod.spec.hostname : undefined;
+
+/** The keys of the Services of `namespace`: a pod's change may concern any of them. */
+export const serviceKeysIn = (view: View, namespace: string): string[] => view.list('Service', namespace).map((s) => `Service/${namespace}/${s.metadata.name}`);
+
 /** The subsets a service should have, deterministic (sorted) for a given view. */
 export const desiredSubsets = (service: Service, pods: readonly Pod[]): EndpointSubset[] => {
   const selector = service.spec.selector;
@@ -72,8 +82,7 @@ export const desiredSubsets = (service: Service, pods: readonly Pod[]): Endpoint
     const signature = JSON.stringify(ports);
     const group = groups.get(signature) ?? { ports, ready: [], notReady: [] };
     const namespace = pod.metadata.namespace ?? 'default';
-    // As kube's endpoints controller: a pod's hostname names its address when its subdomain is this Service (DNS: `web-0.web.ns.svc`).
-    const hostname = pod.spec.hostname && pod.spec.subdomain === service.metadata.name && namespace === (service.metadata.namespace ?? 'default') ? pod.spec.hostname : undefined;
+    const hostname = hostnameFor(pod, service);
     const address: EndpointAddress = {
       ip: pod.status.podIP,
       ...(hostname ? { hostname } : {}),
@@ -153,7 +162,7 @@ const serviceKeysFor = (change: AppliedChange, view: View): string[] => {
     case 'Endpoints':
       return [`Service/${namespace}/${name}`];
     case 'Pod':
-      return view.list('Service', namespace).map((s) => `Service/${namespace}/${s.metadata.name}`);
+      return serviceKeysIn(view, namespace);
     default:
       return [];
   }

@@ -9,7 +9,7 @@
 import { matchesLabels } from '../../projections/selectors.ts';
 import type { View } from '../../projections/index.ts';
 import type { EndpointSlice, Node, Pod, Service } from '../../schemas/index.ts';
-import { isReady, requirementsOf, resolveTargetPort } from '../endpoints/index.ts';
+import { hostnameFor, isReady, requirementsOf, resolveTargetPort } from '../endpoints/index.ts';
 
 export type Endpoint = EndpointSlice['endpoints'][number];
 export type EndpointPort = NonNullable<EndpointSlice['ports']>[number];
@@ -77,7 +77,7 @@ const toEndpoint = (service: Service, pod: Pod, address: string, view: View): En
   const namespace = pod.metadata.namespace ?? 'default';
   const nodeName = pod.spec.nodeName;
   const zone = nodeName ? (view.get(`Node//${nodeName}`) as Node | undefined)?.metadata.labels?.[ZONE_LABEL] : undefined;
-  const hostname = pod.spec.hostname && pod.spec.subdomain === service.metadata.name && namespace === (service.metadata.namespace ?? 'default') ? pod.spec.hostname : undefined;
+  const hostname = hostnameFor(pod, service);
   return {
     addresses: [address],
     conditions: { ready, serving, terminating },

@@ -17,11 +17,10 @@
  */
 import { sameJson } from '../../schemas/canonical-json.ts';
 import type { AppliedChange, View } from '../../projections/index.ts';
-import type { EndpointSlice, EventBody, Service } from '../../schemas/index.ts';
+import type { EndpointSlice, EventBody, Pod, Service } from '../../schemas/index.ts';
 import type { Controller, Decision } from '../runtime.ts';
 import { controllerReferenceTo, deleteCommand, safeHash, updateCommand } from '../replicaset/objects.ts';
-import { HEADLESS_LABEL } from '../endpoints/index.ts';
-import type { Pod } from '../../schemas/index.ts';
+import { HEADLESS_LABEL, serviceKeysIn } from '../endpoints/index.ts';
 import { addressTypesOf, desiredGroups, endpointKey, groupId, type AddressType, type Endpoint, type EndpointGroup } from './desired.ts';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -209,7 +208,7 @@ const serviceKeysFor = (change: AppliedChange, view: View): string[] => {
       return labels?.[MANAGED_BY_LABEL] === CONTROLLER_NAME && labels[SERVICE_NAME_LABEL] ? [`Service/${namespace}/${labels[SERVICE_NAME_LABEL]}`] : [];
     }
     case 'Pod':
-      return view.list('Service', namespace).map((s) => `Service/${namespace}/${s.metadata.name}`);
+      return serviceKeysIn(view, namespace);
     default:
       return [];
   }
