@@ -15,6 +15,7 @@ import type { EventLog } from '../log/port.ts';
 import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
 import { CommandsRejectedError, isRetriable } from './errors.ts';
+import type { CreateAdmission } from './create-admission.ts';
 import { createInformer, type Informer } from './informer.ts';
 import type { ControllerMetrics, RuntimeMetrics } from './runtime-metrics.ts';
 import type { EventBody, EventEnvelope } from '../schemas/index.ts';
@@ -29,6 +30,12 @@ export interface DecideContext {
    * HPA's pod metrics) records them with its commands and takes them back from here.
    */
   readonly recorded?: readonly EventBody[];
+  /**
+   * The apiserver's create path for the objects the decision creates, when the composition
+   * root gave one (see `create-admission.ts`): a controller that records Events admits its
+   * creates with it before narrating, so a refused create is a FailedCreate Event.
+   */
+  readonly admitCreated?: CreateAdmission;
 }
 
 /** The outcome of reconciling one key. */

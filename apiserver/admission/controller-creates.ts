@@ -8,13 +8,26 @@
 import type { View } from '../../projections/index.ts';
 import type { KubeObject } from '../../schemas/index.ts';
 import { applyDefaults, prepareForCreate } from '../validation/defaults.ts';
+import { ApiError } from '../errors.ts';
 import { admitFromView } from './index.ts';
 
-/** A copy of `object` as the apiserver would store it on create (the argument is not changed). */
-export const admitControllerCreate = (object: KubeObject, view: View): KubeObject => {
+/** What the create path makes of a controller's object (structurally reconcilers' `AdmissionResult`). */
+export type ControllerCreateResult = { readonly type: 'admitted'; readonly object: KubeObject } | { readonly type: 'refused'; readonly message: string };
+
+/**
+ * A copy of `object` as the apiserver would store it on create (the argument is not
+ * changed), or the refusal a POST of it would get: an admission plugin's 4xx (LimitRanger's
+ * 403 …), with the Status message kube's controllers put in their FailedCreate Events.
+ */
+export const admitControllerCreate = (object: KubeObject, view: View): ControllerCreateResult => {
   const copy = structuredClone(object);
   applyDefaults(copy);
   prepareForCreate(copy);
-  admitFromView(copy, view);
-  return copy;
+  try {
+    admitFromView(copy, view);
+  } catch (error) {
+    if (error instanceof ApiError && error.code >= 400 && error.code < 500) return { type: 'refused', message: error.message };
+    throw error;
+  }
+  return { type: 'admitted', object: copy };
 };

@@ -6,8 +6,9 @@
  * reconcile` at the same view and `now` records the same Events.
  */
 import type { View } from '../../projections/index.ts';
-import type { KubeObject } from '../../schemas/index.ts';
-import type { Controller, Decision } from '../runtime.ts';
+import type { EventBody, KubeObject } from '../../schemas/index.ts';
+import { admitCommands } from '../create-admission.ts';
+import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import { createRecorder, type EventSource, type Recorder } from '../../projections/event-recorder.ts';
 
 export * from '../../projections/event-correlator.ts';
@@ -16,13 +17,45 @@ export * from '../../projections/event-recorder.ts';
 /** Says which Events the decision of `key` on `view` records. */
 export type Narrator = (key: string, view: View, decision: Decision, recorder: Recorder) => void;
 
-/** `decision` with the commands of the Events `narrate` records about it appended. */
-export const narrated = (source: EventSource, narrate: Narrator, key: string, view: View, now: number, decision: Decision): Decision => {
-  if (decision.commands.length === 0) return decision;
-  const recorder = createRecorder(view, now, source);
+/** Requeue of a key whose creates were refused, before its FailedCreate Event has a count (kube's per-item rate limiter starts at 5 ms). */
+const REFUSED_BASE_MS = 5;
+/** kube's per-item rate limiter's cap (1000 s). */
+const REFUSED_MAX_MS = 1_000_000;
+/** When the spam filter dropped the FailedCreate Event: its bucket refills one event per 5 minutes. */
+const REFUSED_SPAM_MS = 300_000;
+
+/**
+ * When to come back to a key whose creates were refused: kube requeues it with its per-item
+ * exponential backoff (5 ms · 2^failures, capped at 1000 s); the failures are counted by the
+ * FailedCreate Event's `count` this decision writes, so a replay requeues alike.
+ */
+const refusedRequeueMs = (commands: readonly EventBody[], owner: KubeObject): number => {
+  for (const command of commands) {
+    if (command.type !== 'ObjectCreated' && command.type !== 'ObjectUpdated') continue;
+    const event = command.object;
+    if (event.kind !== 'Event' || event.reason !== 'FailedCreate' || event.involvedObject.uid !== owner.metadata.uid) continue;
+    return Math.min(REFUSED_MAX_MS, REFUSED_BASE_MS * 2 ** Math.min(40, event.count ?? 1));
+  }
+  return REFUSED_SPAM_MS;
+};
+
+/**
+ * `decision` with the commands of the Events `narrate` records about it appended. With the
+ * create path in `context`, the creates are admitted first: a refused one is dropped, and
+ * recorded as kube's `FailedCreate` on the object decided, which is requeued.
+ */
+export const narrated = (source: EventSource, narrate: Narrator, key: string, view: View, context: DecideContext, decided: Decision): Decision => {
+  const { decision, refused } = context.admitCreated ? admitCommands(context.admitCreated, view, decided) : { decision: decided, refused: [] };
+  if (decision.commands.length === 0 && refused.length === 0) return decision;
+  const recorder = createRecorder(view, context.now, source);
   narrate(key, view, decision, recorder);
+  const owner = refused.length > 0 ? view.get(key) : undefined;
+  if (owner) for (const refusal of refused) recorder.event(owner, 'Warning', 'FailedCreate', `Error creating: ${refusal.message}`);
   const events = recorder.commands();
-  return events.length === 0 ? decision : { ...decision, commands: [...decision.commands, ...events] };
+  const commands = events.length === 0 ? decision.commands : [...decision.commands, ...events];
+  if (refused.length === 0) return events.length === 0 ? decision : { ...decision, commands };
+  const requeueMs = owner ? refusedRequeueMs(events, owner) : REFUSED_SPAM_MS;
+  return { ...decision, commands, requeueAfterMs: Math.min(decision.requeueAfterMs ?? requeueMs, requeueMs) };
 };
 
 /** `controller` whose decisions record the Events `narrate` says, as `source`. */
@@ -30,11 +63,11 @@ export const withEvents = (controller: Controller, source: EventSource, narrate:
   const { decideAll } = controller;
   return {
     ...controller,
-    decide: (key, view, context) => narrated(source, narrate, key, view, context.now, controller.decide(key, view, context)),
+    decide: (key, view, context) => narrated(source, narrate, key, view, context, controller.decide(key, view, context)),
     ...(decideAll
       ? {
           decideAll: (keys, view, context) =>
-            new Map([...decideAll(keys, view, context)].map(([key, decision]) => [key, narrated(source, narrate, key, view, context.now, decision)])),
+            new Map([...decideAll(keys, view, context)].map(([key, decision]) => [key, narrated(source, narrate, key, view, context, decision)])),
         }
       : {}),
   };
