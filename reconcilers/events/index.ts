@@ -58,16 +58,20 @@ export const narrated = (source: EventSource, narrate: Narrator, key: string, vi
   return { ...decision, commands, requeueAfterMs: Math.min(decision.requeueAfterMs ?? requeueMs, requeueMs) };
 };
 
-/** `controller` whose decisions record the Events `narrate` says, as `source`. */
-export const withEvents = (controller: Controller, source: EventSource, narrate: Narrator): Controller => {
+/** Who records a decision's Events: one source, or one per key (kube-scheduler's recorder per profile). */
+export type EventSourceOf = EventSource | ((key: string, view: View) => EventSource);
+
+/** `controller` whose decisions record the Events `narrate` says, as `source` (or the source of the key decided). */
+export const withEvents = (controller: Controller, sourceOf: EventSourceOf, narrate: Narrator): Controller => {
+  const source = (key: string, view: View): EventSource => (typeof sourceOf === 'function' ? sourceOf(key, view) : sourceOf);
   const { decideAll } = controller;
   return {
     ...controller,
-    decide: (key, view, context) => narrated(source, narrate, key, view, context, controller.decide(key, view, context)),
+    decide: (key, view, context) => narrated(source(key, view), narrate, key, view, context, controller.decide(key, view, context)),
     ...(decideAll
       ? {
           decideAll: (keys, view, context) =>
-            new Map([...decideAll(keys, view, context)].map(([key, decision]) => [key, narrated(source, narrate, key, view, context, decision)])),
+            new Map([...decideAll(keys, view, context)].map(([key, decision]) => [key, narrated(source(key, view), narrate, key, view, context, decision)])),
         }
       : {}),
   };

@@ -305,6 +305,19 @@ profiles:
     expect(byDefault).toEqual({ commands: [] });
   });
 
+  it('records each pod\'s Events as its profile (kube\'s recorder per schedulerName)', () => {
+    const projection = cluster([...objects(), withScheduler(pod('packer', '500m'), 'bin-packing'), pod('spreader', '500m')]);
+    const decisions = createSchedulerController({ config }).decideAll?.(['Pod/default/packer', 'Pod/default/spreader'], projection.view(), { now: 0 });
+    const scheduledBy = (key: string): (string | undefined)[] =>
+      (decisions?.get(key)?.commands ?? []).flatMap((command) =>
+        command.type === 'ObjectCreated' && command.object.kind === 'Event' && command.object.reason === 'Scheduled'
+          ? [command.object.source?.component, command.object.reportingComponent]
+          : [],
+      );
+    expect(scheduledBy('Pod/default/packer')).toEqual(['bin-packing', 'bin-packing']);
+    expect(scheduledBy('Pod/default/spreader')).toEqual(['default-scheduler', 'default-scheduler']);
+  });
+
   it('counts each attempt under its profile\'s name (kube\'s profile label)', async () => {
     const projection = cluster([...objects(), withScheduler(pod('packer', '500m'), 'bin-packing'), pod('spreader', '500m')]);
     const registry = new Registry();

@@ -32,7 +32,15 @@ export interface SchedulerOptions {
 }
 
 /** kube-scheduler's Event source (its default profile's scheduler name). */
-const SCHEDULER_EVENT_SOURCE: EventSource = { component: 'default-scheduler' };
+/**
+ * Who records a pod's scheduling Events: its profile, as kube-scheduler 1.32 gives each
+ * profile a recorder named after its `schedulerName` (the Events' reporting controller and
+ * source component).
+ */
+const schedulerEventSource = (key: string, view: View): EventSource => {
+  const pod = view.get(key);
+  return { component: (pod?.kind === 'Pod' ? pod.spec.schedulerName : undefined) ?? 'default-scheduler' };
+};
 
 const isoTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -375,5 +383,5 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
         if (attached === current) attached = undefined;
       };
     },
-  }, SCHEDULER_EVENT_SOURCE, narrateScheduling);
+  }, schedulerEventSource, narrateScheduling);
 };

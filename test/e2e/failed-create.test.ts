@@ -8,7 +8,7 @@
  * from offset 0 gives the live state hash.
  */
 import { describe, expect, it } from 'vitest';
-import type { Event, ReplicaSet } from '../../schemas/index.ts';
+import type { Event, Pod, ReplicaSet } from '../../schemas/index.ts';
 import { replayToLive } from './helpers.ts';
 import { useKubectlCluster } from './kubectl-harness.ts';
 
@@ -72,7 +72,7 @@ describe('a create refused by admission is a FailedCreate Event, and the control
 
   it('creates the pods once the LimitRange is gone, with no change to the ReplicaSet', async () => {
     await k.expectOk('delete', 'limitrange', 'small');
-    await k.waitUntil('two big pods Running', (view) => view.list('Pod', 'default').filter((pod) => pod.metadata.name.startsWith('big-') && pod.status?.phase === 'Running').length === 2, 90_000);
+    await k.waitUntil('two big pods Running', (view) => (view.list('Pod', 'default') as Pod[]).filter((pod) => pod.metadata.name.startsWith('big-') && pod.status?.phase === 'Running').length === 2, 90_000);
     const name = replicaSet()?.metadata.name ?? '';
     expect(eventsAbout(name).filter((event) => event.reason === 'SuccessfulCreate').map((event) => event.message).sort()).toHaveLength(2);
     // Only the ReplicaSet's status moved: the retry was the controller's own requeue.
