@@ -22,6 +22,8 @@ export interface BenchClusterOptions {
   readonly nodeGracePeriodMs?: number;
   readonly tolerationSeconds?: number;
   readonly heartbeatMs?: number;
+  /** False: no Events recorded (to price them). */
+  readonly events?: boolean;
 }
 
 export interface BenchCluster {
@@ -49,6 +51,7 @@ export const startBenchCluster = async (options: BenchClusterOptions): Promise<B
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { tolerationSeconds: options.tolerationSeconds } : {}),
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+    ...(options.events === false ? { events: false } : {}),
   });
   const bench: BenchCluster = {
     cluster,

@@ -5,7 +5,8 @@
  *   npm run bench [-- --only schedule,replay] [--log embedded|kafka|both] [--quick]
  *                 [--json | --markdown] [--save file.json]
  *
- * Scenarios: schedule, memory (measured after schedule, in the same run), scheduler-perf
+ * Scenarios: schedule, memory (measured after schedule, in the same run), events-cost (the
+ * schedule workload again without Events, embedded log only), scheduler-perf
  * (kube's scheduler_perf workloads: anti-affinity, affinity, spreading, extended resources,
  * preemption; BENCH_SCHEDULER_PERF=Name,… picks some), replay,
  * timetravel (on the replayed projection), api, startup, failover, dashboard (the timeline
@@ -47,7 +48,7 @@ import type { LogKind, ScenarioContext, ScenarioResult } from './support.ts';
 // most 2.25x its live size between full GCs, so the scenarios measure the control plane as it runs.
 setFlagsFromString('--heap-growing-percent=125');
 
-const SCENARIOS = ['schedule', 'memory', 'scheduler-perf', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover', 'dashboard'] as const;
+const SCENARIOS = ['schedule', 'memory', 'events-cost', 'scheduler-perf', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover', 'dashboard'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 /** What one child process runs: scenarios that share their setup run together. */
@@ -135,8 +136,8 @@ const runScenarios = async (unit: Unit, quick: boolean, brokers: readonly string
   const context: ScenarioContext = { log: unit.log, quick, brokers, progress: (line) => process.stderr.write(`  ${line}\n`) };
   const wanted = new Set(unit.scenarios);
   const results: ScenarioResult[] = [];
-  if (wanted.has('schedule') || wanted.has('memory')) {
-    results.push(...(await scheduleScenario(context)).filter((r) => wanted.has(r.scenario as ScenarioName)));
+  if (wanted.has('schedule') || wanted.has('memory') || wanted.has('events-cost')) {
+    results.push(...(await scheduleScenario(context, { eventsCost: wanted.has('events-cost') })).filter((r) => wanted.has(r.scenario as ScenarioName)));
   }
   if (wanted.has('scheduler-perf')) results.push(await schedulerPerfScenario(context));
   if (wanted.has('replay') || wanted.has('timetravel')) {
@@ -336,9 +337,9 @@ const main = async (): Promise<void> => {
     }
   }
 
-  // Units: scenarios that share a setup run together (schedule+memory, replay+timetravel).
+  // Units: scenarios that share a setup run together (schedule+memory+events-cost, replay+timetravel).
   const groups: ScenarioName[][] = [
-    selected.filter((s) => s === 'schedule' || s === 'memory'),
+    selected.filter((s) => s === 'schedule' || s === 'memory' || s === 'events-cost'),
     selected.filter((s) => s === 'replay' || s === 'timetravel'),
     ...selected.filter((s) => s === 'scheduler-perf' || s === 'api' || s === 'peers' || s === 'startup' || s === 'failover' || s === 'dashboard').map((s) => [s]),
   ].filter((g) => g.length > 0);

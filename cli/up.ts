@@ -49,6 +49,8 @@ export interface UpOptions {
   readonly tolerationSeconds?: number;
   /** `--event-ttl`: how long an Event stays in the current view after it was last seen (default 1 h). */
   readonly eventTtlMs?: number;
+  /** False: neither the controllers nor the agents record Events (a measurement switch for the bench; default true). */
+  readonly events?: boolean;
   /** `--scheduler-config`: a KubeSchedulerConfiguration file (kube-scheduler's `--config`); read and checked before anything starts. */
   readonly schedulerConfigFile?: string;
   readonly heartbeatMs?: number;
@@ -200,6 +202,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.nodeGracePeriodMs !== undefined ? { nodeGracePeriodMs: options.nodeGracePeriodMs } : {}),
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
     ...(options.eventTtlMs !== undefined ? { eventTtlMs: options.eventTtlMs } : {}),
+    ...(options.events === false ? { recordEvents: false } : {}),
     ...(tls ? { rootCA: tls.cert } : {}),
   });
   const nodeNames = Array.from({ length: options.nodes }, (_, i) => `node-${i + 1}`);
@@ -214,6 +217,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.cri !== undefined ? { cri: options.cri } : {}),
     ...(options.allowPrivileged !== undefined ? { allowPrivileged: options.allowPrivileged } : {}),
     dataDir: join(dataDir, 'nodes'),
+    ...(options.events === false ? { events: false } : {}),
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.crashLoop ? { crashLoop: options.crashLoop } : {}),
     ...(options.simStartDelayMs !== undefined ? { simStartDelayMs: options.simStartDelayMs } : {}),

@@ -58,6 +58,12 @@ export interface ControllersOptions {
   readonly rootCA?: string;
   /** How long an Event stays in the current view after it was last seen (`--event-ttl`, ms; default 1 h). */
   readonly eventTtlMs?: number;
+  /**
+   * False: no controller records Events (default true). Not a kube setting: a measurement
+   * switch, so `npm run bench` can say what Events cost; `debug reconcile` of a cluster run
+   * without them shows the Events a decision would have recorded as differences.
+   */
+  readonly recordEvents?: boolean;
   /** Where the `hpa` controller reads pod metrics (the metrics.k8s.io API; default none: its metrics fail). */
   readonly metricsSource?: MetricsSource;
   /** The scheduler's profiles (`--scheduler-config`, see `loadSchedulerConfig`; default kube's one `default-scheduler` profile). */
@@ -93,6 +99,16 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   resourcequota: () => createResourceQuotaController(),
   'pvc-protection': () => createPvcProtectionController(),
   'pv-protection': () => createPvProtectionController(),
+};
+
+/** `controller` deciding with `recordEvents: false` in its context. */
+const withoutEvents = (controller: Controller): Controller => {
+  const { decide, decideAll } = controller;
+  return {
+    ...controller,
+    decide: (key, view, context) => decide(key, view, { ...context, recordEvents: false }),
+    ...(decideAll ? { decideAll: (keys, view, context) => decideAll(keys, view, { ...context, recordEvents: false }) } : {}),
+  };
 };
 
 /** Starts the selected controllers; the ones without a factory are reported and skipped. */
@@ -145,7 +161,8 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
       continue;
     }
     const built = await factory();
-    const controller = options.admitCreated ? withCreateAdmission(built, options.admitCreated) : built;
+    const admitted = options.admitCreated ? withCreateAdmission(built, options.admitCreated) : built;
+    const controller = options.recordEvents === false ? withoutEvents(admitted) : admitted;
     runtimes.push(
       await startReconciler({ controller, log: options.log, projection: options.projection, logger: options.logger, metrics }),
     );

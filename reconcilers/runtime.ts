@@ -36,6 +36,8 @@ export interface DecideContext {
    * creates with it before narrating, so a refused create is a FailedCreate Event.
    */
   readonly admitCreated?: CreateAdmission;
+  /** False: the decision records no Events (a measurement switch: `npm run bench` prices them with it). */
+  readonly recordEvents?: boolean;
 }
 
 /** The outcome of reconciling one key. */

@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { controllerRounds, deploymentManifest, startBenchCluster, trackPods } from '../cluster.ts';
+import { appendsSince, endOffsetsOf, type AppendCounts } from '../event-costs.ts';
 import {
   atLeast,
   atMost,
@@ -52,7 +53,7 @@ const startAllocationSampling = async (): Promise<{ stop(file: string): Promise<
   };
 };
 
-export const scheduleScenario = async (context: ScenarioContext): Promise<ScenarioResult[]> => {
+export const scheduleScenario = async (context: ScenarioContext, options: { eventsCost?: boolean } = {}): Promise<ScenarioResult[]> => {
   const nodes = context.quick ? 100 : 1_000;
   const replicas = context.quick ? 1_000 : 10_000;
   const simStartDelayMs = 5;
@@ -72,6 +73,7 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
     const tracker = trackPods(bench.cluster.projection, 'Pod/default/');
     try {
       const roundsBefore = await controllerRounds(bench.cluster);
+      const offsetsAtApply = await endOffsetsOf(bench.cluster.log);
       const applied = performance.now();
       const cpuAtApply = process.cpuUsage();
       // For the memory finding: BENCH_ALLOC_PROFILE=<file> samples, from apply to all Running, what
@@ -116,6 +118,7 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
         .sort((a, b) => b.seconds - a.seconds)
         .map((c) => `${c.name} ${c.rounds} rounds, ${c.seconds.toFixed(1)} s`);
       const cpuSeconds = round((process.cpuUsage(cpuAtApply).user + process.cpuUsage(cpuAtApply).system) / 1e6, 1);
+      const appends = await appendsSince(bench.cluster.log, offsetsAtApply);
 
       // Memory once the cluster is at rest with every pod Running, without the bench's own
       // bookkeeping (the tracker's maps of 10,000 pods), which is not part of the control plane.
@@ -169,10 +172,87 @@ export const scheduleScenario = async (context: ScenarioContext): Promise<Scenar
           `V8 heap by space at the measurement, committed/used MiB: ${spaces}.`,
         ],
       };
-      return [schedule, memoryResult];
+      await bench.stop();
+      // What Events cost: the same workload again without them (embedded log only, to keep the bench short).
+      const eventsCost = options.eventsCost && context.log === 'embedded' ? await eventsCostResult(context, { nodes, replicas, simStartDelayMs }, { podsPerSecond, cpuSeconds, appends }) : [];
+      return [schedule, memoryResult, ...eventsCost];
     } finally {
       tracker.close();
       await bench.stop();
     }
   });
+};
+
+interface Workload {
+  readonly nodes: number;
+  readonly replicas: number;
+  readonly simStartDelayMs: number;
+}
+
+interface RunFigures {
+  readonly podsPerSecond: number;
+  readonly cpuSeconds: number;
+  readonly appends: AppendCounts;
+}
+
+/** The schedule workload on a fresh cluster whose controllers and agents record no Events. */
+const runWithoutEvents = async (context: ScenarioContext, workload: Workload): Promise<RunFigures> =>
+  withTempDir('schedule-no-events', async (dir) => {
+    const bench = await startBenchCluster({
+      dir,
+      log: context.log,
+      brokers: context.brokers,
+      nodes: workload.nodes,
+      runtime: 'sim',
+      simStartDelayMs: workload.simStartDelayMs,
+      nodeCapacity: { cpu: '32', memory: '64Gi', pods: '110' },
+      events: false,
+    });
+    const tracker = trackPods(bench.cluster.projection, 'Pod/default/');
+    try {
+      const offsets = await endOffsetsOf(bench.cluster.log);
+      const applied = performance.now();
+      const cpuAtApply = process.cpuUsage();
+      const response = await bench.client.request('POST', '/apis/apps/v1/namespaces/default/deployments', deploymentManifest('bench', workload.replicas));
+      expectStatus(response, 201, 'creating the Deployment');
+      await until(() => tracker.running.size >= workload.replicas, context.quick ? 120_000 : 600_000, `${workload.replicas} pods Running (without Events)`, 50);
+      const seconds = (Math.max(...tracker.runningAt.values()) - applied) / 1000;
+      const cpu = process.cpuUsage(cpuAtApply);
+      return { podsPerSecond: round(workload.replicas / seconds), cpuSeconds: round((cpu.user + cpu.system) / 1e6, 1), appends: await appendsSince(bench.cluster.log, offsets) };
+    } finally {
+      tracker.close();
+      await bench.stop();
+    }
+  });
+
+/** Events' cost per pod: their appends and bytes in the run with them, and the run's speed against one without them. */
+const eventsCostResult = async (context: ScenarioContext, workload: Workload, withEvents: RunFigures): Promise<ScenarioResult[]> => {
+  context.progress(`schedule/${context.log}: the same workload without Events, to price them`);
+  const without = await runWithoutEvents(context, workload);
+  const perPod = (n: number, digits = 3): number => round(n / workload.replicas, digits);
+  const { appends } = withEvents;
+  return [
+    {
+      scenario: 'events-cost',
+      log: context.log,
+      figures: [
+        plain('Event appends per pod (created or updated Event objects)', perPod(appends.eventAppends), 'appends'),
+        plain('Event bytes per pod (encoded)', perPod(appends.eventBytes, 0), 'B'),
+        plain('all appends per pod, with Events', perPod(appends.appends), 'appends'),
+        plain('all appends per pod, without Events', perPod(without.appends.appends), 'appends'),
+        plain('all bytes per pod, with Events', perPod(appends.bytes, 0), 'B'),
+        plain('all bytes per pod, without Events', perPod(without.appends.bytes, 0), 'B'),
+        plain('pods/s end to end, with Events', withEvents.podsPerSecond, 'pods/s'),
+        plain('pods/s end to end, without Events', without.podsPerSecond, 'pods/s'),
+        plain('CPU time apply → all Running, with Events', withEvents.cpuSeconds, 's'),
+        plain('CPU time apply → all Running, without Events', without.cpuSeconds, 's'),
+      ],
+      setup: { nodes: workload.nodes, replicas: workload.replicas },
+      notes: [
+        'The schedule workload twice: as above (controllers, scheduler and kubelets record kube\'s Events), then on a fresh cluster started with Events off (startCluster `events: false`, a measurement switch).',
+        'Appends and bytes are read back from the log between the apply and all Running, and decoded; an Event append creates or updates a core/v1 Event (here mostly the scheduler\'s Scheduled Event, one per pod; kube\'s spam filter and counting bound the controllers\' per object).',
+        'One run each, the run without Events second (so with a warmer JIT): pods/s and CPU move with the machine (see bench/README.md) and need several runs; appends and bytes do not.',
+      ],
+    },
+  ];
 };

@@ -46,6 +46,7 @@ const refusedRequeueMs = (commands: readonly EventBody[], owner: KubeObject): nu
  */
 export const narrated = (source: EventSource, narrate: Narrator, key: string, view: View, context: DecideContext, decided: Decision): Decision => {
   const { decision, refused } = context.admitCreated ? admitCommands(context.admitCreated, view, decided) : { decision: decided, refused: [] };
+  if (context.recordEvents === false) return refused.length === 0 ? decision : { ...decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? REFUSED_SPAM_MS, REFUSED_SPAM_MS) };
   if (decision.commands.length === 0 && refused.length === 0) return decision;
   const recorder = createRecorder(view, context.now, source);
   narrate(key, view, decision, recorder);
