@@ -8,7 +8,8 @@
  * Scenarios: schedule, memory (measured after schedule, in the same run), events-cost (the
  * schedule workload again without Events, embedded log only), scheduler-perf
  * (kube's scheduler_perf workloads: anti-affinity, affinity, spreading, extended resources,
- * preemption; BENCH_SCHEDULER_PERF=Name,… picks some), replay,
+ * preemption; BENCH_SCHEDULER_PERF=Name,… picks some), envelope (5,000 nodes and 150,000
+ * pods, embedded log only), replay,
  * timetravel (on the replayed projection), api, startup, failover, dashboard (the timeline
  * of one namespace out of a long history, in headless Chromium). Each (scenario, log)
  * runs in its own child process, so one run's memory and JIT state do not leak into the
@@ -42,13 +43,14 @@ import { podStartupScenario } from './scenarios/pod-startup.ts';
 import { replayAndTimeTravel } from './scenarios/replay.ts';
 import { scheduleScenario } from './scenarios/schedule.ts';
 import { schedulerPerfScenario } from './scenarios/scheduler-perf.ts';
+import { envelopeScenario } from './scenarios/envelope.ts';
 import type { LogKind, ScenarioContext, ScenarioResult } from './support.ts';
 
 // The heap policy of the logplane command (bin/logplane.mjs): the old generation grows to at
 // most 2.25x its live size between full GCs, so the scenarios measure the control plane as it runs.
 setFlagsFromString('--heap-growing-percent=125');
 
-const SCENARIOS = ['schedule', 'memory', 'events-cost', 'scheduler-perf', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover', 'dashboard'] as const;
+const SCENARIOS = ['schedule', 'memory', 'events-cost', 'scheduler-perf', 'envelope', 'replay', 'timetravel', 'api', 'peers', 'startup', 'failover', 'dashboard'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 /** What one child process runs: scenarios that share their setup run together. */
@@ -59,6 +61,8 @@ interface Unit {
 
 /** Scenarios whose figure does not depend on the log adapter run on the embedded log only. */
 const LOG_INDEPENDENT: ReadonlySet<ScenarioName> = new Set(['timetravel', 'dashboard']);
+/** Scenarios measured on the embedded log only (long runs whose Kafka figure would add little). */
+const EMBEDDED_ONLY: ReadonlySet<ScenarioName> = new Set(['events-cost', 'envelope']);
 
 const RESULT_MARKER = '@@bench-result ';
 
@@ -140,6 +144,7 @@ const runScenarios = async (unit: Unit, quick: boolean, brokers: readonly string
     results.push(...(await scheduleScenario(context, { eventsCost: wanted.has('events-cost') })).filter((r) => wanted.has(r.scenario as ScenarioName)));
   }
   if (wanted.has('scheduler-perf')) results.push(await schedulerPerfScenario(context));
+  if (wanted.has('envelope')) results.push(await envelopeScenario(context));
   if (wanted.has('replay') || wanted.has('timetravel')) {
     const parts = new Set([...wanted].filter((s): s is 'replay' | 'timetravel' => s === 'replay' || s === 'timetravel'));
     results.push(...(await replayAndTimeTravel(context, parts)));
@@ -341,11 +346,11 @@ const main = async (): Promise<void> => {
   const groups: ScenarioName[][] = [
     selected.filter((s) => s === 'schedule' || s === 'memory' || s === 'events-cost'),
     selected.filter((s) => s === 'replay' || s === 'timetravel'),
-    ...selected.filter((s) => s === 'scheduler-perf' || s === 'api' || s === 'peers' || s === 'startup' || s === 'failover' || s === 'dashboard').map((s) => [s]),
+    ...selected.filter((s) => s === 'scheduler-perf' || s === 'envelope' || s === 'api' || s === 'peers' || s === 'startup' || s === 'failover' || s === 'dashboard').map((s) => [s]),
   ].filter((g) => g.length > 0);
   const units: Unit[] = groups.flatMap((group) =>
     logs.flatMap((log) => {
-      const scenarios = log === 'embedded' ? group : group.filter((s) => !LOG_INDEPENDENT.has(s));
+      const scenarios = log === 'embedded' ? group : group.filter((s) => !LOG_INDEPENDENT.has(s) && !EMBEDDED_ONLY.has(s));
       return scenarios.length > 0 ? [{ scenarios, log }] : [];
     }),
   );
