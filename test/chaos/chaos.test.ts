@@ -30,7 +30,7 @@ describe('chaos on 3 brokers: a broker, an apiserver mid-write, an agent and a c
       plan: () => ['broker-kill', 'apiserver-kill', 'agent-kill', 'controllers-kill'],
       ackedBeforeFaults: 60,
       ackedAfterFaults: 60,
-      lifecycleEvery: 10,
+      lifecycleEvery: 16,
     });
     const [round] = report.rounds;
     expect(round!.faults.map((f) => f.type)).toEqual(['broker-kill', 'apiserver-kill', 'agent-kill', 'controllers-kill']);
