@@ -61,6 +61,11 @@ interface DeploymentObject {
 
 export interface Lifecycle {
   step(): Promise<void>;
+  /**
+   * When the workload stops: a deletion begun is sent until acknowledged or seen (the ledger
+   * expects it to finish); anything else stays as it is (a surviving Deployment must converge).
+   */
+  finish(): Promise<void>;
 }
 
 /**
@@ -171,5 +176,14 @@ export const createLifecycle = (options: {
         assertNever(phase);
     }
   };
-  return { step };
+  const deleting = (): boolean => phase.type === 'deleting-deployment' || phase.type === 'deleting-namespace';
+  return {
+    step,
+    finish: async () => {
+      for (let attempt = 0; attempt < 100 && deleting(); attempt++) {
+        await step();
+        if (deleting()) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    },
+  };
 };

@@ -224,6 +224,7 @@ export const startWorkload = (options: {
         }
       }
     }
+    await lifecycle.finish();
     // The final value, through whichever apiserver answers.
     for (let attempt = 0; attempt < 50 && !(await refreshCounter()); attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 200));
