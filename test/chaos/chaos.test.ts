@@ -3,11 +3,14 @@
  * ones): a real 3-broker Kafka cluster and logplane in distributed mode as real processes
  * (2 apiservers, 3 controllers, 3 sim agents). In one moment it SIGKILLs the broker that
  * leads the desired topic's partition 0, an apiserver with writes in flight, a node agent
- * and a controllers process, and scales the Deployment up while the controllers fail over.
+ * and a controllers process, and scales the Deployment up while the controllers fail over;
+ * a light share of the clients' turns runs Deployment lifecycles (namespaced creates, scales,
+ * rollouts, Deployment deletes and namespace deletions; `npm run chaos` runs a heavier share).
  * Then: every acknowledged write is in the log at its acknowledged position, once, in
  * real-time order; both apiservers list them; every projection (apiservers, controllers,
- * agents) hashes to a fresh replay of the log to its position; the Deployment converges
- * with its pods Running on the live nodes; every component stops cleanly.
+ * agents) hashes to a fresh replay of the log to its position; no pod is bound twice; every
+ * Deployment converges with its pods Running on the live nodes and every deletion finishes;
+ * every component stops cleanly.
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +30,7 @@ describe('chaos on 3 brokers: a broker, an apiserver mid-write, an agent and a c
       plan: () => ['broker-kill', 'apiserver-kill', 'agent-kill', 'controllers-kill'],
       ackedBeforeFaults: 60,
       ackedAfterFaults: 60,
+      lifecycleEvery: 16,
     });
     const [round] = report.rounds;
     expect(round!.faults.map((f) => f.type)).toEqual(['broker-kill', 'apiserver-kill', 'agent-kill', 'controllers-kill']);
@@ -39,6 +43,14 @@ describe('chaos on 3 brokers: a broker, an apiserver mid-write, an agent and a c
     expect(report.acked.orderViolations).toEqual([]);
     expect(report.apiserverMissing).toEqual([]);
     expect(report.counterMismatches).toEqual([]);
+    // The lifecycles ran: Deployments created, changed and deleted, namespaces deleted.
+    expect(report.ackedBySubject['deployment create']).toBeGreaterThan(0);
+    expect(report.ackedBySubject['deployment update']).toBeGreaterThan(0);
+    expect(report.settled.namespaceDeletions).toBeGreaterThan(0);
+    expect(report.settled.unsettled).toEqual([]);
+    // Bindings were made (and some contested by failing-over schedulers), none twice.
+    expect(report.bindings.podBounds).toBeGreaterThan(0);
+    expect(report.bindings.doubleBindings).toEqual([]);
     // 2 apiservers + 3 controllers + 3 agents, each with its projection.
     expect(report.projections).toHaveLength(8);
     for (const projection of report.projections) {

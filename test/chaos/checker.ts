@@ -8,15 +8,18 @@
  * - duplicated: an op id in the log more than once (a write applied twice);
  * - real-time order (linearizability of the log's order): within a partition, a write
  *   acknowledged before another one started lies at a lower offset;
- * - every projection holds every acknowledged create it has folded past, and its state
- *   hash equals a fresh replay of the log to the same position; no node is over capacity.
+ * - every projection holds every acknowledged create it has folded past (Namespaces and
+ *   Deployments the workload did not delete later), and its state hash equals a fresh replay
+ *   of the log to the same position; no node is over capacity;
+ * - no pod bound twice (binding.ts): what it needs is indexed while the desired topic is read.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKafkaLog } from '../../log/kafka/index.ts';
 import type { EventLog } from '../../log/port.ts';
 import { createProjection, createReplayer, formatVector, type PositionVector } from '../../projections/index.ts';
-import { decodeEvent, type Node, type Pod } from '../../schemas/index.ts';
+import { decodeEvent, objectKey, type Node, type Pod } from '../../schemas/index.ts';
+import { createBindingIndex, indexDesired, type BindingIndex } from './binding.ts';
 import { COUNTER_ANNOTATION, OP_ANNOTATION, type WriteRecord } from './workload.ts';
 
 export interface LoggedWrite {
@@ -32,6 +35,7 @@ export interface LogIndex {
   readonly byOp: ReadonlyMap<string, readonly LoggedWrite[]>;
   readonly end: PositionVector;
   readonly events: number;
+  readonly bindings: BindingIndex;
 }
 
 export const openCheckerLog = (brokers: string, cluster: string, partitions: number): Promise<EventLog> =>
@@ -41,6 +45,7 @@ export const openCheckerLog = (brokers: string, cluster: string, partitions: num
 export const readLogIndex = async (log: EventLog): Promise<LogIndex> => {
   const end: PositionVector = { desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') };
   const byOp = new Map<string, LoggedWrite[]>();
+  const bindings = createBindingIndex();
   let events = 0;
   for (let partition = 0; partition < end.desired.length; partition++) {
     for (let from = 0; from < end.desired[partition]!; ) {
@@ -50,17 +55,19 @@ export const readLogIndex = async (log: EventLog): Promise<LogIndex> => {
         events++;
         const event = decodeEvent(record.value);
         const body = event.body;
+        indexDesired(bindings, event);
         if (body.type !== 'ObjectCreated' && body.type !== 'ObjectUpdated') continue;
         const op = body.object.metadata.annotations?.[OP_ANNOTATION];
-        // The workload's own writes (a controller's later write of the object carries its annotations too).
-        if (op === undefined || event.actor.type !== 'user' || body.object.kind !== 'Namespace') continue;
+        // The workload's own writes (a controller's later write of the object, or a ReplicaSet
+        // created from a Deployment, carries its annotations too).
+        if (op === undefined || event.actor.type !== 'user' || (body.object.kind !== 'Namespace' && body.object.kind !== 'Deployment')) continue;
         const entry: LoggedWrite = { op, key: event.key, type: body.type, partition, offset: record.offset, uid: body.object.metadata.uid ?? undefined };
         byOp.set(op, [...(byOp.get(op) ?? []), entry]);
       }
       from = records[records.length - 1]!.offset + 1;
     }
   }
-  return { byOp, end, events };
+  return { byOp, end, events, bindings };
 };
 
 export interface AckedVerdict {
@@ -72,7 +79,8 @@ export interface AckedVerdict {
 
 /** Judges the acknowledged writes against the log. */
 export const judgeAcked = (writes: readonly WriteRecord[], index: LogIndex): AckedVerdict => {
-  const acked = writes.filter((w) => w.outcome === 'acked');
+  // Deletes carry no op id in the log; what they leave is judged at the end (deletions.ts).
+  const acked = writes.filter((w) => w.outcome === 'acked' && w.kind !== 'delete');
   const lost: string[] = [];
   const duplicated = [...index.byOp.entries()].filter(([, entries]) => entries.length > 1).map(([op, entries]) => `${op} at ${entries.map((e) => `${e.partition}/${e.offset}`).join(', ')}`);
   const placed: { write: WriteRecord; at: LoggedWrite }[] = [];
@@ -116,7 +124,16 @@ export interface ProjectionVerdict {
   readonly overcommitted: readonly string[];
   /** Final counter values it holds, by client. */
   readonly counters: ReadonlyMap<number, number>;
+  /** Pod uid → the node it holds the pod bound to. */
+  readonly podNodes: ReadonlyMap<string, string>;
 }
+
+/** The key of the object a create wrote. */
+const createdKey = (write: WriteRecord): string => {
+  if (write.subject !== 'deployment') return `Namespace//${write.name}`;
+  const [namespace, name] = write.name.split('/') as [string, string];
+  return objectKey({ kind: 'Deployment', metadata: { namespace, name } });
+};
 
 /**
  * Opens a stopped component's projection directory (read from disk, no log), and replays
@@ -137,15 +154,15 @@ export const judgeProjection = async (
     const missing: string[] = [];
     let notYetFolded = 0;
     for (const write of writes) {
-      if (write.outcome !== 'acked' || write.kind !== 'create') continue;
+      if (write.outcome !== 'acked' || write.kind !== 'create' || write.transient) continue;
       const at = index.byOp.get(write.op)?.[0];
       if (!at) continue; // reported as lost already
       if (at.offset >= (position.desired[at.partition] ?? 0)) {
         notYetFolded++;
         continue;
       }
-      const object = view.get(`Namespace//${write.name}`);
-      if (!object || object.metadata.uid !== write.uid) missing.push(`${write.op} Namespace ${write.name}`);
+      const object = view.get(createdKey(write));
+      if (!object || object.metadata.uid !== write.uid) missing.push(`${write.op} ${createdKey(write)}`);
     }
     const counters = new Map<number, number>();
     for (const object of view.list('Namespace')) {
@@ -153,9 +170,12 @@ export const judgeProjection = async (
       if (match) counters.set(Number(match[1]), Number(object.metadata.annotations?.[COUNTER_ANNOTATION] ?? NaN));
     }
     const overcommitted: string[] = [];
+    const podNodes = new Map<string, string>();
     for (const node of view.list('Node') as Node[]) {
       const capacity = Number(node.status?.allocatable?.['pods'] ?? Infinity);
-      const pods = view.podsOnNode(node.metadata.name).filter((p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+      const onNode = view.podsOnNode(node.metadata.name);
+      for (const pod of onNode) if (pod.metadata.uid) podNodes.set(pod.metadata.uid, node.metadata.name);
+      const pods = onNode.filter((p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
       if (pods.length > capacity) overcommitted.push(`${node.metadata.name}: ${pods.length} pods > ${capacity}`);
     }
     const stateHash = projection.stateHash();
@@ -169,7 +189,7 @@ export const judgeProjection = async (
       await replayer.close();
       rmSync(replayDir, { recursive: true, force: true });
     }
-    return { name, position: formatVector(position), stateHash, replayHash, missing, notYetFolded, overcommitted, counters };
+    return { name, position: formatVector(position), stateHash, replayHash, missing, notYetFolded, overcommitted, counters, podNodes };
   } finally {
     await projection.close();
   }

@@ -4,7 +4,7 @@
  * agent, of a controllers process; SIGSTOP/SIGCONT of a component; a controllers process
  * partitioned from the brokers by SIGSTOP for longer than the session timeout), let
  * writes go on, repair (restart, SIGCONT), and wait for the cluster to converge: the
- * Deployment's pods Running on live nodes only. Waits are for conditions, never fixed sleeps.
+ * Deployment's pods Running on live nodes only, its status updated and ready. Waits are for conditions, never fixed sleeps.
  */
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { topicName } from '../../log/port.ts';
@@ -51,7 +51,8 @@ export interface RoundResult {
 }
 
 interface Deployment {
-  metadata: { name: string; resourceVersion?: string };
+  metadata: { name: string; resourceVersion?: string; generation?: number };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
   spec: { replicas: number; template: { metadata?: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string }[] } } };
 }
 interface PodLike {
@@ -69,6 +70,8 @@ export interface ChaosDriver {
   updateDeployment(name: string, change: (d: Deployment) => void): Promise<void>;
   /** Resolves once `name`'s pods are exactly spec.replicas of the current template, all Running on live nodes. */
   waitConverged(name: string, timeoutMs: number): Promise<void>;
+  /** `true` when Deployment `namespace/name` is converged as {@link waitConverged} means it, else what is off. */
+  convergedState(name: string, namespace?: string): Promise<string | true>;
   runRound(plan: readonly FaultType[], options: { rng: Rng; workload: Workload; ackedAfterFaults: number; convergeTimeoutMs: number; deployment: string }): Promise<RoundResult>;
   close(): Promise<void>;
 }
@@ -116,18 +119,23 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
     }, 120_000);
   };
 
-  const convergedState = async (name: string): Promise<string | true> => {
-    const got = await request('GET', `/apis/apps/v1/namespaces/${NAMESPACE}/deployments/${name}`);
+  const convergedState = async (name: string, namespace = NAMESPACE): Promise<string | true> => {
+    const got = await request('GET', `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
     if (got.status !== 200) return `deployment: ${got.status}`;
     const deployment = got.body as Deployment;
-    const list = await request('GET', `/api/v1/namespaces/${NAMESPACE}/pods?labelSelector=app%3D${name}`);
+    const list = await request('GET', `/api/v1/namespaces/${namespace}/pods?labelSelector=app%3D${name}`);
     if (list.status !== 200) return `pods: ${list.status}`;
     const pods = (list.body as { items: PodLike[] }).items;
     const image = deployment.spec.template.spec.containers[0]!.image;
     const live = liveNodes();
     const good = pods.filter((p) => !p.metadata.deletionTimestamp && p.status?.phase === 'Running' && live.has(p.spec.nodeName ?? '') && p.spec.containers[0]?.image === image);
     const summary = `${good.length}/${deployment.spec.replicas} good of ${pods.length} pods (${pods.map((p) => `${p.metadata.name}@${p.spec.nodeName ?? '-'}:${p.status?.phase ?? '?'}${p.metadata.deletionTimestamp ? ':deleting' : ''}`).join(' ')})`;
-    return good.length === deployment.spec.replicas && pods.length === deployment.spec.replicas ? true : summary;
+    // And its status says so, as `kubectl rollout status` reads it.
+    const status = deployment.status ?? {};
+    const replicas = deployment.spec.replicas;
+    const statusDone = (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0) && status.updatedReplicas === replicas && status.readyReplicas === replicas && status.replicas === replicas;
+    const statusLine = `status observed ${status.observedGeneration ?? '-'}/${deployment.metadata.generation ?? '-'} updated ${status.updatedReplicas ?? '-'} ready ${status.readyReplicas ?? '-'} total ${status.replicas ?? '-'}`;
+    return good.length === replicas && pods.length === replicas && statusDone ? true : `${summary}; ${statusLine}`;
   };
   const waitConverged = async (name: string, timeoutMs: number): Promise<void> => {
     let last = '';
@@ -273,6 +281,7 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
     },
     updateDeployment,
     waitConverged,
+    convergedState,
     runRound,
     close: () => admin.disconnect(),
   };

@@ -11,25 +11,36 @@
  * are deleted by the endpoints controller, as in kube) and keeps a counter Namespace
  * `chaos-counter-<i>` (annotation `chaos/n`) that it
  * updates with compare-and-set (PUT with the resourceVersion it last saw): a register whose
- * acknowledged values must appear in the log in acknowledgement order.
+ * acknowledged values must appear in the log in acknowledgement order. With
+ * `lifecycleEvery` k, every k-th turn of a client is instead a step of its Deployment
+ * lifecycles (lifecycle.ts): namespaced creates, scale-ups and -downs, rollouts, Deployment
+ * deletes and namespace deletions.
  */
 import type { ApiserverEndpoint } from './cluster.ts';
+import { createLifecycle, type LifecycleLedger } from './lifecycle.ts';
 
 export const NAMESPACE = 'chaos';
 export const OP_ANNOTATION = 'chaos/op';
 export const COUNTER_ANNOTATION = 'chaos/n';
 
+/** What a write is about: a plain Namespace, a client's counter, a lifecycle's Namespace or Deployment. */
+export type WriteSubject = 'namespace' | 'counter' | 'lifecycle-namespace' | 'deployment';
+
 export interface WriteRecord {
   readonly op: string;
   readonly client: number;
-  readonly kind: 'create' | 'update';
-  /** The Namespace's name. */
+  readonly subject: WriteSubject;
+  readonly kind: 'create' | 'update' | 'delete';
+  /** The Namespace's name, or `namespace/name` of a Deployment. */
   readonly name: string;
   /** The counter value it writes (updates). */
   readonly value?: number;
   readonly apiserver: string;
   readonly startedAt: number;
-  outcome?: 'acked' | 'conflict' | 'unknown';
+  /** refused: another 4xx (e.g. a namespace a lagging apiserver does not list yet); nothing appended. */
+  outcome?: 'acked' | 'conflict' | 'refused' | 'unknown';
+  /** A create whose object the workload deleted later: no projection is expected to hold it. */
+  transient?: boolean;
   endedAt?: number;
   uid?: string;
   resourceVersion?: string;
@@ -88,6 +99,8 @@ export interface Workload {
   stop(): Promise<void>;
   /** The counter value each client last saw (after stop: the final one). */
   counters(): ReadonlyMap<number, number>;
+  /** What the Deployment lifecycles left: surviving Deployments, deleted Namespaces and Deployments. */
+  readonly ledger: LifecycleLedger;
 }
 
 const objectPath = (name?: string): string => `/api/v1/namespaces${name ? `/${name}` : ''}`;
@@ -97,8 +110,12 @@ export const startWorkload = (options: {
   clients: number;
   /** Whether an apiserver is worth trying now (a client skips a dead one). */
   usable: (target: ApiTarget) => boolean;
+  /** Every k-th turn of a client is a lifecycle step; 0 or absent: none. */
+  lifecycleEvery?: number;
 }): Workload => {
   const writes: WriteRecord[] = [];
+  const ledger: LifecycleLedger = { surviving: [], deletedNamespaces: [], deletedDeployments: [] };
+  const lifecycleEvery = options.lifecycleEvery ?? 0;
   const counters = new Map<number, number>();
   let running = true;
 
@@ -128,18 +145,21 @@ export const startWorkload = (options: {
         return false;
       }
     };
-    const write = async (record: WriteRecord, target: ApiTarget, method: string, path: string, body: unknown, okStatus: number): Promise<void> => {
+    const write = async (record: WriteRecord, target: ApiTarget, method: string, path: string, body: unknown, okStatus: number | readonly number[]): Promise<void> => {
       writes.push(record);
       try {
         const answer = await target.request(method, path, body);
         record.endedAt = Date.now();
-        if (answer.status === okStatus) {
+        if (typeof okStatus === 'number' ? answer.status === okStatus : okStatus.includes(answer.status)) {
           const object = answer.body as ObjectMeta;
           record.outcome = 'acked';
           record.uid = object.metadata?.uid;
           record.resourceVersion = object.metadata?.resourceVersion;
         } else if (answer.status === 409) {
           record.outcome = 'conflict';
+        } else if (answer.status >= 400 && answer.status < 500 && answer.status !== 408 && answer.status !== 429) {
+          record.outcome = 'refused';
+          record.detail = `${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`;
         } else {
           record.outcome = 'unknown';
           record.detail = `${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`;
@@ -154,7 +174,7 @@ export const startWorkload = (options: {
     // The counter, created once (retried through any apiserver until acknowledged or there).
     while (running && counterRv === undefined) {
       const target = nextTarget();
-      const record: WriteRecord = { op: `${id}-${seq++}`, client: id, kind: 'create', name: `chaos-counter-${id}`, value: 0, apiserver: target.name, startedAt: Date.now() };
+      const record: WriteRecord = { op: `${id}-${seq++}`, client: id, subject: 'counter', kind: 'create', name: `chaos-counter-${id}`, value: 0, apiserver: target.name, startedAt: Date.now() };
       await write(record, target, 'POST', objectPath(), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `chaos-counter-${id}`, annotations: { [OP_ANNOTATION]: record.op, [COUNTER_ANNOTATION]: '0' } } }, 201);
       if (record.outcome === 'acked') {
         counterRv = record.resourceVersion;
@@ -163,16 +183,32 @@ export const startWorkload = (options: {
         await refreshCounter();
       }
     }
-    while (running) {
+    const lifecycle = createLifecycle({
+      client: id,
+      ledger,
+      nextOp: () => `${id}-${seq++}`,
+      nextTarget,
+      send: async (op, subject, kind, name, method, path, body, ok) => {
+        const target = nextTarget();
+        const record: WriteRecord = { op: op ?? `${id}-${seq++}`, client: id, subject, kind, name, apiserver: target.name, startedAt: Date.now() };
+        await write(record, target, method, path, body, ok);
+        return record;
+      },
+    });
+    for (let turn = 1; running; turn++) {
+      if (lifecycleEvery > 0 && turn % lifecycleEvery === 0) {
+        await lifecycle.step();
+        continue;
+      }
       const target = nextTarget();
       const op = `${id}-${seq++}`;
       if (seq % 2 === 0) {
         const name = `chaos-c${id}-${seq}`;
-        const record: WriteRecord = { op, client: id, kind: 'create', name, apiserver: target.name, startedAt: Date.now() };
+        const record: WriteRecord = { op, client: id, subject: 'namespace', kind: 'create', name, apiserver: target.name, startedAt: Date.now() };
         await write(record, target, 'POST', objectPath(), { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { [OP_ANNOTATION]: op } } }, 201);
       } else {
         const value = counterValue + 1;
-        const record: WriteRecord = { op, client: id, kind: 'update', name: `chaos-counter-${id}`, value, apiserver: target.name, startedAt: Date.now() };
+        const record: WriteRecord = { op, client: id, subject: 'counter', kind: 'update', name: `chaos-counter-${id}`, value, apiserver: target.name, startedAt: Date.now() };
         const body = {
           apiVersion: 'v1',
           kind: 'Namespace',
@@ -188,6 +224,7 @@ export const startWorkload = (options: {
         }
       }
     }
+    await lifecycle.finish();
     // The final value, through whichever apiserver answers.
     for (let attempt = 0; attempt < 50 && !(await refreshCounter()); attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -199,6 +236,7 @@ export const startWorkload = (options: {
     writes,
     acked: () => writes.filter((w) => w.outcome === 'acked'),
     counters: () => counters,
+    ledger,
     stop: async () => {
       running = false;
       await done;

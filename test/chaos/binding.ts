@@ -1,0 +1,97 @@
+/**
+ * The double-binding check of the chaos checker, from the topics alone (its own consumer;
+ * no apiserver, no projection's verdicts).
+ *
+ * The log holds every PodBound a scheduler appended, the refused ones too (two schedulers of
+ * a failing-over group may both bind a pod; the fold refuses the second), so a second PodBound
+ * is not by itself a double binding. What the checker does judge:
+ * - a pod uid that node agents of two different nodes reported status for (PodStatusChanged on
+ *   the observed topic, actor = the node): the pod ran on two nodes;
+ * - a pod uid reported by a node that no PodBound for it names (nor its create's spec.nodeName);
+ * - a pod uid that two projections hold bound to different nodes, or that a projection holds
+ *   bound to a node no PodBound for it names.
+ * A PodBound's pod is resolved to its uid through the latest Pod create of that key before it
+ * in the partition (Pods and Nodes share one partition, so the order is total).
+ */
+import type { EventLog } from '../../log/port.ts';
+import type { EventEnvelope } from '../../schemas/index.ts';
+import { decodeEvent } from '../../schemas/index.ts';
+
+export interface BindingIndex {
+  /** Pod key → uid of its latest create (while reading the desired topic in order). */
+  readonly uidOfKey: Map<string, string>;
+  /** Pod uid → the nodes its PodBound events (and its create's spec.nodeName) name, in log order. */
+  readonly boundTo: Map<string, string[]>;
+  /** Pod uid → the nodes whose agents reported its status. */
+  readonly reportedBy: Map<string, Set<string>>;
+  podBounds: number;
+}
+
+export const createBindingIndex = (): BindingIndex => ({ uidOfKey: new Map(), boundTo: new Map(), reportedBy: new Map(), podBounds: 0 });
+
+/** Folds one desired event into the index (in partition order). */
+export const indexDesired = (index: BindingIndex, event: EventEnvelope): void => {
+  const body = event.body;
+  if (body.type === 'ObjectCreated' && body.object.kind === 'Pod') {
+    const uid = body.object.metadata.uid ?? event.id;
+    index.uidOfKey.set(event.key, uid);
+    const node = body.object.spec?.nodeName;
+    if (node) index.boundTo.set(uid, [...(index.boundTo.get(uid) ?? []), node]);
+  } else if (body.type === 'PodBound') {
+    index.podBounds++;
+    const uid = index.uidOfKey.get(event.key);
+    if (uid !== undefined) index.boundTo.set(uid, [...(index.boundTo.get(uid) ?? []), body.node]);
+  }
+};
+
+/** Reads the observed topic from 0 to `end` and records which node reported each pod uid. */
+export const indexObserved = async (index: BindingIndex, log: EventLog, end: readonly number[]): Promise<number> => {
+  let events = 0;
+  for (let partition = 0; partition < end.length; partition++) {
+    for (let from = 0; from < end[partition]!; ) {
+      const records = await log.read('observed', partition, from, Math.min(end[partition]!, from + 5_000));
+      if (records.length === 0) break;
+      for (const record of records) {
+        events++;
+        const event = decodeEvent(record.value);
+        if (event.body.type !== 'PodStatusChanged' || event.actor.type !== 'node' || !event.body.uid) continue;
+        const nodes = index.reportedBy.get(event.body.uid) ?? new Set<string>();
+        nodes.add(event.actor.name);
+        index.reportedBy.set(event.body.uid, nodes);
+      }
+      from = records[records.length - 1]!.offset + 1;
+    }
+  }
+  return events;
+};
+
+export interface BindingVerdict {
+  readonly podBounds: number;
+  /** Pods with PodBound events naming more than one node (all but one must have been refused). */
+  readonly contested: number;
+  readonly doubleBindings: readonly string[];
+}
+
+/** `projections`: per projection, pod uid → the node it holds the pod bound to. */
+export const judgeBindings = (index: BindingIndex, projections: ReadonlyMap<string, ReadonlyMap<string, string>>): BindingVerdict => {
+  const doubleBindings: string[] = [];
+  for (const [uid, nodes] of index.reportedBy) {
+    if (nodes.size > 1) doubleBindings.push(`pod ${uid} ran on ${[...nodes].join(' and ')} (status reported by each)`);
+    const named = index.boundTo.get(uid) ?? [];
+    for (const node of nodes) {
+      if (!named.includes(node)) doubleBindings.push(`pod ${uid} reported by ${node}, which no binding of it names (${named.join(', ') || 'none'})`);
+    }
+  }
+  const heldBy = new Map<string, { node: string; projection: string }>();
+  for (const [projection, pods] of projections) {
+    for (const [uid, node] of pods) {
+      const first = heldBy.get(uid);
+      if (first && first.node !== node) doubleBindings.push(`pod ${uid} bound to ${first.node} in ${first.projection}, to ${node} in ${projection}`);
+      if (!first) heldBy.set(uid, { node, projection });
+      const named = index.boundTo.get(uid);
+      if (named && !named.includes(node)) doubleBindings.push(`${projection}: pod ${uid} bound to ${node}, which no binding of it names (${named.join(', ')})`);
+    }
+  }
+  const contested = [...index.boundTo.values()].filter((nodes) => new Set(nodes).size > 1).length;
+  return { podBounds: index.podBounds, contested, doubleBindings };
+};
