@@ -3,6 +3,7 @@
  * chain behind an object ("why"), the audit trail, and what changed between two moments.
  * All of them read LMDB indexes; none replays the log.
  */
+import { managersChanged, type ManagerChange } from './field-managers.ts';
 import { kindRef } from '../schemas/keys.ts';
 import { sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
@@ -83,6 +84,8 @@ export interface VersionView {
   /** The object as clients saw it after this event (absent once deleted or if rejected before creation). */
   readonly object: KubeObject | null;
   readonly diff: readonly FieldChange[];
+  /** The field managers whose `managedFields` entries this change wrote (new or changed entries). */
+  readonly managers: readonly ManagerChange[];
 }
 
 const withoutVersion = (o: KubeObject | null): unknown => {
@@ -145,7 +148,7 @@ export const eventPositions = (store: ProjectionStore, partitions: number): ((ev
 };
 
 /** One version of an object as the bulk history lists it: a `VersionView` without the diff. */
-export type VersionSummary = Omit<VersionView, 'diff'>;
+export type VersionSummary = Omit<VersionView, 'diff' | 'managers'>;
 
 /**
  * The versions of an object's `entries` (all of them, oldest first) from index `from`, at
@@ -172,6 +175,7 @@ function versionsOf(store: ProjectionStore, partitions: number, atTime: Position
     // A diff needs a copy of its own; a summary is serialized at once and may share the stored parts.
     const current = record ? (withDiff ? materialize(record, status?.status ?? undefined) : materializeShared(record, status?.status ?? undefined)) : null;
     const diff = withDiff && entry.change !== null ? diffObjects(withoutVersion(previous), withoutVersion(current)) : [];
+    const managers = withDiff && entry.change !== null ? managersChanged(previous, current) : [];
     if (entry.change !== null) previous = current;
     if (index < from) continue;
     versions.push({
@@ -186,7 +190,7 @@ function versionsOf(store: ProjectionStore, partitions: number, atTime: Position
       verdict: entry.verdict,
       change: entry.change,
       object: current,
-      ...(withDiff ? { diff } : {}),
+      ...(withDiff ? { diff, managers } : {}),
     });
   }
   return versions;

@@ -56,10 +56,39 @@ const version = (overrides: Partial<Version>): Version => ({
   change: 'ADDED',
   object: null,
   diff: [],
+  managers: [],
   ...overrides,
 });
 
 describe('formatHistory', () => {
+  it('names the field managers a version wrote, instead of their managedFields bookkeeping in the diff', () => {
+    const entry = (manager: string, operation: string, time: string) => ({ manager, operation, apiVersion: 'apps/v1', time, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } });
+    const created = { metadata: { name: 'web', managedFields: [entry('kubectl-client-side-apply', 'Update', '2024-05-01T12:00:00Z')] }, spec: { replicas: 2 } };
+    const text = formatHistory([
+      version({ diff: [{ type: 'changed', path: '.', from: null, to: created }], managers: [{ manager: 'kubectl-client-side-apply', operation: 'Update' }] }),
+      version({
+        position: '6.1',
+        eventType: 'ObjectUpdated',
+        change: 'MODIFIED',
+        diff: [
+          { type: 'changed', path: 'metadata.managedFields[0].time', from: '2024-05-01T12:00:00Z', to: '2024-05-01T12:01:00Z' },
+          { type: 'changed', path: 'spec.replicas', from: 2, to: 3 },
+        ],
+        managers: [{ manager: 'kubectl', operation: 'Apply' }, { manager: 'kubelet', operation: 'Update', subresource: 'status' }],
+      }),
+    ]);
+    expect(text.split('\n').slice(1, 7)).toEqual([
+      '2.0        2024-05-01T12:00:00Z   user:admin   ObjectCreated   accepted',
+      '    field manager: kubectl-client-side-apply (Update)',
+      '    + metadata.name: web',
+      '    + spec.replicas: 2',
+      '6.1        2024-05-01T12:00:00Z   user:admin   ObjectUpdated   accepted',
+      '    field manager: kubectl (Apply), kubelet (Update, status)',
+    ]);
+    expect(text).toContain('    ~ spec.replicas: 2 → 3');
+    expect(text).not.toContain('managedFields');
+  });
+
   it('prints a row per event with its indented diff, rejected writes and the deletion', () => {
     const text = formatHistory([
       version({ diff: [{ type: 'changed', path: '.', from: null, to: { spec: { replicas: 2 } } }] }),

@@ -6,6 +6,7 @@
 import type { Actor, BindingRationale, KubeObject } from '../../schemas/index.ts';
 import { assertNever } from '../../schemas/assert-never.ts';
 import { columnWidths, renderRow, renderTable, toYaml } from '../printers.ts';
+import { formatManager } from '../../projections/field-managers.ts';
 import type { AuditReply, CauseLink, DiffReply, EventRecord, FieldChange, ReconcileReply, ReplayLine, Version } from './api.ts';
 import { formatTime } from './time.ts';
 
@@ -77,6 +78,9 @@ const verdictCell = (verdict: Version['verdict']): string => (verdict.type === '
  * message). POSITION is the list resourceVersion just after the event: `get --at` it
  * shows the object at that version.
  */
+/** A diff line about `metadata.managedFields` (`+ metadata.managedFields[0].time: …`). */
+const MANAGED_FIELDS_LINE = /^[+~-] metadata\.managedFields([[.:]|$)/;
+
 export const formatHistory = (versions: readonly Version[]): string => {
   const header = ['POSITION', 'TIME', 'ACTOR', 'EVENT', 'VERDICT'];
   const rows = versions.map((v) => [v.position, formatTime(v.time), formatActor(v.actor), v.eventType, verdictCell(v.verdict)]);
@@ -86,8 +90,13 @@ export const formatHistory = (versions: readonly Version[]): string => {
     lines.push(renderRow(rows[i]!, widths));
     if (version.verdict.type === 'rejected') lines.push(`    ! ${version.verdict.message}`);
     else if (version.change === 'DELETED') lines.push('    - (object deleted)');
-    else if (version.diff.length === 0) lines.push('    (no change)');
-    else for (const line of formatDiffLines(version.diff)) lines.push(`    ${line}`);
+    else {
+      // The managers line says whose write it was; their bookkeeping in the diff would only repeat it.
+      if (version.managers.length > 0) lines.push(`    field manager: ${version.managers.map(formatManager).join(', ')}`);
+      const diff = formatDiffLines(version.diff).filter((line) => version.managers.length === 0 || !MANAGED_FIELDS_LINE.test(line));
+      if (diff.length === 0) lines.push('    (no change)');
+      else for (const line of diff) lines.push(`    ${line}`);
+    }
   });
   return `${lines.join('\n')}\n`;
 };
