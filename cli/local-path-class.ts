@@ -12,6 +12,7 @@ import type { EventLog } from '../log/port.ts';
 import { appendAndWait, type Projection } from '../projections/index.ts';
 import { LOCAL_PATH_PROVISIONER } from '../projections/local-path.ts';
 import type { StorageClass } from '../schemas/index.ts';
+import { objectKey } from '../schemas/keys.ts';
 
 /** The bundled class's name. */
 export const LOCAL_PATH_CLASS = 'local-path';
@@ -30,7 +31,7 @@ export const localPathClass = (): StorageClass => ({
 /** Creates the bundled `local-path` class unless the cluster has a StorageClass of that name. */
 export const ensureLocalPathClass = async (log: EventLog, projection: Projection, logger: Logger): Promise<void> => {
   const view = projection.view();
-  if (view.get(`StorageClass//${LOCAL_PATH_CLASS}`)) return;
+  if (view.get(objectKey({ kind: 'StorageClass', metadata: { name: LOCAL_PATH_CLASS } }))) return;
   const object = admitControllerCreate(localPathClass(), view);
   const [written] = await appendAndWait(log, projection, [{ type: 'ObjectCreated', object }], { actor: { type: 'controller', name: 'local-path-provisioner' } });
   const verdict = written?.record?.verdict.type;

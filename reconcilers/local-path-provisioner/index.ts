@@ -37,6 +37,7 @@ import {
   isDelayBinding,
   pinnedNode,
   requestedStorage,
+  storageClassKey,
 } from '../persistentvolume/volumes.ts';
 
 export { LOCAL_PATH_CLEANUP_FINALIZER, LOCAL_PATH_DIR_ANNOTATION, LOCAL_PATH_PROVISIONER };
@@ -107,7 +108,7 @@ export const provisionedVolume = (claim: PersistentVolumeClaim, storageClass: St
 
 /** Provisions claim `claim` when it is ours and its node is known. */
 const provision = (claim: PersistentVolumeClaim, view: View): Decision => {
-  const storageClass = view.get(`StorageClass//${claimClass(claim)}`) as StorageClass | undefined;
+  const storageClass = view.get(storageClassKey(claimClass(claim))) as StorageClass | undefined;
   if (!handedToUs(claim, storageClass)) return NONE;
   if (view.get(`PersistentVolume//${volumeNameFor(claim)}`)) return NONE;
   const delayBinding = isDelayBinding(claim, () => storageClass);

@@ -33,13 +33,14 @@ import {
   isDelayBinding,
   isVolumeBoundToClaim,
   NOT_SUPPORTED_PROVISIONER,
+  storageClassKey,
 } from './volumes.ts';
 
 const NONE: Decision = { commands: [] };
 
 const one = (command: EventBody): Decision => ({ commands: [command] });
 
-const classOf = (view: View) => (name: string): StorageClass | undefined => view.get(`StorageClass//${name}`) as StorageClass | undefined;
+const classOf = (view: View) => (name: string): StorageClass | undefined => view.get(storageClassKey(name)) as StorageClass | undefined;
 
 const withAnnotations = <T extends PersistentVolume | PersistentVolumeClaim>(object: T, annotations: Readonly<Record<string, string>>): T => ({
   ...object,

@@ -7,6 +7,7 @@
 import { matchesLabels, labelSelectorToRequirements } from '../../projections/selectors.ts';
 import { compareQuantities, parseQuantity, type Quantity } from '../../schemas/quantity.ts';
 import type { Node, NodeSelectorRequirement, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../../schemas/index.ts';
+import { objectKey } from '../../schemas/keys.ts';
 
 /** On a claim: the binding is complete (kube's `AnnBindCompleted`). */
 export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
@@ -25,6 +26,9 @@ export const ANN_BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
 export const NOT_SUPPORTED_PROVISIONER = 'kubernetes.io/no-provisioner';
 /** The node label a local volume's affinity names. */
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+
+/** The projection key of the StorageClass `name` (its kind's key names its group). */
+export const storageClassKey = (name: string): string => objectKey({ kind: 'StorageClass', metadata: { name } });
 
 /** kube's `GetPersistentVolumeClaimClass`: the beta annotation, else `spec.storageClassName`, else "". */
 export const claimClass = (claim: PersistentVolumeClaim): string =>

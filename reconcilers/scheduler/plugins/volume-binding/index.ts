@@ -66,7 +66,9 @@ interface DelayedClaim {
 
 const NO_VOLUMES: PodVolumes = { type: 'none' };
 
-const storageClassOf = (cluster: ClusterLister) => (name: string): StorageClass | undefined => cluster.get('StorageClass', '', name) as StorageClass | undefined;
+/** The StorageClasses by name (listed: the lister's `get` keys by kind name, and a class's key names its group). */
+const storageClassOf = (cluster: ClusterLister) => (name: string): StorageClass | undefined =>
+  (cluster.list('StorageClass', '') as StorageClass[]).find((storageClass) => storageClass.metadata.name === name);
 
 /** Works out what `pod`'s claims ask (kube's PreFilter with `GetPodVolumeClaims`). */
 export const podVolumesOf = (pod: Pod, cluster: ClusterLister): PodVolumes => {
