@@ -20,7 +20,7 @@ import { createPersistentVolumeBinder } from '../../reconcilers/persistentvolume
 import { deleteCommand } from '../../reconcilers/replicaset/objects.ts';
 import { createStatefulSetController } from '../../reconcilers/statefulset/index.ts';
 import { LOG_ADAPTERS, podTemplate, startScenario, type Scenario } from '../../reconcilers/testing.ts';
-import type { Node, PersistentVolume, PersistentVolumeClaim, StatefulSet, StorageClass } from '../../schemas/index.ts';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from '../../schemas/index.ts';
 import { replayToLive } from './helpers.ts';
 
 const NODES = ['n1', 'n2', 'n3'];
@@ -86,7 +86,7 @@ describe.each(cases)('local-path PersistentVolumes on the $label', ({ adapter, p
       const bound = claims(view).filter((claim) => claim.status?.phase === 'Bound');
       return bound.length === 3 && bound.every((claim) => volumeOf(view, claim.metadata.name)?.status?.phase === 'Bound');
     });
-    await scenario.waitUntil('3 pods run', (view) => view.list('Pod', 'default').filter((pod) => pod.status?.phase === 'Running').length === 3);
+    await scenario.waitUntil('3 pods run', (view) => (view.list('Pod', 'default') as Pod[]).filter((pod) => pod.status?.phase === 'Running').length === 3);
     const view = scenario.projection.view();
     expect(claims(view).map((claim) => claim.metadata.name).sort()).toEqual(['data-db-0', 'data-db-1', 'data-db-2']);
     // The provisioner spread them over the nodes (fewest local-path volumes first), each in its node's directory.
