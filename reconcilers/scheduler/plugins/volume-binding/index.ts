@@ -18,7 +18,7 @@
  *   provisioner; here the pod stays unscheduled and is tried again when a claim changes:
  *   its now-bound volumes' node affinity then keeps it on that node).
  *
- * A pod without claims costs one scan of its volumes per cycle and nothing per node.
+ * A pod without claims costs one scan of its volumes per cycle and a cycle-slot read per node.
  */
 import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass } from '../../../../schemas/index.ts';
 import {
@@ -141,9 +141,10 @@ export function createVolumeBinding(): FilterPlugin {
     name: VOLUME_BINDING,
     // The claims, volumes and classes are the same for every node of a round (one view).
     nodeLocal: true,
-    filter(pod, nodeInfo, ctx) {
-      if (!hasClaims(pod)) return FIT;
-      return volumesFit(ctx.get(podVolumes), nodeInfo.node, ctx.cluster);
+    filter(_pod, nodeInfo, ctx) {
+      // The pod's volumes are looked at once per cycle; without claims each node costs a slot read.
+      const volumes = ctx.get(podVolumes);
+      return volumes === NO_VOLUMES ? FIT : volumesFit(volumes, nodeInfo.node, ctx.cluster);
     },
   };
 }
