@@ -4,6 +4,7 @@
  * A restart with the same data directory comes back with all its state.
  */
 import { admitControllerCreate } from '../apiserver/admission/controller-creates.ts';
+import { ensureLocalPathClass } from './local-path-class.ts';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -205,6 +206,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.events === false ? { recordEvents: false } : {}),
     ...(tls ? { rootCA: tls.cert } : {}),
   });
+  await ensureLocalPathClass(log, projection, logger.child({ component: 'local-path' }));
   const nodeNames = Array.from({ length: options.nodes }, (_, i) => `node-${i + 1}`);
   agent = await startNodeAgent({
     log,

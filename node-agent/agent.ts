@@ -19,6 +19,7 @@ import { mergePodStatus } from './kubelet/status.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 import { createKubeletMetrics, type ReportedPod } from './metrics.ts';
 import { createEventReporter } from './event-reporter.ts';
+import { localPathAnnotations, startLocalPathVolumes } from './local-path.ts';
 import type { Registry } from 'prom-client';
 
 /** What a node offers (`status.capacity`): cpu, memory and pods, and any extended resource (e.g. `nvidia.com/gpu`). */
@@ -216,6 +217,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
           'kubernetes.io/os': 'linux',
           ...options.labels,
         },
+        annotations: localPathAnnotations(options.dataDir, name),
       },
       spec: { ...(options.taints?.length ? { taints: options.taints.map((t) => ({ ...t })) } : {}), podCIDR: podCIDR(options.nodes.indexOf(name)) },
       status: readyStatus(capacity, Date.now(), logServer?.port, nodeInfo, storage),
@@ -467,6 +469,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     for (const pod of startView.podsOnNode(node)) rememberPod(`Pod/${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`, pod);
   }
   syncDirty();
+  const localPath = startLocalPathVolumes({ log, projection, logger: logger.child({ part: 'local-path' }), nodes: options.nodes, dataDir: options.dataDir });
   resourceUsage = startResourceUsage({
     runtimes: () => runtimes,
     runtimeKind: options.runtime,
@@ -484,6 +487,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       resourceUsage?.close();
       clearInterval(heartbeatTimer);
       for (const s of subscriptions) s.unsubscribe();
+      await localPath.close();
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));
       if (holdTimer !== undefined) clearTimeout(holdTimer);
       flush(true);

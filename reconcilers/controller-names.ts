@@ -26,6 +26,8 @@ export const CONTROLLER_NAMES = [
   'resourcequota',
   'pvc-protection',
   'pv-protection',
+  'persistentvolume-binder',
+  'local-path-provisioner',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -57,6 +59,9 @@ export const WORKQUEUE_NAMES: Readonly<Record<ControllerName, string>> = {
   resourcequota: 'resourcequota_primary',
   'pvc-protection': 'pvcprotection',
   'pv-protection': 'pvprotection',
+  // kube's PV controller has two queues, `volumes` and `claims`; logplane's one queue holds both.
+  'persistentvolume-binder': 'volumes',
+  'local-path-provisioner': 'local-path-provisioner',
 };
 
 /** The workqueue `name` of controller `name` (its own name for a controller logplane does not know). */

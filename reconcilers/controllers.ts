@@ -25,6 +25,8 @@ import { createStatefulSetController } from './statefulset/index.ts';
 import { createDaemonSetController } from './daemonset/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
 import { createPvcProtectionController, createPvProtectionController } from './storage-protection/index.ts';
+import { createPersistentVolumeBinder } from './persistentvolume/index.ts';
+import { createLocalPathProvisioner } from './local-path-provisioner/index.ts';
 import { createCronJobController } from './cronjob/index.ts';
 import { createEventTtlController } from './event-ttl/index.ts';
 import { createSchedulerController } from './scheduler/controller.ts';
@@ -99,6 +101,8 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   resourcequota: () => createResourceQuotaController(),
   'pvc-protection': () => createPvcProtectionController(),
   'pv-protection': () => createPvProtectionController(),
+  'persistentvolume-binder': () => createPersistentVolumeBinder(),
+  'local-path-provisioner': () => createLocalPathProvisioner(),
 };
 
 /** `controller` deciding with `recordEvents: false` in its context. */
@@ -143,6 +147,8 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     resourcequota: () => createResourceQuotaController(),
     'pvc-protection': () => createPvcProtectionController(),
     'pv-protection': () => createPvProtectionController(),
+    'persistentvolume-binder': () => createPersistentVolumeBinder(),
+    'local-path-provisioner': () => createLocalPathProvisioner(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);
       return createNodeLifecycleController({

@@ -11,6 +11,8 @@ import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
 import { NAMESPACE_NAME_LABEL } from './affinity.ts';
 import { assumePod, buildNodeInfos, type ClusterLister, createProfile, type NodeInfo, type Profile, type ProfileConfig } from './framework.ts';
 import { defaultRegistry } from './plugins/index.ts';
+import { preBindVolumes } from './plugins/volume-binding/index.ts';
+import { claimNamesOf } from '../persistentvolume/volumes.ts';
 import { defaultResolvedSchedulerConfig, type ResolvedSchedulerConfig } from './config/index.ts';
 import { withEvents, type EventSource } from '../events/index.ts';
 import { narrateScheduling } from './events.ts';
@@ -210,6 +212,12 @@ export const decidePods = (
     const result = scheduleWithNominated(pod, schedule);
     switch (result.type) {
       case 'bound': {
+        // VolumeBinding's PreBind: claims still to bind get the chosen node; the pod waits for them.
+        const volumes = preBindVolumes(pod, result.node, cluster);
+        if (volumes.type === 'wait') {
+          decisions.set(key, { commands: volumes.commands });
+          break;
+        }
         const command: EventBody = {
           type: 'PodBound',
           namespace: pod.metadata.namespace ?? 'default',
@@ -313,9 +321,17 @@ const retryKeys = (view: View, profile: Profile): string[] =>
 /** Every pod waiting for a node, gated ones included (so each gets its PodScheduled condition). */
 const unscheduledKeys = (view: View): string[] => view.unscheduledPods().map(podKey);
 
+/** The waiting pods of `namespace` that name claim `claim` (a claim's binding may let them be placed). */
+const claimantKeys = (view: View, namespace: string, claim: string): string[] =>
+  view
+    .unscheduledPods()
+    .filter((pod) => (pod.metadata.namespace ?? 'default') === namespace && claimNamesOf(pod).includes(claim))
+    .map(podKey);
+
 /** Keys to retry when the cluster changed in a way that may make room. */
 const keysFor = (change: AppliedChange, view: View, profile: Profile): readonly string[] => {
   if (change.key.startsWith('Node/')) return retryKeys(view, profile);
+  if (change.object.kind === 'PersistentVolumeClaim') return claimantKeys(view, change.object.metadata.namespace ?? '', change.object.metadata.name);
   if (!change.key.startsWith('Pod/')) return [];
   const pod = change.object as Pod;
   if (!pod.spec.nodeName) return [change.key];

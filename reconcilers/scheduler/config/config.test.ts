@@ -91,8 +91,14 @@ describe('profiles: multiPoint expansion and per-point enable/disable', () => {
   });
 
   it('kube\'s plugins that logplane does not build may be named, and do nothing', () => {
-    const profile = profileOf('      multiPoint:\n        disabled:\n          - name: VolumeBinding\n      bind:\n        enabled:\n          - name: DefaultBinder\n');
+    const profile = profileOf('      multiPoint:\n        disabled:\n          - name: VolumeZone\n      bind:\n        enabled:\n          - name: DefaultBinder\n');
     expect(profile.filters).toEqual(defaultProfileConfig.filters);
+  });
+
+  it('VolumeBinding is built: a default filter, which a profile may disable', () => {
+    expect(defaultProfileConfig.filters).toContain('VolumeBinding');
+    const profile = profileOf('      multiPoint:\n        disabled:\n          - name: VolumeBinding\n');
+    expect(profile.filters).toEqual(defaultProfileConfig.filters.filter((name) => name !== 'VolumeBinding'));
   });
 
   it('a profile\'s percentageOfNodesToScore overrides the configuration\'s', () => {

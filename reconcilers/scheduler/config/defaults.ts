@@ -9,11 +9,12 @@ import { EXTENSION_POINTS, type Plugins, type PluginSet } from './types.ts';
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
 /**
- * kube's in-tree default plugins that logplane does not build: volume scheduling (no
- * volume topology here) and DefaultBinder (binding is the `PodBound` event). A
+ * kube's in-tree default plugins that logplane does not build: the volume plugins other
+ * than VolumeBinding (no attach limits or zones here) and DefaultBinder (binding is the
+ * `PodBound` event). A
  * configuration may name them; they do nothing.
  */
-export const PLUGINS_NOT_BUILT: ReadonlySet<string> = new Set(['VolumeRestrictions', 'NodeVolumeLimits', 'VolumeBinding', 'VolumeZone', 'DefaultBinder']);
+export const PLUGINS_NOT_BUILT: ReadonlySet<string> = new Set(['VolumeRestrictions', 'NodeVolumeLimits', 'VolumeZone', 'DefaultBinder']);
 
 const EMPTY_SET: PluginSet = { enabled: [], disabled: [] };
 

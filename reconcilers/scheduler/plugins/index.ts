@@ -18,6 +18,7 @@ import { createPodTopologySpread, POD_TOPOLOGY_SPREAD } from './pod-topology-spr
 import { createPrioritySort, PRIORITY_SORT } from './priority-sort/index.ts';
 import { createSchedulingGates, SCHEDULING_GATES } from './scheduling-gates/index.ts';
 import { createTaintToleration, TAINT_TOLERATION } from './taint-toleration/index.ts';
+import { createVolumeBinding, VOLUME_BINDING } from './volume-binding/index.ts';
 
 /** Every built-in plugin, by registry name. */
 export const defaultRegistry: PluginRegistry = {
@@ -34,13 +35,14 @@ export const defaultRegistry: PluginRegistry = {
   [BALANCED_ALLOCATION]: createBalancedAllocation,
   [IMAGE_LOCALITY]: createImageLocality,
   [DEFAULT_PREEMPTION]: createDefaultPreemption,
+  [VOLUME_BINDING]: createVolumeBinding,
 };
 
 /** The default profile's plugins. Filters run in this order; a node's first "unfit" is its reason. */
 export const defaultProfileConfig: ProfileConfig = {
   queueSort: PRIORITY_SORT,
   preEnqueue: [SCHEDULING_GATES],
-  filters: [NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY],
+  filters: [NODE_UNSCHEDULABLE, NODE_NAME, TAINT_TOLERATION, NODE_AFFINITY, NODE_PORTS, NODE_RESOURCES_FIT, VOLUME_BINDING, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY],
   scores: [
     { name: TAINT_TOLERATION, weight: 3 },
     { name: NODE_AFFINITY, weight: 2 },
