@@ -32,7 +32,9 @@ export const localPathClass = (): StorageClass => ({
 export const ensureLocalPathClass = async (log: EventLog, projection: Projection, logger: Logger): Promise<void> => {
   const view = projection.view();
   if (view.get(objectKey({ kind: 'StorageClass', metadata: { name: LOCAL_PATH_CLASS } }))) return;
-  const object = admitControllerCreate(localPathClass(), view);
+  const admitted = admitControllerCreate(localPathClass(), view);
+  if (admitted.type === 'refused') throw new Error(`the bundled ${LOCAL_PATH_CLASS} StorageClass was refused: ${admitted.message}`);
+  const { object } = admitted;
   const [written] = await appendAndWait(log, projection, [{ type: 'ObjectCreated', object }], { actor: { type: 'controller', name: 'local-path-provisioner' } });
   const verdict = written?.record?.verdict.type;
   logger.info({ storageClass: LOCAL_PATH_CLASS, verdict }, 'bundled local-path StorageClass');
