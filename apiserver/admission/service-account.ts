@@ -22,7 +22,7 @@ import { randomInt } from 'node:crypto';
 import { defer, EMPTY, filter, firstValueFrom, map, merge, of, timeout } from 'rxjs';
 import type { Projection, View } from '../../projections/index.ts';
 import type { ObjectOfKind, VolumeMount } from '../../schemas/index.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, ServiceAccountNotFoundError } from '../errors.ts';
 import { failureStatus } from '../status.ts';
 
 type Pod = ObjectOfKind<'Pod'>;
@@ -45,23 +45,6 @@ const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 /** How the plugin names the volume it adds (5 characters of kube's generated-name alphabet). */
 export interface ServiceAccountAdmission {
   readonly volumeSuffix: (pod: Pod) => string;
-}
-
-/** Marks the refusal of a pod whose service account is missing (the write path may wait for `default`). */
-export class ServiceAccountNotFoundError extends ApiError {
-  constructor(
-    pod: Pod,
-    readonly namespace: string,
-    readonly serviceAccount: string,
-  ) {
-    super(
-      failureStatus('Forbidden', `pods "${pod.metadata.name}" is forbidden: error looking up service account ${namespace}/${serviceAccount}: serviceaccount "${serviceAccount}" not found`, {
-        name: pod.metadata.name,
-        group: '',
-        kind: 'pods',
-      }),
-    );
-  }
 }
 
 const forbidden = (pod: Pod, reason: string): ApiError =>
@@ -128,7 +111,7 @@ export const admitPodServiceAccount = (pod: Pod, view: View, admission: ServiceA
   if ((pod.spec.serviceAccountName ?? '') === '') pod.spec.serviceAccountName = (pod.spec.serviceAccount ?? '') === '' ? DEFAULT_SERVICE_ACCOUNT : pod.spec.serviceAccount;
   const name = pod.spec.serviceAccountName ?? DEFAULT_SERVICE_ACCOUNT;
   const account = view.get(`ServiceAccount/${namespace}/${name}`) as ServiceAccount | undefined;
-  if (!account) throw new ServiceAccountNotFoundError(pod, namespace, name);
+  if (!account) throw new ServiceAccountNotFoundError(pod.metadata.name, namespace, name);
   if ((pod.spec.serviceAccount ?? '') !== '') pod.spec.serviceAccount = name;
   if (shouldAutomount(account, pod)) mountApiAccess(pod, () => admission.volumeSuffix(pod));
   if ((pod.spec.imagePullSecrets ?? []).length === 0 && (account.imagePullSecrets ?? []).length > 0) {
