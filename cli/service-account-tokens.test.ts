@@ -8,6 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
+import { firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
 import { ADMIN_TOKEN, openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../apiserver/testing.ts';
@@ -80,6 +81,35 @@ describe('projected service-account tokens written by the agent', () => {
       const deleted = (await api.client.request('DELETE', `/api/v1/namespaces/default/pods/${name}`, { body: { gracePeriodSeconds: 0 } })) as Reply;
       expect(deleted.status).toBe(200);
       expect((await post(WHOAMI, { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }, token)).status).toBe(401);
+    } finally {
+      volumes.close();
+      tokens.close();
+    }
+  });
+
+  it('rewrites the token file when the token is refreshed (80 % of its lifetime), with a token that still authenticates', async () => {
+    const created = await post('/api/v1/namespaces/default/pods', { metadata: { name: 'rotated' }, spec: { containers: [{ name: 'c', image: 'logplane/sleeper' }] } });
+    expect(created.status).toBe(201);
+    const pod = created.body as Pod;
+    const issue = inProcessTokenRequests(issuer, () => api.projection.view());
+    // The apiserver's token, announced as living 1 s: refreshed after 800 ms.
+    const shortLived: RequestServiceAccountToken = async (request) => ({ ...(await issue(request)), expiresAt: Date.now() + 1000 });
+    const tokens = createServiceAccountTokenManager({ request: shortLived, logger });
+    const volumes = createVolumeManager({ root: mkdtempSync(join(temp.dir, 'volumes-')), node: 'node-1', objects: viewObjectSource(() => api.projection.view(), undefined, tokens), logger });
+    try {
+      const first = volumes.setUp(pod);
+      if (first.type === 'pending') await first.ready;
+      expect(volumes.setUp(pod).type).toBe('ok');
+      const mounts = volumes.mounts(pod, pod.spec.containers[0]!);
+      if (mounts.type !== 'ok') throw new Error(mounts.message);
+      const file = join(mounts.value[0]!.hostPath, 'token');
+      const before = readFileSync(file, 'utf8');
+      // The volume manager subscribed first: by the time this hears of the refresh, the file is rewritten.
+      expect(await firstValueFrom(tokens.refreshed$)).toBe(pod.metadata.uid);
+      const after = readFileSync(file, 'utf8');
+      expect(after).not.toBe(before);
+      const whoami = await post(WHOAMI, { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }, after);
+      expect(whoami.body.status.userInfo.username).toBe('system:serviceaccount:default:default');
     } finally {
       volumes.close();
       tokens.close();
