@@ -24,6 +24,26 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The ServiceAccount admission plugin's refusal of a pod whose service account does not exist
+ * (kube's 403); a type of its own because the create path waits for a new namespace's `default`.
+ */
+export class ServiceAccountNotFoundError extends ApiError {
+  constructor(
+    pod: string,
+    readonly namespace: string,
+    readonly serviceAccount: string,
+  ) {
+    super(
+      failureStatus('Forbidden', `pods "${pod}" is forbidden: error looking up service account ${namespace}/${serviceAccount}: serviceaccount "${serviceAccount}" not found`, {
+        name: pod,
+        group: '',
+        kind: 'pods',
+      }),
+    );
+  }
+}
+
 const resourceDetails = (resource: ResourceInfo, name: string, uid?: string) => ({
   name,
   group: resource.group,

@@ -10,17 +10,18 @@ import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
 import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy } from '../node-agent/service-proxy.ts';
 import type { Registry } from 'prom-client';
-import { createFoldMetrics, createProjection, registerProjectionLag, type Projection } from '../projections/index.ts';
+import { createFoldMetrics, createProjection, LEGACY_FOLD_SETTINGS, registerProjectionLag, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { loadSchedulerConfig } from '../reconcilers/scheduler/config/index.ts';
 import { agentServingCredentials, ensureClusterCA, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
-import { adminCredentials, openLog, processRegistry, remotePodLogs, remotePodStreams, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
+import { adminCredentials, apiserverServiceHosts, openLog, processRegistry, remotePodLogs, remotePodStreams, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
 import type { EventLog } from '../log/port.ts';
 import { remoteMetricsSource } from './metrics-source.ts';
 import type { ClusterDns } from '../addons/dns/index.ts';
 import { kubeDnsClusterIPs, servedByProcessDns, startProcessDns, type ClusterDnsSettings } from './cluster-dns.ts';
 import { createClient } from './client.ts';
+import { remoteTokenRequests } from './service-account-tokens.ts';
 import { createDelegatedAuth, type DelegatedAuth } from './delegated-auth.ts';
 import { resolveConnection } from './kubeconfig.ts';
 import { parseListenAddress, startMetricsServer } from './metrics-server.ts';
@@ -80,7 +81,7 @@ export const runApiserver = async (options: {
   const registry = processRegistry();
   const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger, registry);
   const { token, tokens } = adminCredentials(options.dataDir);
-  const tls = options.tls ? tlsMaterial(options.dataDir) : undefined;
+  const tls = options.tls ? tlsMaterial(options.dataDir, 'apiserver', apiserverServiceHosts(options.serviceCIDR ?? LEGACY_FOLD_SETTINGS.serviceCIDR)) : undefined;
   const server = await serveApi({
     log,
     projection,
@@ -210,8 +211,9 @@ export const runAgent = async (options: {
   dns?: ClusterDnsSettings;
   /**
    * `--kubeconfig`: the apiserver (and credentials) that checks bearer tokens for the agent's
-   * `/metrics` (kubelet's webhook authentication and authorization); without it `/metrics`
-   * takes client certificates only.
+   * `/metrics` (kubelet's webhook authentication and authorization) and issues its pods'
+   * service-account tokens; without it `/metrics` takes client certificates only and projected
+   * tokens are not written.
    */
   kubeconfig?: string;
   logger: Logger;
@@ -220,6 +222,8 @@ export const runAgent = async (options: {
   const registry = processRegistry();
   const { log, projection } = await openShared(options.target, options.dataDir, `agent-${options.nodes.join('-')}`, options.logger, registry);
   const auth = options.kubeconfig !== undefined ? delegatedAuthOf(options.kubeconfig) : undefined;
+  // Pods' service-account tokens are asked of the apiserver with the kubeconfig's credentials.
+  const tokenRequests = options.kubeconfig !== undefined ? remoteTokenRequests(createClient(resolveConnection({ kubeconfig: options.kubeconfig }))) : undefined;
   // First: an address that cannot be had fails the start before any pod runs.
   const dns = options.dns
     ? await startProcessDns(projection, options.dns, options.logger.child({ component: 'dns' })).catch(async (error: unknown) => {
@@ -244,6 +248,7 @@ export const runAgent = async (options: {
     ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.metricsResolutionMs !== undefined ? { metricsResolutionMs: options.metricsResolutionMs } : {}),
     dns: { clusterDNS: kubeDnsClusterIPs(projection) },
+    ...(tokenRequests ? { serviceAccountTokens: tokenRequests } : {}),
   });
   const proxy =
     options.proxy === 'none' ? undefined : startServiceProxy({ projection, mode: options.proxy, logger: options.logger, servedLocally: servedByProcessDns(options.dns) });

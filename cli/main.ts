@@ -410,7 +410,7 @@ export const buildProgram = (): Command => {
       .option('--dns <address>', 'cluster DNS (UDP and TCP) of this agent, answering from its projection, on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
       .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
       .option('--no-dns-cluster-ip', DNS_CLUSTER_IP_HELP)
-      .option('--kubeconfig <file>', 'the apiserver that checks bearer tokens for the agent\'s /metrics (get nodes/metrics), with credentials allowed to create tokenreviews and subjectaccessreviews; without it /metrics takes client certificates only'),
+      .option('--kubeconfig <file>', 'the apiserver that checks bearer tokens for the agent\'s /metrics (get nodes/metrics) and issues the pods\' service-account tokens (serviceaccounts/token), with credentials allowed to create tokenreviews, subjectaccessreviews and tokens; without it /metrics takes client certificates only and projected tokens are not written'),
   )).action(async (flags: LogFlags & RuntimeFlags & {
     node: string; data: string; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string;
     dns: HostPort | 'none'; dnsUpstream?: string[]; dnsClusterIp: boolean; kubeconfig?: string;

@@ -18,11 +18,13 @@ import type { EventLog } from '../log/port.ts';
 import { startNodeAgent, type NodeAgent, type NodeResources } from '../node-agent/agent.ts';
 import type { CriRuntimeOptions, PodUser, RuntimeKind } from '../node-agent/kubelet/index.ts';
 import { startServiceProxy, type ServiceProxyLoop } from '../node-agent/service-proxy.ts';
-import { createFoldMetrics, createProjection, type Projection } from '../projections/index.ts';
+import { createFoldMetrics, createProjection, LEGACY_FOLD_SETTINGS, type Projection } from '../projections/index.ts';
 import { startControllers, type RunningControllers } from '../reconcilers/controllers.ts';
 import { loadSchedulerConfig } from '../reconcilers/scheduler/config/index.ts';
-import { adminCredentials, openLog, processRegistry, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
+import { adminCredentials, apiserverServiceHosts, openLog, processRegistry, serveApi, tlsMaterial, type Durability, type LogTarget, type ServeOptions } from './wiring.ts';
 import { ensureClusterCA, serviceAccountSigningKey } from './pki.ts';
+import { inProcessTokenRequests } from './service-account-tokens.ts';
+import { createTokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
 import { inProcessMetricsSource } from './metrics-source.ts';
 import type { ResourceUsageHook } from '../apiserver/metrics-api.ts';
 
@@ -142,7 +144,8 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     : undefined;
 
   const { token, tokens } = adminCredentials(dataDir);
-  const tls = options.tls === false ? undefined : tlsMaterial(dataDir);
+  const signingKey = serviceAccountSigningKey(dataDir);
+  const tls = options.tls === false ? undefined : tlsMaterial(dataDir, 'apiserver', apiserverServiceHosts(options.serviceCIDR ?? LEGACY_FOLD_SETTINGS.serviceCIDR));
   let agent: NodeAgent | undefined;
   const resourceUsage: ResourceUsageHook = async (node) => agent?.resourceUsageOf(node.metadata.name);
   const apiserver = await serveApi({
@@ -161,7 +164,7 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     authorizationModes: options.authorizationModes ?? ['Node', 'RBAC'],
     dataDir,
     ...(options.audit !== undefined ? { audit: options.audit } : {}),
-    serviceAccountSigningKey: serviceAccountSigningKey(dataDir),
+    serviceAccountSigningKey: signingKey,
     podLogs: async (request) => {
       const node = request.pod.spec.nodeName;
       const runtime = node ? agent?.runtimeOf(node) : undefined;
@@ -204,7 +207,9 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.tolerationSeconds !== undefined ? { defaultTolerationSeconds: options.tolerationSeconds } : {}),
     ...(options.eventTtlMs !== undefined ? { eventTtlMs: options.eventTtlMs } : {}),
     ...(options.events === false ? { recordEvents: false } : {}),
-    ...(tls ? { rootCA: tls.cert } : {}),
+    // kube-root-ca.crt, which every pod's kube-api-access volume reads: the serving certificate,
+    // or, over plain HTTP, the cluster CA (there is no serving certificate to trust then).
+    rootCA: tls ? tls.cert : ensureClusterCA(join(dataDir, 'pki')).cert,
   });
   await ensureLocalPathClass(log, projection, logger.child({ component: 'local-path' }));
   const nodeNames = Array.from({ length: options.nodes }, (_, i) => `node-${i + 1}`);
@@ -228,6 +233,8 @@ export const startCluster = async (options: UpOptions): Promise<RunningCluster> 
     ...(options.nodeCapacity ? { capacity: options.nodeCapacity } : {}),
     ...(options.podCIDR ? { podCIDR: nodeSubnets(options.podCIDR) } : {}),
     dns: { clusterDNS: kubeDnsClusterIPs(projection) },
+    // The agents share this process with the apiserver: pods' tokens are issued here, with its key.
+    serviceAccountTokens: inProcessTokenRequests(createTokenIssuer({ signingKey }), () => projection.view()),
   });
   const proxy =
     options.proxy === 'none'

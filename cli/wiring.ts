@@ -45,6 +45,7 @@ import type { ResolvedSchedulerConfig } from '../reconcilers/scheduler/config/in
 import { createSchedulerController } from '../reconcilers/scheduler/controller.ts';
 import type { ClusterCredentials } from './pki.ts';
 import { createTokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
+import { kubernetesServiceIP } from '../apiserver/system-objects/index.ts';
 
 import { type Durability, KAFKA_DEFAULT_PARTITIONS } from './log-flags.ts';
 
@@ -142,12 +143,12 @@ export const adminCredentials = (dataDir: string): { token: string; tokens: Toke
  * A component's self-signed serving certificate in the data directory (`<name>.crt`,
  * `<name>.key`; the apiserver's by default), created on first use (key and certificate 0600).
  */
-export const tlsMaterial = (dataDir: string, name = 'apiserver'): TlsMaterial => {
+export const tlsMaterial = (dataDir: string, name = 'apiserver', hosts: readonly string[] = []): TlsMaterial => {
   const certFile = join(dataDir, `${name}.crt`);
   const keyFile = join(dataDir, `${name}.key`);
   privateDir(dataDir);
   if (!existsSync(certFile) || !existsSync(keyFile)) {
-    const material = generateSelfSignedCertificate({ commonName: `logplane-${name}` });
+    const material = generateSelfSignedCertificate({ commonName: `logplane-${name}`, ...(hosts.length > 0 ? { hosts: ['localhost', '127.0.0.1', '::1', ...hosts] } : {}) });
     writeFileSync(certFile, material.cert, { mode: 0o600 });
     writeFileSync(keyFile, material.key, { mode: 0o600 });
   }
@@ -405,3 +406,17 @@ export const remotePodStreams = (projection: Projection, credentials: ClusterCre
   socket.on('close', () => upstream.destroy());
   upstream.on('close', () => socket.destroy());
 };
+
+/**
+ * What else an apiserver's certificate names, as kube-apiserver's own: the `kubernetes`
+ * Service's names and ClusterIP (the first address of `serviceCIDR`), so a client in a pod
+ * (`KUBERNETES_SERVICE_HOST`, `kubernetes.default.svc`) verifies it. Only a new certificate
+ * gets them; one made by an older version is kept.
+ */
+export const apiserverServiceHosts = (serviceCIDR: string): string[] => [
+  'kubernetes',
+  'kubernetes.default',
+  'kubernetes.default.svc',
+  'kubernetes.default.svc.cluster.local',
+  kubernetesServiceIP(serviceCIDR),
+];

@@ -15,6 +15,7 @@ import { checkCriRuntime, createPodRuntime, type CriRuntimeOptions, type PodDnsO
 import { startLogServer, type LogServerTls, type TokenAuthorizer } from './log-server.ts';
 import { createStreamingHandler, type StreamingHandler } from './streaming/server.ts';
 import { type PodObjectChange, viewObjectSource } from './kubelet/pod-objects.ts';
+import { createServiceAccountTokenManager, type RequestServiceAccountToken } from './kubelet/volumes/service-account-tokens.ts';
 import { mergePodStatus } from './kubelet/status.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 import { createKubeletMetrics, type ReportedPod } from './metrics.ts';
@@ -75,6 +76,12 @@ export interface NodeAgentOptions {
   readonly registry?: Registry;
   /** False: kubelet's Events (Created, Started, BackOff, Unhealthy, Killing …) are not written; default true. */
   readonly events?: boolean;
+  /**
+   * How the agent asks the apiserver for bound service-account tokens (the TokenRequest API,
+   * in-process or over HTTPS), which projected `serviceAccountToken` sources hold; without it
+   * those files are not written (logged).
+   */
+  readonly serviceAccountTokens?: RequestServiceAccountToken;
 }
 
 export interface NodeAgent {
@@ -347,13 +354,17 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
 
   const subscriptions: Subscription[] = [];
   const events = options.events === false ? undefined : createEventReporter({ log, projection, logger: logger.child({ part: 'events' }) });
-  /** What pods' env and volumes read: the projection's objects, and ConfigMap/Secret changes (volumes are rewritten). */
+  const tokens = options.serviceAccountTokens
+    ? createServiceAccountTokenManager({ request: options.serviceAccountTokens, logger: logger.child({ part: 'tokens' }) })
+    : undefined;
+  /** What pods' env and volumes read: the projection's objects, ConfigMap/Secret changes (volumes are rewritten), bound tokens. */
   const podObjects = viewObjectSource(
     () => projection.view(),
     projection.changes$.pipe(
       filter((change) => change.key.startsWith('ConfigMap/') || change.key.startsWith('Secret/')),
       map((change): PodObjectChange => ({ kind: change.object.kind as 'ConfigMap' | 'Secret', namespace: change.object.metadata.namespace ?? 'default', name: change.object.metadata.name })),
     ),
+    tokens,
   );
   options.nodes.forEach((node, index) => {
     const runtime = createPodRuntime({
@@ -489,6 +500,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       for (const s of subscriptions) s.unsubscribe();
       await localPath.close();
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));
+      tokens?.close();
       if (holdTimer !== undefined) clearTimeout(holdTimer);
       flush(true);
       await Promise.all([...inFlight]);

@@ -4,12 +4,33 @@
  * admission that reads the cluster. Handed to the controllers by the composition root (see
  * reconcilers/create-admission.ts); validation is the controllers' own business, as their
  * objects are built from validated templates.
+ *
+ * A decision must re-run to the same commands (`debug reconcile`), so what kube draws at
+ * random here is derived from the object: the ServiceAccount plugin's `kube-api-access-*`
+ * suffix is a hash of the pod's namespace and name (unique per pod, as a controller's pod
+ * names are).
  */
+import { createHash } from 'node:crypto';
 import type { View } from '../../projections/index.ts';
 import type { KubeObject } from '../../schemas/index.ts';
 import { applyDefaults, prepareForCreate } from '../validation/defaults.ts';
 import { ApiError } from '../errors.ts';
-import { admitFromView } from './index.ts';
+import { admitFromView, type AdmissionOptions } from './index.ts';
+
+/** kube's generated-name alphabet (no vowels, no look-alike digits). */
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** 5 characters of the alphabet derived from the SHA-256 of `input`. */
+export const derivedSuffix = (input: string): string => {
+  const digest = createHash('sha256').update(input).digest();
+  let out = '';
+  for (let i = 0; i < 5; i++) out += SUFFIX_ALPHABET[(digest[i] ?? 0) % SUFFIX_ALPHABET.length];
+  return out;
+};
+
+const CONTROLLER_ADMISSION: AdmissionOptions = {
+  serviceAccounts: { volumeSuffix: (pod) => derivedSuffix(`${pod.metadata.namespace ?? ''}/${pod.metadata.name}`) },
+};
 
 /** What the create path makes of a controller's object (structurally reconcilers' `AdmissionResult`). */
 export type ControllerCreateResult = { readonly type: 'admitted'; readonly object: KubeObject } | { readonly type: 'refused'; readonly message: string };
@@ -24,7 +45,7 @@ export const admitControllerCreate = (object: KubeObject, view: View): Controlle
   applyDefaults(copy);
   prepareForCreate(copy);
   try {
-    admitFromView(copy, view);
+    admitFromView(copy, view, CONTROLLER_ADMISSION);
   } catch (error) {
     if (error instanceof ApiError && error.code >= 400 && error.code < 500) return { type: 'refused', message: error.message };
     throw error;

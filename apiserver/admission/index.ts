@@ -20,17 +20,29 @@
  * - LimitRanger (`limit-ranger.ts`): a Pod's containers get the default requests and limits
  *   of its namespace's LimitRanges, then Pods and PersistentVolumeClaims are held to their
  *   min, max and maxLimitRequestRatio.
+ * - ServiceAccount (`service-account.ts`, when the options ask for it: an apiserver that
+ *   issues service-account tokens): a Pod's service account defaulted and checked, and its
+ *   `kube-api-access-*` volume mounted.
  *
  * An admission may refuse (throws an `ApiError`); the caller judges a refusal on a view that
  * has caught up with the log.
  */
-import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, type View } from '../../projections/index.ts';
+import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, type Projection, type View } from '../../projections/index.ts';
 import { KINDS, type Kind, type KubeObject, type ObjectMeta } from '../../schemas/index.ts';
 import type { ObjectOfKind } from '../../schemas/keys.ts';
 import { admitClaimLimits, admitPodLimits } from './limit-ranger.ts';
 import { admitPodPriority, admitPriorityClass, admitRuntimeClass } from './pod.ts';
+import { admitPodServiceAccount, REQUEST_SERVICE_ACCOUNT_ADMISSION, waitForDefaultServiceAccount, type ServiceAccountAdmission } from './service-account.ts';
 
-type Admission<K extends Kind> = (object: ObjectOfKind<K>, view: View) => void;
+export { waitForDefaultServiceAccount } from './service-account.ts';
+
+/** What the admission of one apiserver (or one controller create path) is configured with. */
+export interface AdmissionOptions {
+  /** The ServiceAccount plugin, on; absent: off (an apiserver without a token issuer). */
+  readonly serviceAccounts?: ServiceAccountAdmission;
+}
+
+type Admission<K extends Kind> = (object: ObjectOfKind<K>, view: View, options: AdmissionOptions) => void;
 
 const NONE = (): void => undefined;
 
@@ -57,7 +69,8 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
     const chosen = newestDefault(view.list('IngressClass') as ObjectOfKind<'IngressClass'>[], ['ingressclass.kubernetes.io/is-default-class']);
     if (chosen) ingress.spec = { ...ingress.spec, ingressClassName: chosen.metadata.name };
   },
-  Pod: (pod, view) => {
+  Pod: (pod, view, options) => {
+    if (options.serviceAccounts) admitPodServiceAccount(pod, view, options.serviceAccounts);
     admitRuntimeClass(pod, view);
     admitPodPriority(pod, view);
     admitPodLimits(pod, view);
@@ -79,6 +92,24 @@ const ADMISSION: { readonly [K in Kind]: Admission<K> } = {
 };
 
 /** Applies the admission of `object`'s kind, reading `view` (changes `object` in place; throws an `ApiError` to refuse it). */
-export const admitFromView = (object: KubeObject, view: View): void => {
-  (ADMISSION[object.kind] as Admission<Kind>)(object as ObjectOfKind<Kind>, view);
+export const admitFromView = (object: KubeObject, view: View, options: AdmissionOptions = {}): void => {
+  (ADMISSION[object.kind] as Admission<Kind>)(object as ObjectOfKind<Kind>, view, options);
+};
+
+/** The admission of a request to `server`: the ServiceAccount plugin when it issues service-account tokens. */
+export const requestAdmission = (server: { readonly serviceAccountTokens: unknown }): AdmissionOptions =>
+  server.serviceAccountTokens === undefined ? {} : { serviceAccounts: REQUEST_SERVICE_ACCOUNT_ADMISSION };
+
+/**
+ * Runs `admit` again after the view has caught up; while it refuses for a missing `default`
+ * service account (the ServiceAccount controller creates it in a new namespace), waits for it
+ * as kube's plugin does (about a second and a half), then runs it once more.
+ */
+export const admitAfterDefaultServiceAccount = async <T>(admit: () => T, server: { readonly projection: Pick<Projection, 'view' | 'changes$'> }): Promise<T> => {
+  try {
+    return admit();
+  } catch (error) {
+    if (!(await waitForDefaultServiceAccount(error, server.projection))) throw error;
+    return admit();
+  }
 };

@@ -19,7 +19,7 @@ import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCreated, type WriteOptions } from '../write-options.ts';
 import { changesNothing } from './no-op.ts';
 import { submitUpdate } from './submit-update.ts';
-import { admitFromView } from '../admission/index.ts';
+import { admitAfterDefaultServiceAccount, admitFromView, requestAdmission } from '../admission/index.ts';
 import { admitNodeCreate } from '../authorization/node-restriction.ts';
 
 const nameOfConfig = (config: Json): unknown => (isObject(config) && isObject(config['metadata']) ? config['metadata']['name'] : undefined);
@@ -48,7 +48,7 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
       const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace, requester: ctx.user });
       const { object } = admitted;
       admitNodeCreate(ctx.user, object);
-      admitFromView(object, server.projection.view());
+      await admitAfterDefaultServiceAccount(() => admitFromView(object, server.projection.view(), requestAdmission(server)), server);
       if (dryRun) return json(201, dryRunCreated(object), admitted.warnings);
       const result = await server.writer.submit({ topic: 'desired', key: objectKey(object), body: objectCreated(object), identity: ctx.identity, time });
       const verdict = result.record.verdict;

@@ -44,7 +44,7 @@ import { dryRunCause, dryRunCreated, managerOf, parseWriteOptions, type WriteOpt
 import { applyObject } from './apply.ts';
 import { changesNothing } from './no-op.ts';
 import { submitUpdate } from './submit-update.ts';
-import { admitFromView } from '../admission/index.ts';
+import { admitAfterDefaultServiceAccount, admitFromView, requestAdmission, waitForDefaultServiceAccount } from '../admission/index.ts';
 import { admitNodeCreate } from '../authorization/node-restriction.ts';
 
 /**
@@ -148,7 +148,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     const admit = (): Admitted => {
       const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user });
       admitNodeCreate(ctx.user, admitted.object);
-      admitFromView(admitted.object, server.projection.view());
+      admitFromView(admitted.object, server.projection.view(), requestAdmission(server));
       return admitted;
     };
     let admitted: Admitted;
@@ -156,10 +156,16 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
       admitted = admit();
     } catch (error) {
       // Admission reads the view (a PriorityClass, a RuntimeClass): refuse only on one that has caught up.
-      if (!(error instanceof ApiError) || caughtUp) throw error;
-      await catchUp(server);
-      caughtUp = true;
-      admitted = admit();
+      if (!(error instanceof ApiError)) throw error;
+      if (!caughtUp) {
+        await catchUp(server);
+        caughtUp = true;
+        admitted = await admitAfterDefaultServiceAccount(admit, server);
+      } else if (await waitForDefaultServiceAccount(error, server.projection)) {
+        admitted = admit();
+      } else {
+        throw error;
+      }
     }
     const { object } = admitted;
     const time = Date.now();

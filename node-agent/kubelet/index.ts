@@ -19,6 +19,7 @@ export { type CriRuntimeOptions, DEFAULT_CRI_ENDPOINT, checkCriRuntime } from '.
 export { DEFAULT_GRACE_SECONDS, type PodStatusUpdate } from './pod-driver.ts';
 export { POD_PHASES, type PodPhase } from './status.ts';
 export { RUNTIME_KINDS, type InjectedFailure, type PodRuntime, type PodDnsOptions, type PodRuntimeOptions, type RuntimeKind, type StreamTarget } from './runtime.ts';
+export type { IssuedServiceAccountToken, RequestServiceAccountToken, ServiceAccountTokenRequest } from './volumes/service-account-tokens.ts';
 
 /**
  * Creates a pod runtime for one node. Options are validated at once (a bad CIDR or

@@ -23,7 +23,9 @@ export const CONFIG_REASONS = {
 /** A container's configuration, or why it cannot start yet. */
 export type ContainerConfigResult =
   | { readonly type: 'ok'; readonly env: readonly [string, string][]; readonly mounts: readonly ContainerMount[] }
-  | { readonly type: 'refused'; readonly reason: string; readonly message: string };
+  | { readonly type: 'refused'; readonly reason: string; readonly message: string }
+  /** A service-account token is being fetched: prepare again once `ready` resolves (the container stays creating). */
+  | { readonly type: 'pending'; readonly ready: Promise<void> };
 
 export interface PodConfigurator {
   /** Sets up the pod's volumes (idempotent), then resolves `container`'s environment and mounts. */
@@ -43,6 +45,7 @@ export function createPodConfigurator(options: { readonly volumeRoot: string; re
     prepare(pod, container, addresses, base) {
       const setUp = volumes.setUp(pod);
       if (setUp.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.volume, message: setUp.message };
+      if (setUp.type === 'pending') return setUp;
       const mounts = volumes.mounts(pod, container);
       if (mounts.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.env, message: mounts.message };
       const env = containerEnvironment({ pod, container, addresses, objects, ...(base === undefined ? {} : { base }) });

@@ -5,6 +5,7 @@
  */
 import type { Observable } from 'rxjs';
 import type { ConfigMap, Node, PersistentVolume, PersistentVolumeClaim, Secret, Service } from '../../schemas/index.ts';
+import type { ServiceAccountTokenManager } from './volumes/service-account-tokens.ts';
 
 /** A ConfigMap or Secret changed (volumes showing it are rewritten). */
 export interface PodObjectChange {
@@ -24,6 +25,8 @@ export interface PodObjectSource {
   node(name: string): Node | undefined;
   /** ConfigMap and Secret changes; absent: volumes are written once. */
   readonly changes$?: Observable<PodObjectChange>;
+  /** Bound tokens of projected `serviceAccountToken` sources (kubelet's token manager); absent: those files are not written (logged). */
+  readonly serviceAccountTokens?: ServiceAccountTokenManager;
 }
 
 /** A source that has no objects (runtimes created without an agent, e.g. in unit tests). */
@@ -43,7 +46,7 @@ export interface ObjectReader {
 }
 
 /** A {@link PodObjectSource} over a projection's live view (`view()` is called per lookup, so it always reads the latest). */
-export function viewObjectSource(view: () => ObjectReader, changes$?: Observable<PodObjectChange>): PodObjectSource {
+export function viewObjectSource(view: () => ObjectReader, changes$?: Observable<PodObjectChange>, serviceAccountTokens?: ServiceAccountTokenManager): PodObjectSource {
   return {
     configMap: (namespace, name) => view().get(`ConfigMap/${namespace}/${name}`) as ConfigMap | undefined,
     secret: (namespace, name) => view().get(`Secret/${namespace}/${name}`) as Secret | undefined,
@@ -52,5 +55,6 @@ export function viewObjectSource(view: () => ObjectReader, changes$?: Observable
     persistentVolume: (name) => view().get(`PersistentVolume//${name}`) as PersistentVolume | undefined,
     node: (name) => view().get(`Node//${name}`) as Node | undefined,
     ...(changes$ === undefined ? {} : { changes$ }),
+    ...(serviceAccountTokens === undefined ? {} : { serviceAccountTokens }),
   };
 }

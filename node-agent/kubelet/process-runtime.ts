@@ -286,6 +286,15 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       const user = decided.user;
       const identity = identityEnv(identityOf(run));
       const config = configurator.prepare(pod, spec, { podIPs: [run.podIP], hostIP: run.hostIP }, new Map(Object.entries(identity)));
+      if (config.type === 'pending') {
+        // A token on its way (in-process or one HTTPS round trip): the start goes on once it is
+        // here, unless the pod has been stopped or released meanwhile.
+        void config.ready.then(() => {
+          const latest = startedPods.get(run.uid);
+          if (!executorClosed && latest !== undefined) startContainer(latest, ref);
+        });
+        return;
+      }
       if (config.type === 'refused') {
         dispatch(run.uid, { type: 'refused', container, reason: config.reason, message: config.message, retryAfterMs: options.crashLoop.initialMs, at: now() });
         return;

@@ -149,6 +149,7 @@ describe.each(LOG_ADAPTERS)('pod configuration on the process runtime, on the %s
       return result.stdout.includes('token=abc') ? result.stdout : undefined;
     }, { timeoutMs: 60_000 });
     expect(logs).toBe('token=abc\n');
-    expect(pod('waiter')?.status?.phase).toBe('Running');
+    // The process prints before the agent's status report of it is folded: wait for that.
+    await pollUntil('the waiter Running', async () => pod('waiter')?.status?.phase === 'Running', { timeoutMs: 30_000 });
   }, 180_000);
 });

@@ -5,8 +5,10 @@
  * - emptyDir: a directory, mode 0777; `medium: Memory` a tmpfs (size `sizeLimit`) when the
  *   agent is root, else a plain directory (logged);
  * - configMap, secret, downwardAPI, projected: files written by the atomic writer, rewritten
- *   when a ConfigMap or Secret they show changes (`PodObjectSource.changes$`) or the pod's
- *   labels and annotations change (`refreshPod`);
+ *   when a ConfigMap or Secret they show changes (`PodObjectSource.changes$`), the pod's
+ *   labels and annotations change (`refreshPod`) or a service-account token they hold is
+ *   refreshed (`serviceAccountTokens.refreshed$`); a token still being fetched keeps the
+ *   volume `pending`;
  * - hostPath: the host path itself (`type` checked; `DirectoryOrCreate`/`FileOrCreate` create it);
  * - persistentVolumeClaim: the `local` or `hostPath` path of the PersistentVolume the claim is bound to.
  *
@@ -25,7 +27,7 @@ import { parseQuantity, quantityValue } from '../../../schemas/quantity.ts';
 import type { Resolved } from '../env.ts';
 import type { PodObjectSource } from '../pod-objects.ts';
 import { writeAtomically } from './atomic-writer.ts';
-import { projectedKind, volumePayload, volumeShows } from './sources.ts';
+import { projectedKind, volumePayload, volumeShows, type Pending } from './sources.ts';
 
 /** One mount of a container: where its content is on the host and where the container sees it. */
 export interface ContainerMount {
@@ -45,8 +47,11 @@ export interface VolumeManagerOptions {
 }
 
 export interface VolumeManager {
-  /** Materializes every volume of `pod` (idempotent: rewrites what changed); kubelet's `MountVolume.SetUp failed …` message on failure. */
-  setUp(pod: Pod): Resolved<void>;
+  /**
+   * Materializes every volume of `pod` (idempotent: rewrites what changed); kubelet's
+   * `MountVolume.SetUp failed …` message on failure; pending while a token is fetched.
+   */
+  setUp(pod: Pod): Resolved<void> | Pending;
   /** The mounts of `container` of a set-up pod (subPath applied), or why one cannot be made. */
   mounts(pod: Pod, container: Container): Resolved<ContainerMount[]>;
   /** The pod's labels or annotations may have changed: its downwardAPI volumes are rewritten. */
@@ -98,10 +103,15 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
   const uidOf = (pod: Pod): string => pod.metadata.uid ?? `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
   const allocatable = () => objects.node(node)?.status?.allocatable ?? {};
 
-  function writeProjected(pod: Pod, volume: Volume, dir: string): Resolved<void> {
+  function writeProjected(pod: Pod, volume: Volume, dir: string): Resolved<void> | Pending {
     const files = volumePayload(volume, pod, objects, allocatable());
-    if (files.type === 'error') return files;
-    if (files.value.skipped.length > 0) logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volume.name, paths: files.value.skipped }, 'projected serviceAccountToken and clusterTrustBundle sources are not written by this agent');
+    if (files.type !== 'ok') return files;
+    if (files.value.skipped.length > 0) {
+      logger.warn(
+        { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volume.name, paths: files.value.skipped },
+        'projected clusterTrustBundle sources, and serviceAccountToken sources when the agent has no way to ask for tokens, are not written',
+      );
+    }
     if (writeAtomically(dir, files.value.payload)) logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volume.name }, 'volume files written');
     return { type: 'ok', value: undefined };
   }
@@ -182,7 +192,7 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     return { type: 'error', message: `volume "${volume.name}": ${kindName} volumes are not supported by this agent` };
   }
 
-  function setUpVolume(pod: Pod, volume: Volume): Resolved<void> {
+  function setUpVolume(pod: Pod, volume: Volume): Resolved<void> | Pending {
     const path = volumePath(pod, volume);
     if (path.type === 'error') return path;
     try {
@@ -194,13 +204,14 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     }
   }
 
-  function setUp(pod: Pod): Resolved<void> {
+  function setUp(pod: Pod): Resolved<void> | Pending {
     const uid = uidOf(pod);
     mkdirSync(podDir(uid), { recursive: true, mode: 0o755 });
     pods.set(uid, pod);
     for (const volume of pod.spec.volumes ?? []) {
       const result = setUpVolume(pod, volume);
       if (result.type === 'error') return { type: 'error', message: `MountVolume.SetUp failed for volume "${volume.name}" : ${result.message}` };
+      if (result.type === 'pending') return result;
     }
     return { type: 'ok', value: undefined };
   }
@@ -233,6 +244,7 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
       if (!filter(volume)) continue;
       const result = setUpVolume(pod, volume);
       if (result.type === 'error') logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: volume.name, err: result.message }, 'cannot update volume files');
+      // A token being fetched: its arrival rewrites the volume (refreshed$) or the next setUp does.
     }
   }
 
@@ -241,6 +253,10 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
       if ((pod.metadata.namespace ?? 'default') !== change.namespace) continue;
       refresh((volume) => volumeShows(volume, change.kind, change.name), pod);
     }
+  });
+  const tokenSubscription: Subscription | undefined = objects.serviceAccountTokens?.refreshed$.subscribe((uid) => {
+    const pod = pods.get(uid);
+    if (pod !== undefined) refresh((volume) => (volume.projected?.sources ?? []).some((source) => source.serviceAccountToken !== undefined), pod);
   });
 
   return {
@@ -254,6 +270,7 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     },
     tearDown(uid) {
       pods.delete(uid);
+      objects.serviceAccountTokens?.forgetPod(uid);
       const dir = podDir(uid);
       for (const mountPoint of mountsBelow(dir)) {
         try {
@@ -267,6 +284,7 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     },
     close() {
       subscription?.unsubscribe();
+      tokenSubscription?.unsubscribe();
     },
   };
 }

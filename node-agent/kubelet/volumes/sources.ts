@@ -93,12 +93,19 @@ export function volumeShows(volume: Volume, kind: 'ConfigMap' | 'Secret', name: 
   return (volume.projected?.sources ?? []).some((source) => (kind === 'ConfigMap' ? source.configMap?.name === name : source.secret?.name === name));
 }
 
-/** A volume's files, or kubelet's error (the pod's containers wait until it can be written). */
-export function volumePayload(volume: Volume, pod: Pod, objects: PodObjectSource, allocatable: NodeAllocatable): Resolved<{ payload: Payload; skipped: string[] }> {
+/** What a volume's files need that is on its way (a service-account token being fetched): retry once `ready` resolves. */
+export interface Pending {
+  readonly type: 'pending';
+  readonly ready: Promise<void>;
+}
+
+/** A volume's files, or kubelet's error (the pod's containers wait until it can be written), or a token on its way. */
+export function volumePayload(volume: Volume, pod: Pod, objects: PodObjectSource, allocatable: NodeAllocatable): Resolved<{ payload: Payload; skipped: string[] }> | Pending {
   const namespace = pod.metadata.namespace ?? 'default';
   const files = new Map<string, PayloadFile>();
   const skipped: string[] = [];
   const done = (result: Resolved<void>): Resolved<{ payload: Payload; skipped: string[] }> => (result.type === 'error' ? result : ok({ payload: files, skipped }));
+  let pending: Pending | undefined;
   if (volume.configMap !== undefined) {
     const source = volume.configMap;
     const name = source.name ?? '';
@@ -145,12 +152,28 @@ export function volumePayload(volume: Volume, pod: Pod, objects: PodObjectSource
         const result = downwardPayload(source.downwardAPI.items ?? [], mode, { pod, allocatable }, files);
         if (result.type === 'error') return result;
       } else if (source.serviceAccountToken !== undefined) {
-        skipped.push(source.serviceAccountToken.path);
+        const tokens = objects.serviceAccountTokens;
+        const projection = source.serviceAccountToken;
+        if (tokens === undefined) {
+          skipped.push(projection.path);
+          continue;
+        }
+        const found = tokens.lookup({
+          namespace,
+          serviceAccountName: pod.spec.serviceAccountName ?? 'default',
+          audiences: projection.audience ? [projection.audience] : [],
+          // kube's default for a projection that sets none.
+          expirationSeconds: projection.expirationSeconds ?? 3600,
+          pod: { name: pod.metadata.name, uid: pod.metadata.uid ?? '' },
+        });
+        if (found.type === 'error') return error(found.message);
+        if (found.type === 'pending') pending = { type: 'pending', ready: found.ready };
+        else files.set(projection.path, { data: Buffer.from(found.token, 'utf8'), mode });
       } else if (source.clusterTrustBundle !== undefined) {
         skipped.push(source.clusterTrustBundle.path);
       }
     }
-    return ok({ payload: files, skipped });
+    return pending ?? ok({ payload: files, skipped });
   }
   return error(`volume "${volume.name}" is not a configMap, secret, downwardAPI or projected volume`);
 }
