@@ -2,6 +2,7 @@
  * HTTP plumbing: request bodies (size-limited, JSON or YAML), JSON replies, and the
  * content negotiation kubectl relies on (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
  */
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { apiErrors } from './errors.ts';
@@ -159,13 +160,46 @@ export const negotiate = (header: string | undefined): Representation => {
   throw apiErrors.notAcceptable(header ?? '');
 };
 
-/** Sends a JSON body with `code`; extra headers (e.g. `Warning`) are added. */
+/** Lists longer than this are written item by item rather than as one string (see `streamList`). */
+const STREAMED_LIST_ITEMS = 1_000;
+/** Items serialized per write of a streamed list. */
+const STREAMED_ITEMS_PER_WRITE = 500;
+
+/** A body whose `items` is long enough to stream. */
+const longList = (body: unknown): body is { items: unknown[] } =>
+  typeof body === 'object' && body !== null && Array.isArray((body as { items?: unknown }).items) && (body as { items: unknown[] }).items.length > STREAMED_LIST_ITEMS;
+
+/**
+ * Writes a long list as chunks of items, waiting for the socket to drain between them: one
+ * string of 150,000 pods would pass V8's string limit (~512 MiB) and hold the whole reply
+ * twice; this holds one chunk of items at a time (kube-apiserver encodes into a buffer, with
+ * no such limit). The reply is chunked (no Content-Length); `items` comes last.
+ */
+const streamList = async (res: ServerResponse, code: number, body: { items: unknown[] }, headers: Readonly<Record<string, string | readonly string[]>>): Promise<void> => {
+  const { items, ...rest } = body;
+  const head = JSON.stringify(rest);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers });
+  let ok = res.write(`${head.slice(0, -1)}${head === '{}' ? '' : ','}"items":[`);
+  for (let from = 0; from < items.length && !res.destroyed; from += STREAMED_ITEMS_PER_WRITE) {
+    if (!ok) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (res.destroyed) return;
+    const part = items.slice(from, from + STREAMED_ITEMS_PER_WRITE).map((item) => JSON.stringify(item)).join(',');
+    ok = res.write(from === 0 ? part : `,${part}`);
+  }
+  res.end(']}');
+};
+
+/** Sends a JSON body with `code`; extra headers (e.g. `Warning`) are added. A long list is streamed. */
 export const sendJson = (
   res: ServerResponse,
   code: number,
   body: unknown,
   headers: Readonly<Record<string, string | readonly string[]>> = {},
 ): void => {
+  if (longList(body)) {
+    streamList(res, code, body, headers).catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
+    return;
+  }
   const text = JSON.stringify(body);
   res.writeHead(code, {
     'Content-Type': 'application/json',

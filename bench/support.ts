@@ -131,6 +131,8 @@ export interface ApiResponse {
 /** A minimal JSON client of one apiserver, authenticated with `token`. */
 export interface BenchClient {
   request(method: string, path: string, body?: unknown): Promise<ApiResponse>;
+  /** A GET whose body is only counted (bytes, and whether it ends as a JSON object does), not parsed: for replies too large for one string. */
+  download(path: string): Promise<{ status: number; bytes: number; complete: boolean }>;
 }
 
 /**
@@ -166,6 +168,22 @@ export const createBenchClient = (url: string, token: string): BenchClient => {
         });
         req.on('error', reject);
         req.end(payload);
+      }),
+    download: (path) =>
+      new Promise((resolve, reject) => {
+        const headers = { Accept: 'application/json', Authorization: `Bearer ${token}` };
+        const req = httpRequest({ agent, host: base.hostname, port: base.port, method: 'GET', path, headers }, (res) => {
+          let bytes = 0;
+          let last: Buffer = Buffer.alloc(0);
+          res.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            last = chunk;
+          });
+          res.on('error', reject);
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, complete: last.toString('utf8').trimEnd().endsWith('}') }));
+        });
+        req.on('error', reject);
+        req.end();
       }),
   };
 };
