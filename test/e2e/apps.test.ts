@@ -20,48 +20,7 @@ import { isPodReady } from '../../reconcilers/replicaset/pods.ts';
 import type { DaemonSet, PersistentVolumeClaim, Pod, StatefulSet } from '../../schemas/index.ts';
 import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
 import { useKubectlCluster } from './kubectl-harness.ts';
-
-const STATEFUL = `apiVersion: v1
-kind: Service
-metadata:
-  name: nginx
-spec:
-  clusterIP: None
-  selector:
-    app: web
-  ports:
-  - port: 80
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: web
-spec:
-  serviceName: nginx
-  replicas: 3
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: nginx
-        image: logplane/echo:1
-        volumeMounts:
-        - name: www
-          mountPath: /usr/share/nginx/html
-  volumeClaimTemplates:
-  - metadata:
-      name: www
-    spec:
-      accessModes: ["ReadWriteOnce"]
-      resources:
-        requests:
-          storage: 1Gi
-`;
+import { STATEFUL } from './manifests.ts';
 
 const DAEMON = `apiVersion: apps/v1
 kind: DaemonSet
