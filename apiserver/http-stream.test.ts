@@ -16,7 +16,7 @@ const serve = async (body: unknown): Promise<{ server: Server; url: string }> =>
 
 const fetchText = (url: string, pauseEveryChunk = false): Promise<{ text: string; headers: Record<string, unknown> }> =>
   new Promise((resolve, reject) => {
-    get(url, { highWaterMark: 1024 }, (res) => {
+    get(url, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
