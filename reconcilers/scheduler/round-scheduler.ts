@@ -60,7 +60,7 @@ export function createRoundScheduler(
     // Left out of per-node scoring: the non-local ones, and those that score 0 everywhere this cycle.
     const skipped = skippedScores(profile, ctx);
     const leaveOut = scoreMask.map((nonLocal, index) => nonLocal || (skipped[index] as boolean));
-    const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, pod.spec]);
+    const signature = JSON.stringify([pod.metadata.namespace ?? 'default', pod.metadata.labels ?? null, signatureSpec(pod.spec)]);
     let memo = memos.get(signature);
     if (memo === undefined || memo.outcomes.length !== nodeInfos.length) {
       const outcomes = nodeInfos.map((nodeInfo) => evaluateNode(pod, nodeInfo, ctx, profile, leaveOut));
@@ -299,6 +299,33 @@ interface Ranking {
   best: NodeOutcome[];
   complete: boolean;
 }
+
+type PodSpec = Pod['spec'];
+type Container = PodSpec['containers'][number];
+
+/**
+ * A pod's spec as its signature sees it: volume names replaced by their index. No plugin
+ * reads a volume's name, and the admission names some per pod (the ServiceAccount plugin's
+ * `kube-api-access-<suffix>`, derived from the pod's name), so pods of one template would
+ * otherwise never share what the round learned about the nodes.
+ */
+export const signatureSpec = (spec: PodSpec): PodSpec => {
+  const volumes = spec.volumes;
+  if (volumes === undefined || volumes.length === 0) return spec;
+  const index = new Map(volumes.map((volume, i) => [volume.name, `#${i}`]));
+  const renamed = <T extends { name: string }>(items: readonly T[] | undefined): T[] | undefined => items?.map((item) => ({ ...item, name: index.get(item.name) ?? item.name }));
+  const container = <C extends Container>(c: C): C => ({
+    ...c,
+    ...(c.volumeMounts ? { volumeMounts: renamed(c.volumeMounts) } : {}),
+    ...(c.volumeDevices ? { volumeDevices: renamed(c.volumeDevices) } : {}),
+  });
+  return {
+    ...spec,
+    volumes: renamed(volumes) ?? [],
+    containers: spec.containers.map(container),
+    ...(spec.initContainers ? { initContainers: spec.initContainers.map(container) } : {}),
+  };
+};
 
 /** What a round scheduler keeps per pod signature; `outcomes` is indexed like the NodeInfos. */
 interface Memo {
