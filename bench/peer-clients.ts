@@ -8,8 +8,9 @@
  * - get vs range: GET of a random existing Pod vs a range of its one key;
  * - list vs range: the first page of 500 Pods (`limit=500`) vs a range of 500 keys of the prefix;
  * - watch delivery: one watch opened before the creates (a pod watch vs an etcd prefix
- *   watch); per created object, from its create's answer to its event's arrival (0 when
- *   the event came first).
+ *   watch); per created object, from the moment its create was sent to its event's arrival
+ *   (write and notification together: logplane sends the event in the commit that answers
+ *   the create, so from the answer it would be 0).
  */
 import { request as httpRequest } from 'node:http';
 import { Etcd3 } from 'etcd3';
@@ -102,8 +103,10 @@ const run = async (load: PeerLoad): Promise<PeerLatencies> => {
       // logplane: create (with a watch open), get, list.
       const watch = await logplaneWatch(load);
       const responded = new Map<string, number>();
+      const sent = new Map<string, number>();
       samples[`logplane create ${clients}`] = await concurrently(clients, load.perClient, async (c, i) => {
         const name = `p${clients}-${c}-${i}`;
+        sent.set(name, wallClock());
         expectStatus(await client.request('POST', podsPath, pod(load.namespace, name)), 201, 'create');
         responded.set(name, wallClock());
       });
@@ -112,7 +115,7 @@ const run = async (load: PeerLoad): Promise<PeerLatencies> => {
       watch.close();
       samples[`logplane watch ${clients}`] = [...responded].flatMap(([name, at]) => {
         const arrived = watch.arrivals.get(name);
-        return arrived === undefined ? [] : [Math.max(0, arrived - at)];
+        return arrived === undefined ? [] : [arrived - (sent.get(name) ?? at)];
       });
       const names = [...responded.keys()];
       samples[`logplane get ${clients}`] = await concurrently(clients, load.perClient, async () => {
@@ -131,8 +134,10 @@ const run = async (load: PeerLoad): Promise<PeerLatencies> => {
         if (!etcdArrivals.has(key)) etcdArrivals.set(key, wallClock());
       });
       const etcdResponded = new Map<string, number>();
+      const etcdSent = new Map<string, number>();
       samples[`etcd create ${clients}`] = await concurrently(clients, load.perClient, async (c, i) => {
         const name = `p${clients}-${c}-${i}`;
+        etcdSent.set(`${etcdPrefix}${name}`, wallClock());
         await etcd.put(`${etcdPrefix}${name}`).value(JSON.stringify(pod(load.namespace, name)));
         etcdResponded.set(`${etcdPrefix}${name}`, wallClock());
       });
@@ -141,7 +146,7 @@ const run = async (load: PeerLoad): Promise<PeerLatencies> => {
       await watcher.cancel();
       samples[`etcd watch ${clients}`] = [...etcdResponded].flatMap(([key, at]) => {
         const arrived = etcdArrivals.get(key);
-        return arrived === undefined ? [] : [Math.max(0, arrived - at)];
+        return arrived === undefined ? [] : [arrived - (etcdSent.get(key) ?? at)];
       });
       const keys = [...etcdResponded.keys()];
       samples[`etcd get ${clients}`] = await concurrently(clients, load.perClient, async () => {
