@@ -336,7 +336,22 @@ export interface CauseLink {
   readonly summary: string;
   /** The scheduler's PodScheduled message, for its status write of a pod it could not bind (why it waits, whom it preempted). */
   readonly scheduling?: string;
+  /** For a create or update: the field managers whose `managedFields` entries it wrote. */
+  readonly managers?: readonly ManagerChange[];
 }
+
+/** The field managers an accepted create or update of the desired object wrote (its entries new or changed against the version before). */
+const managersOfEvent = (store: ProjectionStore, event: EventRecord): ManagerChange[] => {
+  if (event.verdict.type !== 'accepted' || (event.eventType !== 'ObjectCreated' && event.eventType !== 'ObjectUpdated')) return [];
+  const topic = FOLDED_TOPICS.indexOf(event.topic);
+  let previous: KubeObject | null = null;
+  for (const { value } of store.history.getRange({ start: [event.key, topic, 0], end: [event.key, topic, event.offset + 1] })) {
+    if (value.change === null) continue;
+    if (value.offset === event.offset) return managersChanged(previous, value.object);
+    previous = value.change === 'DELETED' ? null : value.object;
+  }
+  return [];
+};
 
 const readRationale = async (log: EventLog, event: EventRecord): Promise<BindingRationale | undefined> => {
   if (event.eventType !== 'PodBound') return undefined;
@@ -409,11 +424,13 @@ export const why = async (store: ProjectionStore, log: EventLog, partitions: num
         if (!event) break;
         const rationale = await readRationale(log, event);
         const scheduling = await readSchedulingMessage(log, event);
+        const managers = managersOfEvent(store, event);
         chain.push({
           event: positioned(store, partitions, event),
           ...(rationale ? { rationale } : {}),
           summary: summarize(event, rationale),
           ...(scheduling ? { scheduling } : {}),
+          ...(managers.length > 0 ? { managers } : {}),
         });
         if (!created && event.actor.type === 'controller' && event.eventType === 'ObjectCreated') created = event;
         id = event.causationId;

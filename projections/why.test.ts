@@ -66,4 +66,32 @@ describe('why', () => {
       await log.close();
     }
   });
+
+  it('names the field managers each create and update wrote', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logplane-why-'));
+    dirs.push(dir);
+    const log = await createEmbeddedLog({ dir: join(dir, 'log'), cluster: 'why-managers' });
+    const projection = createProjection({ dir: join(dir, 'projection'), log });
+    try {
+      const entry = (manager: string, operation: string, time: string) => ({ manager, operation, apiVersion: 'v1', time, fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:a': {} } } });
+      const config = (managedFields: ReturnType<typeof entry>[], a: string): KubeObject =>
+        ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default', managedFields }, data: { a } }) as KubeObject;
+      await appendAndWait(log, projection, [{ type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } } }], { actor: admin });
+      await appendAndWait(log, projection, [{ type: 'ObjectCreated', object: config([entry('kubectl', 'Apply', '2024-05-01T12:00:00Z')], '1') }], { actor: admin });
+      const version = projection.view().get('ConfigMap/default/c')?.metadata.resourceVersion ?? null;
+      await appendAndWait(
+        log,
+        projection,
+        [{ type: 'ObjectUpdated', object: config([entry('kubectl', 'Apply', '2024-05-01T12:00:00Z'), entry('kubectl-edit', 'Update', '2024-05-01T12:01:00Z')], '2'), expectedResourceVersion: version, subresource: null }],
+        { actor: admin },
+      );
+      const chains = await why(projection.store, log, projection.partitions, 'ConfigMap/default/c');
+      const managers = chains.flat().map((link) => [link.event.eventType, link.managers]);
+      expect(managers).toContainEqual(['ObjectUpdated', [{ manager: 'kubectl-edit', operation: 'Update' }]]);
+      expect(managers).toContainEqual(['ObjectCreated', [{ manager: 'kubectl', operation: 'Apply' }]]);
+    } finally {
+      await projection.close();
+      await log.close();
+    }
+  });
 });

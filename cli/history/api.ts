@@ -3,6 +3,7 @@
  * endpoint. Moments are sent as the user typed them (checked by `momentArgument`); every
  * position in a reply is a list resourceVersion (`42.17`).
  */
+import type { ManagerChange } from '../../projections/field-managers.ts';
 import type { FieldChange, Verdict, VersionView as Version } from '../../projections/index.ts';
 import type { Actor, BindingRationale, EventBody, KubeObject } from '../../schemas/index.ts';
 import type { Client, Query } from '../client.ts';
@@ -58,6 +59,8 @@ export interface CauseLink {
   readonly summary: string;
   /** The scheduler's PodScheduled message, for its status write of a pod it could not bind. */
   readonly scheduling?: string;
+  /** For a create or update: the field managers whose `managedFields` entries it wrote. */
+  readonly managers?: readonly ManagerChange[];
 }
 
 export interface WhyReply {

@@ -179,6 +179,14 @@ describe('formatWhy', () => {
     );
   });
 
+  it('names the field managers a create or update wrote', () => {
+    const applied: CauseLink = { ...deploymentCreated, managers: [{ manager: 'kubectl', operation: 'Apply' }] };
+    const scaled: CauseLink = { event: event('e6', 'Deployment/default/web', 'ObjectUpdated', { type: 'user', name: 'admin' }, null), summary: '', managers: [{ manager: 'kubectl', operation: 'Update', subresource: 'scale' }] };
+    const text = formatWhy('Deployment default/web', { key: 'Deployment/default/web' }, [[scaled], [applied]]);
+    expect(text).toContain('← updated by user "admin" as kubectl (Update, scale)');
+    expect(text).toContain('← applied by user "admin" as kubectl (Apply)');
+  });
+
   it('names the node the pod is bound to when scores tie', () => {
     const tied: CauseLink = {
       ...bound,

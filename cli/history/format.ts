@@ -140,13 +140,15 @@ export const describeLink = (link: CauseLink, subject: WhySubject): string => {
   const subjectKey = subject.key;
   const prefix = event.key === subjectKey ? '' : `${formatKey(event.key)} `;
   const by = actorText(event.actor);
+  // The field managers the write recorded: `applied by user "admin" as kubectl (Apply)`.
+  const as = link.managers && link.managers.length > 0 ? ` as ${link.managers.map(formatManager).join(', ')}` : '';
   let text: string;
   switch (event.eventType) {
     case 'ObjectCreated':
-      text = event.actor.type === 'user' ? `${prefix}applied by ${by}` : `${prefix}created by ${by}`;
+      text = event.actor.type === 'user' ? `${prefix}applied by ${by}${as}` : `${prefix}created by ${by}${as}`;
       break;
     case 'ObjectUpdated':
-      text = `${prefix}updated by ${by}${link.scheduling ? `: ${link.scheduling}` : ''}`;
+      text = `${prefix}updated by ${by}${as}${link.scheduling ? `: ${link.scheduling}` : ''}`;
       break;
     case 'ObjectDeleted':
       text = `${prefix}deleted by ${by}`;
