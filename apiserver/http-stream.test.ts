@@ -46,6 +46,19 @@ describe('sendJson of a long list', () => {
     expect(headers['warning']).toBe('299 - "w"');
   });
 
+  it('leaves no listener behind on the response while waiting for a slow reader', async () => {
+    let response: import('node:http').ServerResponse | undefined;
+    const list = { kind: 'List', apiVersion: 'v1', metadata: {}, items: Array.from({ length: 20_000 }, (_, i) => ({ name: `item-${i}`, pad: 'y'.repeat(200) })) };
+    server = createServer((_req, res) => {
+      response = res;
+      sendJson(res, 200, list);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { text } = await fetchText(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, true);
+    expect(JSON.parse(text).items).toHaveLength(20_000);
+    expect(response?.listenerCount('drain')).toBe(0);
+  });
+
   it('sends a short list as one string with its length', async () => {
     const list = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [{ metadata: { name: 'a' } }] };
     const started = await serve(list);

@@ -2,7 +2,6 @@
  * HTTP plumbing: request bodies (size-limited, JSON or YAML), JSON replies, and the
  * content negotiation kubectl relies on (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
  */
-import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { apiErrors } from './errors.ts';
@@ -169,6 +168,18 @@ const STREAMED_ITEMS_PER_WRITE = 500;
 const longList = (body: unknown): body is { items: unknown[] } =>
   typeof body === 'object' && body !== null && Array.isArray((body as { items?: unknown }).items) && (body as { items: unknown[] }).items.length > STREAMED_LIST_ITEMS;
 
+/** Resolves when `res` can take more (drain) or is gone (close), leaving no listener behind. */
+const drainedOrClosed = (res: ServerResponse): Promise<void> =>
+  new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+
 /**
  * Writes a long list as chunks of items, waiting for the socket to drain between them: one
  * string of 150,000 pods would pass V8's string limit (~512 MiB) and hold the whole reply
@@ -181,7 +192,7 @@ const streamList = async (res: ServerResponse, code: number, body: { items: unkn
   res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers });
   let ok = res.write(`${head.slice(0, -1)}${head === '{}' ? '' : ','}"items":[`);
   for (let from = 0; from < items.length && !res.destroyed; from += STREAMED_ITEMS_PER_WRITE) {
-    if (!ok) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!ok) await drainedOrClosed(res);
     if (res.destroyed) return;
     const part = items.slice(from, from + STREAMED_ITEMS_PER_WRITE).map((item) => JSON.stringify(item)).join(',');
     ok = res.write(from === 0 ? part : `,${part}`);
