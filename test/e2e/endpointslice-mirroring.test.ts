@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { View } from '../../projections/index.ts';
+import { decideMirroredSlices } from '../../reconcilers/endpointslice-mirroring/index.ts';
 import type { EndpointSlice } from '../../schemas/index.ts';
 import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
 import { useKubectlCluster } from './kubectl-harness.ts';
@@ -65,6 +66,11 @@ describe.each(LOG_ADAPTERS)('endpointslice mirroring with kubectl on the %s log'
     expect(slice!.addressType).toBe('IPv4');
     expect(slice!.ports).toEqual([{ name: 'pg', port: 5432, protocol: 'TCP' }]);
     expect(slice!.endpoints?.map((e) => [e.addresses, e.conditions?.ready])).toEqual([[['10.1.0.1'], true], [['10.1.0.2'], true]]);
+    // What the apiserver stored is what the controller wants: it has nothing more to do.
+    expect(decideMirroredSlices('Endpoints/default/legacy-db', harness.cluster.projection.view()).commands).toEqual([]);
+    // Nothing else is mirrored (the `kubernetes` Service's Endpoints carry skip-mirror).
+    const all = await expectOk('get', 'endpointslices', '-A', '-l', 'endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io', '-o', 'name');
+    expect(all.trim().split('\n')).toEqual([`endpointslice.discovery.k8s.io/${slice!.metadata.name}`]);
     const table = await expectOk('get', 'endpointslices', '-l', 'kubernetes.io/service-name=legacy-db');
     expect(table).toContain('5432');
     expect(table).toContain('10.1.0.1,10.1.0.2');
@@ -75,6 +81,7 @@ describe.each(LOG_ADAPTERS)('endpointslice mirroring with kubectl on the %s log'
     await waitUntil('the updated slice', (view) => addressesIn(view).join() === '10.1.0.3' && mirrored(view)[0]?.ports?.[0]?.port === 6543);
     const slices = await listed();
     expect(slices.map((s) => [s.ports?.[0]?.port, (s.endpoints ?? []).map((e) => e.addresses[0])])).toEqual([[6543, ['10.1.0.3']]]);
+    expect(decideMirroredSlices('Endpoints/default/legacy-db', harness.cluster.projection.view()).commands).toEqual([]);
   }, 120_000);
 
   it('removes the slice for the skip-mirror label and for a deleted Endpoints', async () => {
