@@ -166,6 +166,7 @@ describe('decideMirroredSlices', () => {
   type Change = (cluster: TestCluster) => void;
   it.each<[string, Change]>([
     ['the Endpoints is deleted', (c) => c.apply({ type: 'ObjectDeleted', kind: 'Endpoints', namespace: 'default', name: 'ext', expectedResourceVersion: null, uid: null, propagationPolicy: 'Orphan', gracePeriodSeconds: null })],
+    ['the Endpoints loses its addresses', (c) => updateEndpoints(c, (eps) => ({ ...eps, subsets: [] }))],
     ['the Endpoints gets skip-mirror', (c) => updateEndpoints(c, (eps) => ({ ...eps, metadata: { ...eps.metadata, labels: { [SKIP_MIRROR_LABEL]: 'true' } } }))],
     ['the Service is deleted', (c) => c.apply({ type: 'ObjectDeleted', kind: 'Service', namespace: 'default', name: 'ext', expectedResourceVersion: null, uid: null, propagationPolicy: null, gracePeriodSeconds: null })],
     ['the Service gets a selector', (c) => {

@@ -36,13 +36,14 @@ const sameEndpoints = (a: readonly Endpoint[], b: readonly Endpoint[]): boolean 
 
 const deleteAll = (slices: readonly EndpointSlice[]): Decision => ({ commands: slices.map((slice) => deleteCommand(slice)) });
 
-/** Why an Endpoints object has no mirrored slices, or undefined when it mirrors (`syncEndpoints`' order of checks). */
-const notMirrored = (endpoints: Endpoints | undefined, service: Service | undefined): string | undefined => {
-  if (!endpoints || endpoints.metadata.deletionTimestamp) return 'the Endpoints is gone';
-  if (!shouldMirror(endpoints)) return 'the Endpoints is not to be mirrored';
-  if (!service || service.metadata.deletionTimestamp) return 'the Service is gone';
-  if (service.spec.selector) return 'the Service has a selector';
-  return undefined;
+/**
+ * Whether `endpoints` is mirrored (`syncEndpoints`' checks): it exists, is to be mirrored
+ * (`shouldMirror`), and its Service exists and has no selector.
+ */
+const isMirrored = (endpoints: Endpoints | undefined, view: View): endpoints is Endpoints => {
+  if (!endpoints || endpoints.metadata.deletionTimestamp || !shouldMirror(endpoints)) return false;
+  const service = view.get(`Service/${endpoints.metadata.namespace ?? 'default'}/${endpoints.metadata.name}`) as Service | undefined;
+  return service !== undefined && !service.metadata.deletionTimestamp && !service.spec.selector;
 };
 
 /** Commands that make the mirrored EndpointSlices of Endpoints `key` match the view. */
@@ -50,7 +51,7 @@ export const decideMirroredSlices = (key: string, view: View, maxEndpointsPerSub
   const [, namespace = '', name = ''] = key.split('/');
   const endpoints = view.get(key) as Endpoints | undefined;
   const existing = mirroredSlices(view, namespace, name);
-  if (notMirrored(endpoints, view.get(`Service/${namespace}/${name}`) as Service | undefined) !== undefined || !endpoints) return deleteAll(existing);
+  if (!isMirrored(endpoints, view)) return deleteAll(existing);
   const labels = mirroredLabels(endpoints);
   const annotations = mirroredAnnotations(endpoints);
   const nextName = nameGenerator(endpoints, new Set((view.list('EndpointSlice', namespace) as EndpointSlice[]).map((s) => s.metadata.name)));
@@ -120,7 +121,7 @@ export const createEndpointSliceMirroringController = (): Controller =>
     { component: 'endpointslice-mirroring-controller' },
     (key, view, _decision, recorder) => {
       const endpoints = view.get(key) as Endpoints | undefined;
-      if (!endpoints || notMirrored(endpoints, view.get(`Service/${endpoints.metadata.namespace}/${endpoints.metadata.name}`) as Service | undefined) !== undefined) return;
+      if (!isMirrored(endpoints, view)) return;
       const { skipped } = mirroredGroups(endpoints);
       if (skipped > 0) recorder.event(endpoints, 'Warning', 'AddressesNotMirrored', `${skipped} addresses in ${endpoints.metadata.name} Endpoints were not mirrored to EndpointSlices`);
     },
