@@ -10,6 +10,7 @@ import { createDeploymentController } from './deployment/index.ts';
 import { createDisruptionController } from './disruption/index.ts';
 import { createEndpointsController } from './endpoints/index.ts';
 import { createEndpointSliceController } from './endpointslice/index.ts';
+import { createEndpointSliceMirroringController } from './endpointslice-mirroring/index.ts';
 import { createGarbageCollector } from './garbage-collector/index.ts';
 import { createNamespaceController } from './namespace/index.ts';
 import { createNodeLifecycleController, trackHeartbeats, type HeartbeatTracker } from './node-lifecycle/index.ts';
@@ -142,6 +143,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     namespace: () => createNamespaceController(),
     endpoints: () => createEndpointsController(),
     endpointslice: () => createEndpointSliceController(),
+    'endpointslice-mirroring': () => createEndpointSliceMirroringController(),
     'root-ca-cert-publisher': () => createRootCACertPublisher({ rootCA: options.rootCA ?? '' }),
     serviceaccount: () => createServiceAccountController(),
     resourcequota: () => createResourceQuotaController(),

@@ -15,16 +15,16 @@
  * this takes pods in name order and names a new slice `<service>-<hash of (service uid,
  * address type, slot)>` with the lowest free slot, so a decision is a pure function of the view.
  */
-import { sameJson } from '../../schemas/canonical-json.ts';
 import type { AppliedChange, View } from '../../projections/index.ts';
 import type { EndpointSlice, EventBody, Pod, Service } from '../../schemas/index.ts';
 import type { Controller, Decision } from '../runtime.ts';
-import { controllerReferenceTo, deleteCommand, safeHash, updateCommand } from '../replicaset/objects.ts';
+import { controllerReferenceTo, deleteCommand, updateCommand } from '../replicaset/objects.ts';
 import { HEADLESS_LABEL, serviceKeysIn } from '../endpoints/index.ts';
 import { addressTypesOf, desiredGroups, endpointKey, groupId, type AddressType, type Endpoint, type EndpointGroup } from './desired.ts';
 
-export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
+import { byName, MANAGED_BY_LABEL, nameGenerator, sameEndpoint, sameLabels, SERVICE_NAME_LABEL } from './slices.ts';
+
+export { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './slices.ts';
 export const CONTROLLER_NAME = 'endpointslice-controller.k8s.io';
 /** kube-controller-manager's `--max-endpoints-per-slice` default. */
 export const MAX_ENDPOINTS_PER_SLICE = 100;
@@ -42,27 +42,8 @@ export const sliceLabels = (service: Service): Record<string, string> => {
   return labels;
 };
 
-/** The fields this controller sets on an endpoint, so what the apiserver stores compares with what is wanted. */
-const normalized = (endpoint: Endpoint): unknown => ({
-  addresses: endpoint.addresses,
-  conditions: { ready: endpoint.conditions?.ready ?? null, serving: endpoint.conditions?.serving ?? null, terminating: endpoint.conditions?.terminating ?? null },
-  hostname: endpoint.hostname ?? null,
-  targetRef: endpoint.targetRef ? { kind: endpoint.targetRef.kind, namespace: endpoint.targetRef.namespace, name: endpoint.targetRef.name, uid: endpoint.targetRef.uid } : null,
-  nodeName: endpoint.nodeName ?? null,
-  zone: endpoint.zone ?? null,
-});
-
-const sameEndpoint = (a: Endpoint, b: Endpoint): boolean => sameJson(normalized(a), normalized(b));
-
-const sameLabels = (a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>>): boolean => {
-  const sorted = (labels: Readonly<Record<string, string>>) => Object.entries(labels).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-  return sameJson(sorted(a ?? {}), sorted(b));
-};
-
 const ownedBy = (slice: EndpointSlice, service: Service): boolean =>
   (slice.metadata.ownerReferences ?? []).some((ref) => ref.kind === 'Service' && ref.uid === service.metadata.uid && ref.controller === true);
-
-const byName = (a: { metadata: { name: string } }, b: { metadata: { name: string } }): number => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
 
 /** The commands of one decision, collected per slice. */
 interface Plan {
@@ -70,20 +51,6 @@ interface Plan {
   readonly update: { current: EndpointSlice; next: EndpointSlice }[];
   readonly remove: EndpointSlice[];
 }
-
-/** Names new slices: the Service's name (cut to 58 characters, as kube's name generator) and a hashed suffix of the lowest free slot. */
-const nameGenerator = (service: Service, existing: ReadonlySet<string>) => {
-  const base = `${service.metadata.name}-`.slice(0, 58);
-  const taken = new Set(existing);
-  return (addressType: AddressType): string => {
-    for (let slot = 0; ; slot++) {
-      const name = `${base}${safeHash(`${service.metadata.uid ?? ''}/${addressType}/${slot}`, 5)}`;
-      if (taken.has(name)) continue;
-      taken.add(name);
-      return name;
-    }
-  };
-};
 
 const newSlice = (service: Service, name: string, labels: Record<string, string>, addressType: AddressType, ports: EndpointGroup['ports'], endpoints: Endpoint[]): EndpointSlice =>
   ({
