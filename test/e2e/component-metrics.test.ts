@@ -232,7 +232,7 @@ describe('/metrics of the controllers and of the agent (distributed mode)', () =
     const controllers = await runControllers({
       target,
       dataDir: controllersDir,
-      only: ['deployment', 'replicaset', 'scheduler'],
+      only: ['deployment', 'replicaset', 'scheduler', 'serviceaccount'],
       kubeconfig: apiserver.kubeconfig,
       metricsAddress: '127.0.0.1:0',
       logger,

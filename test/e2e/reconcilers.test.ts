@@ -341,7 +341,12 @@ describe('scheduler and replicaset consumer groups on kafka (3 partitions, separ
     const logger = pino({ level: 'warn' });
     log = await createKafkaLog({ brokers: kafkaBrokers(), cluster, partitions: PARTITIONS, logLevel: 'error' });
     projection = createProjection({ dir: join(base, 'projection'), log, logger });
-    await appendAndApply(log, projection, [{ body: { type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } } }, actor: ADMIN }]);
+    // The namespace and its default ServiceAccount (the serviceaccount controller's, not started here): the
+    // ServiceAccount admission of the replicaset controllers' pod creates looks it up, as kube's does.
+    await appendAndApply(log, projection, [
+      { body: { type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } } }, actor: ADMIN },
+      { body: { type: 'ObjectCreated', object: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: 'default' } } }, actor: ADMIN },
+    ]);
     agent = await startNodeAgent({ log, projection, logger, nodes: NODES, runtime: 'sim', dataDir: join(base, 'nodes'), capacity: NODE_CAPACITY, heartbeatMs: 2_000, simStartDelayMs: 20 });
 
     const spawnGroup = (controller: string): ControllerProcess[] =>
