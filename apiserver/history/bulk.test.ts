@@ -16,7 +16,7 @@ import type { ObjectTimelineList, TimelineMark } from './timeline.ts';
 
 interface Listed {
   metadata: { resourceVersion: string; continue?: string };
-  items: { key: string; versions: { position: string; eventType: string; verdict: { type: string }; change: string | null; object: { metadata: { labels?: Record<string, string> } } | null; diff?: unknown }[] }[];
+  items: { key: string; versions: { position: string; eventType: string; verdict: { type: string }; change: string | null; object: { metadata: { labels?: Record<string, string> } } | null; diff?: unknown; managers?: unknown }[] }[];
 }
 
 describeOnBothLogs('the bulk history of a namespace', (adapter) => {
@@ -81,7 +81,7 @@ describeOnBothLogs('the bulk history of a namespace', (adapter) => {
     temp.remove();
   });
 
-  it("lists every object of the namespace, deleted ones too, with the versions its own history lists (without diffs), and nothing of another namespace", async () => {
+  it("lists every object of the namespace, deleted ones too, with the versions its own history lists (without diffs and field managers), and nothing of another namespace", async () => {
     const [page] = await listAll('?namespace=default');
     expect(page!.metadata.continue).toBeUndefined();
     const keys = page!.items.map((i) => i.key);
@@ -91,8 +91,8 @@ describeOnBothLogs('the bulk history of a namespace', (adapter) => {
     for (const key of ['Pod/default/a', 'Pod/default/b', 'Pod/default/c']) {
       const single = (await client.request('GET', `/logplane/v1/history/${key}`)).body as Listed['items'][number];
       const listed = page!.items.find((i) => i.key === key)!.versions;
-      expect(listed).toEqual(single.versions.map(({ diff: _diff, ...version }) => version));
-      expect(listed.every((v) => !('diff' in v))).toBe(true);
+      expect(listed).toEqual(single.versions.map(({ diff: _diff, managers: _managers, ...version }) => version));
+      expect(listed.every((v) => !('diff' in v) && !('managers' in v))).toBe(true);
     }
     expect(page!.items.find((i) => i.key === 'Pod/default/b')!.versions.at(-1)!.object!.metadata.labels).toEqual({ step: '3' });
     expect(page!.items.find((i) => i.key === 'Pod/default/c')!.versions.at(-1)!.change).toBe('DELETED');
