@@ -6,7 +6,7 @@
  * which lies in the cluster's data directory), free ports, polling with deadlines, and a
  * cleanup that leaves no process behind.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { createClient, type Client } from '../../cli/client.ts';
 import { resolveConnection } from '../../cli/kubeconfig.ts';
+import { mountsBelow } from '../../node-agent/kubelet/volumes/manager.ts';
 import type { Pod } from '../../schemas/index.ts';
 
 /** The repository root. */
@@ -337,7 +338,18 @@ export const cleanup = (): void => {
   groups.clear();
   for (const dir of dataDirs) for (const pod of podProcesses(dir)) killPid(pod.pid);
   dataDirs.clear();
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of tempDirs) {
+    // A killed agent leaves its pods' bind mounts (the kube-api-access volume …), as a dead
+    // kubelet does; they go first, deepest first, or the removal fails with EBUSY.
+    for (const mountPoint of mountsBelow(dir).sort((a, b) => b.length - a.length)) {
+      try {
+        execFileSync('umount', ['-l', mountPoint]);
+      } catch {
+        // Already gone with its parent.
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
   tempDirs.clear();
 };
 
