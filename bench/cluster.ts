@@ -26,6 +26,9 @@ export interface BenchClusterOptions {
   readonly events?: boolean;
 }
 
+/** The sim nodes of the scheduling scenarios: kube's scheduler_perf node (32 cores, 64 GiB, 110 pods). */
+export const SIM_NODE_CAPACITY = { cpu: '32', memory: '64Gi', pods: '110' } as const;
+
 export interface BenchCluster {
   readonly cluster: RunningCluster;
   readonly client: BenchClient;

@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { createReplayer, formatVector, type PositionVector } from '../../projections/index.ts';
 import { KIND_VALUES } from '../../schemas/index.ts';
-import { deploymentManifest, startBenchCluster, trackPods } from '../cluster.ts';
+import { deploymentManifest, startBenchCluster, trackPods, SIM_NODE_CAPACITY } from '../cluster.ts';
 import { atMost, expectStatus, memoryBreakdown, plain, round, type ScenarioContext, type ScenarioResult, until, withTempDir } from '../support.ts';
 
 const ANCHOR = 'Kubernetes scalability thresholds: 5,000 nodes, 150,000 pods, 110 pods per node; SLO: list of all pods (cluster scope) p99 ≤ 30 s';
@@ -37,7 +37,7 @@ export const envelopeScenario = async (context: ScenarioContext): Promise<Scenar
       nodes,
       runtime: 'sim',
       simStartDelayMs: 5,
-      nodeCapacity: { cpu: '32', memory: '64Gi', pods: '110' },
+      nodeCapacity: SIM_NODE_CAPACITY,
     });
     const startupSeconds = (performance.now() - startedAt) / 1000;
     context.progress(`envelope/${context.log}: ${nodes} nodes up in ${startupSeconds.toFixed(1)} s`);

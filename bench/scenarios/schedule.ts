@@ -12,7 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
-import { controllerRounds, deploymentManifest, startBenchCluster, trackPods } from '../cluster.ts';
+import { controllerRounds, deploymentManifest, startBenchCluster, trackPods, SIM_NODE_CAPACITY } from '../cluster.ts';
 import { appendsSince, endOffsetsOf, type AppendCounts } from '../event-costs.ts';
 import {
   atLeast,
@@ -66,7 +66,7 @@ export const scheduleScenario = async (context: ScenarioContext, options: { even
       nodes,
       runtime: 'sim',
       simStartDelayMs,
-      nodeCapacity: { cpu: '32', memory: '64Gi', pods: '110' },
+      nodeCapacity: SIM_NODE_CAPACITY,
     });
     const startupSeconds = (performance.now() - startedAt) / 1000;
     context.progress(`schedule/${context.log}: ${nodes} nodes up in ${startupSeconds.toFixed(1)} s`);
@@ -205,7 +205,7 @@ const runWithoutEvents = async (context: ScenarioContext, workload: Workload): P
       nodes: workload.nodes,
       runtime: 'sim',
       simStartDelayMs: workload.simStartDelayMs,
-      nodeCapacity: { cpu: '32', memory: '64Gi', pods: '110' },
+      nodeCapacity: SIM_NODE_CAPACITY,
       events: false,
     });
     const tracker = trackPods(bench.cluster.projection, 'Pod/default/');

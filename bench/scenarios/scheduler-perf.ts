@@ -18,7 +18,7 @@
  * applies to them besides the workload's own constraints). Figure: the measured pods / (apply
  * → all of them Running), and the process's CPU time over the same span.
  */
-import { deploymentManifest, startBenchCluster, trackPods } from '../cluster.ts';
+import { deploymentManifest, startBenchCluster, trackPods, SIM_NODE_CAPACITY } from '../cluster.ts';
 import { atLeast, expectStatus, plain, round, type ScenarioContext, type ScenarioResult, until, withTempDir } from '../support.ts';
 import type { Pod } from '../../schemas/index.ts';
 
@@ -139,7 +139,7 @@ const runWorkload = async (context: ScenarioContext, workload: Workload, nodes: 
       nodes,
       runtime: 'sim',
       simStartDelayMs: 5,
-      nodeCapacity: { cpu: '32', memory: '64Gi', pods: '110', ...workload.capacity },
+      nodeCapacity: { ...SIM_NODE_CAPACITY, ...workload.capacity },
     });
     try {
       const zones = workload.zones;
