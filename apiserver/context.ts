@@ -60,6 +60,8 @@ export interface ServerContext {
   readonly podLogs: PodLogsHook | undefined;
   /** Signs and checks service-account tokens; without it `serviceaccounts/token` is 404 and JWTs are not accepted. */
   readonly serviceAccountTokens: TokenIssuer | undefined;
+  /** The random part of a generated name (`metadata.generateName`). */
+  readonly nameSuffix: () => string;
   /** Ends every open watch (server shutdown). */
   readonly closing: AbortSignal;
   readonly slowWatches: SlowWatchPolicy;

@@ -58,6 +58,7 @@ import type { TlsMaterial } from './tls.ts';
 import { serveDashboard } from './ui.ts';
 import { type ConnectDependencies, type PodStreamsHook, refuseWithStatus, serveConnect } from './streaming/connect.ts';
 import { createWriter } from './writer.ts';
+import { randomNameSuffix } from './validation/admit.ts';
 
 export interface ApiServerOptions {
   readonly log: EventLog;
@@ -120,6 +121,11 @@ export interface ApiServerOptions {
    * `logplane apiserver` pass `RBAC`.
    */
   readonly authorizationModes?: readonly AuthorizationMode[];
+  /**
+   * The random part of a generateName (kube's `names.SimpleNameGenerator`: 5 characters of a
+   * consonant-and-digit alphabet); replaceable so a test can make every generated name collide.
+   */
+  readonly nameSuffix?: () => string;
 }
 
 /**
@@ -343,6 +349,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     readTimeoutMs: options.readTimeoutMs ?? 10_000,
     podLogs: options.podLogs,
     serviceAccountTokens: options.serviceAccountTokens,
+    nameSuffix: options.nameSuffix ?? randomNameSuffix,
     closing: closing.signal,
     slowWatches: {
       maxBufferedBytes,

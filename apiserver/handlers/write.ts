@@ -146,7 +146,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
   }
   for (let attempt = 1; ; attempt++) {
     const admit = (): Admitted => {
-      const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user });
+      const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user, nameSuffix: server.nameSuffix });
       admitNodeCreate(ctx.user, admitted.object);
       admitFromView(admitted.object, server.projection.view(), requestAdmission(server));
       return admitted;

@@ -39,12 +39,15 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 /** kube's alphabet for generated name suffixes (no vowels, no confusable characters). */
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
-/** `prefix` + 5 random characters, with the prefix cut so the name stays within 63 characters. */
-export const generateName = (prefix: string): string => {
+/** 5 random characters of kube's suffix alphabet (kube's `utilrand.String(5)`). */
+export const randomNameSuffix = (): string => {
   let suffix = '';
   for (let i = 0; i < 5; i++) suffix += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];
-  return `${prefix.slice(0, 58)}${suffix}`;
+  return suffix;
 };
+
+/** `prefix` + a suffix (5 random characters), with the prefix cut so the name stays within 63 characters. */
+export const generateName = (prefix: string, suffix: () => string = randomNameSuffix): string => `${prefix.slice(0, 58)}${suffix()}`;
 
 /** Checks apiVersion/kind of a body against the resource as kube's decoder does (`./type-meta.ts`), filling them in when absent. */
 const checkTypeMeta = (resource: ResourceInfo, body: Record<string, unknown>): void => {
@@ -122,6 +125,8 @@ export interface AdmitOptions {
   readonly namespace: string | undefined;
   /** The user of the request, for the kinds that record who created them (CertificateSigningRequest). */
   readonly requester?: Requester;
+  /** The random part of a generated name (default: {@link randomNameSuffix}). */
+  readonly nameSuffix?: () => string;
 }
 
 /** Admits a create (POST to a collection): generateName resolved, system fields cleared. */
@@ -133,7 +138,7 @@ export const admitCreate = (options: AdmitOptions): Admitted => {
   body['metadata'] = metadata;
   applyNamespace(resource, metadata, options.namespace);
   if ((metadata['name'] === undefined || metadata['name'] === '') && typeof metadata['generateName'] === 'string' && metadata['generateName'] !== '') {
-    metadata['name'] = generateName(metadata['generateName']);
+    metadata['name'] = generateName(metadata['generateName'], options.nameSuffix);
   }
   for (const field of ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds']) {
     delete metadata[field];
