@@ -445,6 +445,8 @@ export const describeEventLogContract = (adapterName: string, harness: EventLogH
               if (partitions > 1) {
                 expect(a.partitions.desired.length).toBeGreaterThan(0);
                 expect(b.partitions.desired.length).toBeGreaterThan(0);
+                // One rebalance, one generation for every member (comparable across members).
+                expect(a.generation).toBe(b.generation);
               }
             } else {
               // One member owns everything; the newcomer stands by with nothing.

@@ -20,7 +20,16 @@ export interface NewRecord {
   readonly value: Buffer;
   /** Epoch milliseconds; defaults to now. The log indexes by it for time → position lookups. */
   readonly timestamp?: number;
+  /**
+   * Transport metadata about who appended the record (a reconciler's consumer group, member,
+   * generation and decided key), as Kafka record headers. Not part of the event: the fold never
+   * reads it, and the embedded log does not keep it.
+   */
+  readonly headers?: RecordHeaders;
 }
+
+/** Record headers: names to UTF-8 values (Kafka record headers). */
+export type RecordHeaders = Readonly<Record<string, string>>;
 
 /** Where a record landed. Offsets are per partition, dense, starting at 0. */
 export interface Position {
@@ -36,6 +45,8 @@ export interface LogRecord {
   readonly key: string;
   readonly value: Buffer;
   readonly timestamp: number;
+  /** The headers the appender set (the Kafka log; the embedded log keeps none). */
+  readonly headers?: RecordHeaders;
 }
 
 /** Consecutive records of one partition, in offset order, delivered together. */
@@ -53,6 +64,7 @@ export type StartPositions = Readonly<Record<number, number>>;
 
 /** The partitions of each topic that a consumer-group member currently owns. */
 export interface Assignment {
+  /** The group's generation: strictly increasing, the same for every member of one rebalance. */
   readonly generation: number;
   readonly partitions: Readonly<Record<Topic, readonly number[]>>;
 }

@@ -6,7 +6,7 @@
  */
 import { kindRef } from '../schemas/keys.ts';
 import { partitionKeyOf } from '../log/partitioner.ts';
-import type { EventLog, Topic } from '../log/port.ts';
+import type { EventLog, RecordHeaders, Topic } from '../log/port.ts';
 import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
 import { assertNever, encodeEvent, newEventId, objectKey, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
 import type { Projection } from './projection.ts';
@@ -97,7 +97,11 @@ export const appendBodies = (
 ): Promise<AppendedEvent[]> => appendEnvelopes(log, bodies.map((body) => envelope(body, context)));
 
 /** Appends ready-made envelopes (one append per topic) and returns where each landed, in input order. */
-export const appendEnvelopes = async (log: EventLog, envelopes: readonly EventEnvelope[]): Promise<AppendedEvent[]> => {
+export const appendEnvelopes = async (
+  log: EventLog,
+  envelopes: readonly EventEnvelope[],
+  headersOf?: (event: EventEnvelope) => RecordHeaders | undefined,
+): Promise<AppendedEvent[]> => {
   const byTopic = new Map<Topic, EventEnvelope[]>();
   const order: { topic: Topic; index: number }[] = [];
   for (const event of envelopes) {
@@ -112,7 +116,11 @@ export const appendEnvelopes = async (log: EventLog, envelopes: readonly EventEn
     [...byTopic.entries()].map(async ([topic, events]) => {
       const positions = await log.append(
         topic,
-        events.map((event) => ({ key: partitionKeyOf(event.key), value: encodeEvent(event), timestamp: event.time })),
+        events.map((event) => {
+          const record = { key: partitionKeyOf(event.key), value: encodeEvent(event), timestamp: event.time };
+          const headers = headersOf?.(event);
+          return headers ? { ...record, headers } : record;
+        }),
       );
       landed.set(
         topic,

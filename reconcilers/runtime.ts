@@ -14,6 +14,7 @@ import { partitionOfKey } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
 import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
+import { commandHeaders } from './actor-headers.ts';
 import { CommandsRejectedError, isRetriable } from './errors.ts';
 import type { CreateAdmission } from './create-admission.ts';
 import { createInformer, type Informer } from './informer.ts';
@@ -211,6 +212,12 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
   const rounds$ = new Subject<{ keys: number; commands: number }>();
   const failures$ = new Subject<ReconcileFailure>();
   let owned = new Set<number>();
+  /**
+   * Who acts (the group member and the generation of the assignment `owned` belongs to): every
+   * command carries them as record headers, so a checker can judge from the log alone that no
+   * key was acted on by two members in one generation.
+   */
+  const actor = { group: '', member: '', generation: -1 };
   let assignments = 0;
   let running = false;
   let stopped = false;
@@ -314,7 +321,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     try {
       if (envelopes.length > 0) {
         for (const e of envelopes) unconfirmed.add(e.id);
-        const appended = await appendEnvelopes(log, envelopes);
+        const appended = await appendEnvelopes(log, envelopes, (event) => commandHeaders(actor, decidedFor.get(event.id)));
         appendedCommands = appended.length;
         const target = projection.cursor();
         const wanted = {
@@ -390,6 +397,8 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
 
   const group = `${log.layout.cluster}.${controller.name}`;
   const membership = await log.joinGroup(group, ['desired']);
+  actor.group = group;
+  actor.member = membership.memberId;
   const metrics: ControllerMetrics | undefined = options.metrics?.register(controller.name, group, membership.memberId, {
     depth: () => queue.size,
     processing: () => stats.processing,
@@ -410,6 +419,8 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
       // Keys of partitions just gained may have commands from their previous owner still in
       // flight: act on them only once this projection has caught up with the log's end.
       owned = new Set([...next].filter((p) => owned.has(p)));
+      actor.generation = assignment.generation;
+      actor.member = membership.memberId;
       for (const key of [...queue.keys()]) {
         if (owns(key)) continue;
         queue.delete(key);

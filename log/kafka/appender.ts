@@ -47,6 +47,8 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
 
 /** Per-record overhead in a v2 record batch (length, attributes, deltas, key/value lengths, header count), rounded up. */
 const RECORD_OVERHEAD_BYTES = 24;
+/** Per-header overhead in a v2 record (the name and value varint lengths), rounded up. */
+const HEADER_OVERHEAD_BYTES = 10;
 /** Largest record accepted: Kafka's default `message.max.bytes` (1048588) minus the batch header and slack. */
 export const MAX_RECORD_BYTES = 1_000_000;
 
@@ -72,7 +74,16 @@ export const prepareRecord = (record: NewRecord, index: number, partitions: numb
       key: record.key,
     });
   }
-  const size = Buffer.byteLength(record.key, 'utf8') + record.value.length + RECORD_OVERHEAD_BYTES;
+  const { headers } = record;
+  let headerBytes = 0;
+  if (headers !== undefined) {
+    for (const name of Object.keys(headers)) {
+      const value = headers[name];
+      if (typeof value !== 'string') throw new LogUsageError(`record ${index}: header ${name} must be a string`, { index, key: record.key });
+      headerBytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value, 'utf8') + HEADER_OVERHEAD_BYTES;
+    }
+  }
+  const size = Buffer.byteLength(record.key, 'utf8') + record.value.length + headerBytes + RECORD_OVERHEAD_BYTES;
   if (size > MAX_RECORD_BYTES) {
     throw new LogUsageError(`record ${index} (key ${record.key}) is ${size} bytes; the limit is ${MAX_RECORD_BYTES}`, {
       index,
@@ -89,6 +100,7 @@ export const prepareRecord = (record: NewRecord, index: number, partitions: numb
       value: record.value,
       partition,
       timestamp: String(timestamp ?? Date.now()),
+      ...(headers !== undefined ? { headers: { ...headers } } : {}),
     },
   };
 };

@@ -38,9 +38,9 @@ export const toAssignment = (
 };
 
 /**
- * Joins `groupId` for `topics` and resolves after the first assignment. `generation` counts
- * this member's assignments (kafkajs 2.2.4 does not expose the broker's generation id in
- * its join event), so it strictly increases per member but is not comparable across members.
+ * Joins `groupId` for `topics` and resolves after the first assignment. `generation` is the
+ * group's generation id from the broker (kafkajs 2.2.4 does not put it in its join event;
+ * `generation-fix.ts` adds it), so it strictly increases and is comparable across members.
  */
 export const joinKafkaGroup = async (deps: GroupDeps, groupId: string, topics: readonly Topic[]): Promise<GroupMembership> => {
   const physical = topics.map((topic) => topicName(deps.cluster, topic));
@@ -70,7 +70,8 @@ export const joinKafkaGroup = async (deps: GroupDeps, groupId: string, topics: r
     consumer.pause(physical.map((topic) => ({ topic })));
     memberId = payload.memberId;
     owned = payload.memberAssignment;
-    generation += 1;
+    const { generationId } = payload as { generationId?: unknown };
+    generation = typeof generationId === 'number' ? generationId : generation + 1;
     assignments.next(toAssignment(deps.cluster, generation, payload.memberAssignment));
     joined();
   });

@@ -39,6 +39,8 @@ import { ensureTopics, existingPartitionCount } from './topics.ts';
 import './request-queue-fix.ts';
 // kafkajs 2.2.4 fails all-topics metadata requests for any leaderless partition; see metadata-fix.ts.
 import './metadata-fix.ts';
+// kafkajs 2.2.4 leaves the group's generation id out of its GROUP_JOIN event; see generation-fix.ts.
+import './generation-fix.ts';
 
 export type { KafkaGroupOptions, KafkaLogLevel, KafkaLogOptions } from './options.ts';
 

@@ -92,6 +92,18 @@ describe('kafka adapter', () => {
     await expectAt(log, records, positions);
   });
 
+  it('keeps record headers (who appended) and reads them back; records without headers read back without', async () => {
+    const log = await fresh(1);
+    const headers = { 'logplane-group': 'c.scheduler', 'logplane-generation': '7', 'logplane-decided-key': 'Pod/default/ü' };
+    await log.append('desired', [
+      { key: 'Pod/default/a', value: Buffer.from('with'), headers },
+      { key: 'Pod/default/b', value: Buffer.from('without') },
+    ]);
+    const [withHeaders, without] = await log.read('desired', 0, 0);
+    expect(withHeaders!.headers).toEqual(headers);
+    expect(without!.headers).toBeUndefined();
+  });
+
   it('keeps concurrent appends apart: each one gets its own records’ positions, log order = call order', async () => {
     const log = await fresh(3);
     const appends = Array.from({ length: 8 }, (_, a) =>
@@ -269,6 +281,10 @@ describe('kafka appender request planning (no broker)', () => {
     expect(() => prepareRecord({ key: 'k', value: 'v' as never }, 0, 1)).toThrow(LogUsageError);
     expect(() => prepareRecord({ key: 'k', value: Buffer.from(''), timestamp: -1 }, 0, 1)).toThrow(LogUsageError);
     expect(() => prepareRecord({ key: 'k', value: Buffer.alloc(2_000_000) }, 0, 1)).toThrow(/limit/);
+    expect(() => prepareRecord({ key: 'k', value: Buffer.from(''), headers: { h: 1 as never } }, 0, 1)).toThrow(/header h must be a string/);
+    // Headers count toward the record's size.
+    expect(() => prepareRecord({ key: 'k', value: Buffer.alloc(990_000), headers: { h: 'x'.repeat(20_000) } }, 0, 1)).toThrow(/limit/);
+    expect(prepareRecord({ key: 'k', value: Buffer.alloc(990_000) }, 0, 1).size).toBeLessThan(1_000_000);
   });
 
   it('drops kafkajs’ MEMBER_ID_REQUIRED line and demotes rebalance notices', () => {

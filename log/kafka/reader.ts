@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage, RetryOptions } from 'kafkajs';
 import type { LogError } from '../errors.ts';
-import { type LogRecord, type RecordBatch, type Topic, topicName } from '../port.ts';
+import { type LogRecord, type RecordBatch, type RecordHeaders, type Topic, topicName } from '../port.ts';
 
 /** Where a reader delivers. Called from kafkajs' fetch loop; must not block. */
 export interface ReaderSink {
@@ -40,14 +40,33 @@ const EMPTY = Buffer.alloc(0);
 const FETCH_BYTES_PER_PARTITION = 4 * 1024 * 1024;
 const FETCH_BYTES = 32 * 1024 * 1024;
 
-const toLogRecord = (topic: Topic, partition: number, message: KafkaMessage): LogRecord => ({
-  topic,
-  partition,
-  offset: Number(message.offset),
-  key: message.key ? message.key.toString('utf8') : '',
-  value: message.value ?? EMPTY,
-  timestamp: Number(message.timestamp),
-});
+/** A message's headers as strings (the last value of a repeated name), or undefined when it has none. */
+const headersOf = (message: KafkaMessage): RecordHeaders | undefined => {
+  const raw = message.headers;
+  if (raw === undefined) return undefined;
+  let headers: Record<string, string> | undefined;
+  for (const name of Object.keys(raw)) {
+    const value = raw[name];
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (last === undefined) continue;
+    headers ??= Object.create(null) as Record<string, string>;
+    headers[name] = typeof last === 'string' ? last : last.toString('utf8');
+  }
+  return headers;
+};
+
+const toLogRecord = (topic: Topic, partition: number, message: KafkaMessage): LogRecord => {
+  const record = {
+    topic,
+    partition,
+    offset: Number(message.offset),
+    key: message.key ? message.key.toString('utf8') : '',
+    value: message.value ?? EMPTY,
+    timestamp: Number(message.timestamp),
+  };
+  const headers = headersOf(message);
+  return headers ? { ...record, headers } : record;
+};
 
 /**
  * Starts reading `topic` at `start` (partition → next offset to deliver); partitions not in
