@@ -287,3 +287,10 @@ describe('quotas: requirements, hard limits and generic.Matches', () => {
     expect(exceededResources(list({ memory: '1Gi' }), new Map([['memory', parseQuantity('1073741823')]]))).toEqual(['memory']);
   });
 });
+
+describe('absent optional fields', () => {
+  it('a LoadBalancer without ports uses no node port; a claim without a spec uses its counts', () => {
+    expect(listToRecord(quotaUsage(service({ type: 'LoadBalancer' })))).toMatchObject({ 'services.loadbalancers': '1', 'services.nodeports': '0' });
+    expect(listToRecord(quotaUsage(claim(undefined)))).toEqual({ 'count/persistentvolumeclaims': '1', persistentvolumeclaims: '1' });
+  });
+});
