@@ -101,3 +101,12 @@ describe('history queries', () => {
     expect(audit(projection.store, 1, { after: parseVector('2.0', 1), upTo: parseVector('3.0', 1) }).map((e) => e.eventType)).toEqual(['ObjectUpdated']);
   });
 });
+
+describe('history diffs as clients see JSON', () => {
+  it('a property whose value is undefined is absent (no "added status" for an update that left status undefined)', () => {
+    expect(diffObjects({ data: { k: '1' } }, { data: { k: '1' }, status: undefined })).toEqual([]);
+    expect(diffObjects({ data: { k: '1' }, status: undefined }, { data: { k: '2' } })).toEqual([{ type: 'changed', path: 'data.k', from: '1', to: '2' }]);
+    expect(diffObjects({ a: undefined }, { a: 1 })).toEqual([{ type: 'added', path: 'a', value: 1 }]);
+    expect(diffObjects({ a: 1 }, { a: undefined })).toEqual([{ type: 'removed', path: 'a', value: 1 }]);
+  });
+});
