@@ -278,13 +278,13 @@ describe('projection edges', () => {
     }
   });
 
-  it('ignores a batch of a topic it does not fold: cursor and state unchanged', () => {
+  it('ignores a batch of a topic it does not fold (heartbeats): cursor and state unchanged', () => {
     const projection = open();
     applyAll(projection, 'desired', [created(namespace('default'))]);
     const [batch] = toBatches('desired', [created(namespace('other'))], 1, [1]);
     const hash = projection.stateHash();
     const cursor = projection.cursor();
-    projection.applyBatch({ ...batch!, topic: 'audit', records: batch!.records.map((r) => ({ ...r, topic: 'audit' })) });
+    projection.applyBatch({ ...batch!, topic: 'heartbeats', records: batch!.records.map((r) => ({ ...r, topic: 'heartbeats' as const })) });
     expect(projection.cursor()).toEqual(cursor);
     expect(projection.stateHash()).toBe(hash);
     expect(projection.view().get('Namespace//other')).toBeUndefined();
