@@ -52,15 +52,19 @@ export type FieldChange =
   | { readonly type: 'removed'; readonly path: string; readonly value: unknown }
   | { readonly type: 'changed'; readonly path: string; readonly from: unknown; readonly to: unknown };
 
-/** Field-level diff of two JSON values (arrays compared by index). */
+/**
+ * Field-level diff of two JSON values (arrays compared by index). A property whose value is
+ * `undefined` is absent, as in the JSON clients see (the fold may leave e.g. `status: undefined`).
+ */
 export const diffObjects = (before: unknown, after: unknown, path = ''): FieldChange[] => {
   const isContainer = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
   if (isContainer(before) && isContainer(after) && Array.isArray(before) === Array.isArray(after)) {
-    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    const present = (v: Record<string, unknown>): string[] => Object.keys(v).filter((k) => v[k] !== undefined);
+    const keys = [...new Set([...present(before), ...present(after)])].sort();
     return keys.flatMap((k) => {
       const child = Array.isArray(before) ? `${path}[${k}]` : path ? `${path}.${k}` : k;
-      if (!(k in before)) return [{ type: 'added', path: child, value: after[k] } as const];
-      if (!(k in after)) return [{ type: 'removed', path: child, value: before[k] } as const];
+      if (before[k] === undefined) return [{ type: 'added', path: child, value: after[k] } as const];
+      if (after[k] === undefined) return [{ type: 'removed', path: child, value: before[k] } as const];
       return diffObjects(before[k], after[k], child);
     });
   }

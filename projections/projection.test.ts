@@ -6,6 +6,8 @@ import { makeEvent, toBatches } from './testing.ts';
 import { materializeDecoded, type View } from './view.ts';
 import type { AppliedChange } from './projection.ts';
 import { tempProjections } from './temp-projections.ts';
+import { ProjectionError, ProjectionTimeoutError } from './errors.ts';
+import { MAX_PARTITIONS } from './store.ts';
 
 const temp = tempProjections('logplane-projection-');
 
@@ -261,5 +263,67 @@ describe('events by id', () => {
     // An id of that time that no event has is not found; nor is one of a time with no events.
     expect(projection.store.events.get(newEventId(time))).toBeUndefined();
     expect(projection.store.events.get(newEventId(time + 3))).toBeUndefined();
+  });
+});
+
+describe('projection edges', () => {
+  it(`refuses more partitions than a projection folds (${MAX_PARTITIONS}), as a terminal error`, () => {
+    const attempt = () => createProjection({ dir: temp.dir(), partitions: MAX_PARTITIONS + 1 });
+    expect(attempt).toThrow(ProjectionError);
+    expect(attempt).toThrow(`a projection folds at most ${MAX_PARTITIONS} partitions, not ${MAX_PARTITIONS + 1}`);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as ProjectionError).retriable).toBe(false);
+    }
+  });
+
+  it('ignores a batch of a topic it does not fold (heartbeats): cursor and state unchanged', () => {
+    const projection = open();
+    applyAll(projection, 'desired', [created(namespace('default'))]);
+    const [batch] = toBatches('desired', [created(namespace('other'))], 1, [1]);
+    const hash = projection.stateHash();
+    const cursor = projection.cursor();
+    projection.applyBatch({ ...batch!, topic: 'heartbeats', records: batch!.records.map((r) => ({ ...r, topic: 'heartbeats' as const })) });
+    expect(projection.cursor()).toEqual(cursor);
+    expect(projection.stateHash()).toBe(hash);
+    expect(projection.view().get('Namespace//other')).toBeUndefined();
+  });
+
+  it('waitForEvent of a quarantined record rejects: applied, but there is no event', async () => {
+    const projection = open();
+    for (const batch of toBatches('desired', [Buffer.from('not avro')])) projection.applyBatch(batch);
+    expect(projection.cursor().desired).toEqual([1]);
+    const waited = projection.waitForEvent('desired', 0, 0, newEventId());
+    await expect(waited).rejects.toBeInstanceOf(ProjectionTimeoutError);
+    await expect(projection.waitForEvent('desired', 0, 0, newEventId())).rejects.toThrow(/was it quarantined\?/);
+  });
+
+  it('waitFor resolves at once for a reached position and rejects with a timeout error for one never reached', async () => {
+    const projection = open();
+    applyAll(projection, 'desired', [created(namespace('default'))]);
+    await expect(projection.waitFor({ desired: [1], observed: [0] })).resolves.toBeUndefined();
+    await expect(projection.waitFor({ desired: [5], observed: [0] }, 20)).rejects.toBeInstanceOf(ProjectionTimeoutError);
+  });
+
+  it('serves past views of reached positions from a cache of the latest two; a position not reached yet is never cached', () => {
+    const projection = open();
+    applyAll(projection, 'desired', [created(namespace('default')), created(namespace('a')), created(namespace('b'))]);
+    const at = (offset: number) => ({ desired: [offset], observed: [0] });
+    const first = projection.viewAt(at(1));
+    expect(first.list('Namespace').map((n) => n.metadata.name)).toEqual(['default']);
+    expect(projection.viewAt(at(1))).toBe(first);
+    const second = projection.viewAt(at(2));
+    expect(second.list('Namespace').map((n) => n.metadata.name).sort()).toEqual(['a', 'default']);
+    const third = projection.viewAt(at(3));
+    // at(1) was the least recently used of three: dropped, a new view is built (with the same answer).
+    const again = projection.viewAt(at(1));
+    expect(again).not.toBe(first);
+    expect(again.list('Namespace').map((n) => n.metadata.name)).toEqual(['default']);
+    expect(projection.viewAt(at(3))).toBe(third);
+    // Reading at(1) again evicted at(2), then the least recently used.
+    expect(projection.viewAt(at(2))).not.toBe(second);
+    const ahead = projection.viewAt(at(9));
+    expect(projection.viewAt(at(9))).not.toBe(ahead);
   });
 });
