@@ -133,10 +133,35 @@ describe('node affinity (kube CheckNodeAffinity)', () => {
     expect(volumeFitsNode(volume('v', '1Gi', affinity()), node)).toBe(false);
   });
 
+  it.each([
+    ['NotIn without values', { key: 'zone', operator: 'NotIn', values: [] }],
+    ['NotIn with values left out', { key: 'rack', operator: 'NotIn' }],
+    ['In without values', { key: 'zone', operator: 'In', values: [] }],
+    ['DoesNotExist with values', { key: 'rack', operator: 'DoesNotExist', values: ['x'] }],
+    ['Exists with values', { key: 'zone', operator: 'Exists', values: ['a'] }],
+    ['Gt with two values', { key: 'generation', operator: 'Gt', values: ['4', '9'] }],
+    ['Gt with a value that is not an integer', { key: 'generation', operator: 'Gt', values: ['4abc'] }],
+    ['Lt with a decimal', { key: 'generation', operator: 'Lt', values: ['6.5'] }],
+    ['Gt on a label that is not an integer', { key: 'build', operator: 'Gt', values: ['4'] }],
+  ] as [string, NodeSelectorRequirement][])('rejects a malformed requirement (%s) as kube does: its term matches no node', (_what, requirement) => {
+    const labelled = labelledNode('n1', { zone: 'a', generation: '5', build: '5abc' });
+    expect(volumeFitsNode(volume('v', '1Gi', affinity({ matchExpressions: [requirement] })), labelled)).toBe(false);
+    // Another, well-formed term still matches.
+    expect(volumeFitsNode(volume('v', '1Gi', affinity({ matchExpressions: [requirement] }, { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] })), labelled)).toBe(true);
+  });
+
+  it('reads Gt/Lt values with a sign, as Go ParseInt does', () => {
+    expect(fits({ key: 'generation', operator: 'Gt', values: ['+4'] })).toBe(true);
+    expect(fits({ key: 'generation', operator: 'Gt', values: ['-1'] })).toBe(true);
+    expect(fits({ key: 'generation', operator: 'Lt', values: ['-1'] })).toBe(false);
+  });
+
   it('matches matchFields against metadata.name, and a node without labels against label requirements', () => {
     const byName = (name: string): PersistentVolume => volume('v', '1Gi', affinity({ matchFields: [{ key: 'metadata.name', operator: 'In', values: [name] }] }));
     expect(volumeFitsNode(byName('n1'), node)).toBe(true);
     expect(volumeFitsNode(byName('n2'), node)).toBe(false);
+    // matchFields may only test metadata.name; any other field makes the term match no node.
+    expect(volumeFitsNode(volume('v', '1Gi', affinity({ matchFields: [{ key: 'metadata.uid', operator: 'NotIn', values: ['x'] }] })), node)).toBe(false);
     const bare: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'bare' } };
     expect(volumeFitsNode(volume('v', '1Gi', affinity({ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] })), bare)).toBe(true);
     expect(volumeFitsNode(volume('v', '1Gi', affinity({ matchExpressions: [{ key: 'zone', operator: 'Exists' }] })), bare)).toBe(false);
