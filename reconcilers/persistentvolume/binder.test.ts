@@ -232,7 +232,7 @@ describe('persistentvolume-binder decisions', () => {
     expect(decide('PersistentVolume//pv').commands).toEqual([]);
   });
 
-  it('undoes its own binding of a volume whose claim bound to another volume, and keeps a user\'s pre-binding', () => {
+  it('undoes its own binding of a volume whose claim bound to another volume, and leaves a user\'s pre-binding pre-bound without the uid (kube unbindVolume)', () => {
     const created = cluster.create(claim('data', '1Gi', { volumeName: 'chosen' }, { 'pv.kubernetes.io/bind-completed': 'yes' }));
     const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'data', uid: created.metadata.uid };
     cluster.create(volume('chosen', '1Gi', { claimRef: ref }));
@@ -245,10 +245,33 @@ describe('persistentvolume-binder decisions', () => {
     expect(pv('stale').spec?.claimRef).toBeUndefined();
     expect(pv('stale').metadata.annotations).toEqual({ keep: 'me' });
     expect(pv('stale').status?.phase).toBe('Available');
-    expect(pv('users').spec?.claimRef?.name).toBe('data');
+    expect(pv('users').spec?.claimRef).toEqual({ kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'data' });
+    expect(pv('users').status?.phase).toBe('Available');
     expect(decide('PersistentVolume//users').commands).toEqual([]);
     expect(pv('chosen').status?.phase).toBe('Bound');
     expect(pvc('data').status?.phase).toBe('Bound');
+    expect(pvc('data').spec?.volumeName).toBe('chosen');
+  });
+
+  it('releases a volume provisioned (policy Delete) for a claim that bound to another volume, and keeps a Failed one Failed', () => {
+    const created = cluster.create(claim('data', '1Gi', { volumeName: 'chosen' }, { 'pv.kubernetes.io/bind-completed': 'yes' }));
+    const ref = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'data', uid: created.metadata.uid };
+    const provisioned = { 'pv.kubernetes.io/provisioned-by': 'example.com/nfs' };
+    cluster.create(volume('chosen', '1Gi', { claimRef: ref }));
+    cluster.create(volume('unneeded', '1Gi', { claimRef: ref, persistentVolumeReclaimPolicy: 'Delete' }, provisioned));
+    const failed = cluster.create(volume('failed', '1Gi', { claimRef: ref, persistentVolumeReclaimPolicy: 'Delete' }, provisioned));
+    cluster.apply(statusCommand(failed, { phase: 'Failed', message: 'deleter said no' }));
+    // Provisioned but Retain: unbound like any other volume (the user's, here: keeps the pre-binding without the uid).
+    cluster.create(volume('retained', '1Gi', { claimRef: ref, persistentVolumeReclaimPolicy: 'Retain' }, provisioned));
+    expect(decide('PersistentVolume//unneeded').commands).toMatchObject([{ subresource: 'status', object: { status: { phase: 'Released' } } }]);
+    run();
+    expect(pv('unneeded').status?.phase).toBe('Released');
+    expect(pv('unneeded').spec?.claimRef?.uid).toBe(created.metadata.uid);
+    // The provisioner deletes it; the binder has nothing more to do.
+    expect(decide('PersistentVolume//unneeded').commands).toEqual([]);
+    expect(pv('failed').status).toMatchObject({ phase: 'Failed', message: 'deleter said no' });
+    expect(pv('retained').spec?.claimRef?.uid).toBeUndefined();
+    expect(pv('retained').status?.phase).toBe('Available');
   });
 
   it('ignores keys of objects that are gone or of other kinds', () => {
