@@ -13,7 +13,8 @@
  *   annotation on it; then a class with a provisioner gets it provisioned: the claim is
  *   annotated with the provisioner's name (kube's `provisionClaim` for external ones);
  * - a volume is Available without a claim, Bound while its claim points back, Released
- *   once its claim is gone, then per reclaim policy: Retain stays Released, Delete of a
+ *   once its claim is gone (or, provisioned with policy Delete, once its claim bound to
+ *   another volume), then per reclaim policy: Retain stays Released, Delete of a
  *   provisioned volume is its provisioner's to carry out, Delete of a hand-made volume and
  *   Recycle fail (no in-tree deleter or recycler here), as kube without the plugin.
  */
@@ -172,8 +173,18 @@ export const syncVolume = (volume: PersistentVolume, view: View, context: Decide
   const claimVolume = claim.spec?.volumeName;
   // The claim's side is the claim sync's to finish; the volume is Bound as soon as it is claimed (kube's `bind`).
   if (!claimVolume || claimVolume === volume.metadata.name) return volumePhase(volume, 'Bound', context.now);
-  // The claim is bound to another volume: a binding the controller made is undone; a user's pre-binding stays.
-  if (volume.metadata.annotations?.[ANN_BOUND_BY_CONTROLLER] === undefined) return NONE;
+  // The claim is bound to another volume. Provisioned for it with policy Delete: not needed, so
+  // Released (a Failed one stays Failed) and reclaimed, as kube does.
+  if (volume.metadata.annotations?.[ANN_PROVISIONED_BY] !== undefined && volume.spec?.persistentVolumeReclaimPolicy === 'Delete') {
+    const phase = volume.status?.phase;
+    return phase === 'Released' || phase === 'Failed' ? reclaim(volume, context.now) : volumePhase(volume, 'Released', context.now);
+  }
+  // Otherwise kube's `unbindVolume`: a binding the controller made is undone; a user's
+  // pre-binding loses only the claim's uid (it stays pre-bound, and Available).
+  if (volume.metadata.annotations?.[ANN_BOUND_BY_CONTROLLER] === undefined) {
+    const { uid: _uid, ...preBinding } = ref;
+    return one(updateCommand(volume, { ...volume, spec: { ...volume.spec, claimRef: preBinding } }));
+  }
   const { [ANN_BOUND_BY_CONTROLLER]: _dropped, ...annotations } = volume.metadata.annotations;
   const { claimRef: _ref, ...spec } = volume.spec ?? {};
   return one(updateCommand(volume, { ...volume, metadata: { ...volume.metadata, annotations }, spec }));

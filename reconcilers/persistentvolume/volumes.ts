@@ -74,7 +74,33 @@ const offersAccessModes = (claim: PersistentVolumeClaim, volume: PersistentVolum
   return (claim.spec?.accessModes ?? []).every((mode) => offered.has(mode));
 };
 
+/** A Go `strconv.ParseInt` base-10 integer, as kube's label selector reads Gt/Lt values. */
+const INTEGER = /^[+-]?\d+$/;
+
+/**
+ * Whether kube's `NodeSelectorRequirementsAsSelector` rejects `requirement` (In/NotIn without
+ * values, Exists/DoesNotExist with values, Gt/Lt without exactly one integer, an unknown
+ * operator): a term holding one matches no node, as in the scheduler's NodeAffinity plugin.
+ */
+const malformed = (requirement: NodeSelectorRequirement): boolean => {
+  const values = requirement.values ?? [];
+  switch (requirement.operator) {
+    case 'In':
+    case 'NotIn':
+      return values.length === 0;
+    case 'Exists':
+    case 'DoesNotExist':
+      return values.length > 0;
+    case 'Gt':
+    case 'Lt':
+      return values.length !== 1 || !INTEGER.test(values[0] ?? '');
+    default:
+      return true;
+  }
+};
+
 const requirementHolds = (requirement: NodeSelectorRequirement, labels: Readonly<Record<string, string>>): boolean => {
+  if (malformed(requirement)) return false;
   const value = Object.hasOwn(labels, requirement.key) ? labels[requirement.key] : undefined;
   const values = requirement.values ?? [];
   switch (requirement.operator) {
@@ -86,29 +112,30 @@ const requirementHolds = (requirement: NodeSelectorRequirement, labels: Readonly
       return value !== undefined;
     case 'DoesNotExist':
       return value === undefined;
-    case 'Gt':
-    case 'Lt': {
-      const have = Number.parseInt(value ?? '', 10);
+    default: {
+      // Gt or Lt (malformed() let nothing else through): the label must be an integer too.
+      if (value === undefined || !INTEGER.test(value)) return false;
+      const have = Number.parseInt(value, 10);
       const bound = Number.parseInt(values[0] ?? '', 10);
-      if (Number.isNaN(have) || Number.isNaN(bound)) return false;
       return requirement.operator === 'Gt' ? have > bound : have < bound;
     }
-    default:
-      return false;
   }
 };
+
+/** The only field `matchFields` may test (kube's node field selector). */
+const NODE_NAME_FIELD = 'metadata.name';
 
 /** kube's `CheckNodeAffinity`: whether `node` satisfies the volume's required node affinity (no affinity: every node). */
 export const volumeFitsNode = (volume: PersistentVolume, node: Node): boolean => {
   const terms = volume.spec?.nodeAffinity?.required?.nodeSelectorTerms;
   if (terms === undefined) return true;
   const labels = node.metadata.labels ?? {};
-  const fields: Readonly<Record<string, string>> = { 'metadata.name': node.metadata.name };
+  const fields: Readonly<Record<string, string>> = { [NODE_NAME_FIELD]: node.metadata.name };
   return terms.some(
     (term) =>
       ((term.matchExpressions ?? []).length > 0 || (term.matchFields ?? []).length > 0) &&
       (term.matchExpressions ?? []).every((requirement) => requirementHolds(requirement, labels)) &&
-      (term.matchFields ?? []).every((requirement) => requirementHolds(requirement, fields)),
+      (term.matchFields ?? []).every((requirement) => requirement.key === NODE_NAME_FIELD && requirementHolds(requirement, fields)),
   );
 };
 
