@@ -14,7 +14,7 @@ import { partitionOfKey } from '../log/partitioner.ts';
 import type { EventLog } from '../log/port.ts';
 import { formatVector, type AppliedChange, type Projection, type View } from '../projections/index.ts';
 import { appendEnvelopes, envelope } from '../projections/writer.ts';
-import { commandHeaders } from './actor-headers.ts';
+import { commandHeaders, type GroupActor } from './actor-headers.ts';
 import { CommandsRejectedError, isRetriable } from './errors.ts';
 import type { CreateAdmission } from './create-admission.ts';
 import { createInformer, type Informer } from './informer.ts';
@@ -294,6 +294,8 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     const view = informer.view;
     const decidedAt = formatVector(projection.cursor());
     const decidedNow = now();
+    /** The member and generation this round decides in (a later rebalance does not restamp its commands). */
+    const decidedBy: GroupActor = { ...actor };
     const keys = batch.map(([key]) => key).filter(owns);
     const outcomes = decideRound(controller, keys, view, { now: decidedNow });
     const envelopes: EventEnvelope[] = [];
@@ -321,7 +323,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     try {
       if (envelopes.length > 0) {
         for (const e of envelopes) unconfirmed.add(e.id);
-        const appended = await appendEnvelopes(log, envelopes, (event) => commandHeaders(actor, decidedFor.get(event.id)));
+        const appended = await appendEnvelopes(log, envelopes, (event) => commandHeaders(decidedBy, decidedFor.get(event.id)));
         appendedCommands = appended.length;
         const target = projection.cursor();
         const wanted = {

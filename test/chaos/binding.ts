@@ -13,7 +13,7 @@
  * A PodBound's pod is resolved to its uid through the latest Pod create of that key before it
  * in the partition (Pods and Nodes share one partition, so the order is total).
  */
-import type { EventLog } from '../../log/port.ts';
+import type { EventLog, LogRecord } from '../../log/port.ts';
 import type { EventEnvelope } from '../../schemas/index.ts';
 import { decodeEvent } from '../../schemas/index.ts';
 
@@ -45,7 +45,7 @@ export const indexDesired = (index: BindingIndex, event: EventEnvelope): void =>
 };
 
 /** Reads the observed topic from 0 to `end` and records which node reported each pod uid. */
-export const indexObserved = async (index: BindingIndex, log: EventLog, end: readonly number[]): Promise<number> => {
+export const indexObserved = async (index: BindingIndex, log: EventLog, end: readonly number[], each?: (record: LogRecord) => void): Promise<number> => {
   let events = 0;
   for (let partition = 0; partition < end.length; partition++) {
     for (let from = 0; from < end[partition]!; ) {
@@ -53,6 +53,7 @@ export const indexObserved = async (index: BindingIndex, log: EventLog, end: rea
       if (records.length === 0) break;
       for (const record of records) {
         events++;
+        each?.(record);
         const event = decodeEvent(record.value);
         if (event.body.type !== 'PodStatusChanged' || event.actor.type !== 'node' || !event.body.uid) continue;
         const nodes = index.reportedBy.get(event.body.uid) ?? new Set<string>();

@@ -8,7 +8,8 @@
  * rollouts, Deployment deletes and namespace deletions; `npm run chaos` runs a heavier share).
  * Then: every acknowledged write is in the log at its acknowledged position, once, in
  * real-time order; both apiservers list them; every projection (apiservers, controllers,
- * agents) hashes to a fresh replay of the log to its position; no pod is bound twice; every
+ * agents) hashes to a fresh replay of the log to its position; no pod is bound twice; no key
+ * is acted on by two members of a controller group in one generation; every
  * Deployment converges with its pods Running on the live nodes and every deletion finishes;
  * every component stops cleanly.
  */
@@ -51,6 +52,10 @@ describe('chaos on 3 brokers: a broker, an apiserver mid-write, an agent and a c
     // Bindings were made (and some contested by failing-over schedulers), none twice.
     expect(report.bindings.podBounds).toBeGreaterThan(0);
     expect(report.bindings.doubleBindings).toEqual([]);
+    // Every controller command names its group member and generation; none shares a key with another member's in one generation.
+    expect(report.generations.stamped).toBeGreaterThan(0);
+    expect(report.generations.generations).toBeGreaterThan(1);
+    expect(report.generations.violations).toEqual([]);
     // 2 apiservers + 3 controllers + 3 agents, each with its projection.
     expect(report.projections).toHaveLength(8);
     for (const projection of report.projections) {

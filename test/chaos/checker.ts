@@ -20,6 +20,7 @@ import type { EventLog } from '../../log/port.ts';
 import { createProjection, createReplayer, formatVector, type PositionVector } from '../../projections/index.ts';
 import { decodeEvent, objectKey, type Node, type Pod } from '../../schemas/index.ts';
 import { createBindingIndex, indexDesired, type BindingIndex } from './binding.ts';
+import { createGenerationIndex, indexActor, type GenerationIndex } from './generations.ts';
 import { COUNTER_ANNOTATION, OP_ANNOTATION, type WriteRecord } from './workload.ts';
 
 export interface LoggedWrite {
@@ -36,6 +37,7 @@ export interface LogIndex {
   readonly end: PositionVector;
   readonly events: number;
   readonly bindings: BindingIndex;
+  readonly generations: GenerationIndex;
 }
 
 export const openCheckerLog = (brokers: string, cluster: string, partitions: number): Promise<EventLog> =>
@@ -46,6 +48,7 @@ export const readLogIndex = async (log: EventLog): Promise<LogIndex> => {
   const end: PositionVector = { desired: await log.endOffsets('desired'), observed: await log.endOffsets('observed') };
   const byOp = new Map<string, LoggedWrite[]>();
   const bindings = createBindingIndex();
+  const generations = createGenerationIndex();
   let events = 0;
   for (let partition = 0; partition < end.desired.length; partition++) {
     for (let from = 0; from < end.desired[partition]!; ) {
@@ -53,6 +56,7 @@ export const readLogIndex = async (log: EventLog): Promise<LogIndex> => {
       if (records.length === 0) break;
       for (const record of records) {
         events++;
+        indexActor(generations, record);
         const event = decodeEvent(record.value);
         const body = event.body;
         indexDesired(bindings, event);
@@ -67,7 +71,7 @@ export const readLogIndex = async (log: EventLog): Promise<LogIndex> => {
       from = records[records.length - 1]!.offset + 1;
     }
   }
-  return { byOp, end, events, bindings };
+  return { byOp, end, events, bindings, generations };
 };
 
 export interface AckedVerdict {

@@ -6,7 +6,8 @@
  * (printed, so a run is repeated with `--seed`), then repairs and waits for convergence; at
  * the end every Deployment must converge and every deletion finish, and it checks the log
  * and every projection and prints one line of figures. Exits 1 when any acknowledged write
- * is lost, duplicated or out of real-time order, a pod is bound twice, a projection's hash
+ * is lost, duplicated or out of real-time order, a pod is bound twice, a key is acted on by two
+ * members of a controller group in one generation, a projection's hash
  * differs from a fresh replay, a node is over capacity, a Deployment did not converge or a
  * deletion did not finish, a component did not stop cleanly, or (50 rounds or more) a fault
  * type struck fewer than 20 acknowledged writes in flight.
@@ -40,6 +41,7 @@ const failures = [
   ...report.apiserverMissing.map((m) => `apiserver: ${m}`),
   ...report.counterMismatches.map((m) => `counter: ${m}`),
   ...report.bindings.doubleBindings.map((d) => `double binding: ${d}`),
+  ...report.generations.violations.map((v) => `same generation: ${v}`),
   ...report.settled.unsettled.map((u) => `unsettled: ${u}`),
   ...(rounds >= 50
     ? Object.entries(report.ackedInFlight).filter(([, n]) => n < IN_FLIGHT_TARGET).map(([type, n]) => `${type} struck ${n} acknowledged writes in flight (target ${IN_FLIGHT_TARGET})`)

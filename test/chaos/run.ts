@@ -8,19 +8,12 @@ import { join } from 'node:path';
 import { cleanup } from '../e2e/process.ts';
 import { indexObserved, judgeBindings, type BindingVerdict } from './binding.ts';
 import { judgeAcked, judgeProjection, openCheckerLog, readLogIndex, type AckedVerdict, type ProjectionVerdict } from './checker.ts';
+import { indexActor, judgeGenerations, type GenerationVerdict } from './generations.ts';
 import { startChaosCluster, type ChaosCluster } from './cluster.ts';
 import { createRng } from './rng.ts';
 import { createChaosDriver, FAULT_TYPES, waitUntil, type FaultType, type RoundResult } from './scenario.ts';
 import { settle, type SettleVerdict } from './settle.ts';
 import { COUNTER_ANNOTATION, createApiTarget, NAMESPACE, startWorkload } from './workload.ts';
-
-/**
- * Whether two members of one consumer group acted on one key in the same generation cannot be
- * judged from the log: a controller's event names the controller (actor `scheduler`,
- * `replicaset-controller`, …) and the position its decision read (`decidedAt`), not the group
- * member nor the generation. The line of figures says so rather than printing a count.
- */
-export const SAME_GENERATION_CHECK = 'not-derivable';
 
 export interface ChaosOptions {
   readonly root: string;
@@ -49,6 +42,8 @@ export interface ChaosReport {
   /** Per fault type: acknowledged writes that were in flight when a fault of that type struck. */
   readonly ackedInFlight: Record<string, number>;
   readonly bindings: BindingVerdict;
+  /** Reconciler commands judged by their actor headers: no key acted on by two members of a group in one generation. */
+  readonly generations: GenerationVerdict;
   /** The final convergence of every surviving Deployment and finish of every deletion. */
   readonly settled: SettleVerdict;
   readonly projections: readonly ProjectionVerdict[];
@@ -144,7 +139,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       try {
         const index = await readLogIndex(checkerLog);
         const acked = judgeAcked(writes, index);
-        const observedEvents = await indexObserved(index.bindings, checkerLog, index.end.observed);
+        const observedEvents = await indexObserved(index.bindings, checkerLog, index.end.observed, (record) => indexActor(index.generations, record));
+        const generations = judgeGenerations(index.generations);
         say(`  read the log through the checker's consumer at ${Date.now() - started} ms`);
         // Every apiserver lists every acknowledged create once it has folded to the log's end.
         const apiserverMissing: string[] = [];
@@ -205,12 +201,12 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
           `acked-in-flight=${Object.entries(ackedInFlight).map(([t, n]) => `${t}:${n}`).join(',') || 'none'} ` +
           `writes=${writes.length} acked=${acked.acked + writes.filter((w) => w.kind === 'delete' && w.outcome === 'acked').length} conflicts=${outcomes['conflict'] ?? 0} refused=${outcomes['refused'] ?? 0} unknown=${outcomes['unknown'] ?? 0} ` +
           `lost=${acked.lost.length} duplicated=${acked.duplicated.length} order-violations=${acked.orderViolations.length} ` +
-          `double-bindings=${bindings.doubleBindings.length} contested-bindings=${bindings.contested} same-generation-actions=${SAME_GENERATION_CHECK} ` +
+          `double-bindings=${bindings.doubleBindings.length} contested-bindings=${bindings.contested} same-generation-actions=${generations.violations.length} stamped-commands=${generations.stamped} group-generations=${generations.generations} ` +
           `overcommits=${overcommits} deployments=${settled.deployments} namespace-deletions=${settled.namespaceDeletions} deployment-deletions=${settled.deploymentDeletions} unsettled=${settled.unsettled.length} ` +
           `longest-convergence=${Math.max(settled.ms, ...rounds.map((r) => r.convergenceMs))}ms ` +
           `projections=${projections.length} replay-mismatches=${mismatches} leaked-processes=${leaked.length} log-events=${index.events} wall=${Math.round((Date.now() - started) / 1000)}s`;
         say(line);
-        const problems = [...acked.lost, ...acked.duplicated, ...acked.orderViolations, ...apiserverMissing, ...counterMismatches, ...bindings.doubleBindings, ...settled.unsettled,
+        const problems = [...acked.lost, ...acked.duplicated, ...acked.orderViolations, ...apiserverMissing, ...counterMismatches, ...bindings.doubleBindings, ...generations.violations, ...settled.unsettled,
           ...projections.flatMap((p) => [...p.missing, ...p.overcommitted, ...(p.stateHash === p.replayHash ? [] : [`${p.name}: hash ${p.stateHash} ≠ replay ${p.replayHash}`])])];
         for (const problem of problems.slice(0, 20)) say(`  PROBLEM ${problem}`);
         const unknownDetails = countBy(writes.filter((w) => w.outcome === 'unknown').map((w) => `${w.apiserver}: ${(w.detail ?? '').slice(0, 120)}`));
@@ -223,6 +219,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
           ackedInFlight,
           ackedBySubject: countBy(writes.filter((w) => w.outcome === 'acked').map((w) => `${w.subject} ${w.kind}`)),
           bindings,
+          generations,
           settled,
           projections,
           counterMismatches,
