@@ -58,6 +58,22 @@ export interface ChaosReport {
   readonly line: string;
 }
 
+/** The longest a round may take (faults, repairs, broker restarts and convergence each have their own, shorter bounds). */
+const ROUND_DEADLINE_MS = 15 * 60_000;
+
+/** `work`, or a failure naming `what` once `ms` have passed without it settling (a hang fails the run instead of stalling it). */
+const withDeadline = async <T>(work: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 60_000} min`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
 /** `pid: command line` of every process whose command line mentions `text`. */
 const processesMentioning = (text: string): string[] =>
   readdirSync('/proc')
@@ -117,17 +133,23 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
           await waitUntil(`${options.ackedBeforeFaults ?? 50} writes acknowledged before round ${round + 1}`,
             () => workload.acked().length >= ackedBefore + (options.ackedBeforeFaults ?? 50), 120_000);
           say(`round ${round + 1}/${options.rounds}: ${workload.acked().length} writes acknowledged so far`);
-          const result = await driver.runRound(plan(round), {
-            rng,
-            workload,
-            ackedAfterFaults: options.ackedAfterFaults ?? 50,
-            convergeTimeoutMs: options.convergeTimeoutMs ?? 120_000,
-            deployment: 'web',
-          });
+          const result = await withDeadline(
+            driver.runRound(plan(round), {
+              rng,
+              workload,
+              ackedAfterFaults: options.ackedAfterFaults ?? 50,
+              convergeTimeoutMs: options.convergeTimeoutMs ?? 120_000,
+              deployment: 'web',
+            }),
+            ROUND_DEADLINE_MS,
+            `round ${round + 1} (faults ${plan(round).join(', ')})`,
+          );
           say(`  converged after ${result.convergenceMs} ms; writes in flight at each fault (then acknowledged): ${result.faults.map((f) => `${f.type} ${f.inFlight} (${f.ackedInFlight})`).join(', ')}`);
           rounds.push(result);
         }
       } finally {
+        // A round that failed may have left a component stopped: the workload's last reads need an apiserver.
+        for (const component of c.components) if (component.paused()) component.resume();
         await workload.stop();
       }
       const writes = workload.writes;

@@ -161,9 +161,15 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
     const repairs: (() => Promise<void>)[] = [];
     /** Agents killed this round: restarted only after convergence, so pods must run elsewhere. */
     const deadAgents: ChaosComponent[] = [];
-    const pausedTargets = new Set<string>();
+    /**
+     * The components a fault of this round already struck (killed, stopped, partitioned): a
+     * component takes one fault per round, and the faults of one round, injected at once, never
+     * take out every apiserver (the workload and the checks need one that answers).
+     */
+    const struck = new Set<string>();
+    const spareApiservers = (): ChaosComponent[] => cluster.apiservers.map((a) => a.component).filter((c) => c.up() && !struck.has(c.name));
     const pickUp = (components: readonly ChaosComponent[]): ChaosComponent => {
-      const up = components.filter((c) => c.up() && !pausedTargets.has(c.name));
+      const up = components.filter((c) => c.up() && !struck.has(c.name));
       if (up.length === 0) throw new Error(`no running component among ${components.map((c) => c.name).join(', ')}`);
       return rng.pick(up);
     };
@@ -185,9 +191,11 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
         }
         case 'apiserver-kill': {
           // Keep one apiserver: the workload and the checks need one that answers.
-          const candidates = cluster.apiservers.filter((a) => a.component.up());
-          if (candidates.length < 2) throw new Error('apiserver-kill needs two running apiservers');
-          const victim = rng.pick(candidates);
+          const spare = spareApiservers();
+          if (spare.length < 2) throw new Error('apiserver-kill needs two running apiservers no other fault of the round struck');
+          const victimComponent = rng.pick(spare);
+          struck.add(victimComponent.name);
+          const victim = cluster.apiservers.find((a) => a.component === victimComponent)!;
           const target = targets.find((t) => t.name === victim.component.name)!;
           // Mid-write: wait until it has writes in flight.
           await waitUntil(`${victim.component.name} with a request in flight`, () => target.inFlight() > 0, 30_000);
@@ -199,6 +207,7 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
         }
         case 'agent-kill': {
           const victim = pickUp(cluster.agents);
+          struck.add(victim.name);
           const at = Date.now();
           await victim.kill();
           deadAgents.push(victim);
@@ -206,14 +215,15 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
         }
         case 'controllers-kill': {
           const victim = pickUp(cluster.controllers);
+          struck.add(victim.name);
           const at = Date.now();
           await victim.kill();
           repairs.push(() => victim.start());
           return { type, target: victim.name, at, inFlight: inFlightNow(), ackedInFlight: 0 };
         }
         case 'component-pause': {
-          const victim = pickUp(cluster.components.filter((c) => c.kind !== 'apiserver' || cluster.apiservers.filter((a) => a.component.up()).length > 1));
-          pausedTargets.add(victim.name);
+          const victim = pickUp(cluster.components.filter((c) => c.kind !== 'apiserver' || spareApiservers().length > 1));
+          struck.add(victim.name);
           const at = Date.now();
           victim.pause();
           // SIGCONT once the workload has made progress past the pause (about a second of writes).
@@ -226,7 +236,7 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
         }
         case 'controllers-partition': {
           const victim = pickUp(cluster.controllers);
-          pausedTargets.add(victim.name);
+          struck.add(victim.name);
           const at = Date.now();
           victim.pause();
           // Longer than the consumer session timeout (the group must move its partitions):
