@@ -28,21 +28,31 @@ interface KafkaConnection {
 // The adapter's `import { Kafka } from 'kafkajs'` loads kafkajs through Node's CommonJS
 // loader (vitest externalizes node_modules), so this is the class its brokers use.
 const { prototype: connection } = createRequire(import.meta.url)('kafkajs/src/network/connection.js') as { prototype: KafkaConnection };
-const original = connection.send;
-let requests = 0;
-if (!(original as { metered?: boolean }).metered) {
-  const metered = function (this: KafkaConnection, ...args: unknown[]): Promise<unknown> {
-    requests += 1;
-    return original.apply(this, args);
-  };
-  connection.send = Object.assign(metered, { metered: true });
-}
+
+/** The metered `send`, which keeps its own count: vitest runs this file again before each test file in the same worker (`isolate: false`), and every run must read the one counter the one wrapper increments. */
+type MeteredSend = KafkaConnection['send'] & { readonly metered: true; requests: number };
+
+const installMeter = (): MeteredSend => {
+  const current = connection.send as KafkaConnection['send'] & { metered?: boolean };
+  if (current.metered) return current as MeteredSend;
+  const original = connection.send;
+  const metered: MeteredSend = Object.assign(
+    function (this: KafkaConnection, ...args: unknown[]): Promise<unknown> {
+      metered.requests += 1;
+      return original.apply(this, args);
+    },
+    { metered: true as const, requests: 0 },
+  );
+  connection.send = metered;
+  return metered;
+};
+const meter = installMeter();
 
 let atStart = 0;
 beforeEach(() => {
-  atStart = requests;
+  atStart = meter.requests;
 });
 afterEach(({ task }) => {
-  const sent = requests - atStart;
+  const sent = meter.requests - atStart;
   if (sent > 0) task.meta.kafkaRequests = sent;
 });
