@@ -7,6 +7,11 @@
  * `ConsumerGroup.prototype.joinAndSync` so that the group's instrumentation emitter, when it
  * emits GROUP_JOIN, adds the generation the join just got. Applied when this adapter is loaded;
  * any other kafkajs version is left alone (the payload then has no `generationId`).
+ *
+ * A consumer that crashes and restarts (a broker gone, a coordinator moved) builds a new
+ * ConsumerGroup that shares the consumer's one emitter: the payload must carry the generation
+ * of the group that is joining now, never that of the crashed one (which stays at the
+ * generation it last had, so a restarted member would stamp every later rebalance with it).
  */
 import { createRequire } from 'node:module';
 
@@ -26,18 +31,22 @@ interface ConsumerGroupInstance {
 /** kafkajs' event name for GROUP_JOIN (`consumer/instrumentationEvents.js`). */
 const GROUP_JOIN_EVENT = 'consumer.group_join';
 
-const patched = new WeakSet<Emitter>();
+/** Emitter → the consumer group joining through it now (the latest to call `joinAndSync`). */
+const joiningGroup = new WeakMap<Emitter, ConsumerGroupInstance>();
 
-/** Makes `emitter` add the group's current generation to every GROUP_JOIN payload of `group`. */
+/** Makes `group`'s emitter add the joining group's generation to every GROUP_JOIN payload. */
 export const withGenerationOnJoin = (group: ConsumerGroupInstance): void => {
   const emitter = group.instrumentationEmitter;
-  if (patched.has(emitter)) return;
-  patched.add(emitter);
+  const wrapped = joiningGroup.has(emitter);
+  joiningGroup.set(emitter, group);
+  if (wrapped) return;
   const emit = emitter.emit.bind(emitter);
-  emitter.emit = (eventName, payload) =>
-    eventName === GROUP_JOIN_EVENT && typeof payload === 'object' && payload !== null && group.generationId !== null
-      ? emit(eventName, { ...payload, generationId: group.generationId })
+  emitter.emit = (eventName, payload) => {
+    const generationId = joiningGroup.get(emitter)?.generationId ?? null;
+    return eventName === GROUP_JOIN_EVENT && typeof payload === 'object' && payload !== null && generationId !== null
+      ? emit(eventName, { ...payload, generationId })
       : emit(eventName, payload);
+  };
 };
 
 const require = createRequire(import.meta.url);
