@@ -32,11 +32,18 @@ describe('the chaos double-binding check', () => {
     { name: 'the pod ran on a node no binding names', reports: ['node-3'], held: ['node-1'], doubles: 1 },
     { name: 'two projections hold it on different nodes', reports: ['node-1'], held: ['node-1', 'node-2'], doubles: 1 },
     { name: 'a projection holds it on a node no binding names', reports: ['node-1'], held: ['node-3'], doubles: 1 },
-  ])('$name: $doubles double binding(s)', async ({ name, reports, held, doubles }) => {
+    { name: 'a failed-over controller re-created the name with another uid', reports: ['node-1'], held: ['node-1'], doubles: 0, recreated: true },
+  ])('$name: $doubles double binding(s)', async ({ name, reports, held, doubles, recreated }) => {
     const cluster = name.replace(/\W+/g, '-');
     const log = await createEmbeddedLog({ dir: join(root, cluster), cluster, partitions: 3 });
     try {
       await appendBodies(log, [{ type: 'ObjectCreated', object: unbound }], { actor: { type: 'controller', name: 'replicaset-controller' } });
+      // Pod names are deterministic: the next owner of the ReplicaSet creates the same name with
+      // another uid, which the fold refuses; the binding is decided on version 1, the first create.
+      if (recreated) {
+        const again: Pod = { ...unbound, metadata: { ...unbound.metadata, uid: 'b1d1e2f3-0000-4000-8000-000000000002' } };
+        await appendBodies(log, [{ type: 'ObjectCreated', object: again }], { actor: { type: 'controller', name: 'replicaset-controller' } });
+      }
       // Two schedulers of a failing-over group both bind it: the log holds both.
       await appendBodies(log, [bound('node-1')], { actor: { type: 'controller', name: 'scheduler' } });
       await appendBodies(log, [bound('node-2')], { actor: { type: 'controller', name: 'scheduler' } });

@@ -10,8 +10,13 @@
  * - a pod uid reported by a node that no PodBound for it names (nor its create's spec.nodeName);
  * - a pod uid that two projections hold bound to different nodes, or that a projection holds
  *   bound to a node no PodBound for it names.
- * A PodBound's pod is resolved to its uid through the latest Pod create of that key before it
- * in the partition (Pods and Nodes share one partition, so the order is total).
+ * A PodBound's pod is resolved to its uid through the version it was decided on: its
+ * `expectedPodVersion` names the pod's desired version (1 + the offset of the pod's latest
+ * write, Pods and Nodes share one partition, so the order is total), and the write at that
+ * offset names the uid. Resolving through "the latest create of that key" was wrong: pod names
+ * are deterministic (`<rs>-<hash of rs uid and slot>`), so a ReplicaSet controller that fails
+ * over re-creates a name that already exists with another uid, and the fold refuses that create.
+ * Without a version (a binding posted by a user) the latest create of the key stands in.
  */
 import type { EventLog, LogRecord } from '../../log/port.ts';
 import type { EventEnvelope } from '../../schemas/index.ts';
@@ -20,6 +25,8 @@ import { decodeEvent } from '../../schemas/index.ts';
 export interface BindingIndex {
   /** Pod key → uid of its latest create (while reading the desired topic in order). */
   readonly uidOfKey: Map<string, string>;
+  /** Pod key → desired version (1 + offset of a write to it) → the uid that write names. */
+  readonly uidAtVersion: Map<string, Map<number, string>>;
   /** Pod uid → the nodes its PodBound events (and its create's spec.nodeName) name, in log order. */
   readonly boundTo: Map<string, string[]>;
   /** Pod uid → the nodes whose agents reported its status. */
@@ -27,20 +34,52 @@ export interface BindingIndex {
   podBounds: number;
 }
 
-export const createBindingIndex = (): BindingIndex => ({ uidOfKey: new Map(), boundTo: new Map(), reportedBy: new Map(), podBounds: 0 });
+export const createBindingIndex = (): BindingIndex => ({ uidOfKey: new Map(), uidAtVersion: new Map(), boundTo: new Map(), reportedBy: new Map(), podBounds: 0 });
 
-/** Folds one desired event into the index (in partition order). */
-export const indexDesired = (index: BindingIndex, event: EventEnvelope): void => {
+const POD_KEY = 'Pod/';
+
+/** The uid the write at `version` of `key` named, if the index saw one. */
+const uidAt = (index: BindingIndex, key: string, version: string | null | undefined): string | undefined => {
+  const desired = Number(version?.split('.')[0]);
+  return Number.isInteger(desired) ? index.uidAtVersion.get(key)?.get(desired) : undefined;
+};
+
+const remember = (index: BindingIndex, key: string, offset: number, uid: string | null | undefined): void => {
+  if (!uid) return;
+  const versions = index.uidAtVersion.get(key) ?? new Map<number, string>();
+  versions.set(offset + 1, uid);
+  index.uidAtVersion.set(key, versions);
+};
+
+/** Folds one desired event, read at `offset` of its partition, into the index (in partition order). */
+export const indexDesired = (index: BindingIndex, event: EventEnvelope, offset: number): void => {
   const body = event.body;
-  if (body.type === 'ObjectCreated' && body.object.kind === 'Pod') {
-    const uid = body.object.metadata.uid ?? event.id;
-    index.uidOfKey.set(event.key, uid);
-    const node = body.object.spec?.nodeName;
-    if (node) index.boundTo.set(uid, [...(index.boundTo.get(uid) ?? []), node]);
-  } else if (body.type === 'PodBound') {
-    index.podBounds++;
-    const uid = index.uidOfKey.get(event.key);
-    if (uid !== undefined) index.boundTo.set(uid, [...(index.boundTo.get(uid) ?? []), body.node]);
+  if (!event.key.startsWith(POD_KEY)) return;
+  switch (body.type) {
+    case 'ObjectCreated': {
+      if (body.object.kind !== 'Pod') return;
+      const uid = body.object.metadata.uid ?? event.id;
+      index.uidOfKey.set(event.key, uid);
+      remember(index, event.key, offset, uid);
+      const node = body.object.spec?.nodeName;
+      if (node) index.boundTo.set(uid, [...(index.boundTo.get(uid) ?? []), node]);
+      return;
+    }
+    case 'PodBound': {
+      index.podBounds++;
+      const uid = body.expectedPodVersion ? uidAt(index, event.key, body.expectedPodVersion) : index.uidOfKey.get(event.key);
+      remember(index, event.key, offset, uid);
+      if (uid !== undefined) index.boundTo.set(uid, [...(index.boundTo.get(uid) ?? []), body.node]);
+      return;
+    }
+    case 'ObjectUpdated':
+      remember(index, event.key, offset, body.object.metadata.uid ?? uidAt(index, event.key, body.expectedResourceVersion));
+      return;
+    case 'ObjectDeleted':
+      remember(index, event.key, offset, body.uid ?? uidAt(index, event.key, body.expectedResourceVersion));
+      return;
+    default:
+      return;
   }
 };
 

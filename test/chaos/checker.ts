@@ -59,7 +59,7 @@ export const readLogIndex = async (log: EventLog): Promise<LogIndex> => {
         indexActor(generations, record);
         const event = decodeEvent(record.value);
         const body = event.body;
-        indexDesired(bindings, event);
+        indexDesired(bindings, event, record.offset);
         if (body.type !== 'ObjectCreated' && body.type !== 'ObjectUpdated') continue;
         const op = body.object.metadata.annotations?.[OP_ANNOTATION];
         // The workload's own writes (a controller's later write of the object, or a ReplicaSet
