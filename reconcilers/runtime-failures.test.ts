@@ -228,6 +228,20 @@ describe('the reconciler runtime when the fold rejects its commands', () => {
     expect(h.projection.view().list('Pod', 'default').map((p) => p.metadata.name)).toEqual(['x']);
   });
 
+  it('never drops a key whose commands keep being rejected when the controller retries rejections forever (the scheduler)', async () => {
+    const h = await harness('embedded');
+    await appendAndApply(h.log, h.projection, [{ body: { type: 'ObjectCreated', object: pod('x') }, actor: ADMIN }]);
+    const x = podKey('x');
+    const test = scripted([x], createPod);
+    const failures: ReconcileFailure[] = [];
+    const runtime = await h.start({ ...test.controller, retriesRejectedForever: true }, { backoff: { baseMs: 5, maxMs: 20 }, maxRejectedRetries: 3 });
+    runtime.failures$.subscribe((failure) => failures.push(failure));
+    await first(runtime.rounds$, 'the 8th decision of x', () => test.count(x) >= 8);
+    expect(failures.length).toBeGreaterThanOrEqual(7);
+    expect(failures.every((f) => f.key === x && f.stage === FailureStage.Rejected && f.retryInMs !== undefined)).toBe(true);
+    expect(failures.some((f) => f.error instanceof CommandsRejectedError)).toBe(false);
+  });
+
   it('retries the key whose decision made a rejected command (not the command\'s key), and starts its backoff afresh after a success', async () => {
     const h = await harness('embedded');
     await appendAndApply(h.log, h.projection, [{ body: { type: 'ObjectCreated', object: pod('x') }, actor: ADMIN }]);
@@ -276,6 +290,26 @@ describe('the reconciler runtime when appending fails (Kafka)', () => {
       await admin.disconnect();
     }
   };
+
+  it('owns a new assignment once a failed catch-up with the log succeeds on a later try', async () => {
+    // The log's end cannot be read twice right after the assignment (a broker gone): the member
+    // must keep trying, not leave its partitions owned by nobody until the next rebalance.
+    let refusals = 2;
+    const h = await harness(async () => {
+      const { log, close } = await adapter('embedded').open(1);
+      const flaky: EventLog = {
+        ...log,
+        endOffsets: (topic) => (refusals-- > 0 ? Promise.reject(new Error('the log end could not be read')) : log.endOffsets(topic)),
+      };
+      return { log: flaky, close };
+    });
+    const a = podKey('a');
+    const test = scripted([a], createPod);
+    await h.start(test.controller, { backoff: { baseMs: 5, maxMs: 20 } });
+    await h.waitUntil('the assignment was owned and its keys resynced', (view) => view.get(a) !== undefined);
+    expect(refusals).toBeLessThan(0);
+    expect(test.count(a)).toBeGreaterThanOrEqual(1);
+  });
 
   it('drops the keys of an append the broker refuses for good (record too large) until a change wakes them', async () => {
     const h = await harness('kafka');

@@ -65,6 +65,12 @@ export interface Controller {
   /** Periodic full resync (ms), for time-based conditions. */
   readonly resyncMs?: number;
   /**
+   * True: a key whose commands the fold keeps rejecting is retried with capped backoff for as
+   * long as it is rejected, never dropped (kube's scheduler puts a pod whose binding failed back
+   * in its queue with backoff, whatever the count: a pod waits for a node until it gets one).
+   */
+  readonly retriesRejectedForever?: boolean;
+  /**
    * Called once by the runtime with the projection it reconciles on, so the controller can
    * keep a cache fed by the change feed (an informer's indexer, e.g. the scheduler's
    * NodeInfos); returns what detaches it. Decisions must be the same with or without it.
@@ -347,7 +353,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
         }
         for (const [key, cause] of decided) {
           if (!rejected.has(key)) failures.delete(key);
-          else if ((failures.get(key) ?? 0) < maxRejectedRetries) fail(key, cause, FailureStage.Rejected, new Error(`the fold rejected the commands for ${key}`));
+          else if (controller.retriesRejectedForever || (failures.get(key) ?? 0) < maxRejectedRetries) fail(key, cause, FailureStage.Rejected, new Error(`the fold rejected the commands for ${key}`));
           else fail(key, cause, FailureStage.Rejected, new CommandsRejectedError(key, (failures.get(key) ?? 0) + 1));
         }
         return;
@@ -397,6 +403,28 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
     for (const key of controller.initialKeys(view)) enqueue(key, null);
   };
 
+  /**
+   * Owns the partitions of assignment `sequence` once the projection has caught up with the
+   * log's end. A catch-up that fails (a broker gone, the end not reached in time) is retried with
+   * backoff for as long as the assignment stands: giving up would leave its partitions owned by
+   * no member until the next rebalance, which may never come.
+   */
+  const takeOver = (sequence: number, next: Set<number>, attempt: number): void => {
+    void catchUp().then(
+      () => {
+        if (stopped || sequence !== assignments) return;
+        owned = next;
+        resync();
+      },
+      (error: unknown) => {
+        if (stopped || sequence !== assignments) return;
+        const retryInMs = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1));
+        runtimeLogger.warn({ error: String(error), attempt, retryInMs }, 'could not catch up with the log after a reassignment; retrying');
+        later(retryInMs, () => takeOver(sequence, next, attempt + 1));
+      },
+    );
+  };
+
   const group = `${log.layout.cluster}.${controller.name}`;
   const membership = await log.joinGroup(group, ['desired']);
   actor.group = group;
@@ -428,15 +456,7 @@ export const startReconciler = async (options: RuntimeOptions): Promise<Reconcil
         queue.delete(key);
         addedAt.delete(key);
       }
-      const sequence = ++assignments;
-      void catchUp().then(
-        () => {
-          if (stopped || sequence !== assignments) return;
-          owned = next;
-          resync();
-        },
-        (error: unknown) => runtimeLogger.error({ error: String(error) }, 'could not catch up with the log after a reassignment'),
-      );
+      takeOver(++assignments, next, 1);
     }),
     projection.changes$.subscribe((change) => {
       if (unconfirmed.size > 0) unconfirmed.delete(change.eventId);

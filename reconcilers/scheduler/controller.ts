@@ -382,6 +382,10 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
     name: 'scheduler',
     keysFor: (change, view) => keysFor(change, view, retryProfile),
     initialKeys: unscheduledKeys,
+    // A refused binding (a node filled by a decision this one did not see, a pod changed since)
+    // goes back to the queue with backoff however often it happens, as in kube: dropping the
+    // pod would leave it Pending until some node changed.
+    retriesRejectedForever: true,
     decide: (key, view, context) => decideCounted([key], view, context).get(key) ?? { commands: [] },
     decideAll: decideCounted,
     attach: (projection) => {
