@@ -50,13 +50,13 @@ export interface RoundResult {
   readonly convergenceMs: number;
 }
 
-interface Deployment {
-  metadata: { name: string; resourceVersion?: string; generation?: number };
+export interface Deployment {
+  metadata: { name: string; namespace?: string; resourceVersion?: string; generation?: number };
   status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
   spec: { replicas: number; template: { metadata?: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string }[] } } };
 }
-interface PodLike {
-  metadata: { name: string; deletionTimestamp?: string | null; labels?: Record<string, string> };
+export interface PodLike {
+  metadata: { name: string; namespace?: string; deletionTimestamp?: string | null; labels?: Record<string, string> };
   spec: { nodeName?: string | null; containers: { image: string }[] };
   status?: { phase?: string };
 }
@@ -72,9 +72,27 @@ export interface ChaosDriver {
   waitConverged(name: string, timeoutMs: number): Promise<void>;
   /** `true` when Deployment `namespace/name` is converged as {@link waitConverged} means it, else what is off. */
   convergedState(name: string, namespace?: string): Promise<string | true>;
+  /** The agents' nodes that are up now. */
+  liveNodes(): Set<string>;
   runRound(plan: readonly FaultType[], options: { rng: Rng; workload: Workload; ackedAfterFaults: number; convergeTimeoutMs: number; deployment: string }): Promise<RoundResult>;
   close(): Promise<void>;
 }
+
+/**
+ * Whether `deployment` converged, given its pods (label app=<name>) and the live nodes: its
+ * pods Running on live nodes with the current template, no others, and its status says so, as
+ * `kubectl rollout status` reads it. True, or what is still off.
+ */
+export const judgeConverged = (deployment: Deployment, pods: readonly PodLike[], live: ReadonlySet<string>): string | true => {
+  const image = deployment.spec.template.spec.containers[0]!.image;
+  const good = pods.filter((p) => !p.metadata.deletionTimestamp && p.status?.phase === 'Running' && live.has(p.spec.nodeName ?? '') && p.spec.containers[0]?.image === image);
+  const summary = `${good.length}/${deployment.spec.replicas} good of ${pods.length} pods (${pods.map((p) => `${p.metadata.name}@${p.spec.nodeName ?? '-'}:${p.status?.phase ?? '?'}${p.metadata.deletionTimestamp ? ':deleting' : ''}`).join(' ')})`;
+  const status = deployment.status ?? {};
+  const replicas = deployment.spec.replicas;
+  const statusDone = (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0) && status.updatedReplicas === replicas && status.readyReplicas === replicas && status.replicas === replicas;
+  const statusLine = `status observed ${status.observedGeneration ?? '-'}/${deployment.metadata.generation ?? '-'} updated ${status.updatedReplicas ?? '-'} ready ${status.readyReplicas ?? '-'} total ${status.replicas ?? '-'}`;
+  return good.length === replicas && pods.length === replicas && statusDone ? true : `${summary}; ${statusLine}`;
+};
 
 const deploymentBody = (name: string, replicas: number) => ({
   apiVersion: 'apps/v1',
@@ -122,20 +140,9 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
   const convergedState = async (name: string, namespace = NAMESPACE): Promise<string | true> => {
     const got = await request('GET', `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
     if (got.status !== 200) return `deployment: ${got.status}`;
-    const deployment = got.body as Deployment;
     const list = await request('GET', `/api/v1/namespaces/${namespace}/pods?labelSelector=app%3D${name}`);
     if (list.status !== 200) return `pods: ${list.status}`;
-    const pods = (list.body as { items: PodLike[] }).items;
-    const image = deployment.spec.template.spec.containers[0]!.image;
-    const live = liveNodes();
-    const good = pods.filter((p) => !p.metadata.deletionTimestamp && p.status?.phase === 'Running' && live.has(p.spec.nodeName ?? '') && p.spec.containers[0]?.image === image);
-    const summary = `${good.length}/${deployment.spec.replicas} good of ${pods.length} pods (${pods.map((p) => `${p.metadata.name}@${p.spec.nodeName ?? '-'}:${p.status?.phase ?? '?'}${p.metadata.deletionTimestamp ? ':deleting' : ''}`).join(' ')})`;
-    // And its status says so, as `kubectl rollout status` reads it.
-    const status = deployment.status ?? {};
-    const replicas = deployment.spec.replicas;
-    const statusDone = (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0) && status.updatedReplicas === replicas && status.readyReplicas === replicas && status.replicas === replicas;
-    const statusLine = `status observed ${status.observedGeneration ?? '-'}/${deployment.metadata.generation ?? '-'} updated ${status.updatedReplicas ?? '-'} ready ${status.readyReplicas ?? '-'} total ${status.replicas ?? '-'}`;
-    return good.length === replicas && pods.length === replicas && statusDone ? true : `${summary}; ${statusLine}`;
+    return judgeConverged(got.body as Deployment, (list.body as { items: PodLike[] }).items, liveNodes());
   };
   const waitConverged = async (name: string, timeoutMs: number): Promise<void> => {
     let last = '';
@@ -292,6 +299,7 @@ export const createChaosDriver = async (cluster: ChaosCluster, targets: readonly
     updateDeployment,
     waitConverged,
     convergedState,
+    liveNodes,
     runRound,
     close: () => admin.disconnect(),
   };

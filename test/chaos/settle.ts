@@ -4,10 +4,14 @@
  * current template, its status updated and ready), and every deletion the workload sent must
  * finish — a deleted Namespace gone (the namespace controller emptied and finalized it), a
  * deleted Deployment gone with its pods (the garbage collector) — within `timeoutMs`.
+ *
+ * Each pass reads three cluster-wide lists (Namespaces, Deployments, Pods) and judges every
+ * pending item on them: a 50-round run leaves thousands of items, and one request per item
+ * per pass made a pass take minutes.
  */
 import type { DeploymentRef, LifecycleLedger } from './lifecycle.ts';
-import type { ChaosDriver } from './scenario.ts';
-import { waitUntil } from './scenario.ts';
+import type { ChaosDriver, Deployment, PodLike } from './scenario.ts';
+import { judgeConverged, waitUntil } from './scenario.ts';
 
 export interface SettleVerdict {
   /** From the start of the wait to everything settled (or to the timeout). */
@@ -19,30 +23,76 @@ export interface SettleVerdict {
   readonly unsettled: readonly string[];
 }
 
+/** One pass's reading of the cluster. */
+export interface ClusterSnapshot {
+  readonly namespaces: ReadonlyMap<string, string | undefined>;
+  readonly deployments: ReadonlyMap<string, Deployment>;
+  /** `namespace/app label` → its pods. */
+  readonly podsByApp: ReadonlyMap<string, readonly PodLike[]>;
+  readonly live: ReadonlySet<string>;
+}
+
+const listItems = async <T>(driver: ChaosDriver, path: string): Promise<T[]> => {
+  const answer = await driver.request('GET', path);
+  if (answer.status !== 200) throw new Error(`GET ${path}: ${answer.status}`);
+  return (answer.body as { items: T[] }).items;
+};
+
+export const readSnapshot = async (driver: ChaosDriver): Promise<ClusterSnapshot> => {
+  const [namespaces, deployments, pods] = await Promise.all([
+    listItems<{ metadata: { name: string }; status?: { phase?: string } }>(driver, '/api/v1/namespaces'),
+    listItems<Deployment>(driver, '/apis/apps/v1/deployments'),
+    listItems<PodLike>(driver, '/api/v1/pods'),
+  ]);
+  const podsByApp = new Map<string, PodLike[]>();
+  for (const pod of pods) {
+    const app = pod.metadata.labels?.['app'];
+    if (app === undefined) continue;
+    const at = `${pod.metadata.namespace ?? ''}/${app}`;
+    podsByApp.set(at, [...(podsByApp.get(at) ?? []), pod]);
+  }
+  return {
+    namespaces: new Map(namespaces.map((n) => [n.metadata.name, n.status?.phase])),
+    deployments: new Map(deployments.map((d) => [`${d.metadata.namespace ?? ''}/${d.metadata.name}`, d])),
+    podsByApp,
+    live: driver.liveNodes(),
+  };
+};
+
+type Probe = (snapshot: ClusterSnapshot) => string | true;
+
+const converged =
+  (ref: DeploymentRef): Probe =>
+  (snapshot) => {
+    const deployment = snapshot.deployments.get(`${ref.namespace}/${ref.name}`);
+    return deployment ? judgeConverged(deployment, snapshot.podsByApp.get(`${ref.namespace}/${ref.name}`) ?? [], snapshot.live) : 'deployment not found';
+  };
+
+const namespaceGone =
+  (namespace: string): Probe =>
+  (snapshot) =>
+    snapshot.namespaces.has(namespace) ? `still there (${snapshot.namespaces.get(namespace) ?? 'no phase'})` : true;
+
+const deploymentGone =
+  (ref: DeploymentRef): Probe =>
+  (snapshot) => {
+    const there = snapshot.deployments.has(`${ref.namespace}/${ref.name}`);
+    const left = snapshot.podsByApp.get(`${ref.namespace}/${ref.name}`)?.length ?? 0;
+    return !there && left === 0 ? true : `${there ? 'deployment still there' : 'deployment gone'}, ${left} pods left`;
+  };
+
 export const settle = async (driver: ChaosDriver, ledger: LifecycleLedger, extra: readonly DeploymentRef[], timeoutMs: number): Promise<SettleVerdict> => {
   const started = Date.now();
   const surviving = [...extra, ...ledger.surviving];
-  const pending = new Map<string, () => Promise<string | true>>();
-  for (const ref of surviving) pending.set(`deployment ${ref.namespace}/${ref.name} converged`, () => driver.convergedState(ref.name, ref.namespace));
-  for (const namespace of ledger.deletedNamespaces) {
-    pending.set(`namespace ${namespace} deleted`, async () => {
-      const answer = await driver.request('GET', `/api/v1/namespaces/${namespace}`);
-      const phase = (answer.body as { status?: { phase?: string } }).status?.phase;
-      return answer.status === 404 ? true : `GET ${answer.status}${phase ? ` (${phase})` : ''}`;
-    });
-  }
-  for (const ref of ledger.deletedDeployments) {
-    pending.set(`deployment ${ref.namespace}/${ref.name} deleted with its pods`, async () => {
-      const deployment = await driver.request('GET', `/apis/apps/v1/namespaces/${ref.namespace}/deployments/${ref.name}`);
-      const pods = await driver.request('GET', `/api/v1/namespaces/${ref.namespace}/pods?labelSelector=app%3D${ref.name}`);
-      const left = (pods.body as { items?: unknown[] }).items?.length ?? -1;
-      return deployment.status === 404 && pods.status === 200 && left === 0 ? true : `GET ${deployment.status}, ${left} pods left`;
-    });
-  }
+  const pending = new Map<string, Probe>();
+  for (const ref of surviving) pending.set(`deployment ${ref.namespace}/${ref.name} converged`, converged(ref));
+  for (const namespace of ledger.deletedNamespaces) pending.set(`namespace ${namespace} deleted`, namespaceGone(namespace));
+  for (const ref of ledger.deletedDeployments) pending.set(`deployment ${ref.namespace}/${ref.name} deleted with its pods`, deploymentGone(ref));
   const last = new Map<string, string>();
   await waitUntil('every Deployment converged and every deletion finished', async () => {
+    const snapshot = await readSnapshot(driver).catch((error: unknown) => String(error));
     for (const [what, probe] of pending) {
-      const state = await probe().catch((error: unknown) => String(error));
+      const state = typeof snapshot === 'string' ? snapshot : probe(snapshot);
       if (state === true) {
         pending.delete(what);
         last.delete(what);
