@@ -29,6 +29,7 @@ export const CONTROLLER_NAMES = [
   'pv-protection',
   'persistentvolume-binder',
   'local-path-provisioner',
+  'ephemeral-volume',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -64,6 +65,7 @@ export const WORKQUEUE_NAMES: Readonly<Record<ControllerName, string>> = {
   // kube's PV controller has two queues, `volumes` and `claims`; logplane's one queue holds both.
   'persistentvolume-binder': 'volumes',
   'local-path-provisioner': 'local-path-provisioner',
+  'ephemeral-volume': 'ephemeral_volume',
 };
 
 /** The workqueue `name` of controller `name` (its own name for a controller logplane does not know). */

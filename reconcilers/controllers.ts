@@ -27,6 +27,7 @@ import { createDaemonSetController } from './daemonset/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
 import { createPvcProtectionController, createPvProtectionController } from './storage-protection/index.ts';
 import { createPersistentVolumeBinder } from './persistentvolume/index.ts';
+import { createEphemeralVolumeController } from './ephemeral-volume/index.ts';
 import { createLocalPathProvisioner } from './local-path-provisioner/index.ts';
 import { createCronJobController } from './cronjob/index.ts';
 import { createEventTtlController } from './event-ttl/index.ts';
@@ -104,6 +105,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   'pv-protection': () => createPvProtectionController(),
   'persistentvolume-binder': () => createPersistentVolumeBinder(),
   'local-path-provisioner': () => createLocalPathProvisioner(),
+  'ephemeral-volume': () => createEphemeralVolumeController(),
 };
 
 /** `controller` deciding with `recordEvents: false` in its context. */
@@ -151,6 +153,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     'pv-protection': () => createPvProtectionController(),
     'persistentvolume-binder': () => createPersistentVolumeBinder(),
     'local-path-provisioner': () => createLocalPathProvisioner(),
+    'ephemeral-volume': () => createEphemeralVolumeController(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);
       return createNodeLifecycleController({

@@ -5,7 +5,8 @@
  * data directory), and the test nodes standing in for the scheduler and the kubelets. An
  * Immediate local-path class, so the provisioner picks the nodes: a StatefulSet's claims are
  * provisioned and bound with their directories on disk; a Retain volume stays Released with
- * its data; a Delete volume's directory and then the volume go once its claim is deleted;
+ * its data; a Delete volume's directory and then the volume go once its claim is deleted; a
+ * pod's generic ephemeral volume gets its claim, volume and directory, all gone with the pod;
  * and a replay of the log from offset 0 gives the live state hash.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +16,8 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { localPathAnnotations, startLocalPathVolumes, type LocalPathVolumes } from '../../node-agent/local-path.ts';
 import type { View } from '../../projections/index.ts';
+import { createEphemeralVolumeController } from '../../reconcilers/ephemeral-volume/index.ts';
+import { createGarbageCollector } from '../../reconcilers/garbage-collector/index.ts';
 import { createLocalPathProvisioner } from '../../reconcilers/local-path-provisioner/index.ts';
 import { createPersistentVolumeBinder } from '../../reconcilers/persistentvolume/index.ts';
 import { deleteCommand } from '../../reconcilers/replicaset/objects.ts';
@@ -62,7 +65,7 @@ describe.each(cases)('local-path PersistentVolumes on the $label', ({ adapter, p
   let dataDir: string;
   beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'logplane-local-path-'));
-    scenario = await startScenario({ adapter, partitions, nodes: NODES, readyDelayMs: 20, controllers: [createStatefulSetController(), createPersistentVolumeBinder(), createLocalPathProvisioner()] });
+    scenario = await startScenario({ adapter, partitions, nodes: NODES, readyDelayMs: 20, controllers: [createStatefulSetController(), createPersistentVolumeBinder(), createLocalPathProvisioner(), createEphemeralVolumeController(), createGarbageCollector()] });
     // What the node agents say when they register: where their local-path volumes go.
     const view = scenario.projection.view();
     await scenario.apply(
@@ -124,6 +127,34 @@ describe.each(cases)('local-path PersistentVolumes on the $label', ({ adapter, p
 
     const replay = await replayToLive(scenario);
     expect(replay.liveHash).toBeDefined();
+    expect(replay.replayHash).toBe(replay.liveHash);
+  }, 120_000);
+
+  it('gives a pod\'s ephemeral volume its claim, volume and directory, and takes them away with the pod', async () => {
+    await scenario.apply({ type: 'ObjectCreated', object: storageClass('local-delete', 'Delete') });
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'cache', namespace: 'default' },
+      spec: {
+        containers: [{ name: 'c', image: 'logplane/echo:1', volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+        volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { storageClassName: 'local-delete', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } }],
+      },
+    };
+    await scenario.apply({ type: 'ObjectCreated', object: pod });
+    await scenario.waitUntil('the claim cache-scratch is Bound', (v) => (v.get('PersistentVolumeClaim/default/cache-scratch') as PersistentVolumeClaim | undefined)?.status?.phase === 'Bound');
+    const view = scenario.projection.view();
+    const claim = view.get('PersistentVolumeClaim/default/cache-scratch') as PersistentVolumeClaim;
+    expect(claim.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name: 'cache', uid: view.get('Pod/default/cache')?.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    const volume = volumeOf(view, 'cache-scratch') as PersistentVolume;
+    await scenario.waitUntil('its directory exists', () => existsSync(pathOf(volume)));
+
+    await scenario.apply(deleteCommand(scenario.projection.view().get('Pod/default/cache') as Pod));
+    await scenario.waitUntil('the pod, its claim and its volume are gone', (v) =>
+      v.get('Pod/default/cache') === undefined && v.get('PersistentVolumeClaim/default/cache-scratch') === undefined && v.get(`PersistentVolume//${volume.metadata.name}`) === undefined,
+    );
+    expect(existsSync(pathOf(volume))).toBe(false);
+    const replay = await replayToLive(scenario);
     expect(replay.replayHash).toBe(replay.liveHash);
   }, 120_000);
 });
