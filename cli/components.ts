@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client';
 import { createFoldMetrics, createProjection, LEGACY_FOLD_SETTINGS, registerProjectionLag, type Projection } from '../projections/index.ts';
 import { startControllers, type ControllerName } from '../reconcilers/controllers.ts';
 import { loadSchedulerConfig } from '../reconcilers/scheduler/config/index.ts';
+import { ensureLocalPathClass } from './local-path-class.ts';
 import { agentServingCredentials, ensureClusterCA, kubeletClientCredentials, serviceAccountSigningKey } from './pki.ts';
 import { adminCredentials, apiserverServiceHosts, openLog, processRegistry, remotePodLogs, remotePodStreams, remoteResourceUsage, serveApi, tlsMaterial, type LogTarget, type ServeOptions } from './wiring.ts';
 import { writeKubeconfig } from '../apiserver/index.ts';
@@ -161,6 +162,11 @@ export const runControllers = async (options: {
     ...(options.rootCAFile !== undefined ? { rootCA: readFileSync(options.rootCAFile, 'utf8') } : {}),
     ...(options.kubeconfig !== undefined ? { metricsSource: remoteMetricsSource(options.kubeconfig) } : {}),
   });
+  // The provisioner ships its class, as rancher's local-path-provisioner manifest (and k3s) do;
+  // a second controllers process finds it (or its create is refused as a duplicate by the fold).
+  if (controllers.runtimes.some((r) => r.controller.name === 'local-path-provisioner')) {
+    await ensureLocalPathClass(log, projection, options.logger.child({ component: 'local-path' }));
+  }
   const metricsServer =
     metricsAddress && options.kubeconfig !== undefined
       ? await startMetricsServer({

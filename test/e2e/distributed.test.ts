@@ -102,6 +102,11 @@ describe('the walkthrough in distributed mode (apiserver, controllers, two agent
     expect(table).toMatch(/^node-2\s+Ready\s/m);
   });
 
+  it('ships the default local-path StorageClass from the controllers process, as logplane up does', async () => {
+    await waitFor('the local-path StorageClass', async () => (await client.get<{ items: { metadata: { name: string } }[] }>('/apis/storage.k8s.io/v1/storageclasses')).items.some((c) => c.metadata.name === 'local-path'));
+    expect(ok(await kube('get', 'storageclass'))).toMatch(/^local-path \(default\)\s+rancher\.io\/local-path\s+Delete\s+WaitForFirstConsumer\s/m);
+  });
+
   it('schedules the echo pods over both nodes', async () => {
     expect(ok(await cli('apply', '-f', manifest))).toBe('deployment.apps/echo created\nservice/echo created\n');
     expect(ok(await cli('rollout', 'status', 'deploy/echo', '--timeout', '90s'))).toContain('deployment "echo" successfully rolled out');
