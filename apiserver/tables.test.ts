@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Endpoints, Node, Pod, Service } from '../schemas/index.ts';
+import type { ContainerStatus, Endpoints, Node, Pod, Service } from '../schemas/index.ts';
 import { sampleObject } from '../schemas/avro-gen/openapi-samples.ts';
 import { loadApiDocument } from '../schemas/avro-gen/openapi.ts';
 import { STORED_KINDS } from '../schemas/kinds/registry.ts';
@@ -57,6 +57,48 @@ describe('pod rows', () => {
     ],
     ['exited without reason', pod({ phase: 'Failed', containerStatuses: [{ name: 'a', image: 'x', ready: false, restartCount: 0, state: { terminated: { exitCode: 3 } } }] }), ['p', '0/2', 'ExitCode:3']],
     ['terminating', pod({ phase: 'Running' }, { deletionTimestamp: new Date(NOW).toISOString() }), ['p', '0/2', 'Terminating']],
+  ])('%s', (_title, object, cells) => {
+    expect(rowCells(object, NOW).slice(0, cells.length)).toEqual(cells);
+  });
+
+  // kube 1.32 printPod with init containers: Init:i/n while one waits or runs, Init:<reason> when
+  // one fails or backs off, sidecars counted in READY once started, their restarts kept.
+  const withInit = (status: Pod['status']): Pod => ({
+    ...pod(status),
+    spec: {
+      initContainers: [{ name: 'proxy', restartPolicy: 'Always' }, { name: 'migrate' }, { name: 'seed' }],
+      containers: [{ name: 'a' }],
+      nodeName: 'n1',
+    },
+  });
+  const proxyUp: ContainerStatus = { name: 'proxy', image: 'x', ready: true, started: true, restartCount: 1, state: { running: {} }, lastState: { terminated: { exitCode: 1, finishedAt: new Date(NOW - 60_000).toISOString() } } };
+  const done = (name: string): ContainerStatus => ({ name, image: 'x', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } });
+  it.each([
+    [
+      'the second init container running',
+      withInit({ phase: 'Pending', initContainerStatuses: [proxyUp, { name: 'migrate', image: 'x', ready: false, restartCount: 0, state: { running: {} } }, { name: 'seed', image: 'x', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }] }),
+      ['p', '1/2', 'Init:1/3', '1 (60s ago)'],
+    ],
+    [
+      'an init container crash looping',
+      withInit({ phase: 'Pending', initContainerStatuses: [proxyUp, { name: 'migrate', image: 'x', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } } }] }),
+      ['p', '1/2', 'Init:CrashLoopBackOff', '5 (60s ago)'],
+    ],
+    [
+      'an init container failed',
+      withInit({ phase: 'Failed', initContainerStatuses: [proxyUp, { name: 'migrate', image: 'x', ready: false, restartCount: 0, state: { terminated: { exitCode: 2, reason: 'Error' } } }] }),
+      ['p', '1/2', 'Init:Error'],
+    ],
+    [
+      'initialized and running',
+      withInit({
+        phase: 'Running',
+        conditions: [{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'True' }],
+        initContainerStatuses: [proxyUp, done('migrate'), done('seed')],
+        containerStatuses: [{ name: 'a', image: 'x', ready: true, restartCount: 0, state: { running: {} } }],
+      }),
+      ['p', '2/2', 'Running', '1 (60s ago)'],
+    ],
   ])('%s', (_title, object, cells) => {
     expect(rowCells(object, NOW).slice(0, cells.length)).toEqual(cells);
   });

@@ -83,41 +83,83 @@ export const age = (timestamp: string | undefined, now: number): string => {
 
 const orNone = (value: string | undefined): string => (value ? value : '<none>');
 
-/** kubectl's pod STATUS and RESTARTS logic (`printPod`). */
+/** kubectl's pod STATUS and RESTARTS logic (kube 1.32 `printPod`, init containers and sidecars included). */
 export const podStatus = (pod: Pod, now: number): { ready: string; status: string; restarts: string } => {
   const status = pod.status ?? {};
   let reason = status.reason || status.phase || 'Pending';
+  if ((status.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.reason === 'SchedulingGated')) reason = 'SchedulingGated';
+  const initSpecs = pod.spec.initContainers ?? [];
+  const sidecars = new Set(initSpecs.filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
   let restarts = 0;
   let readyContainers = 0;
   let lastRestart: number | undefined;
-  let hasRunning = false;
-  const statuses = status.containerStatuses ?? [];
-  for (let i = statuses.length - 1; i >= 0; i--) {
-    const container = statuses[i]!;
+  /** The sidecars' restarts and latest restart: what RESTARTS shows once the pod is initialized. */
+  let sidecarRestarts = 0;
+  let lastSidecarRestart: number | undefined;
+  const later = (current: number | undefined, finishedAt: string | undefined): number | undefined => {
+    const time = finishedAt ? Date.parse(finishedAt) : Number.NaN;
+    return !Number.isNaN(time) && (current === undefined || time > current) ? time : current;
+  };
+  let initializing = false;
+  const initStatuses = status.initContainerStatuses ?? [];
+  for (let i = 0; i < initStatuses.length; i++) {
+    const container = initStatuses[i]!;
     restarts += container.restartCount ?? 0;
-    const finishedAt = container.lastState?.terminated?.finishedAt;
-    if (finishedAt) {
-      const time = Date.parse(finishedAt);
-      if (!Number.isNaN(time) && (lastRestart === undefined || time > lastRestart)) lastRestart = time;
+    lastRestart = later(lastRestart, container.lastState?.terminated?.finishedAt);
+    const sidecar = sidecars.has(container.name);
+    if (sidecar) {
+      sidecarRestarts += container.restartCount ?? 0;
+      lastSidecarRestart = later(lastSidecarRestart, container.lastState?.terminated?.finishedAt);
+    }
+    if (sidecar && container.started) {
+      if (container.ready) readyContainers++;
+      continue;
     }
     const state = container.state;
-    if (state?.waiting?.reason) reason = state.waiting.reason;
-    else if (state?.terminated?.reason) reason = state.terminated.reason;
-    else if (state?.terminated) {
-      reason = state.terminated.signal ? `Signal:${state.terminated.signal}` : `ExitCode:${state.terminated.exitCode}`;
-    } else if (container.ready && state?.running) {
-      hasRunning = true;
-      readyContainers++;
+    if (state?.terminated && state.terminated.exitCode === 0) continue;
+    if (state?.terminated) {
+      reason = state.terminated.reason
+        ? `Init:${state.terminated.reason}`
+        : state.terminated.signal
+          ? `Init:Signal:${state.terminated.signal}`
+          : `Init:ExitCode:${state.terminated.exitCode}`;
+    } else if (state?.waiting?.reason && state.waiting.reason !== 'PodInitializing') {
+      reason = `Init:${state.waiting.reason}`;
+    } else {
+      reason = `Init:${i}/${initSpecs.length}`;
     }
+    initializing = true;
+    break;
   }
-  if (reason === 'Completed' && hasRunning) {
-    reason = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') ? 'Running' : 'NotReady';
+  const initialized = (status.conditions ?? []).some((c) => c.type === 'Initialized' && c.status === 'True');
+  if (!initializing || initialized) {
+    restarts = sidecarRestarts;
+    lastRestart = lastSidecarRestart;
+    let hasRunning = false;
+    const statuses = status.containerStatuses ?? [];
+    for (let i = statuses.length - 1; i >= 0; i--) {
+      const container = statuses[i]!;
+      restarts += container.restartCount ?? 0;
+      lastRestart = later(lastRestart, container.lastState?.terminated?.finishedAt);
+      const state = container.state;
+      if (state?.waiting?.reason) reason = state.waiting.reason;
+      else if (state?.terminated?.reason) reason = state.terminated.reason;
+      else if (state?.terminated) {
+        reason = state.terminated.signal ? `Signal:${state.terminated.signal}` : `ExitCode:${state.terminated.exitCode}`;
+      } else if (container.ready && state?.running) {
+        hasRunning = true;
+        readyContainers++;
+      }
+    }
+    if (reason === 'Completed' && hasRunning) {
+      reason = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') ? 'Running' : 'NotReady';
+    }
   }
   const phase = status.phase;
   if (pod.metadata.deletionTimestamp && status.reason === 'NodeLost') reason = 'Unknown';
   else if (pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed') reason = 'Terminating';
   return {
-    ready: `${readyContainers}/${pod.spec.containers.length}`,
+    ready: `${readyContainers}/${pod.spec.containers.length + sidecars.size}`,
     status: reason,
     restarts: restarts !== 0 && lastRestart !== undefined ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts),
   };

@@ -66,7 +66,7 @@ export const createEventReporter = (options: EventReporterOptions): EventReporte
     for (const item of batch) byNode.set(item.node, [...(byNode.get(item.node) ?? []), item]);
     for (const [node, items] of byNode) {
       const recorder = createRecorder(projection.view(), now(), { component: KUBELET_COMPONENT, host: node });
-      for (const { pod, event } of items) recorder.event(pod, event.type, event.reason, event.message, containerFieldPath(event.container));
+      for (const { pod, event } of items) recorder.event(pod, event.type, event.reason, event.message, containerFieldPath(event.container, pod));
       const commands: EventBody[] = recorder.commands();
       if (commands.length === 0) continue;
       try {

@@ -175,3 +175,23 @@ describe('core/v1 events', () => {
     expect(inNamespace('default', { involvedObject: { kind: 'Node', name: 'node-1' }, reason: 'Rebooted' }).object.metadata.namespace).toBe('default');
   });
 });
+
+describe('init containers and sidecars (docs: pods/init-containers.yaml, sidecar containers)', () => {
+  it('accepts a sidecar (restartPolicy Always) with probes, and a regular init container without', () => {
+    const pod = create('Pod', podSpec({ initContainers: [{ ...container, name: 'proxy', restartPolicy: 'Always', readinessProbe: { tcpSocket: { port: 8080 } } }, { ...container, name: 'setup' }] }));
+    expect(pod['spec'].initContainers.map((c: { name: string }) => c.name)).toEqual(['proxy', 'setup']);
+  });
+
+  it('refuses restartPolicy on an app container or other than Always on an init container, and probes on a regular init container', () => {
+    expect(
+      refusal('Pod', podSpec({
+        containers: [{ ...container, restartPolicy: 'Always' }],
+        initContainers: [{ ...container, name: 'i1', restartPolicy: 'OnFailure' }, { ...container, name: 'i2', livenessProbe: { exec: { command: ['true'] } } }],
+      })),
+    ).toEqual([
+      'spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"',
+      'spec.initContainers[1].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always',
+      'spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers',
+    ]);
+  });
+});

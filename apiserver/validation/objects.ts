@@ -210,6 +210,25 @@ const checkContainer = (causes: Causes, field: string, container: Container): vo
 };
 
 /**
+ * kube's container `restartPolicy` rules (1.32, SidecarContainers): only an init container may
+ * set it, and only to Always (a sidecar); a regular init container runs to completion, so it
+ * may have no probes and no lifecycle hooks.
+ */
+const checkContainerRestartPolicies = (causes: Causes, field: string, spec: PodSpec): void => {
+  (spec.initContainers ?? []).forEach((container, i) => {
+    const at = `${field}.initContainers[${i}]`;
+    if (container.restartPolicy !== undefined && container.restartPolicy !== 'Always') causes.push(fieldErrors.notSupported(`${at}.restartPolicy`, container.restartPolicy, ['Always']));
+    if (container.restartPolicy === 'Always') return;
+    for (const probe of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
+      if (container[probe] !== undefined) causes.push(fieldErrors.forbidden(`${at}.${probe}`, 'may not be set for init containers without restartPolicy=Always'));
+    }
+  });
+  spec.containers.forEach((container, i) => {
+    if (container.restartPolicy !== undefined) causes.push(fieldErrors.forbidden(`${field}.containers[${i}].restartPolicy`, 'may not be set for non-init containers'));
+  });
+};
+
+/**
  * Validates a PodSpec found at `field` (`spec` or `spec.template.spec`). `volumes: false`
  * skips the volume and mount checks: kube does not run them on a StatefulSet's template,
  * whose containers mount the claims of its volumeClaimTemplates.
@@ -227,6 +246,7 @@ export const validatePodSpec = (field: string, spec: PodSpec, options: { volumes
     });
   each(spec.initContainers, `${field}.initContainers`);
   each(spec.containers, `${field}.containers`);
+  checkContainerRestartPolicies(causes, field, spec);
   checkEnum(causes, `${field}.restartPolicy`, spec.restartPolicy, ['Always', 'OnFailure', 'Never']);
   checkNonNegative(causes, `${field}.terminationGracePeriodSeconds`, spec.terminationGracePeriodSeconds);
   if (spec.nodeName) {

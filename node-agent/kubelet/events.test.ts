@@ -3,7 +3,7 @@
  * reducer and lists what kubeletEvents says about the last one, as `reason: message`.
  */
 import { describe, expect, it } from 'vitest';
-import { kubeletEvents, unhealthyEvent } from './events.ts';
+import { containerFieldPath, kubeletEvents, unhealthyEvent } from './events.ts';
 import { admitPod, reducePod, type CrashLoopPolicy, type PodEvent, type PodRun, type RestartPolicy } from './lifecycle.ts';
 
 const policy: CrashLoopPolicy = { initialMs: 100, maxMs: 1000, resetAfterMs: 10_000 };
@@ -76,5 +76,14 @@ describe('kubeletEvents', () => {
     expect(unhealthyEvent(newPod(), 'c', 0, 'startup', 'not started yet')).toBeUndefined();
     const killing = reducePod(running, { type: 'probe', container: 'c', restartCount: 0, probe: 'liveness', ok: false, at: 20 }, policy).run;
     expect(unhealthyEvent(killing, 'c', 0, 'liveness', 'being stopped')).toBeUndefined();
+  });
+});
+
+describe('containerFieldPath (kubelet GenerateContainerRef)', () => {
+  it('names an init container under spec.initContainers and any other under spec.containers', () => {
+    const pod = { spec: { initContainers: [{ name: 'setup' }], containers: [{ name: 'web' }] } };
+    expect(containerFieldPath('setup', pod)).toBe('spec.initContainers{setup}');
+    expect(containerFieldPath('web', pod)).toBe('spec.containers{web}');
+    expect(containerFieldPath('web')).toBe('spec.containers{web}');
   });
 });

@@ -16,6 +16,7 @@
  *
  * Each is about the Pod, with fieldPath `spec.containers{X}` (kubelet's GenerateContainerRef).
  */
+import type { Pod } from '../../schemas/index.ts';
 import { assertNever } from '../../schemas/index.ts';
 import type { ContainerRun, PodEvent, PodRun, ProbeKind } from './lifecycle.ts';
 
@@ -49,8 +50,9 @@ export interface KubeletEventOptions {
   readonly imagesPresent: boolean;
 }
 
-/** The fieldPath of a container in kubelet's references. */
-export const containerFieldPath = (container: string): string => `spec.containers{${container}}`;
+/** The fieldPath of a container in kubelet's references: `spec.initContainers{X}` for an init container of `pod`. */
+export const containerFieldPath = (container: string, pod?: Pick<Pod, 'spec'>): string =>
+  (pod?.spec.initContainers ?? []).some((c) => c.name === container) ? `spec.initContainers{${container}}` : `spec.containers{${container}}`;
 
 /** kubelet's format.Pod: `name_namespace(uid)`. */
 const formatPod = (run: PodRun): string => `${run.name}_${run.namespace}(${run.uid})`;

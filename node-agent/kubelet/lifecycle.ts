@@ -15,7 +15,14 @@
  *   kills the container (SIGTERM, SIGKILL after the grace period), which then restarts per
  *   policy; readiness sets the container's `ready`;
  * - termination: SIGTERM to every running container, SIGKILL at the grace deadline
- *   (a later, shorter grace period wins), then the pod is `stopped`.
+ *   (a later, shorter grace period wins), then the pod is `stopped`;
+ * - init containers (kubelet's computeInitContainerActions): they run one at a time in spec
+ *   order before the app containers, which wait (`PodInitializing`) until every regular init
+ *   container has exited 0 and every sidecar (an init container with `restartPolicy: Always`)
+ *   has started. A regular init container that fails restarts with backoff unless the pod's
+ *   policy is Never (the pod then fails); one that succeeded never runs again. A sidecar
+ *   restarts whenever it exits, until the app containers are done: then (restartPolicy Never
+ *   or OnFailure) it is stopped, as it is on termination once the app containers have stopped.
  */
 import { assertNever } from '../../schemas/index.ts';
 
@@ -58,8 +65,13 @@ export interface ContainerExit {
 /** Why a running container is being stopped. */
 export type KillCause = 'liveness' | 'startup' | 'termination';
 
+/** Where a container is declared: `initContainers` (a sidecar when its restartPolicy is Always) or `containers`. */
+export type ContainerRole = 'init' | 'sidecar' | 'app';
+
 /** Where a container is in its lifecycle. */
 export type ContainerPhase =
+  /** Not started yet: an init container before it (or, for an app container, one of them) is not done; waiting `PodInitializing`. */
+  | { readonly type: 'pending' }
   /** A start was requested; waiting `ContainerCreating`. */
   | { readonly type: 'creating' }
   /** The runtime will never start it (e.g. unknown image without command); waiting with this reason. */
@@ -82,6 +94,8 @@ export type ContainerPhase =
 /** One container of a pod, across its restarts. */
 export interface ContainerRun {
   readonly name: string;
+  /** Absent in records written before init containers ran: those are app containers. */
+  readonly role?: ContainerRole;
   readonly image: string;
   readonly probes: ProbeSet;
   /** Index of the current (or next) instance; Kubernetes' restartCount. */
@@ -115,9 +129,25 @@ export interface PodRun {
   readonly podIP: string;
   readonly hostIP: string;
   readonly startTime: number;
+  /** Init containers first (spec order), then the app containers. */
   readonly containers: readonly ContainerRun[];
   readonly termination: Termination | null;
 }
+
+/** A container's role (records from before init containers ran have none: app). */
+export const roleOf = (c: ContainerRun): ContainerRole => c.role ?? 'app';
+/** The containers declared in `initContainers` (regular and sidecars), in order. */
+export const initContainersOf = (run: PodRun): readonly ContainerRun[] => run.containers.filter((c) => roleOf(c) !== 'app');
+/** The containers declared in `containers`. */
+export const appContainersOf = (run: PodRun): readonly ContainerRun[] => run.containers.filter((c) => roleOf(c) === 'app');
+
+/** A regular init container failed for good (restartPolicy Never): the pod has failed. */
+export const initFailed = (run: PodRun): boolean =>
+  run.containers.some((c) => roleOf(c) === 'init' && c.phase.type === 'exited' && c.phase.exit.exitCode !== 0);
+
+/** Whether init container `c` lets the next one (and, for the last, the app containers) start. */
+export const initDone = (c: ContainerRun): boolean =>
+  roleOf(c) === 'sidecar' ? c.phase.type === 'running' && c.phase.started && c.phase.killing === null : c.phase.type === 'exited' && c.phase.exit.exitCode === 0;
 
 /** What happened to a pod, as reported by the runtime or its timers. */
 export type PodEvent =
@@ -190,9 +220,15 @@ export interface ContainerDecl {
   readonly name: string;
   readonly image: string;
   readonly probes: ProbeSet;
+  /** Default `app`. */
+  readonly role?: ContainerRole;
 }
 
-/** A new pod: every container `creating`, a start effect each. */
+/**
+ * A new pod: its first init container `creating` and the others `pending`, or, without init
+ * containers, every container `creating`; a start effect each that is creating. Init containers
+ * come first in `containers`.
+ */
 export function admitPod(init: PodRunInit, containers: readonly ContainerDecl[]): Transition {
   // Literals with every field named, not spreads plus new fields: V8 (Node 20) gives each
   // object made by a spread plus a new property its own hidden class, which every later
@@ -207,9 +243,36 @@ export function admitPod(init: PodRunInit, containers: readonly ContainerDecl[])
     hostIP: init.hostIP,
     startTime: init.startTime,
     termination: null,
-    containers: containers.map((c) => ({ name: c.name, image: c.image, probes: c.probes, restartCount: 0, containerID: null, phase: { type: 'creating' }, last: null, backoffMs: null })),
+    containers: containers.map((c) => ({ name: c.name, role: c.role ?? 'app', image: c.image, probes: c.probes, restartCount: 0, containerID: null, phase: { type: 'pending' }, last: null, backoffMs: null })),
   };
-  return { run, effects: run.containers.map((c) => ({ type: 'start', container: c.name, restartCount: 0 })) };
+  return advance({ run, effects: [] });
+}
+
+/**
+ * Starts what may start now (kubelet's computeInitContainerActions): the first init container
+ * that is not done, if it is still pending; once every init container is done, every pending
+ * app container. Nothing starts in a terminating pod.
+ */
+function advance({ run, effects }: Transition): Transition {
+  if (run.termination !== null) return { run, effects };
+  const starting = new Set<ContainerRun>();
+  let initialized = true;
+  for (const c of run.containers) {
+    if (roleOf(c) === 'app') continue;
+    if (initDone(c)) continue;
+    initialized = false;
+    if (c.phase.type === 'pending') starting.add(c);
+    break;
+  }
+  if (initialized) for (const c of run.containers) if (roleOf(c) === 'app' && c.phase.type === 'pending') starting.add(c);
+  if (starting.size === 0) return { run, effects };
+  const started: PodEffect[] = [];
+  const containers = run.containers.map((c): ContainerRun => {
+    if (!starting.has(c)) return c;
+    started.push({ type: 'start', container: c.name, restartCount: c.restartCount });
+    return { ...c, phase: { type: 'creating' } };
+  });
+  return { run: { ...run, containers }, effects: [...effects, ...started] };
 }
 
 /**
@@ -237,6 +300,8 @@ export function restoredContainer(
     case 'creating':
     case 'refused':
       return { ...c, phase: { type: 'creating' } };
+    case 'pending':
+      return c;
     default:
       return assertNever(c.phase, 'container phase');
   }
@@ -256,6 +321,7 @@ export function resumePod(run: PodRun): readonly PodEffect[] {
       case 'refused':
       case 'backoff':
       case 'exited':
+      case 'pending':
         return [];
       default:
         return assertNever(c.phase);
@@ -270,7 +336,7 @@ export function resumePod(run: PodRun): readonly PodEffect[] {
 export function abandonUnstarted(run: PodRun, at: number): PodRun {
   return {
     ...run,
-    containers: run.containers.map((c) => (c.phase.type === 'creating' ? { ...c, phase: { type: 'exited', exit: unknownExit(at, c.containerID) } } : c)),
+    containers: run.containers.map((c) => (c.phase.type === 'creating' || c.phase.type === 'pending' ? { ...c, phase: { type: 'exited', exit: unknownExit(at, c.containerID) } } : c)),
   };
 }
 
@@ -347,15 +413,47 @@ function withContainer(run: PodRun, name: string, fn: (c: ContainerRun) => Trans
   return c === undefined ? unchanged(run) : fn(c);
 }
 
-/** Replaces container `before` by `after`, then checks whether a terminating pod has fully stopped. */
+/**
+ * Replaces container `before` by `after`, starts what may start now, stops the sidecars once
+ * nothing needs them, then checks whether a terminating pod has fully stopped.
+ */
 function settle(run: PodRun, before: ContainerRun, after: ContainerRun, effects: readonly PodEffect[]): Transition {
   const next: PodRun = { ...run, containers: run.containers.map((c) => (c === before ? after : c)) };
-  return finishIfStopped({ run: next, effects });
+  return finishIfStopped(stopSidecars(advance({ run: next, effects })));
+}
+
+/** A container that has stopped for good, or never started and never will (the pod is done with it). */
+const isDone = (c: ContainerRun): boolean => c.phase.type === 'exited' || c.phase.type === 'pending';
+
+/**
+ * Sidecars outlive the app containers only as long as those may still run: in a terminating
+ * pod once every other container has stopped, and in a pod whose app containers have all
+ * exited for good (restartPolicy Never or OnFailure), they get SIGTERM (SIGKILL once the grace
+ * period is over), as kubelet stops restartable init containers after the main ones.
+ */
+function stopSidecars({ run, effects }: Transition): Transition {
+  const sidecars = run.containers.filter((c) => roleOf(c) === 'sidecar' && c.phase.type === 'running' && c.phase.killing === null);
+  if (sidecars.length === 0) return { run, effects };
+  const apps = appContainersOf(run);
+  const needed =
+    run.termination !== null
+      ? run.containers.some((c) => roleOf(c) !== 'sidecar' && !isDone(c))
+      : !initFailed(run) && (apps.length === 0 || !apps.every((c) => c.phase.type === 'exited'));
+  if (needed) return { run, effects };
+  const killed = run.termination?.killed === true;
+  const signals: PodEffect[] = [];
+  const containers = run.containers.map((c): ContainerRun => {
+    if (!sidecars.includes(c) || c.phase.type !== 'running') return c;
+    signals.push({ type: 'stopProbes', container: c.name }, { type: 'signal', container: c.name, restartCount: c.restartCount, signal: killed || run.graceMs === 0 ? 'SIGKILL' : 'SIGTERM' });
+    if (run.termination === null && run.graceMs > 0) signals.push({ type: 'setTimer', timer: { type: 'kill', container: c.name, restartCount: c.restartCount }, delayMs: run.graceMs });
+    return { ...c, phase: { ...c.phase, ready: false, killing: 'termination' } };
+  });
+  return { run: { ...run, containers }, effects: [...effects, ...signals] };
 }
 
 function finishIfStopped({ run, effects }: Transition): Transition {
   const t = run.termination;
-  if (t === null || t.stopped || !run.containers.every((c) => c.phase.type === 'exited')) return { run, effects };
+  if (t === null || t.stopped || !run.containers.every(isDone)) return { run, effects };
   return { run: { ...run, termination: { ...t, stopped: true } }, effects: [...effects, { type: 'clearTimer', timer: { type: 'grace' } }, { type: 'stopped' }] };
 }
 
@@ -373,6 +471,21 @@ function onStarted(run: PodRun, event: Extract<PodEvent, { type: 'started' }>): 
     const effects: PodEffect[] = probes.length === 0 ? [] : [{ type: 'startProbes', container: c.name, restartCount: c.restartCount, probes }];
     return settle(run, c, { ...c, containerID: event.containerID, phase }, effects);
   });
+}
+
+/** Whether container `c` restarts after exiting with `exitCode` (kubelet: a sidecar always, a regular init container only on failure and not under Never, a stopped sidecar never). */
+function restarts(run: PodRun, c: ContainerRun, exitCode: number): boolean {
+  const role = roleOf(c);
+  switch (role) {
+    case 'sidecar':
+      return !(c.phase.type === 'running' && c.phase.killing === 'termination');
+    case 'init':
+      return exitCode !== 0 && run.restartPolicy !== 'Never';
+    case 'app':
+      return shouldRestart(run.restartPolicy, exitCode);
+    default:
+      return assertNever(role, 'container role');
+  }
 }
 
 function shouldRestart(policy: RestartPolicy, exitCode: number): boolean {
@@ -406,7 +519,7 @@ function onExited(run: PodRun, event: Extract<PodEvent, { type: 'exited' }>, pol
       { type: 'stopProbes', container: c.name },
       { type: 'clearTimer', timer: { type: 'kill', container: c.name, restartCount: c.restartCount } },
     ];
-    if (run.termination !== null || !shouldRestart(run.restartPolicy, exit.exitCode)) {
+    if (run.termination !== null || !restarts(run, c, exit.exitCode)) {
       return settle(run, c, { ...c, containerID: exit.containerID ?? c.containerID, phase: { type: 'exited', exit } }, cleanup);
     }
     const ranLongEnough = startedAt !== null && event.at - startedAt >= policy.resetAfterMs;
@@ -487,10 +600,12 @@ function onTerminate(run: PodRun, event: Extract<PodEvent, { type: 'terminate' }
   }
   const immediate = deadline <= event.at;
   const effects: PodEffect[] = [];
+  // Sidecars are stopped after the other containers (stopSidecars), unless the stop is immediate.
   const containers = run.containers.map((c): ContainerRun => {
     const phase = c.phase;
     switch (phase.type) {
       case 'running':
+        if (roleOf(c) === 'sidecar' && phase.killing === null && !immediate) return { ...c, phase: { ...phase, ready: false } };
         effects.push({ type: 'stopProbes', container: c.name });
         if (phase.killing === null || immediate) {
           effects.push({ type: 'signal', container: c.name, restartCount: c.restartCount, signal: immediate ? 'SIGKILL' : 'SIGTERM' });
@@ -504,6 +619,7 @@ function onTerminate(run: PodRun, event: Extract<PodEvent, { type: 'terminate' }
       case 'refused':
         return { ...c, phase: { type: 'exited', exit: unknownExit(event.at, null) } };
       case 'exited':
+      case 'pending':
         return c;
       default:
         return assertNever(phase);
@@ -511,5 +627,5 @@ function onTerminate(run: PodRun, event: Extract<PodEvent, { type: 'terminate' }
   });
   const live = containers.some((c) => c.phase.type === 'running' || c.phase.type === 'creating');
   if (live && !immediate) effects.push({ type: 'setTimer', timer: { type: 'grace' }, delayMs: deadline - event.at });
-  return finishIfStopped({ run: { ...run, containers, termination: { deadline, killed: immediate, stopped: false } }, effects });
+  return finishIfStopped(stopSidecars({ run: { ...run, containers, termination: { deadline, killed: immediate, stopped: false } }, effects }));
 }

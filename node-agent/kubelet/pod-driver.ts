@@ -11,6 +11,7 @@ import { Subject, concat, defer, from, type Observable } from 'rxjs';
 import { KubeletClosedError } from './errors.ts';
 import { assertNever } from '../../schemas/index.ts';
 import {
+  type ContainerRole,
   type ContainerDecl,
   type CrashLoopPolicy,
   type PodEffect,
@@ -26,7 +27,7 @@ import {
   reducePod,
   resumePod,
 } from './lifecycle.ts';
-import type { Pod, PodStatus } from '../../schemas/index.ts';
+import type { Container, Pod, PodStatus } from '../../schemas/index.ts';
 import { jsonEqual, k8sTime, podStatus, withTransitionTimes } from './status.ts';
 import type { CancelTimer, TimerQueue } from './timer-queue.ts';
 import { kubeletEvents, unhealthyEvent, type KubeletEvent } from './events.ts';
@@ -349,18 +350,21 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       logger.error({ err, pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'cannot admit pod; retrying at the next sync');
       return;
     }
-    const containers: ContainerDecl[] = pod.spec.containers.map((c) => ({
+    const declare = (c: Container, role: ContainerRole): ContainerDecl => ({
       name: c.name,
       image: c.image ?? '',
+      role,
+      // Regular init containers have no probes (validation refuses them); sidecars and app containers may.
       probes: {
-        startup: executor.runsProbes && c.startupProbe != null,
-        liveness: executor.runsProbes && c.livenessProbe != null,
-        readiness: executor.runsProbes && c.readinessProbe != null,
+        startup: executor.runsProbes && role !== 'init' && c.startupProbe != null,
+        liveness: executor.runsProbes && role !== 'init' && c.livenessProbe != null,
+        readiness: executor.runsProbes && role !== 'init' && c.readinessProbe != null,
       },
-    }));
-    if ((pod.spec.initContainers ?? []).length > 0) {
-      logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'initContainers are not supported by the logplane runtime; running only the containers');
-    }
+    });
+    const containers: ContainerDecl[] = [
+      ...(pod.spec.initContainers ?? []).map((c) => declare(c, c.restartPolicy === 'Always' ? 'sidecar' : 'init')),
+      ...pod.spec.containers.map((c) => declare(c, 'app')),
+    ];
     const { run, effects } = admitPod(
       {
         uid,

@@ -151,6 +151,52 @@ describe('process runtime', () => {
     expect(failed.status.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('PodCompleted');
   });
 
+  it('runs the init containers to completion, in order, before the app container', async () => {
+    const runtime = processRuntime();
+    const step = (name: string): Container => ({ name, image: 'logplane/crasher', env: [{ name: 'EXIT_CODE', value: '0' }, { name: 'EXIT_AFTER_MS', value: '200' }] });
+    const pod = makePod('inits', [echo()], { initContainers: [step('first'), step('second')] });
+    const seen: string[] = [];
+    const subscription = runtime.statuses$.subscribe((update) => {
+      if (update.uid !== pod.metadata.uid) return;
+      const states = [...(update.status.initContainerStatuses ?? []), ...(update.status.containerStatuses ?? [])].map((c) => `${c.name}:${c.state?.running ? 'running' : (c.state?.terminated?.reason ?? c.state?.waiting?.reason)}`);
+      if (seen.at(-1) !== states.join(' ')) seen.push(states.join(' '));
+    });
+    runtime.sync([pod]);
+    const ready = await waitForStatus(runtime, pod, isReady);
+    subscription.unsubscribe();
+    expect(ready.status.phase).toBe('Running');
+    expect(ready.status.initContainerStatuses?.map((c) => [c.name, c.state?.terminated?.exitCode, c.state?.terminated?.reason])).toEqual([['first', 0, 'Completed'], ['second', 0, 'Completed']]);
+    expect(condition(ready, 'Initialized')).toBe('True');
+    // Never two at once, never the app before both init containers completed.
+    expect(seen).toContain('first:running second:PodInitializing web:PodInitializing');
+    expect(seen).toContain('first:Completed second:running web:PodInitializing');
+    expect(seen.some((line) => line.includes('web:running') && !line.startsWith('first:Completed second:Completed'))).toBe(false);
+  });
+
+  it('fails a restartPolicy Never pod whose init container fails; its app container never starts', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('init-fails', [echo()], { restartPolicy: 'Never', initContainers: [{ name: 'check', image: 'logplane/crasher', args: ['--exit-code', '3'] }] });
+    runtime.sync([pod]);
+    const failed = await waitForStatus(runtime, pod, (u) => u.status.phase === 'Failed');
+    expect(failed.status.initContainerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(containerStatus(failed).state).toEqual({ waiting: { reason: 'PodInitializing' } });
+    expect(failed.status.conditions?.find((c) => c.type === 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [check]' });
+  });
+
+  it('keeps a sidecar running beside the app container, and stops it once a Never pod\'s app container is done', async () => {
+    const runtime = processRuntime();
+    const pod = makePod('with-sidecar', [{ name: 'task', image: 'logplane/crasher', env: [{ name: 'EXIT_CODE', value: '0' }, { name: 'EXIT_AFTER_MS', value: '1500' }] }], {
+      restartPolicy: 'Never',
+      initContainers: [{ ...echo({ name: 'proxy' }), restartPolicy: 'Always' }],
+    });
+    runtime.sync([pod]);
+    const both = await waitForStatus(runtime, pod, (u) => containerStatus(u).state?.running != null && u.status.initContainerStatuses?.[0]?.state?.running != null);
+    expect(both.status.phase).toBe('Running');
+    const done = await waitForStatus(runtime, pod, (u) => u.status.phase === 'Succeeded');
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(done.status.initContainerStatuses?.[0]?.state?.terminated).toBeDefined();
+  });
+
   it('completes a pod with restartPolicy OnFailure whose container exits 0', async () => {
     const runtime = processRuntime();
     const pod = makePod('job', [{ name: 'task', image: 'logplane/crasher', env: [{ name: 'EXIT_CODE', value: '0' }] }], { restartPolicy: 'OnFailure' });

@@ -254,7 +254,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       }
       // A new pod none of whose containers has started yet has nothing to adopt or count: a
       // restart admits it afresh. (Its first write comes with its first process.)
-      if (Object.keys(processes).length === 0 && !persisted.has(run.uid) && run.containers.every((c) => c.phase.type === 'creating' && c.restartCount === 0)) return undefined;
+      if (Object.keys(processes).length === 0 && !persisted.has(run.uid) && run.containers.every((c) => (c.phase.type === 'creating' || c.phase.type === 'pending') && c.restartCount === 0)) return undefined;
       const { termination: _termination, ...state } = run;
       const record: PodRecord = { version: 1, run: state, processes };
       const content = JSON.stringify(record);

@@ -3,7 +3,8 @@
  * it is asked to and is then Running and ready; SIGTERM makes it exit 0 at once, SIGKILL
  * with 137. Failures are injected with `inject`. Probes do not run. A container of the
  * built-in `logplane/crasher` image exits as the real one does (EXIT_CODE, default 1,
- * after EXIT_AFTER_MS, default 0; or `--exit-code`, `--after-ms`), so Jobs finish.
+ * after EXIT_AFTER_MS, default 0; or `--exit-code`, `--after-ms`), so Jobs finish; a regular
+ * init container of any other image exits 0 once started, so the app containers follow.
  *
  * Built to run the pods of ~1,000 nodes in one process: per pod only the small immutable
  * lifecycle state and its last status are kept, and every runtime schedules on one shared
@@ -28,7 +29,11 @@ export function simulatedExit(pod: Pod, containerName: string): { readonly exitC
   const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === containerName);
   if (container === undefined) return undefined;
   const image = resolveImage(container.image ?? '');
-  if (image.type !== 'builtin' || image.name !== 'logplane/crasher') return undefined;
+  if (image.type !== 'builtin' || image.name !== 'logplane/crasher') {
+    // A regular init container does its work and exits 0 (as KWOK completes them); a sidecar runs on.
+    const regularInit = (pod.spec.initContainers ?? []).includes(container) && container.restartPolicy !== 'Always';
+    return regularInit ? { exitCode: 0, afterMs: 0 } : undefined;
+  }
   const args = container.args ?? [];
   const arg = (flag: string): string | undefined => {
     for (let i = 0; i < args.length; i++) {

@@ -4,7 +4,7 @@
  */
 import { assertNever } from '../../schemas/index.ts';
 import { resolveImage } from './images.ts';
-import { type ContainerExit, type ContainerRun, type PodRun, formatDuration, isContainerReady } from './lifecycle.ts';
+import { type ContainerExit, type ContainerRun, type PodRun, appContainersOf, formatDuration, initContainersOf, initDone, isContainerReady, roleOf } from './lifecycle.ts';
 import type { ContainerState, ContainerStateTerminated, ContainerStatus, PodCondition, PodStatus } from '../../schemas/index.ts';
 
 /** Pod phases. */
@@ -24,32 +24,72 @@ export function k8sTime(ms: number): string {
 let lastSecond = Number.NaN;
 let lastText = '';
 
-/** kubelet's `getPhase`: a waiting container that never ran keeps the pod Pending. */
+/** A container's state as kube's status reports it: running, terminated, or waiting (with or without a previous termination). */
+const stateOf = (c: ContainerRun): 'running' | 'terminated' | 'waiting' | 'waitingAfterExit' => {
+  const phase = c.phase;
+  switch (phase.type) {
+    case 'running':
+      return 'running';
+    case 'exited':
+      return 'terminated';
+    case 'creating':
+    case 'refused':
+    case 'backoff':
+    case 'pending':
+      return c.last === null ? 'waiting' : 'waitingAfterExit';
+    default:
+      return assertNever(phase);
+  }
+};
+
+/**
+ * kubelet's `getPhase` (1.32): a regular init container that failed fails a Never pod; one that
+ * is running or has not run keeps the pod Pending, as a sidecar that has not started does
+ * (unless every app container has stopped); a waiting app container that never ran keeps the
+ * pod Pending; then running, and the restart policy over the stopped ones.
+ */
 export function podPhase(run: PodRun): PodPhase {
-  let waiting = 0;
+  let pendingRegularInit = 0;
+  let pendingSidecars = 0;
+  let failedInitialization = 0;
   let running = 0;
+  let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
+  let apps = 0;
   for (const c of run.containers) {
-    const phase = c.phase;
-    switch (phase.type) {
-      case 'running':
-        running++;
+    const state = stateOf(c);
+    switch (roleOf(c)) {
+      case 'init':
+        if (state === 'running' || state === 'waiting') pendingRegularInit++;
+        else if (state === 'terminated' && c.phase.type === 'exited' && c.phase.exit.exitCode !== 0) failedInitialization++;
+        else if (state === 'waitingAfterExit' && c.last !== null && c.last.exitCode !== 0) failedInitialization++;
         break;
-      case 'exited':
-        stopped++;
-        if (phase.exit.exitCode === 0) succeeded++;
+      case 'sidecar':
+        if (state === 'running') {
+          running++;
+          if (c.phase.type === 'running' && !c.phase.started) pendingSidecars++;
+        } else if (state === 'waiting') {
+          pendingSidecars++;
+          waiting++;
+        }
         break;
-      case 'creating':
-      case 'refused':
-      case 'backoff':
-        if (c.last === null) waiting++;
-        else stopped++;
+      case 'app':
+        apps++;
+        if (state === 'running') running++;
+        else if (state === 'waiting') waiting++;
+        else {
+          stopped++;
+          const exit = c.phase.type === 'exited' ? c.phase.exit : c.last;
+          if (exit?.exitCode === 0) succeeded++;
+        }
         break;
       default:
-        return assertNever(phase);
+        return assertNever(roleOf(c) as never);
     }
   }
+  if (failedInitialization > 0 && run.restartPolicy === 'Never') return POD_PHASES.failed;
+  if (pendingRegularInit > 0 || (pendingSidecars > 0 && stopped !== apps)) return POD_PHASES.pending;
   if (waiting > 0) return POD_PHASES.pending;
   if (running > 0) return POD_PHASES.running;
   if (stopped === 0) return POD_PHASES.pending;
@@ -88,6 +128,8 @@ function containerState(run: PodRun, c: ContainerRun): ContainerState {
       return { running: { startedAt: k8sTime(phase.startedAt) } };
     case 'exited':
       return { terminated: terminated(phase.exit) };
+    case 'pending':
+      return { waiting: { reason: 'PodInitializing' } };
     default:
       return assertNever(phase);
   }
@@ -121,22 +163,37 @@ function containerStatus(run: PodRun, c: ContainerRun): ContainerStatus {
  */
 export function podStatus(run: PodRun): PodStatus {
   const phase = podPhase(run);
-  const unready = run.containers.filter((c) => !isContainerReady(c)).map((c) => c.name);
+  const inits = initContainersOf(run);
+  // kube's ContainersReady counts the app containers and the sidecars.
+  const unready = run.containers.filter((c) => roleOf(c) !== 'init' && !isContainerReady(c)).map((c) => c.name);
   const completed = phase === POD_PHASES.succeeded || phase === POD_PHASES.failed;
   const readiness = (type: string): PodCondition => {
     if (unready.length === 0) return { type, status: 'True' };
     if (completed) return { type, status: 'False', reason: 'PodCompleted' };
     return { type, status: 'False', reason: 'ContainersNotReady', message: `containers with unready status: [${unready.join(' ')}]` };
   };
-  return {
+  // kube's GeneratePodInitializedCondition: a Succeeded pod is PodCompleted; a pod one of whose
+  // app containers has started was initialized (sidecars may be restarting); else every regular
+  // init container exited 0 and every sidecar started.
+  const incomplete = inits.filter((c) => !initDone(c)).map((c) => c.name);
+  const anyAppStarted = appContainersOf(run).some((c) => c.phase.type === 'running' || c.phase.type === 'exited' || c.last !== null);
+  const initialized: PodCondition =
+    phase === POD_PHASES.succeeded
+      ? { type: 'Initialized', status: 'True', reason: 'PodCompleted' }
+      : anyAppStarted || incomplete.length === 0
+        ? { type: 'Initialized', status: 'True' }
+        : { type: 'Initialized', status: 'False', reason: 'ContainersNotInitialized', message: `containers with incomplete status: [${incomplete.join(' ')}]` };
+  const status: PodStatus = {
     phase,
-    conditions: [{ type: 'Initialized', status: 'True' }, readiness('Ready'), readiness('ContainersReady'), { type: 'PodScheduled', status: 'True' }],
+    conditions: [initialized, readiness('Ready'), readiness('ContainersReady'), { type: 'PodScheduled', status: 'True' }],
     hostIP: run.hostIP,
     podIP: run.podIP,
     podIPs: [{ ip: run.podIP }],
     startTime: k8sTime(run.startTime),
-    containerStatuses: run.containers.map((c) => containerStatus(run, c)),
   };
+  if (inits.length > 0) status.initContainerStatuses = inits.map((c) => containerStatus(run, c));
+  status.containerStatuses = (inits.length > 0 ? appContainersOf(run) : run.containers).map((c) => containerStatus(run, c));
+  return status;
 }
 
 /**

@@ -398,7 +398,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
 
   async function start(pod: Pod, { run, container, restartCount }: ContainerRef): Promise<void> {
     const sandbox = sandboxes.get(run.uid);
-    const spec = pod.spec.containers.find((c) => c.name === container);
+    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === container);
     if (sandbox?.type !== 'ready' || spec === undefined) {
       dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `no sandbox or container spec for ${container}`, at: now() });
       return;
@@ -496,7 +496,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   }
 
   function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
-    const spec = pod.spec.containers.find((c) => c.name === ref.container);
+    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
     const instance = instances.get(instanceKey(ref.run.uid, ref.container, ref.restartCount));
     if (spec === undefined || instance === undefined) return;
     const target = {
