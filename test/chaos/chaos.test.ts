@@ -39,6 +39,7 @@ describe('chaos on 3 brokers: a broker, an apiserver mid-write, an agent and a c
     expect(round!.faults.find((f) => f.type === 'broker-kill')!.inFlight).toBeGreaterThan(0);
     expect(round!.faults.find((f) => f.type === 'apiserver-kill')!.inFlight).toBeGreaterThan(0);
     expect(report.writes.acked).toBeGreaterThanOrEqual(120);
+    expect(report.failedRounds).toEqual([]);
     expect(report.acked.lost).toEqual([]);
     expect(report.acked.duplicated).toEqual([]);
     expect(report.acked.orderViolations).toEqual([]);

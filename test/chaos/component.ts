@@ -3,6 +3,7 @@
  * apiserver|controllers|agent ...` in its own process group): start, SIGKILL, SIGSTOP /
  * SIGCONT, restart on the same data directory (and port), stop with SIGINT.
  */
+import { join } from 'node:path';
 import { startLogplane, type Daemon } from '../e2e/process.ts';
 
 export type ComponentKind = 'apiserver' | 'controllers' | 'agent';
@@ -71,7 +72,8 @@ export const createComponent = (options: {
     paused: () => isPaused,
     start: async () => {
       if (current?.running()) throw new Error(`${options.name} is running already`);
-      current = startLogplane(options.name, options.args, { dataDir: options.dataDir });
+      // Every start appends to one log per component in its data directory (kept with --keep).
+      current = startLogplane(options.name, options.args, { dataDir: options.dataDir, logFile: join(options.dataDir, `${options.name}.log`) });
       isPaused = false;
       isReady = false;
       await current.waitForOutput(options.ready, options.readyTimeoutMs ?? 180_000);

@@ -35,6 +35,7 @@ const report = await runChaos({ root, seed, rounds, clients: Number(values.clien
 /** The issue's target for a long run: each fault type struck at least this many acknowledged writes in flight. */
 const IN_FLIGHT_TARGET = 20;
 const failures = [
+  ...report.failedRounds.map((r) => `failed round: ${r}`),
   ...report.acked.lost.map((l) => `lost: ${l}`),
   ...report.acked.duplicated.map((d) => `duplicated: ${d}`),
   ...report.acked.orderViolations.map((o) => `order: ${o}`),

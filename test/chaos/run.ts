@@ -33,6 +33,8 @@ export interface ChaosOptions {
 }
 
 export interface ChaosReport {
+  /** Rounds that did not converge or finish within their bounds (the run stops at the first). */
+  readonly failedRounds: readonly string[];
   readonly seed: number;
   readonly rounds: readonly RoundResult[];
   readonly acked: AckedVerdict;
@@ -127,6 +129,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       await driver.waitConverged('web', 120_000);
       const workload = startWorkload({ targets, clients: options.clients ?? 4, lifecycleEvery: options.lifecycleEvery ?? 0, usable: (t) => c.apiservers.find((a) => a.component.name === t.name)!.component.up() });
       const rounds: RoundResult[] = [];
+      /** A round that did not converge (or finish) in its bound: the run stops injecting, still checks everything, and fails. */
+      const failedRounds: string[] = [];
       try {
         for (let round = 0; round < options.rounds; round++) {
           const ackedBefore = workload.acked().length;
@@ -143,7 +147,17 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
             }),
             ROUND_DEADLINE_MS,
             `round ${round + 1} (faults ${plan(round).join(', ')})`,
-          );
+          ).catch((error: unknown) => {
+            failedRounds.push(`round ${round + 1} (faults ${plan(round).join(', ')}): ${error instanceof Error ? error.message : String(error)}`);
+            return undefined;
+          });
+          if (!result) {
+            say(`  round ${round + 1} FAILED: ${failedRounds.at(-1)}`);
+            // What a failed round left stopped or dead comes back, so the checks see a whole cluster.
+            for (const component of c.components) if (component.paused()) component.resume();
+            for (const component of c.components) if (!component.daemon().running()) await component.start().catch(() => undefined);
+            break;
+          }
           say(`  converged after ${result.convergenceMs} ms; writes in flight at each fault (then acknowledged): ${result.faults.map((f) => `${f.type} ${f.inFlight} (${f.ackedInFlight})`).join(', ')}`);
           rounds.push(result);
         }
@@ -219,7 +233,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         const mismatches = projections.filter((p) => p.stateHash !== p.replayHash).length;
         const overcommits = projections.reduce((n, p) => n + p.overcommitted.length, 0);
         const line =
-          `chaos seed=${options.seed} rounds=${rounds.length} faults=${Object.entries(byType).map(([t, n]) => `${t}:${n}`).join(',') || 'none'} ` +
+          `chaos seed=${options.seed} rounds=${rounds.length} failed-rounds=${failedRounds.length} faults=${Object.entries(byType).map(([t, n]) => `${t}:${n}`).join(',') || 'none'} ` +
           `acked-in-flight=${Object.entries(ackedInFlight).map(([t, n]) => `${t}:${n}`).join(',') || 'none'} ` +
           `writes=${writes.length} acked=${acked.acked + writes.filter((w) => w.kind === 'delete' && w.outcome === 'acked').length} conflicts=${outcomes['conflict'] ?? 0} refused=${outcomes['refused'] ?? 0} unknown=${outcomes['unknown'] ?? 0} ` +
           `lost=${acked.lost.length} duplicated=${acked.duplicated.length} order-violations=${acked.orderViolations.length} ` +
@@ -228,7 +242,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
           `longest-convergence=${Math.max(settled.ms, ...rounds.map((r) => r.convergenceMs))}ms ` +
           `projections=${projections.length} replay-mismatches=${mismatches} leaked-processes=${leaked.length} log-events=${index.events} wall=${Math.round((Date.now() - started) / 1000)}s`;
         say(line);
-        const problems = [...acked.lost, ...acked.duplicated, ...acked.orderViolations, ...apiserverMissing, ...counterMismatches, ...bindings.doubleBindings, ...generations.violations, ...settled.unsettled,
+        const problems = [...failedRounds, ...acked.lost, ...acked.duplicated, ...acked.orderViolations, ...apiserverMissing, ...counterMismatches, ...bindings.doubleBindings, ...generations.violations, ...settled.unsettled,
           ...projections.flatMap((p) => [...p.missing, ...p.overcommitted, ...(p.stateHash === p.replayHash ? [] : [`${p.name}: hash ${p.stateHash} ≠ replay ${p.replayHash}`])])];
         for (const problem of problems.slice(0, 20)) say(`  PROBLEM ${problem}`);
         const unknownDetails = countBy(writes.filter((w) => w.outcome === 'unknown').map((w) => `${w.apiserver}: ${(w.detail ?? '').slice(0, 120)}`));
@@ -236,6 +250,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         return {
           seed: options.seed,
           rounds,
+          failedRounds,
           acked,
           writes: { total: writes.length, acked: acked.acked, conflicts: outcomes['conflict'] ?? 0, refused: outcomes['refused'] ?? 0, unknown: outcomes['unknown'] ?? 0 },
           ackedInFlight,

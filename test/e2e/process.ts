@@ -7,11 +7,11 @@
  * cleanup that leaves no process behind.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { createClient, type Client } from '../../cli/client.ts';
@@ -193,11 +193,18 @@ export interface Daemon {
 }
 
 /** Starts `node bin/logplane.mjs ARGS` as a daemon; `dataDir` is where its pods live (for {@link cleanup}). */
-export const startLogplane = (name: string, args: readonly string[], options: { dataDir?: string; env?: NodeJS.ProcessEnv } = {}): Daemon =>
+export const startLogplane = (name: string, args: readonly string[], options: DaemonOptions = {}): Daemon =>
   startDaemon(name, process.execPath, [LOGPLANE_BIN, ...args], options);
 
+export interface DaemonOptions {
+  readonly dataDir?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Also append everything it prints (stdout and stderr) to this file, kept after the test (a long run's evidence). */
+  readonly logFile?: string;
+}
+
 /** Starts a daemon in its own process group, capturing its output. */
-export const startDaemon = (name: string, file: string, args: readonly string[], options: { dataDir?: string; env?: NodeJS.ProcessEnv } = {}): Daemon => {
+export const startDaemon = (name: string, file: string, args: readonly string[], options: DaemonOptions = {}): Daemon => {
   if (options.dataDir) dataDirs.add(resolve(options.dataDir));
   const child = spawn(file, args, { cwd: REPO_ROOT, env: childEnv(options.env), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   groups.add(child);
@@ -208,11 +215,18 @@ export const startDaemon = (name: string, file: string, args: readonly string[],
   const notify = (): void => {
     for (const listener of [...listeners]) listener();
   };
+  if (options.logFile) mkdirSync(dirname(options.logFile), { recursive: true });
+  const logFile = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }).on('error', () => undefined) : undefined;
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
+    logFile?.write(chunk);
     notify();
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    logFile?.write(chunk);
+  });
+  child.once('exit', () => logFile?.end());
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolvePromise) => {
     child.once('exit', (code, signal) => {
       alive = false;
