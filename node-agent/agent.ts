@@ -156,6 +156,9 @@ const isTerminal = (status: PodStatus | undefined): boolean => status?.phase ===
  * busy cores, and with 100 ms 60-100 of a burst's 100 pods reported Pending first, each
  * report one more event to append, fetch and fold while the containers wait for the CPU.
  */
+/** Backoff of a status report the log refused (a broker failing over): 200 ms doubling to 10 s. */
+const REPORT_RETRY_BASE_MS = 200;
+const REPORT_RETRY_MAX_MS = 10_000;
 const ADMISSION_HOLD_MS = 1_000;
 
 const isAdmissionOnly = (status: PodStatus): boolean =>
@@ -255,6 +258,8 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
   const pendingStatus = new Map<string, { node: string; body: EventBody; holdUntil: number; at: number }>();
   const pendingDeletes = new Map<string, { node: string; body: EventBody }>();
   let flushScheduled = false;
+  /** Status appends that failed in a row (their reports are queued again, sent after a backoff). */
+  let reportFailures = 0;
   let holdTimer: NodeJS.Timeout | undefined;
   const inFlight = new Set<Promise<unknown>>();
   /** Sends what is pending, except first statuses still held back (all of them with `force`). */
@@ -266,14 +271,17 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     // append per node made a flush of a busy tick a thousand small appends and transactions.
     const envelopes: EventEnvelope[] = [];
     const time = Date.now();
+    const sentStatus: [string, { node: string; body: EventBody; holdUntil: number; at: number }][] = [];
     for (const [key, entry] of pendingStatus) {
       if (!force && entry.holdUntil > now && !pendingDeletes.has(key)) {
         nextRelease = Math.min(nextRelease, entry.holdUntil);
         continue;
       }
       envelopes.push(envelope(entry.body, { actor: actorFor(entry.node), time: entry.at }));
+      sentStatus.push([key, entry]);
       pendingStatus.delete(key);
     }
+    const sentDeletes = [...pendingDeletes];
     for (const { node, body } of pendingDeletes.values()) envelopes.push(envelope(body, { actor: actorFor(node), time }));
     pendingDeletes.clear();
     if (nextRelease !== Number.POSITIVE_INFINITY && holdTimer === undefined && !closed) {
@@ -283,8 +291,21 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       }, Math.max(0, nextRelease - now));
     }
     if (envelopes.length === 0) return;
-    const sent = appendEnvelopes(log, envelopes).catch((error: unknown) =>
-      logger.warn({ reports: envelopes.length, error: String(error) }, 'status report failed'),
+    const sent = appendEnvelopes(log, envelopes).then(
+      () => {
+        reportFailures = 0;
+      },
+      (error: unknown) => {
+        // As kubelet's status manager: a status that did not reach the log is sent again (the
+        // runtime reports a pod only when it changes, so a dropped report would leave the pod's
+        // last status in the log for good). A newer report of the same pod, queued meanwhile, wins.
+        for (const [key, entry] of sentStatus) if (!pendingStatus.has(key)) pendingStatus.set(key, { ...entry, holdUntil: 0 });
+        for (const [key, entry] of sentDeletes) if (!pendingDeletes.has(key)) pendingDeletes.set(key, entry);
+        reportFailures++;
+        const retryInMs = Math.min(REPORT_RETRY_MAX_MS, REPORT_RETRY_BASE_MS * 2 ** (reportFailures - 1));
+        logger.warn({ reports: envelopes.length, error: String(error), retryInMs }, 'status report failed; sending it again');
+        if (!closed) setTimeout(scheduleFlush, retryInMs).unref();
+      },
     );
     inFlight.add(sent);
     void sent.finally(() => inFlight.delete(sent));
