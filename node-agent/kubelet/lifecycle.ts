@@ -254,7 +254,8 @@ export function admitPod(init: PodRunInit, containers: readonly ContainerDecl[])
  * app container. Nothing starts in a terminating pod.
  */
 function advance({ run, effects }: Transition): Transition {
-  if (run.termination !== null) return { run, effects };
+  // Every transition passes here: nothing to look at (no allocation) unless a container waits.
+  if (run.termination !== null || !run.containers.some((c) => c.phase.type === 'pending')) return { run, effects };
   const starting = new Set<ContainerRun>();
   let initialized = true;
   for (const c of run.containers) {
@@ -432,6 +433,7 @@ const isDone = (c: ContainerRun): boolean => c.phase.type === 'exited' || c.phas
  * period is over), as kubelet stops restartable init containers after the main ones.
  */
 function stopSidecars({ run, effects }: Transition): Transition {
+  if (!run.containers.some((c) => c.role === 'sidecar')) return { run, effects };
   const sidecars = run.containers.filter((c) => roleOf(c) === 'sidecar' && c.phase.type === 'running' && c.phase.killing === null);
   if (sidecars.length === 0) return { run, effects };
   const apps = appContainersOf(run);
