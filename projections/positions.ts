@@ -76,6 +76,14 @@ export const parseVector = (rv: string, partitions: number): PositionVector => {
   return { desired: numbers.slice(0, partitions), observed: numbers.slice(partitions) };
 };
 
+/** True when `a` and `b` are the same position (a cache kept at a projection's cursor is valid for a view at `b`). */
+export const sameVector = (a: PositionVector, b: PositionVector): boolean =>
+  a === b ||
+  (a.desired.length === b.desired.length &&
+    a.observed.length === b.observed.length &&
+    a.desired.every((offset, p) => offset === b.desired[p]) &&
+    a.observed.every((offset, p) => offset === b.observed[p]));
+
 /** True when every cursor of `a` is ≥ the matching cursor of `b`. */
 export const vectorCovers = (a: PositionVector, b: PositionVector): boolean =>
   FOLDED_TOPICS.every((t) => b[t].every((offset, p) => (a[t][p] ?? 0) >= offset));

@@ -14,7 +14,7 @@
  * a count from scratch after random changes.
  */
 import type { Subscription } from 'rxjs';
-import type { PositionVector, Projection, View } from '../../projections/index.ts';
+import { sameVector, type Projection, type View } from '../../projections/index.ts';
 import type { Pod } from '../../schemas/index.ts';
 import { controllerRef } from './objects.ts';
 import { isPodActive, isPodFinished, isPodReady } from './pods.ts';
@@ -221,12 +221,6 @@ export const countPods = (pods: readonly Pod[]): ControlledPodCounts => {
 
 /** The pod counts shared by the controllers on one projection (closed with the last). */
 const shared = new WeakMap<Projection, { counts: PodCountsIndex; users: number }>();
-
-const sameVector = (left: PositionVector, right: PositionVector): boolean =>
-  left.desired.length === right.desired.length &&
-  left.observed.length === right.observed.length &&
-  left.desired.every((offset, index) => offset === right.desired[index]) &&
-  left.observed.every((offset, index) => offset === right.observed[index]);
 
 /**
  * The pod counts a controller attaches to (shared per projection): `countsFor(view)` gives

@@ -4,7 +4,7 @@
  * pods of the round see the capacity taken. Each binding is a `PodBound` event carrying
  * the rationale; the fold still judges it (capacity, still unbound) in log order.
  */
-import type { AppliedChange, PositionVector, Projection, View } from '../../projections/index.ts';
+import { sameVector, type AppliedChange, type Projection, type View } from '../../projections/index.ts';
 import type { EventBody, Node, Pod, PodCondition } from '../../schemas/index.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
@@ -340,13 +340,6 @@ const keysFor = (change: AppliedChange, view: View, profile: Profile): readonly 
   if (change.type === 'DELETED' || phase === 'Succeeded' || phase === 'Failed') return retryKeys(view, profile);
   return [];
 };
-
-const sameVector = (left: PositionVector, right: PositionVector): boolean =>
-  left === right ||
-  (left.desired.length === right.desired.length &&
-    left.observed.length === right.observed.length &&
-    left.desired.every((offset, p) => offset === right.desired[p]) &&
-    left.observed.every((offset, p) => offset === right.observed[p]));
 
 /**
  * Creates the scheduler controller. Attached to a projection (by the runtime), it keeps
