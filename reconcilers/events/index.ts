@@ -10,9 +10,11 @@ import type { EventBody, KubeObject } from '../../schemas/index.ts';
 import { admitCommands } from '../create-admission.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import { createRecorder, type EventSource, type Recorder } from '../../projections/event-recorder.ts';
+import type { EventAllowance, EventBudget } from './budget.ts';
 
 export * from '../../projections/event-correlator.ts';
 export * from '../../projections/event-recorder.ts';
+export * from './budget.ts';
 
 /** Says which Events the decision of `key` on `view` records. */
 export type Narrator = (key: string, view: View, decision: Decision, recorder: Recorder) => void;
@@ -39,12 +41,29 @@ const refusedRequeueMs = (commands: readonly EventBody[], owner: KubeObject): nu
   return REFUSED_SPAM_MS;
 };
 
+/** The first `allowance.left` of `events` (what the component's Event client still writes), taken from the allowance. */
+const withinAllowance = (events: EventBody[], allowance: EventAllowance | undefined): EventBody[] => {
+  if (!allowance) return events;
+  const kept = events.length <= allowance.left ? events : events.slice(0, allowance.left);
+  allowance.left -= kept.length;
+  return kept;
+};
+
 /**
  * `decision` with the commands of the Events `narrate` records about it appended. With the
  * create path in `context`, the creates are admitted first: a refused one is dropped, and
- * recorded as kube's `FailedCreate` on the object decided, which is requeued.
+ * recorded as kube's `FailedCreate` on the object decided, which is requeued. With an
+ * `allowance` (the component's Event budget, see budget.ts), Events past it are dropped.
  */
-export const narrated = (source: EventSource, narrate: Narrator, key: string, view: View, context: DecideContext, decided: Decision): Decision => {
+export const narrated = (
+  source: EventSource,
+  narrate: Narrator,
+  key: string,
+  view: View,
+  context: DecideContext,
+  decided: Decision,
+  allowance?: EventAllowance,
+): Decision => {
   const { decision, refused } = context.admitCreated ? admitCommands(context.admitCreated, view, decided) : { decision: decided, refused: [] };
   if (context.recordEvents === false) return refused.length === 0 ? decision : { ...decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? REFUSED_SPAM_MS, REFUSED_SPAM_MS) };
   if (decision.commands.length === 0 && refused.length === 0) return decision;
@@ -52,27 +71,49 @@ export const narrated = (source: EventSource, narrate: Narrator, key: string, vi
   narrate(key, view, decision, recorder);
   const owner = refused.length > 0 ? view.get(key) : undefined;
   if (owner) for (const refusal of refused) recorder.event(owner, 'Warning', 'FailedCreate', `Error creating: ${refusal.message}`);
-  const events = recorder.commands();
+  const recorded = recorder.commands();
+  const events = withinAllowance(recorded, allowance);
   const commands = events.length === 0 ? decision.commands : [...decision.commands, ...events];
   if (refused.length === 0) return events.length === 0 ? decision : { ...decision, commands };
-  const requeueMs = owner ? refusedRequeueMs(events, owner) : REFUSED_SPAM_MS;
+  // The backoff follows the failures recorded, whether or not the budget let the Event through.
+  const requeueMs = owner ? refusedRequeueMs(recorded, owner) : REFUSED_SPAM_MS;
   return { ...decision, commands, requeueAfterMs: Math.min(decision.requeueAfterMs ?? requeueMs, requeueMs) };
 };
 
 /** Who records a decision's Events: one source, or one per key (kube-scheduler's recorder per profile). */
 export type EventSourceOf = EventSource | ((key: string, view: View) => EventSource);
 
-/** `controller` whose decisions record the Events `narrate` says, as `source` (or the source of the key decided). */
-export const withEvents = (controller: Controller, sourceOf: EventSourceOf, narrate: Narrator): Controller => {
+/**
+ * `controller` whose decisions record the Events `narrate` says, as `source` (or the source of
+ * the key decided); with a `budget`, only as many as the component's Event pipeline writes.
+ */
+export const withEvents = (controller: Controller, sourceOf: EventSourceOf, narrate: Narrator, budget?: EventBudget): Controller => {
   const source = (key: string, view: View): EventSource => (typeof sourceOf === 'function' ? sourceOf(key, view) : sourceOf);
-  const { decideAll } = controller;
+  const allowance = (view: View, context: DecideContext): EventAllowance | undefined =>
+    budget && context.recordEvents !== false ? budget.allowance(view, context.now) : undefined;
+  const { decideAll, attach } = controller;
   return {
     ...controller,
-    decide: (key, view, context) => narrated(source(key, view), narrate, key, view, context, controller.decide(key, view, context)),
+    decide: (key, view, context) => narrated(source(key, view), narrate, key, view, context, controller.decide(key, view, context), allowance(view, context)),
     ...(decideAll
       ? {
-          decideAll: (keys, view, context) =>
-            new Map([...decideAll(keys, view, context)].map(([key, decision]) => [key, narrated(source(key, view), narrate, key, view, context, decision)])),
+          decideAll: (keys, view, context) => {
+            const decisions = decideAll(keys, view, context);
+            const shared = allowance(view, context);
+            return new Map([...decisions].map(([key, decision]) => [key, narrated(source(key, view), narrate, key, view, context, decision, shared)]));
+          },
+        }
+      : {}),
+    ...(budget
+      ? {
+          attach: (projection) => {
+            const detachBudget = budget.attach(projection);
+            const detach = attach?.(projection);
+            return () => {
+              detach?.();
+              detachBudget();
+            };
+          },
         }
       : {}),
   };

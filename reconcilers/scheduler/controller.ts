@@ -14,7 +14,7 @@ import { defaultRegistry } from './plugins/index.ts';
 import { preBindVolumes } from './plugins/volume-binding/index.ts';
 import { claimNamesOf } from '../persistentvolume/volumes.ts';
 import { defaultResolvedSchedulerConfig, type ResolvedSchedulerConfig } from './config/index.ts';
-import { withEvents, type EventSource } from '../events/index.ts';
+import { createEventBudget, SCHEDULER_EVENT_PIPELINE, withEvents, type EventSource } from '../events/index.ts';
 import { narrateScheduling } from './events.ts';
 import { createRoundScheduler } from './round-scheduler.ts';
 import { nominate, nominatedAhead, nominatedPodsOf, podPriority, withPods } from './nominated.ts';
@@ -396,5 +396,5 @@ export const createSchedulerController = (options: SchedulerOptions = {}): Contr
         if (attached === current) attached = undefined;
       };
     },
-  }, schedulerEventSource, narrateScheduling);
+  }, schedulerEventSource, narrateScheduling, createEventBudget(new Set(profiles.keys()), SCHEDULER_EVENT_PIPELINE));
 };
