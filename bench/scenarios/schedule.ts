@@ -53,6 +53,26 @@ const startAllocationSampling = async (): Promise<{ stop(file: string): Promise<
   };
 };
 
+/**
+ * Starts V8's CPU profiler in this process; `stop` writes the profile of what ran since (read
+ * it with `npx tsx bench/profile-top.ts <file>`). Unlike `node --cpu-prof`, the profile holds
+ * the measured span only, without start-up and teardown.
+ */
+const startCpuProfile = async (): Promise<{ stop(file: string): Promise<string> }> => {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    stop: async (file) => {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+  };
+};
+
 export const scheduleScenario = async (context: ScenarioContext, options: { eventsCost?: boolean } = {}): Promise<ScenarioResult[]> => {
   const nodes = context.quick ? 100 : 1_000;
   const replicas = context.quick ? 1_000 : 10_000;
@@ -79,6 +99,8 @@ export const scheduleScenario = async (context: ScenarioContext, options: { even
       // For the memory finding: BENCH_ALLOC_PROFILE=<file> samples, from apply to all Running, what
       // was allocated and lived through a young-generation GC (what fills the old generation).
       const allocations = process.env.BENCH_ALLOC_PROFILE ? await startAllocationSampling() : undefined;
+      // For the CPU findings: BENCH_CPU_PROFILE=<file> profiles the same span.
+      const cpuProfile = process.env.BENCH_CPU_PROFILE ? await startCpuProfile() : undefined;
       const response = await bench.client.request(
         'POST',
         '/apis/apps/v1/namespaces/default/deployments',
@@ -99,6 +121,7 @@ export const scheduleScenario = async (context: ScenarioContext, options: { even
         50,
       );
       if (allocations) context.progress(`allocation profile: ${await allocations.stop(process.env.BENCH_ALLOC_PROFILE as string)}`);
+      if (cpuProfile) context.progress(`CPU profile: ${await cpuProfile.stop(process.env.BENCH_CPU_PROFILE as string)}`);
       const allRunning = Math.max(...tracker.runningAt.values());
       const bindTimes = [...tracker.boundAt.values()];
       const firstBound = Math.min(...bindTimes);

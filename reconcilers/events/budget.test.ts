@@ -66,7 +66,7 @@ describe('the Event budget', () => {
     const mine = cluster.view().list('Event').filter((e) => e.kind === 'Event' && e.source?.component === 'me');
     expect(mine).toHaveLength(4);
     for (const event of mine.slice(0, 2)) {
-      cluster.apply({ type: 'ObjectDeleted', kind: 'Event', namespace: 'default', name: event.metadata.name, expectedResourceVersion: null, uid: null });
+      cluster.apply({ type: 'ObjectDeleted', kind: 'Event', namespace: 'default', name: event.metadata.name, expectedResourceVersion: null, uid: null, propagationPolicy: null, gracePeriodSeconds: null });
     }
     expect(both(T0 + 1500)).toEqual([1, 1]);
     detach();

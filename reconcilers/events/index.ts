@@ -67,6 +67,8 @@ export const narrated = (
   const { decision, refused } = context.admitCreated ? admitCommands(context.admitCreated, view, decided) : { decision: decided, refused: [] };
   if (context.recordEvents === false) return refused.length === 0 ? decision : { ...decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? REFUSED_SPAM_MS, REFUSED_SPAM_MS) };
   if (decision.commands.length === 0 && refused.length === 0) return decision;
+  // A spent budget writes nothing: no need to correlate Events that would all be dropped.
+  if (allowance?.left === 0 && refused.length === 0) return decision;
   const recorder = createRecorder(view, context.now, source);
   narrate(key, view, decision, recorder);
   const owner = refused.length > 0 ? view.get(key) : undefined;
