@@ -12,7 +12,9 @@
  *   probe of a running instance ({@link unhealthyEvent}; the probe workers report attempts
  *   beside verdicts);
  * - Killing "Container X failed liveness probe, will be restarted" (startup likewise) or
- *   "Stopping container X" when a stop signal is sent.
+ *   "Stopping container X" when a stop signal is sent;
+ * - FailedPreStopHook with the handler runner's message when a preStop hook fails (recorded by
+ *   the pod driver, which runs the hooks: hooks.ts).
  *
  * Each is about the Pod, with fieldPath `spec.containers{X}` (kubelet's GenerateContainerRef).
  */
@@ -40,6 +42,7 @@ export const KUBELET_REASONS = {
   backOff: 'BackOff',
   unhealthy: 'Unhealthy',
   killing: 'Killing',
+  failedPreStopHook: 'FailedPreStopHook',
 } as const;
 
 const PROBE_NAMES: { readonly [K in ProbeKind]: string } = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
@@ -55,7 +58,7 @@ export const containerFieldPath = (container: string, pod?: Pick<Pod, 'spec'>): 
   (pod?.spec.initContainers ?? []).some((c) => c.name === container) ? `spec.initContainers{${container}}` : `spec.containers{${container}}`;
 
 /** kubelet's format.Pod: `name_namespace(uid)`. */
-const formatPod = (run: PodRun): string => `${run.name}_${run.namespace}(${run.uid})`;
+export const formatPod = (run: PodRun): string => `${run.name}_${run.namespace}(${run.uid})`;
 
 const containerOf = (run: PodRun, name: string): ContainerRun | undefined => run.containers.find((c) => c.name === name);
 

@@ -30,7 +30,9 @@ import {
 import type { Container, Pod, PodStatus } from '../../schemas/index.ts';
 import { jsonEqual, k8sTime, podStatus, withTransitionTimes } from './status.ts';
 import type { CancelTimer, TimerQueue } from './timer-queue.ts';
-import { kubeletEvents, unhealthyEvent, type KubeletEvent } from './events.ts';
+import { formatPod, kubeletEvents, KUBELET_REASONS, unhealthyEvent, type KubeletEvent } from './events.ts';
+import { runHook } from './hooks.ts';
+import type { ProbeTarget } from './probes.ts';
 
 /** A status change to report: the pod's key, uid and full status. */
 export interface PodStatusUpdate {
@@ -69,6 +71,11 @@ export interface RuntimeExecutor {
   signal(ref: ContainerRef, signal: StopSignal): void;
   startProbes(pod: Pod, ref: ContainerRef, probes: readonly ProbeKind[]): void;
   stopProbes(uid: string, container: string): void;
+  /**
+   * Where the container instance `ref`'s lifecycle hooks run (as its probes do); undefined
+   * when it runs none (the sim runtime, or an instance that is gone).
+   */
+  hookTarget?(pod: Pod, ref: ContainerRef): ProbeTarget | undefined;
   /**
    * The pod's status changed: record what must survive an agent restart. A promise means the
    * record is being written: the status is reported once it settles (so a reported status
@@ -122,6 +129,8 @@ interface PodEntry {
   timers: Map<string, CancelTimer> | undefined;
   /** The last status report waiting for its record to be written (reports leave in order). */
   reporting: Promise<void> | undefined;
+  /** preStop hooks running, per container: aborted when the container gets SIGKILL. */
+  hooks: Map<string, AbortController> | undefined;
 }
 
 const isTerminalPhase = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -196,9 +205,13 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
           // anything can restart (see restoreOnce), so it never asks.
           if (entry.spec !== undefined) executor.start(entry.spec, { run, container: effect.container, restartCount: effect.restartCount });
           break;
-        case 'signal':
-          executor.signal({ run, container: effect.container, restartCount: effect.restartCount }, effect.signal);
+        case 'signal': {
+          const ref = { run, container: effect.container, restartCount: effect.restartCount };
+          if (effect.signal === 'SIGTERM' && startPreStop(entry, ref)) break;
+          if (effect.signal === 'SIGKILL') entry.hooks?.get(effect.container)?.abort();
+          executor.signal(ref, effect.signal);
           break;
+        }
         case 'startProbes':
           if (entry.spec !== undefined && executor.runsProbes) executor.startProbes(entry.spec, { run, container: effect.container, restartCount: effect.restartCount }, effect.probes);
           break;
@@ -232,6 +245,38 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
           assertNever(effect, 'pod effect');
       }
     }
+  }
+
+  /**
+   * kubelet's killContainer: a container with a preStop hook gets SIGTERM only once the hook
+   * has run (failed or not: a failure is the FailedPreStopHook Event), within what is left of
+   * the grace period. The reducer's SIGKILL at the end of the grace period still comes, and
+   * stops a hook that is still running. False: no hook, send SIGTERM now.
+   */
+  function startPreStop(entry: PodEntry, ref: ContainerRef): boolean {
+    const pod = entry.spec;
+    if (pod === undefined || executor.hookTarget === undefined) return false;
+    const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
+    const handler = container?.lifecycle?.preStop;
+    if (handler == null) return false;
+    const target = executor.hookTarget(pod, ref);
+    if (target === undefined) return false;
+    const { run } = ref;
+    const timeoutMs = run.termination !== null ? Math.max(0, run.termination.deadline - now()) : run.graceMs;
+    const abort = new AbortController();
+    entry.hooks ??= new Map();
+    entry.hooks.set(ref.container, abort);
+    logger.info({ pod: `${run.namespace}/${run.name}`, container: ref.container, timeoutMs }, 'running preStop hook');
+    void runHook(handler, { container: ref.container, pod: formatPod(run) }, target, timeoutMs, abort.signal).then((outcome) => {
+      if (entry.hooks?.get(ref.container) === abort) entry.hooks.delete(ref.container);
+      if (outcome.type === 'failure') {
+        logger.warn({ pod: `${run.namespace}/${run.name}`, container: ref.container }, outcome.message);
+        events$.next({ uid: run.uid, namespace: run.namespace, name: run.name, container: ref.container, type: 'Warning', reason: KUBELET_REASONS.failedPreStopHook, message: outcome.message });
+      }
+      // Killed meanwhile (the grace period is over): SIGKILL has been sent already.
+      if (!abort.signal.aborted) executor.signal(ref, 'SIGTERM');
+    });
+    return true;
   }
 
   function logEvent(run: PodRun, event: PodEvent): void {
@@ -378,7 +423,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       },
       containers,
     );
-    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, statusAt: 0, timers: undefined, reporting: undefined };
+    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined };
     pods.set(uid, entry);
     touched.add(entry);
     logger.info({ pod: `${run.namespace}/${run.name}`, uid, podIP: run.podIP }, 'pod admitted');
@@ -391,7 +436,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     for (const restoredRun of executor.restore()) {
       const spec = desired.get(restoredRun.uid);
       const run = spec === undefined ? abandonUnstarted(restoredRun, now()) : restoredRun;
-      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, statusAt: 0, timers: undefined, reporting: undefined };
+      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined };
       pods.set(run.uid, entry);
       touched.add(entry);
       logger.info({ pod: `${run.namespace}/${run.name}`, uid: run.uid, desired: entry.desired }, 'pod restored from a previous agent run');

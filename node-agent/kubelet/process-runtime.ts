@@ -49,7 +49,7 @@ import { type ProcessUser, launchAs, processUserFor } from './process-user.ts';
 import { SECURITY_REASONS } from './security-context.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver } from './pod-driver.ts';
 import type { Container, Pod } from '../../schemas/index.ts';
-import { type ProbeWorker, createContainerProbeWorkers } from './probes.ts';
+import { type ProbeTarget, type ProbeWorker, createContainerProbeWorkers } from './probes.ts';
 import { type ProcessIdentity, isAlive, signalNumber, signalProcessGroup } from './proc.ts';
 import type { PodRuntime, ResolvedRuntimeOptions, StreamTarget } from './runtime.ts';
 import { sharedSpawner } from './spawner.ts';
@@ -377,18 +377,25 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       probeWorkers.delete(key);
     }
 
-    function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
+    /** Where the container's probes and hooks run: a process with its environment, working directory and user. */
+    function hookTarget(pod: Pod, ref: ContainerRef): ProbeTarget | undefined {
       const spec = containerSpec(pod, ref.container);
-      if (spec === undefined) return;
-      const key = containerKey(ref.run.uid, ref.container);
+      if (spec === undefined) return undefined;
       const user = userOf(pod, spec, ref.run.uid);
-      const target = {
+      return {
         podIP: ref.run.podIP,
-        env: startedEnv.get(key) ?? envOf(spec, ref.run, user),
+        env: startedEnv.get(containerKey(ref.run.uid, ref.container)) ?? envOf(spec, ref.run, user),
         cwd: spec.workingDir ?? workDir(ref.run),
         ports: spec.ports ?? [],
         user,
       };
+    }
+
+    function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
+      const spec = containerSpec(pod, ref.container);
+      const target = hookTarget(pod, ref);
+      if (spec === undefined || target === undefined) return;
+      const key = containerKey(ref.run.uid, ref.container);
       const workers = createContainerProbeWorkers({
         container: spec,
         kinds,
@@ -471,6 +478,7 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
       start: startContainer,
       signal: signalContainer,
       startProbes,
+      hookTarget,
       stopProbes,
       persist,
       release(run) {

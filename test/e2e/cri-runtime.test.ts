@@ -148,6 +148,35 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
     await waitFor('the sandbox of web removed', async () => (await sandboxesOf('web')).length === 0);
   });
 
+  it('runs a preStop exec hook in the container through ExecSync before a liveness kill\'s SIGTERM', async () => {
+    const manifest = join(dataDir, 'prestop.json');
+    writeFileSync(
+      manifest,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'hooked' },
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              image: IMAGE,
+              command: ['sh', '-c', 'echo started; trap "echo got TERM; exit 0" TERM; while :; do sleep 0.2; done'],
+              // Fails from its first attempt after 2 s: the kubelet kills the container, running preStop first.
+              livenessProbe: { exec: { command: ['false'] }, initialDelaySeconds: 2, periodSeconds: 1, failureThreshold: 1 },
+              // The hook writes to the container's own stdout (pid 1's), so it lands in the container's log.
+              lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo preStop ran >/proc/1/fd/1'] } } },
+            },
+          ],
+        },
+      }),
+    );
+    ok(await kube('apply', '-f', manifest));
+    await waitForPod('hooked', 'restarted after the liveness kill', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+    expect(ok(await kube('logs', 'hooked', '--previous'))).toBe('started\npreStop ran\ngot TERM\n');
+    ok(await kube('delete', 'pod', 'hooked', '--grace-period=1', '--wait=true'));
+  });
+
   it('kubectl top pods shows a container burning a core at >= 800m and one holding 110 MiB at >= 100Mi, from CRI ContainerStats', async () => {
     ok(await kube('run', 'burner', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'trap "exit 0" TERM; while :; do :; done'));
     ok(await kube('run', 'holder', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'x=$(head -c 115343360 /dev/zero | tr "\\0" a); trap "exit 0" TERM; while :; do sleep 1; done'));

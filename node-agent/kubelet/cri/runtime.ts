@@ -44,7 +44,7 @@ import { type LogOptions, logInstances, readLogFile } from '../logs.ts';
 import { type ContainerRef, type Dispatch, type PodDriver, type RuntimeExecutor, createPodDriver, podUid } from '../pod-driver.ts';
 import { openPodRecords } from '../pod-records.ts';
 import type { PodRuntime, ResolvedRuntimeOptions } from '../runtime.ts';
-import { type ProbeOutcome, type ProbeWorker, createContainerProbeWorkers } from '../probes.ts';
+import { type ProbeOutcome, type ProbeTarget, type ProbeWorker, createContainerProbeWorkers } from '../probes.ts';
 import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import type { ContainerUsage, PodUsage } from '../usage.ts';
 import { assertNever } from '../../../schemas/index.ts';
@@ -495,17 +495,24 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     probeWorkers.delete(key);
   }
 
-  function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
+  /** Where the container's probes and hooks run: exec through ExecSync in the container, HTTP to the pod's address. */
+  function hookTarget(pod: Pod, ref: ContainerRef): ProbeTarget | undefined {
     const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
     const instance = instances.get(instanceKey(ref.run.uid, ref.container, ref.restartCount));
-    if (spec === undefined || instance === undefined) return;
-    const target = {
+    if (spec === undefined || instance === undefined) return undefined;
+    return {
       podIP: ref.run.podIP,
       env: {},
       cwd: '/',
       ports: spec.ports ?? [],
       runExec: (command: readonly string[], timeoutMs: number) => execInContainer(instance, command, timeoutMs),
     };
+  }
+
+  function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
+    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
+    const target = hookTarget(pod, ref);
+    if (spec === undefined || target === undefined) return;
     const key = `${ref.run.uid}/${ref.container}`;
     const workers = createContainerProbeWorkers({
       container: spec,
@@ -596,6 +603,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       },
       signal,
       startProbes,
+      hookTarget,
       stopProbes,
       persist,
       release,

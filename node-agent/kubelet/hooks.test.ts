@@ -1,0 +1,158 @@
+/**
+ * preStop hooks, on real processes of the process runtime (exec, sleep, httpGet) and the
+ * handler runner's verdicts on its own (httpGet against a real local server).
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Container } from '../../schemas/index.ts';
+import type { KubeletEvent } from './events.ts';
+import { runHook } from './hooks.ts';
+import { createPodRuntime } from './index.ts';
+import type { PodStatusUpdate } from './pod-driver.ts';
+import type { ProbeTarget } from './probes.ts';
+import type { PodRuntime } from './runtime.ts';
+import { containerStatus, makePod, pidOf, sharedDir, tempDir, testLogger, waitForStatus } from './testing.ts';
+
+const runtimes: PodRuntime[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(runtimes.splice(0).map((runtime) => runtime.close({ stopPods: true })));
+  for (const server of servers.splice(0)) server.close();
+});
+
+const processRuntime = (): PodRuntime => {
+  const runtime = createPodRuntime({ kind: 'process', node: 'node-a', dataDir: tempDir(), logger: testLogger, crashLoop: { initialMs: 200, maxMs: 2000 }, probeSecondMs: 100 });
+  runtimes.push(runtime);
+  return runtime;
+};
+
+/** A sleeper that logs the SIGTERM it gets to `signalLog`, ready once its handler is installed. */
+const sleeper = (dir: string, signalLog: string, extra: Partial<Container> = {}, env: Record<string, string> = {}): Container => {
+  const readyFile = join(dir, `ready-${Math.random().toString(36).slice(2)}`);
+  return {
+    name: 'sleep',
+    image: 'logplane/sleeper',
+    env: [{ name: 'READY_FILE', value: readyFile }, { name: 'SIGNAL_LOG', value: signalLog }, ...Object.entries(env).map(([name, value]) => ({ name, value }))],
+    readinessProbe: { exec: { command: ['test', '-f', readyFile] }, periodSeconds: 1, failureThreshold: 1 },
+    ...extra,
+  };
+};
+
+const isReady = (update: PodStatusUpdate): boolean => containerStatus(update).ready;
+const terminated = (update: PodStatusUpdate): boolean => containerStatus(update).state?.terminated != null;
+
+describe('preStop hooks in the process runtime', () => {
+  it('runs an exec preStop hook in the container’s environment before SIGTERM', async () => {
+    const dir = sharedDir();
+    const signalLog = join(dir, 'signals');
+    const runtime = processRuntime();
+    const hook = { preStop: { exec: { command: ['/bin/sh', '-c', 'echo "preStop $POD_NAME" >>"$SIGNAL_LOG"'] } } };
+    const pod = makePod('hooked', [sleeper(dir, signalLog, { lifecycle: hook })]);
+    runtime.sync([pod]);
+    const pid = pidOf(containerStatus(await waitForStatus(runtime, pod, isReady)));
+    runtime.sync([]);
+    const done = await waitForStatus(runtime, pod, terminated);
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    const lines = readFileSync(signalLog, 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('preStop hooked');
+    expect(lines[1]).toMatch(new RegExp(`^SIGTERM ${pid} `));
+  });
+
+  it('sends SIGTERM only once a sleep preStop hook is over', async () => {
+    const dir = sharedDir();
+    const signalLog = join(dir, 'signals');
+    const runtime = processRuntime();
+    const pod = makePod('sleepy', [sleeper(dir, signalLog, { lifecycle: { preStop: { sleep: { seconds: 1 } } } })]);
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, isReady);
+    const deletedAt = Date.now();
+    runtime.sync([]);
+    await waitForStatus(runtime, pod, terminated);
+    const signalledAt = Date.parse(readFileSync(signalLog, 'utf8').trim().split(' ')[2] ?? '');
+    expect(signalledAt - deletedAt).toBeGreaterThanOrEqual(950);
+  });
+
+  it('records FailedPreStopHook with kubelet’s message when the hook fails, and still stops the container', async () => {
+    const dir = sharedDir();
+    const signalLog = join(dir, 'signals');
+    const runtime = processRuntime();
+    const events: KubeletEvent[] = [];
+    const subscription = runtime.events$.subscribe((event) => events.push(event));
+    const pod = makePod('failing', [sleeper(dir, signalLog, { lifecycle: { preStop: { exec: { command: ['/bin/false'] } } } })]);
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, isReady);
+    runtime.sync([]);
+    await waitForStatus(runtime, pod, terminated);
+    subscription.unsubscribe();
+    expect(readFileSync(signalLog, 'utf8')).toMatch(/^SIGTERM /);
+    const failed = events.filter((e) => e.reason === 'FailedPreStopHook');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ type: 'Warning', container: 'sleep', name: 'failing' });
+    expect(failed[0]!.message).toBe(`Exec lifecycle hook ([/bin/false]) for Container "sleep" in Pod "failing_default(${pod.metadata.uid})" failed - error: exec /bin/false: exit code 1, message: ""`);
+  });
+
+  it('SIGKILLs the container when the hook outlasts the grace period, never sending SIGTERM', async () => {
+    const dir = sharedDir();
+    const signalLog = join(dir, 'signals');
+    const runtime = processRuntime();
+    const hook = { preStop: { exec: { command: ['/bin/sh', '-c', 'sleep 60'] } } };
+    const pod = makePod('stuck', [sleeper(dir, signalLog, { lifecycle: hook })], { terminationGracePeriodSeconds: 1 });
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, isReady);
+    const deletedAt = Date.now();
+    runtime.sync([]);
+    const done = await waitForStatus(runtime, pod, terminated);
+    expect(Date.now() - deletedAt).toBeLessThan(15_000); // the grace period, not the hook's 60 s
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 137, signal: 9 });
+    expect(() => readFileSync(signalLog, 'utf8')).toThrow(); // no SIGTERM ever reached it
+  });
+});
+
+describe('the handler runner', () => {
+  const serve = async (status: number): Promise<{ target: ProbeTarget; requests: { url: string; headers: IncomingHttpHeaders }[] }> => {
+    const requests: { url: string; headers: IncomingHttpHeaders }[] = [];
+    const server = createServer((req, res) => {
+      requests.push({ url: req.url ?? '', headers: req.headers });
+      res.writeHead(status).end();
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    return { target: { podIP: '127.0.0.1', env: {}, cwd: '/', ports: [{ name: 'http', containerPort: port }] }, requests };
+  };
+  const subject = { container: 'web', pod: 'p_default(u)' };
+
+  it('httpGet: any HTTP response is a success (a 500 too), with the hook’s path and headers', async () => {
+    const { target, requests } = await serve(500);
+    const outcome = await runHook({ httpGet: { path: '/shutdown', port: 'http', httpHeaders: [{ name: 'X-Reason', value: 'prestop' }] } }, subject, target, 5_000, new AbortController().signal);
+    expect(outcome).toEqual({ type: 'success' });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatchObject({ url: '/shutdown', headers: { 'x-reason': 'prestop' } });
+  });
+
+  it('httpGet: a refused connection fails with kubelet’s message', async () => {
+    const { target } = await serve(200);
+    const closed = { ...target, ports: [{ name: 'http', containerPort: 1 }] };
+    const outcome = await runHook({ httpGet: { path: '/x', port: 'http' } }, subject, closed, 5_000, new AbortController().signal);
+    expect(outcome.type).toBe('failure');
+    expect(outcome.type === 'failure' && outcome.message).toMatch(/^HTTP lifecycle hook \(\/x\) for Container "web" in Pod "p_default\(u\)" failed - error: Get "http:\/\/127\.0\.0\.1:1\/x": connect ECONNREFUSED/);
+  });
+
+  it('tcpSocket cannot run as a hook, as in kubelet', async () => {
+    const outcome = await runHook({ tcpSocket: { port: 80 } }, subject, { podIP: '127.0.0.1', env: {}, cwd: '/', ports: [] }, 1_000, new AbortController().signal);
+    expect(outcome.type).toBe('failure');
+    expect(outcome.type === 'failure' && outcome.message).toMatch(/^Cannot run handler: invalid handler/);
+  });
+
+  it('sleep ends early when aborted (the container was killed)', async () => {
+    const abort = new AbortController();
+    const started = Date.now();
+    const running = runHook({ sleep: { seconds: 30 } }, subject, { podIP: '127.0.0.1', env: {}, cwd: '/', ports: [] }, 30_000, abort.signal);
+    abort.abort();
+    expect(await running).toEqual({ type: 'success' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
