@@ -13,8 +13,9 @@
  *   beside verdicts);
  * - Killing "Container X failed liveness probe, will be restarted" (startup likewise) or
  *   "Stopping container X" when a stop signal is sent;
- * - FailedPreStopHook with the handler runner's message when a preStop hook fails (recorded by
- *   the pod driver, which runs the hooks: hooks.ts).
+ * - FailedPreStopHook and FailedPostStartHook with the handler runner's message when a hook
+ *   fails (recorded by the pod driver, which runs the hooks: hooks.ts); Killing
+ *   "FailedPostStartHook" when a failed postStart hook's container is stopped.
  *
  * Each is about the Pod, with fieldPath `spec.containers{X}` (kubelet's GenerateContainerRef).
  */
@@ -43,6 +44,7 @@ export const KUBELET_REASONS = {
   unhealthy: 'Unhealthy',
   killing: 'Killing',
   failedPreStopHook: 'FailedPreStopHook',
+  failedPostStartHook: 'FailedPostStartHook',
 } as const;
 
 const PROBE_NAMES: { readonly [K in ProbeKind]: string } = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
@@ -88,6 +90,7 @@ export const kubeletEvents = (before: PodRun, event: PodEvent, after: PodRun, op
       if (before !== after) add(event.container, 'Warning', KUBELET_REASONS.failed, `Error: ${event.message}`);
       break;
     case 'probe':
+    case 'postStartFailed':
     case 'exited':
     case 'retryElapsed':
     case 'backoffElapsed':
@@ -106,7 +109,9 @@ export const kubeletEvents = (before: PodRun, event: PodEvent, after: PodRun, op
     }
     if (c.phase.type === 'running' && c.phase.killing !== null && (previous?.type !== 'running' || previous.killing === null)) {
       const cause = c.phase.killing;
-      const message = cause === 'termination' ? `Stopping container ${c.name}` : `Container ${c.name} failed ${cause} probe, will be restarted`;
+      // kubelet's killContainer message: its default, the hook's reason, or the probe's.
+      const message =
+        cause === 'termination' ? `Stopping container ${c.name}` : cause === 'postStart' ? KUBELET_REASONS.failedPostStartHook : `Container ${c.name} failed ${cause} probe, will be restarted`;
       add(c.name, 'Normal', KUBELET_REASONS.killing, message);
     }
   }

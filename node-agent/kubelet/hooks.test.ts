@@ -2,7 +2,7 @@
  * preStop hooks, on real processes of the process runtime (exec, sleep, httpGet) and the
  * handler runner's verdicts on its own (httpGet against a real local server).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -108,6 +108,58 @@ describe('preStop hooks in the process runtime', () => {
     expect(Date.now() - deletedAt).toBeLessThan(15_000); // the grace period, not the hook's 60 s
     expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 137, signal: 9 });
     expect(() => readFileSync(signalLog, 'utf8')).toThrow(); // no SIGTERM ever reached it
+  });
+});
+
+describe('postStart hooks in the process runtime', () => {
+  it('reports the container started only once its postStart hook is done', async () => {
+    const dir = sharedDir();
+    const hookLog = join(dir, 'hook');
+    const runtime = processRuntime();
+    const hook = { postStart: { exec: { command: ['/bin/sh', '-c', 'sleep 0.3; echo "postStart $POD_NAME" >>"$SIGNAL_LOG"'] } } };
+    const pod = makePod('poststart', [sleeper(dir, hookLog, { lifecycle: hook })]);
+    const seen: { running: boolean; hookDone: boolean; waiting?: string }[] = [];
+    const subscription = runtime.statuses$.subscribe((update) => {
+      if (update.uid !== pod.metadata.uid) return;
+      const state = containerStatus(update).state;
+      const waiting = state?.waiting?.reason;
+      seen.push({ running: state?.running != null, hookDone: existsSync(hookLog), ...(waiting ? { waiting } : {}) });
+    });
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, isReady);
+    subscription.unsubscribe();
+    expect(readFileSync(hookLog, 'utf8')).toBe('postStart poststart\n');
+    expect(seen[0]).toEqual({ running: false, hookDone: false, waiting: 'ContainerCreating' });
+    // Never reported running before the hook had run.
+    expect(seen.filter((s) => s.running).every((s) => s.hookDone)).toBe(true);
+    expect(seen.some((s) => s.running)).toBe(true);
+  });
+
+  it('kills and restarts the container when its postStart hook fails: FailedPostStartHook, Killing "FailedPostStartHook"', async () => {
+    const dir = sharedDir();
+    const runtime = processRuntime();
+    const events: KubeletEvent[] = [];
+    const subscription = runtime.events$.subscribe((event) => events.push(event));
+    const pod = makePod('badhook', [sleeper(dir, join(dir, 'signals'), { lifecycle: { postStart: { exec: { command: ['/bin/false'] } } } })], { terminationGracePeriodSeconds: 1 });
+    runtime.sync([pod]);
+    await waitForStatus(runtime, pod, (u) => containerStatus(u).restartCount >= 1);
+    subscription.unsubscribe();
+    const reasons = events.filter((e) => e.name === 'badhook').map((e) => [e.reason, e.reason === 'Killing' ? e.message : '']);
+    expect(reasons).toContainEqual(['FailedPostStartHook', '']);
+    expect(reasons).toContainEqual(['Killing', 'FailedPostStartHook']);
+    const failed = events.find((e) => e.reason === 'FailedPostStartHook');
+    expect(failed?.message).toMatch(/^Exec lifecycle hook \(\[\/bin\/false\]\) for Container "sleep" in Pod "badhook_default\(/);
+  });
+
+  it('stops waiting for a postStart hook when the container exits meanwhile, as kubelet aborts it', async () => {
+    const runtime = processRuntime();
+    const container: Container = { name: 'quick', image: 'logplane/sleeper', command: ['/bin/sh', '-c', 'sleep 0.3; exit 3'], lifecycle: { postStart: { exec: { command: ['/bin/sh', '-c', 'sleep 60'] } } } };
+    const pod = makePod('quick', [container], { restartPolicy: 'Never' });
+    const startedAt = Date.now();
+    runtime.sync([pod]);
+    const done = await waitForStatus(runtime, pod, (u) => u.status.phase === 'Failed');
+    expect(Date.now() - startedAt).toBeLessThan(15_000); // not the hook's 60 s
+    expect(containerStatus(done).state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
   });
 });
 

@@ -71,7 +71,7 @@ const httpHook = (action: NonNullable<LifecycleHandler['httpGet']>, target: Prob
 export async function runHook(handler: LifecycleHandler, subject: HookSubject, target: ProbeTarget, timeoutMs: number, abort: AbortSignal): Promise<HookOutcome> {
   if (handler.exec != null) {
     const command = handler.exec.command ?? [];
-    const outcome = await runProbe({ exec: { command } }, target, Math.max(1, timeoutMs));
+    const outcome = await runProbe({ exec: { command } }, target, Math.max(1, timeoutMs), abort);
     if (outcome.type === 'success') return SUCCESS;
     return { type: 'failure', message: `Exec lifecycle hook (${goList(command)}) for Container "${subject.container}" in Pod "${subject.pod}" failed - error: ${outcome.detail}, message: ""` };
   }

@@ -63,7 +63,7 @@ export interface ContainerExit {
 }
 
 /** Why a running container is being stopped. */
-export type KillCause = 'liveness' | 'startup' | 'termination';
+export type KillCause = 'liveness' | 'startup' | 'postStart' | 'termination';
 
 /** Where a container is declared: `initContainers` (a sidecar when its restartPolicy is Always) or `containers`. */
 export type ContainerRole = 'init' | 'sidecar' | 'app';
@@ -182,6 +182,8 @@ export type PodEvent =
       readonly detail?: string;
       readonly at: number;
     }
+  /** The instance's postStart hook failed: kubelet kills it (then it restarts by its policy). */
+  | { readonly type: 'postStartFailed'; readonly container: string; readonly restartCount: number; readonly at: number }
   | { readonly type: 'backoffElapsed'; readonly container: string; readonly at: number }
   | { readonly type: 'killTimeout'; readonly container: string; readonly restartCount: number; readonly at: number }
   | { readonly type: 'terminate'; readonly graceMs: number; readonly at: number }
@@ -383,6 +385,10 @@ export function reducePod(run: PodRun, event: PodEvent, policy: CrashLoopPolicy)
       return onExited(run, event, policy);
     case 'probe':
       return onProbe(run, event);
+    case 'postStartFailed':
+      return withContainer(run, event.container, (c) =>
+        c.phase.type === 'running' && c.restartCount === event.restartCount && c.phase.killing === null ? kill(run, c, c.phase, 'postStart') : unchanged(run),
+      );
     case 'backoffElapsed':
       return withContainer(run, event.container, (c) => {
         if (c.phase.type !== 'backoff' || run.termination !== null) return unchanged(run);

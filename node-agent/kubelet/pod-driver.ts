@@ -131,6 +131,16 @@ interface PodEntry {
   reporting: Promise<void> | undefined;
   /** preStop hooks running, per container: aborted when the container gets SIGKILL. */
   hooks: Map<string, AbortController> | undefined;
+  /** postStart hooks running, per container: the instance's `started` and later events wait for them. */
+  postStarts: Map<string, PendingPostStart> | undefined;
+}
+
+/** A container instance whose postStart hook runs: kubelet reports it started once the hook is done. */
+interface PendingPostStart {
+  readonly started: Extract<PodEvent, { type: 'started' }>;
+  /** Events about the instance that came meanwhile (its exit), delivered after `started`. */
+  readonly held: PodEvent[];
+  readonly abort: AbortController;
 }
 
 const isTerminalPhase = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -279,6 +289,59 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     return true;
   }
 
+  /**
+   * kubelet's startContainer runs a container's postStart hook right after the runtime started
+   * it, and reports the container only once the hook is done: until then it waits
+   * (ContainerCreating). So the instance's `started` event is held while the hook runs, with
+   * whatever comes about the instance meanwhile. An exit stops the hook, as in kubelet. The grace
+   * period's end stops it too. A failed hook is the FailedPostStartHook Event, and the container
+   * is killed once reported started (postStartFailed). True: `event` is held.
+   */
+  /** `started` events whose postStart hook has run: delivered, never held again. */
+  const hooked = new WeakSet<PodEvent>();
+
+  function heldForPostStart(entry: PodEntry, event: PodEvent): boolean {
+    if (event.type === 'graceElapsed') {
+      for (const pending of entry.postStarts?.values() ?? []) pending.abort.abort();
+      return false;
+    }
+    if (!('container' in event)) return false;
+    const pending = entry.postStarts?.get(event.container);
+    if (pending !== undefined) {
+      if (!('restartCount' in event) || event.restartCount !== pending.started.restartCount) return false;
+      pending.held.push(event);
+      if (event.type === 'exited' || event.type === 'startFailed') pending.abort.abort();
+      return true;
+    }
+    if (event.type !== 'started' || hooked.has(event)) return false;
+    const pod = entry.spec;
+    const handler = pod && [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === event.container)?.lifecycle?.postStart;
+    if (pod === undefined || handler == null || executor.hookTarget === undefined) return false;
+    const ref: ContainerRef = { run: entry.run, container: event.container, restartCount: event.restartCount };
+    const target = executor.hookTarget(pod, ref);
+    if (target === undefined) return false;
+    const started: PendingPostStart = { started: event, held: [], abort: new AbortController() };
+    entry.postStarts ??= new Map();
+    entry.postStarts.set(event.container, started);
+    const { run } = entry;
+    logger.info({ pod: `${run.namespace}/${run.name}`, container: event.container }, 'running postStart hook');
+    // No time limit of its own (as in kubelet): an exit or the grace period's end stops it.
+    void runHook(handler, { container: event.container, pod: formatPod(run) }, target, 2 ** 31 - 1, started.abort.signal).then((outcome) => {
+      if (entry.postStarts?.get(event.container) === started) entry.postStarts.delete(event.container);
+      if (pods.get(run.uid) !== entry) return;
+      const failed = outcome.type === 'failure' && !started.abort.signal.aborted;
+      if (outcome.type === 'failure' && failed) {
+        logger.warn({ pod: `${run.namespace}/${run.name}`, container: event.container }, outcome.message);
+        events$.next({ uid: run.uid, namespace: run.namespace, name: run.name, container: event.container, type: 'Warning', reason: KUBELET_REASONS.failedPostStartHook, message: outcome.message });
+      }
+      hooked.add(started.started);
+      dispatch(run.uid, started.started);
+      for (const held of started.held) dispatch(run.uid, held);
+      if (failed) dispatch(run.uid, { type: 'postStartFailed', container: event.container, restartCount: event.restartCount, at: now() });
+    });
+    return true;
+  }
+
   function logEvent(run: PodRun, event: PodEvent): void {
     const pod = `${run.namespace}/${run.name}`;
     switch (event.type) {
@@ -294,6 +357,9 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       case 'probe':
         if (event.probe !== 'readiness' && !event.ok) logger.info({ pod, container: event.container, probe: event.probe, detail: event.detail }, `${event.probe} probe failed, container will be restarted`);
         else logger.debug({ pod, container: event.container, probe: event.probe, ok: event.ok, detail: event.detail }, 'probe verdict');
+        break;
+      case 'postStartFailed':
+        logger.info({ pod, container: event.container, restartCount: event.restartCount }, 'postStart hook failed, container will be killed');
         break;
       case 'started':
       case 'retryElapsed':
@@ -366,6 +432,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
         const entry = pods.get(item.uid);
         if (entry === undefined) continue;
+        if (heldForPostStart(entry, item.event)) continue;
         logEvent(entry.run, item.event);
         const before = entry.run;
         const transition = reducePod(before, item.event, crashLoop);
@@ -423,7 +490,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       },
       containers,
     );
-    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined };
+    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined, postStarts: undefined };
     pods.set(uid, entry);
     touched.add(entry);
     logger.info({ pod: `${run.namespace}/${run.name}`, uid, podIP: run.podIP }, 'pod admitted');
@@ -436,7 +503,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     for (const restoredRun of executor.restore()) {
       const spec = desired.get(restoredRun.uid);
       const run = spec === undefined ? abandonUnstarted(restoredRun, now()) : restoredRun;
-      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined };
+      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined, postStarts: undefined };
       pods.set(run.uid, entry);
       touched.add(entry);
       logger.info({ pod: `${run.namespace}/${run.name}`, uid: run.uid, desired: entry.desired }, 'pod restored from a previous agent run');

@@ -42,18 +42,38 @@ export function resolvePort(port: number | string, ports: readonly ContainerPort
   return ports.find((p) => p.name === port)?.containerPort;
 }
 
-function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: number, abort?: AbortSignal): Promise<ProbeOutcome> {
   const [file, ...args] = command;
   if (file === undefined) return Promise.resolve(failure('exec probe has no command'));
   const launch = launchAs(target.user, agentUser(), file, args);
   if (typeof launch === 'string') return Promise.resolve(failure(`exec ${file}: ${launch}`));
   return new Promise((resolve) => {
     const ids = launch.ids ?? {};
-    const child = spawn(launch.file, launch.args, { cwd: target.cwd, env: target.env, stdio: 'ignore', timeout: timeoutMs, killSignal: 'SIGKILL', ...ids });
-    child.once('error', (err) => resolve(failure(`exec ${file}: ${err.message}`)));
+    // A process group of its own, killed whole at the timeout or abort: a shell's children
+    // (`sh -c 'sleep 60'`) go with it instead of living on.
+    const child = spawn(launch.file, launch.args, { cwd: target.cwd, env: target.env, stdio: 'ignore', detached: true, ...ids });
+    let why: string | undefined;
+    const killGroup = (reason: string): void => {
+      why ??= reason;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    };
+    const timer = setTimeout(() => killGroup(`timeout ${timeoutMs} ms`), timeoutMs);
+    const onAbort = (): void => killGroup('aborted');
+    abort?.addEventListener('abort', onAbort, { once: true });
+    const done = (outcome: ProbeOutcome): void => {
+      clearTimeout(timer);
+      abort?.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    };
+    if (abort?.aborted) killGroup('aborted');
+    child.once('error', (err) => done(failure(`exec ${file}: ${err.message}`)));
     child.once('exit', (code, signal) => {
-      if (code === 0) resolve(success);
-      else resolve(failure(signal !== null ? `exec ${file}: killed by ${signal} (timeout ${timeoutMs} ms)` : `exec ${file}: exit code ${code}`));
+      if (code === 0) done(success);
+      else done(failure(signal !== null ? `exec ${file}: killed by ${signal} (${why ?? 'signalled'})` : `exec ${file}: exit code ${code}`));
     });
   });
 }
@@ -93,9 +113,24 @@ function tcpProbe(action: NonNullable<Probe['tcpSocket']>, target: ProbeTarget, 
   });
 }
 
-/** Runs one attempt of `probe` against `target`. Never rejects. */
-export function runProbe(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
-  if (probe.exec != null) return target.runExec !== undefined ? target.runExec(probe.exec.command ?? [], timeoutMs) : execProbe(probe.exec.command ?? [], target, timeoutMs);
+/** Aborted: a failure saying so, at once. */
+const aborted = (abort: AbortSignal): Promise<ProbeOutcome> =>
+  new Promise((resolve) => {
+    if (abort.aborted) resolve(failure('aborted'));
+    else abort.addEventListener('abort', () => resolve(failure('aborted')), { once: true });
+  });
+
+/**
+ * Runs one attempt of `probe` against `target`. Never rejects. With `abort`, an exec attempt
+ * ends when it fires (the process is killed; an exec in a container is left to its timeout).
+ */
+export function runProbe(probe: Probe, target: ProbeTarget, timeoutMs: number, abort?: AbortSignal): Promise<ProbeOutcome> {
+  if (probe.exec != null) {
+    const command = probe.exec.command ?? [];
+    if (target.runExec === undefined) return execProbe(command, target, timeoutMs, abort);
+    const attempt = target.runExec(command, timeoutMs);
+    return abort ? Promise.race([attempt, aborted(abort)]) : attempt;
+  }
   if (probe.httpGet != null) return httpProbe(probe.httpGet, target, timeoutMs);
   if (probe.tcpSocket != null) return tcpProbe(probe.tcpSocket, target, timeoutMs);
   return Promise.resolve(failure('probe has no exec, httpGet or tcpSocket action'));

@@ -177,6 +177,29 @@ describe('logplane up --runtime cri on a real containerd', { timeout: 240_000 },
     ok(await kube('delete', 'pod', 'hooked', '--grace-period=1', '--wait=true'));
   });
 
+  it('runs a postStart exec hook in the container through ExecSync; a failing one gets the container killed and restarted', async () => {
+    const manifest = join(dataDir, 'poststart.json');
+    const pod = (name: string, hook: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          { name: 'main', image: IMAGE, command: ['sh', '-c', 'trap "exit 0" TERM; while :; do sleep 0.2; done'], lifecycle: { postStart: { exec: { command: ['sh', '-c', hook] } } } },
+        ],
+      },
+    });
+    writeFileSync(manifest, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [pod('poststart', 'echo postStart ran >/proc/1/fd/1'), pod('badstart', 'exit 5')] }));
+    ok(await kube('apply', '-f', manifest));
+    await waitForPod('poststart', 'Running', (p) => p.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.state?.running != null);
+    expect(await waitFor('the hook\'s line in the log', async () => ok(await kube('logs', 'poststart')) || undefined)).toBe('postStart ran\n');
+    await waitForPod('badstart', 'restarted after its postStart hook failed', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+    const events = ok(await kube('get', 'events', '--field-selector', 'involvedObject.name=badstart', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}'));
+    expect(events.split('\n')).toContain('FailedPostStartHook');
+    ok(await kube('delete', 'pod', 'poststart', 'badstart', '--grace-period=1', '--wait=true'));
+  });
+
   it('kubectl top pods shows a container burning a core at >= 800m and one holding 110 MiB at >= 100Mi, from CRI ContainerStats', async () => {
     ok(await kube('run', 'burner', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'trap "exit 0" TERM; while :; do :; done'));
     ok(await kube('run', 'holder', `--image=${IMAGE}`, '--command', '--', 'sh', '-c', 'x=$(head -c 115343360 /dev/zero | tr "\\0" a); trap "exit 0" TERM; while :; do sleep 1; done'));
