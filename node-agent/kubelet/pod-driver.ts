@@ -30,8 +30,8 @@ import {
 import type { Container, Pod, PodStatus } from '../../schemas/index.ts';
 import { jsonEqual, k8sTime, podStatus, withTransitionTimes } from './status.ts';
 import type { CancelTimer, TimerQueue } from './timer-queue.ts';
-import { formatPod, kubeletEvents, KUBELET_REASONS, unhealthyEvent, type KubeletEvent } from './events.ts';
-import { runHook } from './hooks.ts';
+import { kubeletEvents, unhealthyEvent, type KubeletEvent } from './events.ts';
+import { createPodHooks } from './pod-hooks.ts';
 import type { ProbeTarget } from './probes.ts';
 
 /** A status change to report: the pod's key, uid and full status. */
@@ -129,18 +129,6 @@ interface PodEntry {
   timers: Map<string, CancelTimer> | undefined;
   /** The last status report waiting for its record to be written (reports leave in order). */
   reporting: Promise<void> | undefined;
-  /** preStop hooks running, per container: aborted when the container gets SIGKILL. */
-  hooks: Map<string, AbortController> | undefined;
-  /** postStart hooks running, per container: the instance's `started` and later events wait for them. */
-  postStarts: Map<string, PendingPostStart> | undefined;
-}
-
-/** A container instance whose postStart hook runs: kubelet reports it started once the hook is done. */
-interface PendingPostStart {
-  readonly started: Extract<PodEvent, { type: 'started' }>;
-  /** Events about the instance that came meanwhile (its exit), delivered after `started`. */
-  readonly held: PodEvent[];
-  readonly abort: AbortController;
 }
 
 const isTerminalPhase = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -195,6 +183,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
   /** Status reports waiting for their records (see `RuntimeExecutor.persist`). */
   const reporting = new Set<Promise<void>>();
   const executor = options.executor(dispatch);
+  const hooks = createPodHooks({ executor, logger, now, dispatch, record: (event) => events$.next(event), alive: (uid) => pods.has(uid) });
 
   function restartPolicyOf(pod: Pod): RestartPolicy {
     const policy = pod.spec.restartPolicy ?? RESTART_POLICIES.always;
@@ -217,8 +206,8 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
           break;
         case 'signal': {
           const ref = { run, container: effect.container, restartCount: effect.restartCount };
-          if (effect.signal === 'SIGTERM' && startPreStop(entry, ref)) break;
-          if (effect.signal === 'SIGKILL') entry.hooks?.get(effect.container)?.abort();
+          if (effect.signal === 'SIGTERM' && hooks.beforeStop(entry.spec, ref)) break;
+          if (effect.signal === 'SIGKILL') hooks.killed(ref);
           executor.signal(ref, effect.signal);
           break;
         }
@@ -255,91 +244,6 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
           assertNever(effect, 'pod effect');
       }
     }
-  }
-
-  /**
-   * kubelet's killContainer: a container with a preStop hook gets SIGTERM only once the hook
-   * has run (failed or not: a failure is the FailedPreStopHook Event), within what is left of
-   * the grace period. The reducer's SIGKILL at the end of the grace period still comes, and
-   * stops a hook that is still running. False: no hook, send SIGTERM now.
-   */
-  function startPreStop(entry: PodEntry, ref: ContainerRef): boolean {
-    const pod = entry.spec;
-    if (pod === undefined || executor.hookTarget === undefined) return false;
-    const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
-    const handler = container?.lifecycle?.preStop;
-    if (handler == null) return false;
-    const target = executor.hookTarget(pod, ref);
-    if (target === undefined) return false;
-    const { run } = ref;
-    const timeoutMs = run.termination !== null ? Math.max(0, run.termination.deadline - now()) : run.graceMs;
-    const abort = new AbortController();
-    entry.hooks ??= new Map();
-    entry.hooks.set(ref.container, abort);
-    logger.info({ pod: `${run.namespace}/${run.name}`, container: ref.container, timeoutMs }, 'running preStop hook');
-    void runHook(handler, { container: ref.container, pod: formatPod(run) }, target, timeoutMs, abort.signal).then((outcome) => {
-      if (entry.hooks?.get(ref.container) === abort) entry.hooks.delete(ref.container);
-      if (outcome.type === 'failure') {
-        logger.warn({ pod: `${run.namespace}/${run.name}`, container: ref.container }, outcome.message);
-        events$.next({ uid: run.uid, namespace: run.namespace, name: run.name, container: ref.container, type: 'Warning', reason: KUBELET_REASONS.failedPreStopHook, message: outcome.message });
-      }
-      // Killed meanwhile (the grace period is over): SIGKILL has been sent already.
-      if (!abort.signal.aborted) executor.signal(ref, 'SIGTERM');
-    });
-    return true;
-  }
-
-  /**
-   * kubelet's startContainer runs a container's postStart hook right after the runtime started
-   * it, and reports the container only once the hook is done: until then it waits
-   * (ContainerCreating). So the instance's `started` event is held while the hook runs, with
-   * whatever comes about the instance meanwhile. An exit stops the hook, as in kubelet. The grace
-   * period's end stops it too. A failed hook is the FailedPostStartHook Event, and the container
-   * is killed once reported started (postStartFailed). True: `event` is held.
-   */
-  /** `started` events whose postStart hook has run: delivered, never held again. */
-  const hooked = new WeakSet<PodEvent>();
-
-  function heldForPostStart(entry: PodEntry, event: PodEvent): boolean {
-    if (event.type === 'graceElapsed') {
-      for (const pending of entry.postStarts?.values() ?? []) pending.abort.abort();
-      return false;
-    }
-    if (!('container' in event)) return false;
-    const pending = entry.postStarts?.get(event.container);
-    if (pending !== undefined) {
-      if (!('restartCount' in event) || event.restartCount !== pending.started.restartCount) return false;
-      pending.held.push(event);
-      if (event.type === 'exited' || event.type === 'startFailed') pending.abort.abort();
-      return true;
-    }
-    if (event.type !== 'started' || hooked.has(event)) return false;
-    const pod = entry.spec;
-    const handler = pod && [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === event.container)?.lifecycle?.postStart;
-    if (pod === undefined || handler == null || executor.hookTarget === undefined) return false;
-    const ref: ContainerRef = { run: entry.run, container: event.container, restartCount: event.restartCount };
-    const target = executor.hookTarget(pod, ref);
-    if (target === undefined) return false;
-    const started: PendingPostStart = { started: event, held: [], abort: new AbortController() };
-    entry.postStarts ??= new Map();
-    entry.postStarts.set(event.container, started);
-    const { run } = entry;
-    logger.info({ pod: `${run.namespace}/${run.name}`, container: event.container }, 'running postStart hook');
-    // No time limit of its own (as in kubelet): an exit or the grace period's end stops it.
-    void runHook(handler, { container: event.container, pod: formatPod(run) }, target, 2 ** 31 - 1, started.abort.signal).then((outcome) => {
-      if (entry.postStarts?.get(event.container) === started) entry.postStarts.delete(event.container);
-      if (pods.get(run.uid) !== entry) return;
-      const failed = outcome.type === 'failure' && !started.abort.signal.aborted;
-      if (outcome.type === 'failure' && failed) {
-        logger.warn({ pod: `${run.namespace}/${run.name}`, container: event.container }, outcome.message);
-        events$.next({ uid: run.uid, namespace: run.namespace, name: run.name, container: event.container, type: 'Warning', reason: KUBELET_REASONS.failedPostStartHook, message: outcome.message });
-      }
-      hooked.add(started.started);
-      dispatch(run.uid, started.started);
-      for (const held of started.held) dispatch(run.uid, held);
-      if (failed) dispatch(run.uid, { type: 'postStartFailed', container: event.container, restartCount: event.restartCount, at: now() });
-    });
-    return true;
   }
 
   function logEvent(run: PodRun, event: PodEvent): void {
@@ -432,7 +336,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
         const entry = pods.get(item.uid);
         if (entry === undefined) continue;
-        if (heldForPostStart(entry, item.event)) continue;
+        if (hooks.held(entry.spec, entry.run, item.event)) continue;
         logEvent(entry.run, item.event);
         const before = entry.run;
         const transition = reducePod(before, item.event, crashLoop);
@@ -490,7 +394,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
       },
       containers,
     );
-    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined, postStarts: undefined };
+    const entry: PodEntry = { run, spec: pod, desired: true, status: undefined, statusAt: 0, timers: undefined, reporting: undefined };
     pods.set(uid, entry);
     touched.add(entry);
     logger.info({ pod: `${run.namespace}/${run.name}`, uid, podIP: run.podIP }, 'pod admitted');
@@ -503,7 +407,7 @@ export function createPodDriver(options: PodDriverOptions): PodDriver {
     for (const restoredRun of executor.restore()) {
       const spec = desired.get(restoredRun.uid);
       const run = spec === undefined ? abandonUnstarted(restoredRun, now()) : restoredRun;
-      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, statusAt: 0, timers: undefined, reporting: undefined, hooks: undefined, postStarts: undefined };
+      const entry: PodEntry = { run, spec, desired: spec !== undefined, status: undefined, statusAt: 0, timers: undefined, reporting: undefined };
       pods.set(run.uid, entry);
       touched.add(entry);
       logger.info({ pod: `${run.namespace}/${run.name}`, uid: run.uid, desired: entry.desired }, 'pod restored from a previous agent run');
