@@ -164,10 +164,10 @@ describe('postStart hooks in the process runtime', () => {
 });
 
 describe('the handler runner', () => {
-  const serve = async (status: number): Promise<{ target: ProbeTarget; requests: { url: string; headers: IncomingHttpHeaders }[] }> => {
-    const requests: { url: string; headers: IncomingHttpHeaders }[] = [];
+  const serve = async (status: number): Promise<{ target: ProbeTarget; requests: { url: string; headers: IncomingHttpHeaders; raw: string[] }[] }> => {
+    const requests: { url: string; headers: IncomingHttpHeaders; raw: string[] }[] = [];
     const server = createServer((req, res) => {
-      requests.push({ url: req.url ?? '', headers: req.headers });
+      requests.push({ url: req.url ?? '', headers: req.headers, raw: req.rawHeaders });
       res.writeHead(status).end();
     });
     servers.push(server);
@@ -183,6 +183,15 @@ describe('the handler runner', () => {
     expect(outcome).toEqual({ type: 'success' });
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({ url: '/shutdown', headers: { 'x-reason': 'prestop' } });
+  });
+
+  it('httpGet: a header named __proto__ is sent as a header, not written into a prototype', async () => {
+    const { target, requests } = await serve(200);
+    const outcome = await runHook({ httpGet: { path: '/', port: 'http', httpHeaders: [{ name: '__proto__', value: 'x' }] } }, subject, target, 5_000, new AbortController().signal);
+    expect(outcome).toEqual({ type: 'success' });
+    const raw = requests[0]?.raw ?? [];
+    expect(raw[raw.indexOf('__proto__') + 1]).toBe('x');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
   it('httpGet: a refused connection fails with kubelet’s message', async () => {

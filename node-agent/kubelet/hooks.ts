@@ -52,7 +52,8 @@ const httpHook = (action: NonNullable<LifecycleHandler['httpGet']>, target: Prob
   const https = (action.scheme ?? 'HTTP').toUpperCase() === 'HTTPS';
   const host = action.host || target.podIP;
   const path = action.path ?? '';
-  const headers: Record<string, string> = { 'user-agent': 'kube-lifecycle/logplane', connection: 'close' };
+  // Header names come from the pod spec: a prototype-free object, so `__proto__` is just a name.
+  const headers: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, { 'user-agent': 'kube-lifecycle/logplane', connection: 'close' });
   for (const header of action.httpHeaders ?? []) headers[header.name.toLowerCase()] = header.value;
   return new Promise((resolve) => {
     const options = { host, port, path: path.startsWith('/') ? path : `/${path}`, method: 'GET', timeout: timeoutMs, agent: false, headers, signal: abort } as const;
