@@ -6,7 +6,7 @@
 import { labelSelectorToRequirements, selectorToString } from '../projections/selectors.ts';
 import { KINDS as KIND_LIST } from '../schemas/index.ts';
 import { registryColumns, ROWS as ROWS_OF_KINDS } from './printers.ts';
-import type { Deployment, Endpoints, Kind, KubeObject, Namespace, Node, ObjectOfKind, Pod, ReplicaSet, Service } from '../schemas/index.ts';
+import type { Deployment, Endpoints, Kind, KubeObject, Namespace, Node, ObjectMeta, ObjectOfKind, Pod, ReplicaSet, Service } from '../schemas/index.ts';
 
 export interface TableColumnDefinition {
   readonly name: string;
@@ -434,7 +434,7 @@ export const rowCells = (object: KubeObject, now: number): TableCell[] => printe
 export const tableColumns = (kind: Kind): readonly TableColumnDefinition[] => printerOf(kind).columns;
 
 /** `PartialObjectMetadata` of an object: what `-A` and `--show-labels` read from a row. */
-export const partialMetadata = (object: KubeObject, version: string): unknown => ({
+export const partialMetadata = (object: { readonly metadata: ObjectMeta }, version: string): unknown => ({
   kind: 'PartialObjectMetadata',
   apiVersion: `meta.k8s.io/${version}`,
   metadata: object.metadata,
