@@ -78,7 +78,7 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(groups.headers.get('content-type')).toBe('application/json');
     expect(groups.body.groups.map((g: { name: string }) => g.name)).toEqual([
       'apps', 'events.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io', 'policy', 'rbac.authorization.k8s.io',
-      'storage.k8s.io', 'admissionregistration.k8s.io', 'scheduling.k8s.io', 'coordination.k8s.io', 'node.k8s.io', 'discovery.k8s.io', 'metrics.k8s.io',
+      'storage.k8s.io', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'scheduling.k8s.io', 'coordination.k8s.io', 'node.k8s.io', 'discovery.k8s.io', 'metrics.k8s.io',
     ]);
     const core = await client.request('GET', '/api/v1');
     const byName = new Map(core.body.resources.map((r: { name: string }) => [r.name, r]));
@@ -97,7 +97,7 @@ describeOnBothLogs('apiserver', (adapter) => {
     expect(Object.keys(openapi.body.paths)).toEqual([
       'api/v1', 'apis/apps/v1', 'apis/events.k8s.io/v1', 'apis/autoscaling/v2', 'apis/autoscaling/v1', 'apis/batch/v1', 'apis/certificates.k8s.io/v1', 'apis/networking.k8s.io/v1',
       'apis/policy/v1', 'apis/rbac.authorization.k8s.io/v1', 'apis/storage.k8s.io/v1', 'apis/admissionregistration.k8s.io/v1',
-      'apis/scheduling.k8s.io/v1', 'apis/coordination.k8s.io/v1', 'apis/node.k8s.io/v1', 'apis/discovery.k8s.io/v1',
+      'apis/apiextensions.k8s.io/v1', 'apis/scheduling.k8s.io/v1', 'apis/coordination.k8s.io/v1', 'apis/node.k8s.io/v1', 'apis/discovery.k8s.io/v1',
     ]);
   });
 

@@ -75,13 +75,17 @@ describe('partition keys', () => {
     // a volume bound to at most one claim
     ['PersistentVolume//pv-1', 'storage'],
     ['PersistentVolumeClaim/default/data', 'storage'],
-    // everything else spreads by its own key, grouped or not, custom resources too
+    // everything else built in spreads by its own key, grouped or not
     ['ConfigMap/default/settings', 'ConfigMap/default/settings'],
     ['Event.events.k8s.io/default/e1', 'Event.events.k8s.io/default/e1'],
     ['Job.batch/default/pi', 'Job.batch/default/pi'],
-    ['CronTab.stable.example.com/default/ct', 'CronTab.stable.example.com/default/ct'],
+    // custom resources: a CRD, its kinds' objects (namespaced or not) share their group's key
+    ['CustomResourceDefinition.apiextensions.k8s.io//crontabs.stable.example.com', 'customresources/stable.example.com'],
+    ['CronTab.stable.example.com/default/ct', 'customresources/stable.example.com'],
+    ['Backup.stable.example.com//nightly', 'customresources/stable.example.com'],
+    ['CronTab.other.example.com/default/ct', 'customresources/other.example.com'],
     // a kind named like a shared one in another group is not in that domain
-    ['Pod.example.com/default/p', 'Pod.example.com/default/p'],
+    ['Pod.example.com/default/p', 'customresources/example.com'],
   ])('%s has the partition key %s', (key, expected) => {
     expect(partitionKeyOf(key)).toBe(expected);
   });

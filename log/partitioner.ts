@@ -4,8 +4,9 @@
  * default partitioner does) so records keyed here agree with Java producers too.
  */
 import { assertNever } from '../schemas/assert-never.ts';
-import { partitionDomainOf } from '../schemas/kinds/domains.ts';
+import { customResourceGroupKey, unregisteredDomainOf } from '../schemas/kinds/domains.ts';
 import { kindRefOfKey } from '../schemas/kinds/refs.ts';
+import { kindByRef } from '../schemas/kinds/registry.ts';
 
 /**
  * Where `murmur2` writes a key's UTF-8 bytes when they surely fit (at most 3 bytes per
@@ -62,16 +63,20 @@ export const partitionFor = (key: string, partitions: number): number =>
 
 /**
  * The partition key of an object key (`<kindRef>/namespace/name`): the shared key of its
- * kind's partition domain (Pods and Nodes share "scheduling", Services "services", …; the
- * table and why are in `schemas/kinds/domains.ts`), else the object key itself.
+ * kind's partition domain (Pods and Nodes share "scheduling", Services "services", custom
+ * resources their group's; the table and why are in `schemas/kinds/domains.ts`), else the
+ * object key itself.
  */
 export const partitionKeyOf = (objectKey: string): string => {
-  const domain = partitionDomainOf(kindRefOfKey(objectKey));
+  const ref = kindRefOfKey(objectKey);
+  const domain = kindByRef(ref)?.partitionDomain ?? unregisteredDomainOf(ref);
   switch (domain.type) {
     case 'shared':
       return domain.key;
     case 'object':
       return objectKey;
+    case 'customResourceGroup':
+      return customResourceGroupKey(objectKey);
     default:
       return assertNever(domain, 'partition domain');
   }

@@ -14,6 +14,7 @@ import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
 import type { FoldedTopic } from './positions.ts';
 import { admitDeferred, admitWaitingPods, forgetAdmission, isUncharged } from './node-admission.ts';
 import { forgetQuotaRelease, judgeQuotas, releaseTerminatedPod } from './quota-admission.ts';
+import { decodeCustomObject, forgetServedKind, hasStatusSubresource, registerSchema, rememberServedKind } from './custom-resources.ts';
 import { podUsage, usageFits, addUsage, subtractUsage, type NodeUsage, nodeAllocatable } from './resources.ts';
 
 /** The desired part of an object, as the desired topic made it. */
@@ -168,6 +169,24 @@ const foldDesired = (state: FoldState, event: EventEnvelope, version: number): F
       return bind(state, event.key, body.node, body.expectedPodVersion, version);
     case 'ClusterConfigured':
       return configure(state, event.key, body);
+    case 'SchemaRegistered': {
+      const registered = registerSchema(state, body);
+      return registered.accepted ? { verdict: accepted } : reject('Invalid', registered.message);
+    }
+    case 'CustomObjectCreated': {
+      const decoded = decodeCustomObject(state, body.object, true);
+      if (decoded.type === 'rejected') return reject(decoded.reason, decoded.message);
+      return create(state, event, decoded.object, version);
+    }
+    case 'CustomObjectUpdated': {
+      const decoded = decodeCustomObject(state, body.object, false);
+      if (decoded.type === 'rejected') return reject(decoded.reason, decoded.message);
+      if (body.subresource === 'status') return updateCustomStatus(state, event.key, decoded.object, body.expectedResourceVersion, version);
+      const keepStatus = hasStatusSubresource(decoded.crd, body.object.apiVersion);
+      return update(state, event.key, decoded.object, body.expectedResourceVersion, body.subresource, version, keepStatus);
+    }
+    case 'CustomObjectDeleted':
+      return remove(state, event, version);
     case 'PodStatusChanged':
     case 'NodeStatusChanged':
     case 'NodeHeartbeat':
@@ -210,6 +229,10 @@ const foldObserved = (state: FoldState, event: EventEnvelope, version: number): 
     case 'PodBound':
     case 'NodeHeartbeat':
     case 'ClusterConfigured':
+    case 'SchemaRegistered':
+    case 'CustomObjectCreated':
+    case 'CustomObjectUpdated':
+    case 'CustomObjectDeleted':
       return reject('Invalid', `${body.type} belongs on the desired topic, not observed`);
     default:
       return assertNever(body);
@@ -261,6 +284,7 @@ const create = (
   }
   state.putDesired(key, { object, version });
   if (object.kind === 'Node') admitWaitingPods(state, object);
+  rememberServedKind(state, key, undefined, object);
   return { verdict: accepted, change: { type: 'ADDED', key } };
 };
 
@@ -271,6 +295,7 @@ const update = (
   expectedResourceVersion: string | null,
   subresource: 'status' | 'scale' | null,
   version: number,
+  keepStatus = true,
 ): FoldOutcome => {
   const current = state.getDesired(key);
   if (!current) return reject('NotFound', `${describeKey(key)} not found`);
@@ -308,7 +333,7 @@ const update = (
     delete next.metadata.deletionTimestamp;
     delete next.metadata.deletionGracePeriodSeconds;
   }
-  (next as { status?: unknown }).status = (previous as { status?: unknown }).status;
+  if (keepStatus) (next as { status?: unknown }).status = (previous as { status?: unknown }).status;
   if (previous.kind === 'Pod' && next.kind === 'Pod') {
     // Binding is only through PodBound; a pod's node never changes by update.
     const nodeName = previous.spec?.nodeName;
@@ -410,12 +435,35 @@ const commitUpdate = (
     return finishDeletion(state, key, previous);
   }
   state.putDesired(key, { object: next, version });
+  rememberServedKind(state, key, previous, next);
+  return { verdict: accepted, change: { type: 'MODIFIED', key } };
+};
+
+/**
+ * A custom object's status subresource (kept on the desired topic, see `topicOfBody`): only
+ * its status changes, under the same preconditions as an update; its generation does not.
+ */
+const updateCustomStatus = (state: FoldState, key: string, input: KubeObject, expectedResourceVersion: string | null, version: number): FoldOutcome => {
+  const current = state.getDesired(key);
+  if (!current) return reject('NotFound', `${describeKey(key)} not found`);
+  if (input.metadata.uid && input.metadata.uid !== current.object.metadata.uid) {
+    return reject('Conflict', `${describeKey(key)}: uid precondition failed (object was deleted and recreated)`);
+  }
+  const mismatch = versionMismatch(expectedResourceVersion, current);
+  if (mismatch) return reject('Conflict', `Operation cannot be fulfilled on ${describeKey(key)}: ${mismatch}`);
+  const next = { ...current.object, metadata: { ...current.object.metadata } } as KubeObject & { status?: unknown };
+  const status = (input as { status?: unknown }).status;
+  if (status === undefined) delete next.status;
+  else next.status = status;
+  // The writer's managedFields entry for the status subresource, computed against exactly this version.
+  if (expectedResourceVersion !== null && input.metadata.managedFields !== undefined) next.metadata.managedFields = input.metadata.managedFields;
+  state.putDesired(key, { object: next, version });
   return { verdict: accepted, change: { type: 'MODIFIED', key } };
 };
 
 const remove = (state: FoldState, event: EventEnvelope, version: number): FoldOutcome => {
   const body = event.body;
-  if (body.type !== 'ObjectDeleted') return reject('Invalid', 'not a delete');
+  if (body.type !== 'ObjectDeleted' && body.type !== 'CustomObjectDeleted') return reject('Invalid', 'not a delete');
   const key = event.key;
   const current = state.getDesired(key);
   if (!current) return reject('NotFound', `${describeKey(key)} not found`);
@@ -479,6 +527,7 @@ const finishDeletion = (state: FoldState, key: string, object: KubeObject): Fold
   }
   if (object.kind === 'Service') releaseServiceAddresses(state, key, object);
   if (object.kind === 'Pod') forgetQuotaRelease(state, key);
+  forgetServedKind(state, key, object);
   state.deleteDesired(key);
   return { verdict: accepted, change: { type: 'DELETED', key } };
 };

@@ -7,7 +7,8 @@
 import { kindRef } from '../schemas/keys.ts';
 import { partitionKeyOf } from '../log/partitioner.ts';
 import type { EventLog, RecordHeaders, Topic } from '../log/port.ts';
-import { CLUSTER_CONFIGURATION_KEY } from '../schemas/kinds/domains.ts';
+import { CLUSTER_CONFIGURATION_KEY, CUSTOM_RESOURCE_DEFINITION_REF } from '../schemas/kinds/domains.ts';
+import { kindRefOf } from '../schemas/kinds/refs.ts';
 import { assertNever, encodeEvent, newEventId, objectKey, type Actor, type EventBody, type EventEnvelope } from '../schemas/index.ts';
 import type { Projection } from './projection.ts';
 import type { EventRecord } from './store.ts';
@@ -29,10 +30,21 @@ export const keyOfBody = (body: EventBody): string => {
       return `Node//${body.node}`;
     case 'ClusterConfigured':
       return CLUSTER_CONFIGURATION_KEY;
+    case 'SchemaRegistered':
+      return `${CUSTOM_RESOURCE_DEFINITION_REF}//${body.resource}`;
+    case 'CustomObjectCreated':
+    case 'CustomObjectUpdated':
+      return customObjectKey(body.object.apiVersion, body.object.kind, body.object.metadata.namespace, body.object.metadata.name ?? '');
+    case 'CustomObjectDeleted':
+      return customObjectKey(body.apiVersion, body.kind, body.namespace, body.name);
     default:
       return assertNever(body);
   }
 };
+
+/** The key of a custom object: `<Kind>.<group>/<namespace>/<name>` (no namespace for a cluster-scoped kind). */
+export const customObjectKey = (apiVersion: string, kind: string, namespace: string | null | undefined, name: string): string =>
+  `${kindRefOf(apiVersion.slice(0, Math.max(0, apiVersion.lastIndexOf('/'))), kind)}/${namespace ?? ''}/${name}`;
 
 /** The topic an event body belongs on. */
 export const topicOfBody = (body: EventBody): Topic => {
@@ -43,6 +55,13 @@ export const topicOfBody = (body: EventBody): Topic => {
     case 'ObjectDeleted':
     case 'PodBound':
     case 'ClusterConfigured':
+    case 'SchemaRegistered':
+    case 'CustomObjectCreated':
+    case 'CustomObjectDeleted':
+      return 'desired';
+    // A custom object's status is written on the desired topic too: it is read with a schema
+    // registered there, which an observed event could overtake in a replay.
+    case 'CustomObjectUpdated':
       return 'desired';
     case 'PodStatusChanged':
     case 'NodeStatusChanged':

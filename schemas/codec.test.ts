@@ -7,6 +7,7 @@ import { v3DecidedAt } from './fixtures/v3-decided-at.ts';
 import { v4ObjectUpdatedDeployment } from './fixtures/v4-object-updated-deployment.ts';
 import { v5ObjectCreatedPod } from './fixtures/v5-object-created-pod.ts';
 import { v6ObjectCreatedPod } from './fixtures/v6-object-created-pod.ts';
+import { v7ObjectCreatedPod } from './fixtures/v7-object-created-pod.ts';
 import {
   createEventCodec,
   decodeEvent,
@@ -187,6 +188,34 @@ describe('round trip', () => {
       body: { type: 'ObjectUpdated', object: created.object, expectedResourceVersion: null, subresource: 'status', quotaRelease: 'Terminated' },
     } as EventEnvelope;
     expect(decodeEvent(encodeEvent(release))).toStrictEqual(release);
+  });
+
+  it('decodes the committed v7 fixture (v7-object-created-pod.bin) with the current reader', () => {
+    const buf = readFileSync(new URL('./fixtures/v7-object-created-pod.bin', import.meta.url));
+    const writer = registry.versions.find((version) => version.name === 'v7');
+    expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
+    expect(decodeEvent(buf)).toStrictEqual(v7ObjectCreatedPod);
+  });
+
+  it('round-trips the custom-resource events of v8: a schema registration and a custom object created, updated and deleted', () => {
+    const base = { ...v7ObjectCreatedPod, key: 'CronTab.stable.example.com/default/nightly' };
+    const object = {
+      apiVersion: 'stable.example.com/v1',
+      kind: 'CronTab',
+      metadata: { name: 'nightly', namespace: 'default', labels: { app: 'backup' } },
+      schema: '0123456789abcdef',
+      content: Buffer.from([2, 10, 42, 42, 32, 42, 0]),
+    };
+    const bodies: EventEnvelope['body'][] = [
+      { type: 'SchemaRegistered', resource: 'crontabs.stable.example.com', group: 'stable.example.com', version: 'v1', kind: 'CronTab', fingerprint: '0123456789abcdef', schema: '{"type":"record","name":"X","fields":[]}' },
+      { type: 'CustomObjectCreated', object },
+      { type: 'CustomObjectUpdated', object, expectedResourceVersion: '7', subresource: 'status' },
+      { type: 'CustomObjectDeleted', apiVersion: 'stable.example.com/v1', kind: 'CronTab', namespace: 'default', name: 'nightly', expectedResourceVersion: null, uid: 'u-1', propagationPolicy: 'Foreground', gracePeriodSeconds: null },
+    ];
+    for (const body of bodies) {
+      const event = { ...base, body } as EventEnvelope;
+      expect(decodeEvent(encodeEvent(event))).toStrictEqual(event);
+    }
   });
 
   it('decodes a null decidedAt as absent (optional fields are never null when decoded)', () => {

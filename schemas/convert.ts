@@ -26,12 +26,16 @@ export function compileFromAvro(root: avro.Type): Convert {
       return cached;
     }
     const k8s = isKubernetesRecord(type.name ?? '');
-    const convert = compileRecord(
+    // A record that refers to itself (JSONSchemaProps of a CustomResourceDefinition) meets
+    // itself while its fields compile: it gets this forward reference, resolved below.
+    let compiled: Convert | undefined;
+    records.set(cacheKey, (value) => (compiled as Convert)(value));
+    compiled = compileRecord(
       fields.map((field) => ({ name: field.name, json: field.jsonName, convert: compile(field.type), omitNull: k8s || field.optional })),
       discriminant,
     );
-    records.set(cacheKey, convert);
-    return convert;
+    records.set(cacheKey, compiled);
+    return compiled;
   };
 
   const compile = (type: avro.Type): Convert | null => {
@@ -92,12 +96,23 @@ export function compileFromAvro(root: avro.Type): Convert {
  */
 export function compileToAvro(root: avro.Type): Convert | null {
   const cache = new Map<avro.Type, Convert | null>();
+  /** Types being compiled: a recursive type (JSONSchemaProps) meets itself while its fields compile. */
+  const compiling = new Map<avro.Type, { convert: Convert | null | undefined }>();
 
   const compile = (type: avro.Type): Convert | null => {
     if (cache.has(type)) {
       return cache.get(type) ?? null;
     }
+    const pending = compiling.get(type);
+    if (pending !== undefined) {
+      // A forward reference, resolved once the type is compiled (identity if it needs no conversion).
+      return (value) => (pending.convert ? pending.convert(value) : value);
+    }
+    const slot: { convert: Convert | null | undefined } = { convert: undefined };
+    compiling.set(type, slot);
     const convert = compileUncached(type);
+    slot.convert = convert;
+    compiling.delete(type);
     cache.set(type, convert);
     return convert;
   };

@@ -40,7 +40,7 @@ describe('object keys', () => {
 
   it('knows which kinds are cluster-scoped', () => {
     expect([...CLUSTER_SCOPED].sort()).toEqual([
-      'CSIDriver', 'CSINode', 'CertificateSigningRequest', 'ClusterRole', 'ClusterRoleBinding', 'IngressClass',
+      'CSIDriver', 'CSINode', 'CertificateSigningRequest', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'IngressClass',
       'MutatingWebhookConfiguration', 'Namespace', 'Node', 'PersistentVolume', 'PriorityClass', 'RuntimeClass',
       'StorageClass', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingWebhookConfiguration', 'VolumeAttachment',
     ]);

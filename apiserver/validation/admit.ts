@@ -13,7 +13,7 @@ import { CAUSE_TYPES, failureStatus, type StatusCause } from '../status.ts';
 import { applyDefaults, prepareForCreate, type Requester } from './defaults.ts';
 import { prepareForStatusUpdate, prepareForUpdate } from './strategies.ts';
 import { validateStatus } from './objects.ts';
-import { validateObject } from './validators.ts';
+import { validateObject, warningsOf } from './validators.ts';
 import { checkShape } from './shape.ts';
 import { typeMetaError } from './type-meta.ts';
 
@@ -152,7 +152,7 @@ export const admitCreate = (options: AdmitOptions): Admitted => {
   prepareForCreate(object, options.requester);
   throwIfInvalid(resource, name, validateObject(resource, object));
   assertEncodable(object);
-  return { object, warnings };
+  return { object, warnings: [...warnings, ...warningsOf(object)] };
 };
 
 /** Admits a replacement of `current` (PUT, or the result of a PATCH) of the main resource. */
@@ -177,7 +177,7 @@ export const admitUpdate = (options: AdmitOptions & { readonly name: string; rea
   throwIfInvalid(resource, name, validateObject(resource, object, current));
   if (currentStatus !== undefined) (object as { status?: unknown }).status = currentStatus;
   assertEncodable(object);
-  return { object, warnings };
+  return { object, warnings: [...warnings, ...warningsOf(object)] };
 };
 
 /**

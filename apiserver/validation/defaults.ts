@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { KINDS } from '../../schemas/index.ts';
+import { defaultCustomResourceDefinition } from '../custom-resources/crd-validation.ts';
 import { defaultRequestsFromLimits, normalizeClaimDataSources, recordPodQos } from './strategies.ts';
 import { defaultLimitRange } from './limit-range.ts';
 import type { Container, JobSpec, Kind, KubeObject, MutatingWebhook, ObjectOfKind, PodSpec, PodTemplateSpec, Probe, ValidatingWebhook } from '../../schemas/index.ts';
@@ -65,6 +66,10 @@ const DEFAULTERS: { readonly [K in Kind]: Defaulter<K> } = {
     defaultRequestsFromLimits(pod.spec);
   },
   LimitRange: defaultLimitRange,
+  // apiextensions v1 SetDefaults_CustomResourceDefinition(Spec): singular, listKind, conversion None …
+  CustomResourceDefinition: (object) => {
+    object.spec = defaultCustomResourceDefinition(object).spec;
+  },
   Deployment: (object) => {
     const spec = object.spec;
     spec.replicas ??= 1;

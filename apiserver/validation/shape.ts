@@ -127,7 +127,9 @@ const DEFAULTED_REQUIRED: Readonly<Record<string, ReadonlySet<string>>> = {
 
 /** A record type's fields as the walk needs them, worked out once per type. */
 interface RecordShape {
+  /** `name` is the JSON property (the Avro field's `logplane.jsonName`, else its name: `$ref` is `_ref` in Avro). */
   readonly fields: readonly { readonly name: string; readonly type: avro.Type; readonly optional: boolean; readonly quantity: boolean }[];
+  /** The JSON properties the record declares. */
   readonly declared: ReadonlySet<string>;
 }
 const recordShapes = new WeakMap<avro.types.RecordType, RecordShape>();
@@ -136,10 +138,11 @@ const recordShape = (record: avro.types.RecordType): RecordShape => {
   if (!shape) {
     const view = viewOf(record);
     const quantities = new Set(view.type === 'record' ? view.fields.filter((field) => field.quantity).map((field) => field.name) : []);
+    const jsonNames = new Map(view.type === 'record' ? view.fields.map((field) => [field.name, field.jsonName]) : []);
     const defaulted = DEFAULTED_REQUIRED[shortName(record.name ?? '')];
     shape = {
       fields: record.fields.map((field) => ({
-        name: field.name,
+        name: jsonNames.get(field.name) ?? field.name,
         type: field.type,
         quantity: quantities.has(field.name),
         // A union with null may be absent; anything else is required.
@@ -147,7 +150,7 @@ const recordShape = (record: avro.types.RecordType): RecordShape => {
           defaulted?.has(field.name) === true ||
           (field.type.typeName.startsWith('union') && (field.type as avro.types.UnwrappedUnionType).types.some((t) => t.typeName === 'null')),
       })),
-      declared: new Set(record.fields.map((field) => field.name)),
+      declared: new Set(record.fields.map((field) => jsonNames.get(field.name) ?? field.name)),
     };
     recordShapes.set(record, shape);
   }

@@ -24,6 +24,7 @@ import {
   type Causes,
 } from './objects.ts';
 import { validateHorizontalPodAutoscaler, validatePodDisruptionBudget } from './autoscaling-policy.ts';
+import { crdWarnings, validateCustomResourceDefinition } from '../custom-resources/crd-validation.ts';
 import { validateEvent } from './events.ts';
 import { validateLimitRange } from './limit-range.ts';
 import { checkSecretType } from './secrets.ts';
@@ -108,7 +109,16 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
   PodTemplate: (causes, object) => {
     if (object.template) causes.push(...validatePodSpec('template.spec', object.template.spec));
   },
+  CustomResourceDefinition: (causes, object, old) => validateCustomResourceDefinition(causes, object, old),
 };
+
+/** Warnings a kind's writes return besides the unknown fields (kube's WarningsOnCreate / WarningsOnUpdate); kinds without are absent. */
+const WARNINGS: { readonly [K in Kind]?: (object: ObjectOfKind<K>) => string[] } = {
+  CustomResourceDefinition: crdWarnings,
+};
+
+/** The warnings a create or update of `object` returns. */
+export const warningsOf = (object: KubeObject): string[] => (WARNINGS[object.kind] as ((object: KubeObject) => string[]) | undefined)?.(object) ?? [];
 
 /** Validates an object (metadata and spec) about to be created or to replace `old`. */
 export const validateObject = (resource: ResourceInfo, object: KubeObject, old?: KubeObject): Causes => {

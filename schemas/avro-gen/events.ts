@@ -24,6 +24,15 @@ export const EVENTS_SOURCE = new URL('../avro/v4/', import.meta.url);
 /** The enum of kinds in ObjectDeleted. */
 const KIND_ENUM = 'logplane.k8s.Kind';
 const KUBE_OBJECT = 'KubeObject';
+const ENVELOPE = 'EventEnvelope';
+
+/** The envelope with {@link EVENT_BODY_ADDITIONS} appended to the union of its `body`. */
+const withBodyAdditions = (envelope: Record<string, unknown>): Record<string, unknown> => ({
+  ...envelope,
+  fields: (envelope.fields as Record<string, unknown>[]).map((field) =>
+    field.name === 'body' ? { ...field, type: [...(field.type as unknown[]), ...EVENT_BODY_ADDITIONS] } : field,
+  ),
+});
 
 /**
  * Fields a generated version adds to a carried-over event record, by record name, in the
@@ -62,6 +71,82 @@ export const EVENT_FIELD_ADDITIONS: Readonly<Record<string, readonly Readonly<Re
     },
   ],
 };
+
+/**
+ * Records a generated version appends to the envelope's `body` union, in the order they
+ * were added (never remove or reorder one: a released version holds them).
+ *
+ * v8 (issue 16), custom resources typed in the log:
+ * - `SchemaRegistered`: the Avro schema of one CustomResourceDefinition version's objects
+ *   (`schemas/custom/`), with its CRC-64-AVRO fingerprint, appended in the partition of the
+ *   CRD's group before the first object written with it, so the log carries the schemas its
+ *   custom objects are read with;
+ * - `CustomObjectCreated`, `CustomObjectUpdated`, `CustomObjectDeleted`: ObjectCreated,
+ *   ObjectUpdated and ObjectDeleted of a custom object, whose content (everything but
+ *   apiVersion, kind and metadata) is the Avro binary of a registered schema.
+ */
+export const EVENT_BODY_ADDITIONS: readonly Readonly<Record<string, unknown>>[] = [
+  {
+    type: 'record',
+    name: 'SchemaRegistered',
+    doc: 'The Avro schema of the objects of one version of a custom resource: custom objects name it by fingerprint, and are read with it.',
+    fields: [
+      { name: 'resource', type: 'string', doc: 'The name of the CustomResourceDefinition, `<plural>.<group>`: the event is keyed by it.' },
+      { name: 'group', type: 'string', doc: 'The API group of the custom resource.' },
+      { name: 'version', type: 'string', doc: 'The served version the schema is of.' },
+      { name: 'kind', type: 'string', doc: 'The kind of the custom resource.' },
+      { name: 'fingerprint', type: 'string', doc: 'The CRC-64-AVRO fingerprint of the schema, 16 lowercase hex digits.' },
+      { name: 'schema', type: 'string', doc: 'The Avro schema, as JSON text.' },
+    ],
+  },
+  {
+    type: 'record',
+    name: 'CustomObjectCreated',
+    doc: 'A custom object was created; precondition: its CustomResourceDefinition serves its version, and no live object with that key exists.',
+    fields: [
+      {
+        name: 'object',
+        type: {
+          type: 'record',
+          name: 'CustomObject',
+          doc: 'A custom object: its type meta and metadata, and its content encoded with a registered schema.',
+          fields: [
+            { name: 'apiVersion', type: 'string' },
+            { name: 'kind', type: 'string' },
+            { name: 'metadata', type: 'logplane.k8s.meta.v1.ObjectMeta' },
+            { name: 'schema', type: 'string', doc: 'The fingerprint of the registered schema (SchemaRegistered) the content is encoded with.' },
+            { name: 'content', type: 'bytes', doc: 'Every field of the object but apiVersion, kind and metadata: the Avro binary of the schema.' },
+          ],
+        },
+      },
+    ],
+  },
+  {
+    type: 'record',
+    name: 'CustomObjectUpdated',
+    doc: 'A custom object was replaced (carries the expected resourceVersion), as ObjectUpdated.',
+    fields: [
+      { name: 'object', type: 'CustomObject' },
+      { name: 'expectedResourceVersion', type: ['null', 'string'], default: null },
+      { name: 'subresource', type: ['null', 'Subresource'], default: null, doc: 'Set when only that subresource was written.' },
+    ],
+  },
+  {
+    type: 'record',
+    name: 'CustomObjectDeleted',
+    doc: 'A custom object was deleted (or, with finalizers or Foreground propagation, marked for deletion), as ObjectDeleted.',
+    fields: [
+      { name: 'apiVersion', type: 'string' },
+      { name: 'kind', type: 'string' },
+      { name: 'namespace', type: ['null', 'string'], default: null },
+      { name: 'name', type: 'string' },
+      { name: 'expectedResourceVersion', type: ['null', 'string'], default: null },
+      { name: 'uid', type: ['null', 'string'], default: null, doc: 'Precondition: the live object has this uid.' },
+      { name: 'propagationPolicy', type: ['null', 'PropagationPolicy'], default: null },
+      { name: 'gracePeriodSeconds', type: ['null', 'long'], default: null },
+    ],
+  },
+];
 
 /** One carried-over event file. */
 export interface EventFile {
@@ -116,7 +201,8 @@ export function carryOverEvents(options: {
     );
     const name = object.type === 'record' && typeof object.name === 'string' ? object.name : '';
     const additions = Object.hasOwn(EVENT_FIELD_ADDITIONS, name) ? EVENT_FIELD_ADDITIONS[name] : undefined;
-    return additions === undefined ? rewritten : { ...rewritten, fields: [...(rewritten.fields as unknown[]), ...additions] };
+    const extended = additions === undefined ? rewritten : { ...rewritten, fields: [...(rewritten.fields as unknown[]), ...additions] };
+    return name === ENVELOPE ? withBodyAdditions(extended) : extended;
   };
 
   return manifest.files

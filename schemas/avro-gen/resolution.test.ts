@@ -15,6 +15,7 @@ import { v3DecidedAt } from '../fixtures/v3-decided-at.ts';
 import { v4ObjectUpdatedDeployment } from '../fixtures/v4-object-updated-deployment.ts';
 import { v5ObjectCreatedPod } from '../fixtures/v5-object-created-pod.ts';
 import { v6ObjectCreatedPod } from '../fixtures/v6-object-created-pod.ts';
+import { v7ObjectCreatedPod } from '../fixtures/v7-object-created-pod.ts';
 import type { EventEnvelope } from '../generated/types.ts';
 import { HEADER_LENGTH, loadSchemaRegistry, type SchemaVersion } from '../registry.ts';
 import { compileDraftConverters, loadDraftVersion } from './draft-convert.ts';
@@ -38,6 +39,7 @@ const fixtureEvents: Readonly<Record<string, EventEnvelope>> = {
   'v4-object-updated-deployment.bin': v4ObjectUpdatedDeployment,
   'v5-object-created-pod.bin': v5ObjectCreatedPod,
   'v6-object-created-pod.bin': v6ObjectCreatedPod,
+  'v7-object-created-pod.bin': v7ObjectCreatedPod,
 };
 
 /**

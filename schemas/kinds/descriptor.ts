@@ -47,7 +47,12 @@ export type PartitionDomain =
   /** Each object is its own partition key (its object key). */
   | { readonly type: 'object' }
   /** Every object of the kind shares the partition key `key` with the other kinds of that domain. */
-  | { readonly type: 'shared'; readonly key: string };
+  | { readonly type: 'shared'; readonly key: string }
+  /**
+   * Custom resources: the CustomResourceDefinitions of one API group, the schemas they
+   * register and every object of their kinds share the partition key of that group.
+   */
+  | { readonly type: 'customResourceGroup' };
 
 /** Everything logplane knows about one kind. */
 export interface KindDescriptor {

@@ -17,6 +17,13 @@
  * - `storage`: PersistentVolumes and PersistentVolumeClaims (a volume is bound to at most
  *   one claim, a claim to one volume).
  *
+ * - `customResourceGroup`: the CustomResourceDefinitions of one API group, the schemas they
+ *   register (SchemaRegistered, keyed by the CRD) and every custom object of the group's kinds
+ *   share the partition key `customresources/<group>`, so the fold judges a custom object
+ *   against its CRD (served version, registered schema, deletion) in log order. A kind ref no
+ *   registered kind has and that carries a group (custom groups always contain a dot) is a
+ *   custom resource's.
+ *
  * Every other kind spreads by its own object key. Pod/, Node/ and Service/ keys map to the
  * same partition keys as before this table existed ("scheduling", "services"), so logs
  * written before replay to the same partitions. Moving a kind between domains later would
@@ -46,6 +53,27 @@ export const SHARED_DOMAINS: ReadonlyMap<string, PartitionDomain> = new Map([
 ]);
 
 const OWN_KEY: PartitionDomain = { type: 'object' };
+const CUSTOM_RESOURCE_GROUP: PartitionDomain = { type: 'customResourceGroup' };
 
-/** The partition domain of the kind `kindRef` names. */
-export const partitionDomainOf = (kindRef: string): PartitionDomain => SHARED_DOMAINS.get(kindRef) ?? OWN_KEY;
+/** The kind ref of apiextensions.k8s.io/v1 CustomResourceDefinition, whose names read `<plural>.<group>`. */
+export const CUSTOM_RESOURCE_DEFINITION_REF = 'CustomResourceDefinition.apiextensions.k8s.io';
+
+/** The partition domain of the registered kind `kindRef` names. */
+export const partitionDomainOf = (kindRef: string): PartitionDomain =>
+  SHARED_DOMAINS.get(kindRef) ?? (kindRef === CUSTOM_RESOURCE_DEFINITION_REF ? CUSTOM_RESOURCE_GROUP : OWN_KEY);
+
+/** The partition domain of a kind ref no registered kind has: a custom resource's when it carries a group. */
+export const unregisteredDomainOf = (kindRef: string): PartitionDomain =>
+  SHARED_DOMAINS.get(kindRef) ?? (kindRef.includes('.') ? CUSTOM_RESOURCE_GROUP : OWN_KEY);
+
+/**
+ * The partition key of the custom-resource group an object key is in: a CRD's
+ * (`CustomResourceDefinition.apiextensions.k8s.io//<plural>.<group>`) or a custom object's
+ * (`<Kind>.<group>/<namespace>/<name>`).
+ */
+export const customResourceGroupKey = (objectKey: string): string => {
+  const slash = objectKey.indexOf('/');
+  const ref = slash < 0 ? objectKey : objectKey.slice(0, slash);
+  const named = ref === CUSTOM_RESOURCE_DEFINITION_REF ? objectKey.slice(objectKey.lastIndexOf('/') + 1) : ref;
+  return `customresources/${named.slice(named.indexOf('.') + 1)}`;
+};

@@ -2445,6 +2445,42 @@ export const KIND_DESCRIPTORS: readonly KindDescriptor[] = [
     definition: 'io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration',
   },
   {
+    group: 'apiextensions.k8s.io',
+    kind: 'CustomResourceDefinition',
+    versions: ['v1'],
+    plural: 'customresourcedefinitions',
+    singular: 'customresourcedefinition',
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    scope: 'Cluster',
+    nameFormat: 'subdomain',
+    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+    subresources: [
+      {
+        name: 'status',
+        kind: '',
+        verbs: ['get', 'patch', 'update'],
+      },
+    ],
+    selectableFields: [],
+    printerColumns: [
+      {
+        name: 'Name',
+        type: 'string',
+        format: 'name',
+        description: 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+        priority: 0,
+      },
+      {
+        name: 'Created At',
+        type: 'date',
+        description: 'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
+        priority: 0,
+      },
+    ],
+    definition: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition',
+  },
+  {
     group: 'scheduling.k8s.io',
     kind: 'PriorityClass',
     versions: ['v1'],

@@ -53,6 +53,7 @@ export const GROUP_PRIORITY: Readonly<Record<string, number>> = {
   'rbac.authorization.k8s.io': 17000,
   'storage.k8s.io': 16800,
   'admissionregistration.k8s.io': 16700,
+  'apiextensions.k8s.io': 16700,
   'scheduling.k8s.io': 16600,
   'coordination.k8s.io': 16500,
   'node.k8s.io': 16300,
@@ -574,6 +575,16 @@ export const KIND_OVERLAY = {
       col('ParamRef', 'string', 'ParamRef indicates the param resource which sets the configration param'),
       AGE,
     ],
+  },
+
+  // apiextensions.k8s.io/v1 — apiextensions-apiserver pkg/registry/customresourcedefinition
+  // (ShortNames crd, crds; Categories api-extensions; no printer handler: the default table;
+  // names are DNS subdomains, and must be `<plural>.<group>`, which validation checks).
+  'apiextensions.k8s.io/CustomResourceDefinition': {
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    nameFormat: 'subdomain',
+    printerColumns: DEFAULT_COLUMNS,
   },
 
   // scheduling.k8s.io/v1 — ValidatePriorityClassName (subdomain)
