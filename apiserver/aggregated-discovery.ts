@@ -4,6 +4,7 @@
  * for it in `Accept` (kubectl 1.26+ and client-go do), as kube-apiserver 1.32 does. Built
  * from the legacy documents (`discovery.ts`), so the two can never disagree.
  */
+import { BUILT_IN_RESOURCES, type ServedResources } from './custom-resources/served.ts';
 import { apiGroupList, apiResourceList } from './discovery.ts';
 import type { GroupVersion } from './resources.ts';
 
@@ -49,8 +50,8 @@ const responseKind = (gv: GroupVersion, resource: LegacyResource) => ({
 });
 
 /** One version's resources with their subresources nested, as APIVersionDiscovery holds them. */
-const versionDiscovery = (gv: GroupVersion) => {
-  const legacy = apiResourceList(gv).resources as LegacyResource[];
+const versionDiscovery = (gv: GroupVersion, served: ServedResources) => {
+  const legacy = apiResourceList(gv, served).resources as LegacyResource[];
   const main = legacy.filter((resource) => !resource.name.includes('/'));
   return {
     version: gv.version,
@@ -82,14 +83,14 @@ const list = (version: AggregatedVersion, items: unknown[]) => ({
 
 /** `/api` in the aggregated format: the core group, unnamed. */
 export const aggregatedCore = (version: AggregatedVersion) =>
-  list(version, [{ metadata: { creationTimestamp: null }, versions: [versionDiscovery({ group: '', version: 'v1' })] }]);
+  list(version, [{ metadata: { creationTimestamp: null }, versions: [versionDiscovery({ group: '', version: 'v1' }, BUILT_IN_RESOURCES)] }]);
 
 /** `/apis` in the aggregated format: every named group, its versions in order of preference. */
-export const aggregatedGroups = (version: AggregatedVersion) =>
+export const aggregatedGroups = (version: AggregatedVersion, served: ServedResources = BUILT_IN_RESOURCES) =>
   list(
     version,
-    (apiGroupList().groups as { name: string; versions: { version: string }[] }[]).map((group) => ({
+    (apiGroupList(served).groups as { name: string; versions: { version: string }[] }[]).map((group) => ({
       metadata: { name: group.name, creationTimestamp: null },
-      versions: group.versions.map((entry) => versionDiscovery({ group: group.name, version: entry.version })),
+      versions: group.versions.map((entry) => versionDiscovery({ group: group.name, version: entry.version }, served)),
     })),
   );

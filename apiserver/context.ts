@@ -3,7 +3,6 @@
  * request's parsed state (`RequestContext`), plus the helpers every verb shares (object
  * keys, consistent reads, reading an object exactly as a write left it).
  */
-import { kindRef } from '../schemas/keys.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/port.ts';
@@ -104,7 +103,7 @@ export const json = (code: number, body: unknown, warnings?: readonly string[]):
 
 /** The projection key of an object of `resource`: `Kind/ns/name` or `Kind//name`. */
 export const keyOf = (resource: ResourceInfo, namespace: string | undefined, name: string): string =>
-  `${kindRef(resource.kind)}/${resource.namespaced ? (namespace ?? '') : ''}/${name}`;
+  `${resource.ref}/${resource.namespaced ? (namespace ?? '') : ''}/${name}`;
 
 /** The name of a request that addresses one object (404 for collections is the router's job). */
 export const nameOf = (target: ResourceTarget): string => {

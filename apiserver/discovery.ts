@@ -5,7 +5,8 @@
  */
 import { REVIEW_GROUP_VERSIONS, REVIEW_RESOURCES } from './authorization/review-resources.ts';
 import { METRICS_GROUP_VERSION, METRICS_RESOURCES } from './metrics-api.ts';
-import { apiVersionOf, GROUP_VERSIONS, RESOURCES, type GroupVersion } from './resources.ts';
+import { BUILT_IN_RESOURCES, type ServedResources } from './custom-resources/served.ts';
+import { apiVersionOf, type GroupVersion } from './resources.ts';
 
 /** The Kubernetes version logplane speaks (kubectl's version skew checks read it). */
 export const KUBERNETES_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-logplane' } as const;
@@ -32,33 +33,34 @@ const groupVersionEntry = (gv: GroupVersion) => ({ groupVersion: apiVersionOf(gv
 
 /**
  * Every served group/version: the stored kinds', with the review resources' groups right
- * after apps and events.k8s.io, where kube lists them, and the metrics API last (where an
- * aggregated APIService's group comes).
+ * after apps and events.k8s.io, where kube lists them, then the custom resources' groups,
+ * and the metrics API last (where an aggregated APIService's group comes).
  */
-const DISCOVERY_GROUP_VERSIONS: readonly GroupVersion[] = (() => {
-  const afterApps = GROUP_VERSIONS.filter((gv) => gv.group === '' || gv.group === 'apps' || gv.group === 'events.k8s.io').length;
-  return [...GROUP_VERSIONS.slice(0, afterApps), ...REVIEW_GROUP_VERSIONS, ...GROUP_VERSIONS.slice(afterApps), METRICS_GROUP_VERSION];
-})();
+const discoveryGroupVersions = (served: ServedResources): readonly GroupVersion[] => {
+  const { groupVersions } = served;
+  const afterApps = groupVersions.filter((gv) => gv.group === '' || gv.group === 'apps' || gv.group === 'events.k8s.io').length;
+  return [...groupVersions.slice(0, afterApps), ...REVIEW_GROUP_VERSIONS, ...groupVersions.slice(afterApps), METRICS_GROUP_VERSION];
+};
 
-const apiGroupOf = (group: string) => {
-  const versions = DISCOVERY_GROUP_VERSIONS.filter((gv) => gv.group === group).map(groupVersionEntry);
+const apiGroupOf = (served: ServedResources, group: string) => {
+  const versions = discoveryGroupVersions(served).filter((gv) => gv.group === group).map(groupVersionEntry);
   return { name: group, versions, preferredVersion: versions[0] };
 };
 
 /** `/apis/{group}`. */
-export const apiGroup = (group: string) => ({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroupOf(group) });
+export const apiGroup = (group: string, served: ServedResources = BUILT_IN_RESOURCES) => ({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroupOf(served, group) });
 
 /** `/apis`: the named groups (the core group lives at `/api`). */
-export const apiGroupList = () => ({
+export const apiGroupList = (served: ServedResources = BUILT_IN_RESOURCES) => ({
   kind: 'APIGroupList',
   apiVersion: 'v1',
-  groups: [...new Set(DISCOVERY_GROUP_VERSIONS.filter((gv) => gv.group !== '').map((gv) => gv.group))].map(apiGroupOf),
+  groups: [...new Set(discoveryGroupVersions(served).filter((gv) => gv.group !== '').map((gv) => gv.group))].map((group) => apiGroupOf(served, group)),
 });
 
 /** `/api/v1` or `/apis/apps/v1`: resources with verbs, short names and subresources. */
-export const apiResourceList = (gv: GroupVersion) => {
+export const apiResourceList = (gv: GroupVersion, served: ServedResources = BUILT_IN_RESOURCES) => {
   const resources: unknown[] = [];
-  for (const resource of RESOURCES.filter((r) => r.group === gv.group && r.version === gv.version)) {
+  for (const resource of served.resources.filter((r) => r.group === gv.group && r.version === gv.version)) {
     resources.push({
       name: resource.plural,
       singularName: resource.singular,

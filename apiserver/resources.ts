@@ -4,7 +4,7 @@
  * subresources). Derived from the kind registry (`schemas/kinds/`) for every kind the
  * current event schema stores; nothing here lists kinds.
  */
-import { KINDS, type Kind } from '../schemas/index.ts';
+import { KINDS, kindRef, type CustomResourceDefinition, type CustomResourceDefinitionVersion, type Kind } from '../schemas/index.ts';
 import { storedKind, kindByRef, REGISTERED_KINDS, type RegisteredKind } from '../schemas/kinds/registry.ts';
 import { conversionOf, type Conversion } from './conversion/index.ts';
 
@@ -28,8 +28,26 @@ export interface SubresourceInfo {
   readonly verbs: readonly string[];
 }
 
+/**
+ * How a custom resource is served at one version: from its CustomResourceDefinition, as
+ * apiextensions-apiserver's crdHandler serves it (`apiserver/custom-resources/`).
+ */
+export interface CustomServing {
+  readonly crd: CustomResourceDefinition;
+  /** The CRD's entry for the served version: its schema, subresources and printer columns. */
+  readonly version: CustomResourceDefinitionVersion;
+  readonly listKind: string;
+}
+
 /** Everything the apiserver knows about one resource. */
 export interface ResourceInfo extends GroupVersion {
+  /**
+   * How keys name the kind (`Pod`, `Job.batch`, a custom resource's `CronTab.stable.example.com`):
+   * the prefix of its objects' keys.
+   */
+  readonly ref: string;
+  /** Set for a custom resource, whose `kind` is its CRD's (no stored kind of the schema). */
+  readonly custom?: CustomServing;
   /** The plural name used in URLs: `pods`. */
   readonly plural: string;
   readonly singular: string;
@@ -60,6 +78,7 @@ const isHandled = (name: string): name is HandledSubresource => (HANDLED_SUBRESO
  * other than the stored one (or a kind served from another's storage) has a conversion.
  */
 const resourceOf = (registered: RegisteredKind, version: string, stored: Kind, conversion: Conversion | undefined): ResourceInfo => ({
+  ref: kindRef(stored),
   group: registered.group,
   version,
   plural: registered.plural,

@@ -6,7 +6,8 @@
  */
 import { findReviewResource, REVIEW_GROUP_VERSIONS, type ReviewResource } from './authorization/review-resources.ts';
 import { METRICS_GROUP_VERSION, type MetricsTarget } from './metrics-api.ts';
-import { findResource, GROUP_VERSIONS, type GroupVersion, type ResourceInfo, type SubresourceInfo } from './resources.ts';
+import { BUILT_IN_RESOURCES, type ServedResources } from './custom-resources/served.ts';
+import type { GroupVersion, ResourceInfo, SubresourceInfo } from './resources.ts';
 
 /** A resource, collection or subresource a request addresses. */
 export interface ResourceTarget {
@@ -49,11 +50,11 @@ const decode = (segment: string): string | undefined => {
   }
 };
 
-const servedGroupVersion = (group: string, version: string): GroupVersion | undefined =>
-  GROUP_VERSIONS.find((gv) => gv.group === group && gv.version === version);
+const servedGroupVersion = (served: ServedResources, group: string, version: string): GroupVersion | undefined =>
+  served.groupVersions.find((gv) => gv.group === group && gv.version === version);
 
 /** Routes the segments after a group/version prefix. */
-const routeResource = (gv: GroupVersion, segments: readonly string[]): Route => {
+const routeResource = (served: ServedResources, gv: GroupVersion, segments: readonly string[]): Route => {
   let rest = segments;
   const watchPrefix = rest[0] === 'watch';
   if (watchPrefix) rest = rest.slice(1);
@@ -74,11 +75,11 @@ const routeResource = (gv: GroupVersion, segments: readonly string[]): Route => 
     return watchPrefix ? NOT_FOUND : { type: 'bindings', namespace: second };
   }
   if (first === 'namespaces' && second !== undefined && third !== undefined && third !== 'status') {
-    const resource = findResource(gv.group, gv.version, third);
+    const resource = served.find(gv.group, gv.version, third);
     if (!resource || !resource.namespaced) return NOT_FOUND;
     return target(resource, second, tail);
   }
-  const resource = findResource(gv.group, gv.version, first);
+  const resource = served.find(gv.group, gv.version, first);
   if (!resource) return NOT_FOUND;
   const nameAndSub = [second, third, ...tail].filter((s): s is string => s !== undefined);
   if (resource.namespaced && nameAndSub.length > 0) return NOT_FOUND;
@@ -95,8 +96,8 @@ const routeMetrics = (tail: readonly string[]): Route => {
   return NOT_FOUND;
 };
 
-/** Routes a URL path (without the query). */
-export const route = (pathname: string): Route => {
+/** Routes a URL path (without the query) to what `served` holds (by default the built-in kinds only). */
+export const route = (pathname: string, served: ServedResources = BUILT_IN_RESOURCES): Route => {
   const raw = pathname.replace(/\/+$/, '').split('/').slice(1);
   const segments: string[] = [];
   for (const s of raw) {
@@ -120,15 +121,15 @@ export const route = (pathname: string): Route => {
       return rest.length === 0 ? { type: 'version' } : NOT_FOUND;
     case 'api': {
       if (rest.length === 0) return { type: 'apiVersions' };
-      const gv = servedGroupVersion('', rest[0]!);
+      const gv = servedGroupVersion(served, '', rest[0]!);
       if (!gv) return NOT_FOUND;
-      return rest.length === 1 ? { type: 'resourceList', groupVersion: gv } : routeResource(gv, rest.slice(1));
+      return rest.length === 1 ? { type: 'resourceList', groupVersion: gv } : routeResource(served, gv, rest.slice(1));
     }
     case 'apis': {
       if (rest.length === 0) return { type: 'apiGroupList' };
       const [group, version, ...tail] = rest;
       if (version === undefined) {
-        return [...GROUP_VERSIONS, ...REVIEW_GROUP_VERSIONS, METRICS_GROUP_VERSION].some((gv) => gv.group === group) ? { type: 'apiGroup', group: group! } : NOT_FOUND;
+        return [...served.groupVersions, ...REVIEW_GROUP_VERSIONS, METRICS_GROUP_VERSION].some((gv) => gv.group === group) ? { type: 'apiGroup', group: group! } : NOT_FOUND;
       }
       if (group === METRICS_GROUP_VERSION.group && version === METRICS_GROUP_VERSION.version) {
         return tail.length === 0 ? { type: 'resourceList', groupVersion: METRICS_GROUP_VERSION } : routeMetrics(tail);
@@ -143,9 +144,9 @@ export const route = (pathname: string): Route => {
         const local = tail.length === 3 && tail[0] === 'namespaces' ? findReviewResource(group!, version, tail[2]!, true) : undefined;
         return local ? { type: 'review', review: local, namespace: tail[1]! } : NOT_FOUND;
       }
-      const gv = servedGroupVersion(group!, version);
+      const gv = servedGroupVersion(served, group!, version);
       if (!gv || gv.group === '') return NOT_FOUND;
-      return tail.length === 0 ? { type: 'resourceList', groupVersion: gv } : routeResource(gv, tail);
+      return tail.length === 0 ? { type: 'resourceList', groupVersion: gv } : routeResource(served, gv, tail);
     }
     case 'openapi': {
       const [version, ...tail] = rest;
@@ -153,11 +154,12 @@ export const route = (pathname: string): Route => {
       if (version !== 'v3') return NOT_FOUND;
       if (tail.length === 0) return { type: 'openapiV3Index' };
       if (tail[0] === 'api' && tail.length === 2) {
-        const gv = servedGroupVersion('', tail[1]!);
+        const gv = servedGroupVersion(BUILT_IN_RESOURCES, '', tail[1]!);
         return gv ? { type: 'openapiV3Document', groupVersion: gv } : NOT_FOUND;
       }
       if (tail[0] === 'apis' && tail.length === 3) {
-        const gv = servedGroupVersion(tail[1]!, tail[2]!);
+        // Custom resources have no OpenAPI document yet (issue 16).
+        const gv = servedGroupVersion(BUILT_IN_RESOURCES, tail[1]!, tail[2]!);
         return gv && gv.group !== '' ? { type: 'openapiV3Document', groupVersion: gv } : NOT_FOUND;
       }
       return NOT_FOUND;

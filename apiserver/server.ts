@@ -42,6 +42,7 @@ import type { Subscription } from 'rxjs';
 import { ensureDefaultNamespaces, keepDefaultNamespaces } from './namespaces.ts';
 import { startSystemObjects, type SystemObjects, type SystemObjectsOptions } from './system-objects/index.ts';
 import { cachedOpenapiDocument, openapiIndex } from './openapi.ts';
+import { BUILT_IN_RESOURCES, createServedResources, type ServedResources } from './custom-resources/served.ts';
 import { openapiV2Reply } from './openapi-v2.ts';
 import { authenticateServiceAccountToken } from './serviceaccount-tokens/authenticate.ts';
 import type { TokenIssuer } from './serviceaccount-tokens/issuer.ts';
@@ -378,10 +379,18 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     if (!user) throw apiErrors.unauthorized();
     return user;
   };
+  /** The built-in kinds and the custom resources of the Established CRDs the projection holds. */
+  const servedResources = createServedResources();
   const health = createHealth({ log, projection, closing: closing.signal, timeoutMs: options.healthTimeoutMs ?? 5000, logger });
 
   /** Non-resource routes: discovery, OpenAPI, version, metrics. */
-  const serveNonResource = async (route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' | 'review' | 'resourceMetrics' }>, res: ServerResponse, accept: string | undefined, ifNoneMatch?: string): Promise<void> => {
+  const serveNonResource = async (
+    route: Exclude<Route, { type: 'resource' | 'bindings' | 'health' | 'review' | 'resourceMetrics' }>,
+    served: ServedResources,
+    res: ServerResponse,
+    accept: string | undefined,
+    ifNoneMatch?: string,
+  ): Promise<void> => {
     switch (route.type) {
       case 'metrics': {
         const text = await metrics.registry.metrics();
@@ -398,13 +407,13 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       }
       case 'apiGroupList': {
         const aggregated = aggregatedVersionOf(accept);
-        if (aggregated) return sendJson(res, 200, aggregatedGroups(aggregated), { 'Content-Type': aggregatedContentType(aggregated), Vary: 'Accept' });
-        return sendJson(res, 200, apiGroupList(), { Vary: 'Accept' });
+        if (aggregated) return sendJson(res, 200, aggregatedGroups(aggregated, served), { 'Content-Type': aggregatedContentType(aggregated), Vary: 'Accept' });
+        return sendJson(res, 200, apiGroupList(served), { Vary: 'Accept' });
       }
       case 'apiGroup':
-        return sendJson(res, 200, apiGroup(route.group));
+        return sendJson(res, 200, apiGroup(route.group, served));
       case 'resourceList':
-        return sendJson(res, 200, apiResourceList(route.groupVersion));
+        return sendJson(res, 200, apiResourceList(route.groupVersion, served));
       case 'openapiV3Index':
         return sendJson(res, 200, openapiIndex());
       case 'openapiV3Document':
@@ -434,11 +443,27 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     }
   };
 
+  /**
+   * What a path may address: custom resources live under `/apis` only, so nothing else reads
+   * the projection here (health must answer without it). A projection that cannot be read
+   * serves the built-in kinds; the handler then meets its failure and answers it.
+   */
+  const servedFor = (pathname: string): ServedResources => {
+    if (pathname !== '/apis' && !pathname.startsWith('/apis/')) return BUILT_IN_RESOURCES;
+    try {
+      return servedResources(projection.view());
+    } catch (error) {
+      logger.warn({ error: String(error) }, 'custom resources not served: the projection cannot be read');
+      return BUILT_IN_RESOURCES;
+    }
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = process.hrtime.bigint();
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://logplane.invalid');
-    const routed = route(url.pathname);
+    const served = servedFor(url.pathname);
+    const routed = route(url.pathname, served);
     const labels = { verb: method.toLowerCase(), resource: '', subresource: '', code: '' };
     let user: UserInfo | undefined;
     let release: (() => void) | undefined;
@@ -506,7 +531,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       if (routed.type !== 'resource' && routed.type !== 'bindings') {
         // A path that names nothing served is 404 whatever the verb, as kube's NotFound handler.
         if (routed.type !== 'notFound' && method !== 'GET' && method !== 'HEAD') throw apiErrors.methodNotAllowed();
-        await serveNonResource(routed, res, req.headers.accept, req.headers['if-none-match']);
+        await serveNonResource(routed, served, res, req.headers.accept, req.headers['if-none-match']);
         return;
       }
       if (!user) throw apiErrors.unauthorized();

@@ -38,7 +38,6 @@
  * watcher. Any ended watch whose last bytes are not taken within `drainGraceMs` has its
  * connection destroyed, so nothing stays pinned.
  */
-import { kindRef } from '../schemas/keys.ts';
 import type { Subscription } from 'rxjs';
 import {
   FOLDED_TOPICS,
@@ -61,6 +60,7 @@ import { queryBool } from './query.ts';
 import { parseSelection, pinnedName, type Selection } from './selection.ts';
 import { failureStatus, type Status } from './status.ts';
 import { parseIncludeObject, partialMetadata, toTable } from './tables.ts';
+import { customTableOf } from './custom-resources/printer-columns.ts';
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
 
@@ -193,12 +193,13 @@ const replayChanges = (store: ProjectionStore, from: PositionVector, to: Positio
 /** Encodes objects of events in the representation the client negotiated. */
 const renderer = (ctx: RequestContext, representation: Representation) => {
   const includeObject = parseIncludeObject(ctx.query.get('includeObject'));
-  const { conversion } = ctx.target.resource;
+  const { conversion, custom } = ctx.target.resource;
   return (object: KubeObject): unknown => {
     switch (representation.type) {
       case 'object':
         return toServed(conversion, object);
       case 'table':
+        if (custom) return customTableOf(custom, [object], { includeObject, version: representation.version });
         return conversion ? servedBody(conversion, toTable([object], { kind: object.kind, includeObject, version: representation.version })) : toTable([object], { kind: object.kind, includeObject, version: representation.version });
       case 'partialMetadata':
         return partialMetadata(object, representation.version);
@@ -249,7 +250,7 @@ const sendErrorEvent = (server: ServerContext, ctx: RequestContext, status: Stat
 };
 
 const keyPrefix = (resource: ResourceInfo, namespace: string | undefined): string =>
-  resource.namespaced && namespace !== undefined ? `${kindRef(resource.kind)}/${namespace}/` : `${kindRef(resource.kind)}/`;
+  resource.namespaced && namespace !== undefined ? `${resource.ref}/${namespace}/` : `${resource.ref}/`;
 
 const positiveInteger = (query: URLSearchParams, name: string): number | undefined => {
   const text = query.get(name);
@@ -348,11 +349,11 @@ export const watchObjects = async (server: ServerContext, ctx: RequestContext): 
     const view = projection.view();
     const objects = pinned !== undefined && (namespace !== undefined || !resource.namespaced)
       ? [view.get(keyOf(resource, namespace, pinned))].filter((o): o is KubeObject => o !== undefined)
-      : view.list(resource.kind, resource.namespaced ? namespace : undefined);
+      : view.list(resource.ref, resource.namespaced ? namespace : undefined);
     initial = objects.map((object) => ({ type: 'ADDED', key: keyOf(resource, object.metadata.namespace, object.metadata.name), object }));
   } else {
     if (selection.filters || nameFromPath !== undefined) {
-      for (const object of projection.viewAt(start.position).list(resource.kind, resource.namespaced ? namespace : undefined)) {
+      for (const object of projection.viewAt(start.position).list(resource.ref, resource.namespaced ? namespace : undefined)) {
         const key = keyOf(resource, object.metadata.namespace, object.metadata.name);
         if (wanted(key, object) && selection.matches(object)) shown.add(key);
       }

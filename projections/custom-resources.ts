@@ -18,6 +18,10 @@ import type { FoldState } from './fold.ts';
 const SCHEMA_PREFIX = 'schema/';
 const KIND_PREFIX = 'customkind/';
 
+/** Whether the schema with `fingerprint` is registered in a fold state read through `getAllocation` (a projection's `store.allocations.get`). */
+export const isSchemaRegistered = (getAllocation: (resource: string) => string | undefined, fingerprint: string): boolean =>
+  getAllocation(SCHEMA_PREFIX + fingerprint) !== undefined;
+
 /** A rejection the fold records, or the object a custom-object event carries, decoded. */
 export type CustomDecoding =
   | { readonly type: 'decoded'; readonly object: KubeObject; readonly crd: CustomResourceDefinition }

@@ -66,6 +66,8 @@ export const REJECT_REASONS = {
 
 /** The finalizer the namespace controller removes once a deleted namespace is empty (as kube's). */
 export const NAMESPACE_FINALIZER = 'kubernetes';
+/** The finalizer the CRD controller removes once a deleted CustomResourceDefinition's objects are gone (apiextensions'). */
+export const CUSTOM_RESOURCE_DEFINITION_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 export type RejectReason = (typeof REJECT_REASONS)[keyof typeof REJECT_REASONS];
 
 export type Verdict =
@@ -483,6 +485,11 @@ const remove = (state: FoldState, event: EventEnvelope, version: number): FoldOu
   if (object.kind === 'Namespace' && !object.metadata.deletionTimestamp && !finalizers.includes(NAMESPACE_FINALIZER)) {
     finalizers.push(NAMESPACE_FINALIZER);
     object.status = { ...object.status, phase: 'Terminating' };
+  }
+
+  // A CRD is held until its objects are deleted (apiextensions-apiserver's crdFinalizer).
+  if (object.kind === 'CustomResourceDefinition' && !object.metadata.deletionTimestamp && !finalizers.includes(CUSTOM_RESOURCE_DEFINITION_FINALIZER)) {
+    finalizers.push(CUSTOM_RESOURCE_DEFINITION_FINALIZER);
   }
 
   // A pod no node admitted (waiting for its node, or rejected by it) runs nowhere: it goes at once.

@@ -15,3 +15,4 @@ export * from './replay.ts';
 export * from './metrics.ts';
 export * from './event-correlator.ts';
 export * from './event-recorder.ts';
+export { isSchemaRegistered } from './custom-resources.ts';

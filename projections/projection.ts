@@ -133,10 +133,11 @@ export const createProjection = (options: ProjectionOptions): Projection => {
       return;
     }
     // The change feed needs the object as it was only for a deletion, which only a desired
-    // ObjectDeleted or ObjectUpdated (its last finalizer removed) can make; and nothing at
-    // all when nobody listens (a replay).
+    // ObjectDeleted or ObjectUpdated (its last finalizer removed), or their custom-object
+    // twins, can make; and nothing at all when nobody listens (a replay).
     const feed = changes$.observed;
-    const mayDelete = topic === 'desired' && (event.body.type === 'ObjectDeleted' || event.body.type === 'ObjectUpdated');
+    const type = event.body.type;
+    const mayDelete = topic === 'desired' && (type === 'ObjectDeleted' || type === 'ObjectUpdated' || type === 'CustomObjectDeleted' || type === 'CustomObjectUpdated');
     const before = feed && mayDelete ? current.get(event.key) : undefined;
     written = {};
     const outcome = foldEvent(state, event, topic, record.offset);

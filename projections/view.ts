@@ -13,13 +13,19 @@ import { changesAt, deepFreeze, lowerBound, type Heads, type LogEntry, type Proj
 /** The namespaced kinds the log stores (from the kind registry): the kinds whose objects have owners. */
 const NAMESPACED_KINDS: readonly Kind[] = KINDS.filter((kind) => !CLUSTER_SCOPED.has(kind));
 
+/** A stored kind (`Job`), or a kind ref as keys name kinds (`Job.batch`, a custom resource's `CronTab.stable.example.com`). */
+export type KindOrRef = Kind | (string & {});
+
 /** Objects as clients see them: desired part + status part, with resourceVersion. */
 export interface View {
   /** The position this view reflects. */
   readonly position: PositionVector;
   get(key: string): KubeObject | undefined;
-  /** Objects of `kind`, in key order; in one namespace when given. */
-  list(kind: Kind, namespace?: string): KubeObject[];
+  /**
+   * Objects of `kind`, in key order; in one namespace when given. `kind` is a stored kind or
+   * a kind ref as keys name it (`Job.batch`; a custom resource's `CronTab.stable.example.com`).
+   */
+  list(kind: KindOrRef, namespace?: string): KubeObject[];
   /**
    * The keys of the objects of `kind` (in one namespace when given) that exist at this
    * view's position, in ascending key order, strictly after `after` when given: a page of
@@ -27,7 +33,7 @@ export interface View {
    * implementation yields exactly the keys `get` finds an object for (historical views
    * too: no key of an object created later or deleted before the position).
    */
-  keys(kind: Kind, namespace?: string, after?: string): Iterable<string>;
+  keys(kind: KindOrRef, namespace?: string, after?: string): Iterable<string>;
   /** Pods bound to `node`. */
   podsOnNode(node: string): Pod[];
   /** Objects whose ownerReferences name `uid`. */
@@ -105,13 +111,13 @@ export const materializeShared = (desired: DesiredRecord, status: StatusRecord |
   return object;
 };
 
-const kindRange = (kind: Kind, namespace?: string): { start: string; end: string } => {
+const kindRange = (kind: KindOrRef, namespace?: string): { start: string; end: string } => {
   const prefix = namespace === undefined ? `${kindRef(kind)}/` : `${kindRef(kind)}/${namespace}/`;
   return { start: prefix, end: `${prefix}\uffff` };
 };
 
 /** `kindRange` starting at `after` when that is inside it (the caller skips `after` itself). */
-const pageRange = (kind: Kind, namespace: string | undefined, after: string | undefined): { start: string; end: string } => {
+const pageRange = (kind: KindOrRef, namespace: string | undefined, after: string | undefined): { start: string; end: string } => {
   const range = kindRange(kind, namespace);
   return after !== undefined && after > range.start ? { start: after, end: range.end } : range;
 };
@@ -214,7 +220,7 @@ export const historicalView = (store: ProjectionStore, position: PositionVector)
       observed: changesAt(store, 1, partition, position.observed[partition] ?? 0).offsets,
     })));
   /** Keys in [start, end) of objects existing at `position` (merged across partitions, in order), strictly after `after`. */
-  const keys = function* (kind: Kind, namespace?: string, after?: string): Iterable<string> {
+  const keys = function* (kind: KindOrRef, namespace?: string, after?: string): Iterable<string> {
     const { start, end } = pageRange(kind, namespace, after);
     // One cursor per partition into its sorted keys (an object lives in one partition).
     const streams = rolled().map(({ desired }) => ({ ...desired, at: lowerBound(desired.keys, start) }));
@@ -242,7 +248,7 @@ export const historicalView = (store: ProjectionStore, position: PositionVector)
       yield bestKey;
     }
   };
-  const list = (kind: Kind, namespace?: string): KubeObject[] => {
+  const list = (kind: KindOrRef, namespace?: string): KubeObject[] => {
     const latest = rolled();
     const { start, end } = kindRange(kind, namespace);
     const objects: KubeObject[] = [];

@@ -30,6 +30,7 @@ export const CONTROLLER_NAMES = [
   'persistentvolume-binder',
   'local-path-provisioner',
   'ephemeral-volume',
+  'customresourcedefinition',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -66,6 +67,8 @@ export const WORKQUEUE_NAMES: Readonly<Record<ControllerName, string>> = {
   'persistentvolume-binder': 'volumes',
   'local-path-provisioner': 'local-path-provisioner',
   'ephemeral-volume': 'ephemeral_volume',
+  // apiextensions-apiserver's naming controller (the establishing and finalizing parts share this reconciler).
+  customresourcedefinition: 'crd_naming_condition_controller',
 };
 
 /** The workqueue `name` of controller `name` (its own name for a controller logplane does not know). */

@@ -25,6 +25,7 @@ import { createJobController } from './job/index.ts';
 import { createStatefulSetController } from './statefulset/index.ts';
 import { createDaemonSetController } from './daemonset/index.ts';
 import { createTtlAfterFinishedController } from './ttl-after-finished/index.ts';
+import { createCustomResourceDefinitionController } from './customresourcedefinition/index.ts';
 import { createPvcProtectionController, createPvProtectionController } from './storage-protection/index.ts';
 import { createPersistentVolumeBinder } from './persistentvolume/index.ts';
 import { createEphemeralVolumeController } from './ephemeral-volume/index.ts';
@@ -106,6 +107,7 @@ export const CONTROLLER_FACTORIES: Readonly<Record<string, () => Controller>> = 
   'persistentvolume-binder': () => createPersistentVolumeBinder(),
   'local-path-provisioner': () => createLocalPathProvisioner(),
   'ephemeral-volume': () => createEphemeralVolumeController(),
+  customresourcedefinition: () => createCustomResourceDefinitionController(),
 };
 
 /** `controller` deciding with `recordEvents: false` in its context. */
@@ -154,6 +156,7 @@ export const startControllers = async (options: ControllersOptions): Promise<Run
     'persistentvolume-binder': () => createPersistentVolumeBinder(),
     'local-path-provisioner': () => createLocalPathProvisioner(),
     'ephemeral-volume': () => createEphemeralVolumeController(),
+    customresourcedefinition: () => createCustomResourceDefinitionController(),
     'node-lifecycle': async () => {
       heartbeats = await trackHeartbeats(options.log, Date.now, gracePeriodMs * 2);
       return createNodeLifecycleController({

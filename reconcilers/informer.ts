@@ -13,7 +13,7 @@
 import { kindRef } from '../schemas/keys.ts';
 import type { Subscription } from 'rxjs';
 import { forEachIndexEntry, type IndexName, type Projection, type View } from '../projections/index.ts';
-import { KINDS, objectKey, type KubeObject, type Pod } from '../schemas/index.ts';
+import { KINDS, objectKey, type CustomResourceDefinition, type KubeObject, type Pod } from '../schemas/index.ts';
 
 /** Keys in a set, listed in key order (sorted lazily after additions and removals). */
 interface SortedKeys {
@@ -125,6 +125,11 @@ export const createInformer = (projection: Projection): Informer => {
   const live = projection.view();
   for (const kind of KINDS) {
     for (const object of live.list(kind)) put(objectKey(object), object);
+  }
+  // The objects of the custom resources the CRDs serve (keys `<Kind>.<group>/<namespace>/<name>`).
+  for (const crd of live.list('CustomResourceDefinition') as CustomResourceDefinition[]) {
+    const ref = `${crd.spec.names.kind}.${crd.spec.group}`;
+    for (const object of live.list(ref)) put(`${ref}/${object.metadata.namespace ?? ''}/${object.metadata.name}`, object);
   }
 
   const objectsOf = (keys: readonly string[]): KubeObject[] => {

@@ -4,7 +4,7 @@
  * the CRD version's `additionalPrinterColumns` (or `Age` when it has none), each cell the
  * column's JSONPath evaluated on the object and typed by the column's type.
  */
-import type { ObjectMeta } from '../../schemas/index.ts';
+import type { CustomResourceDefinitionVersion, ObjectMeta } from '../../schemas/index.ts';
 import { humanDuration, partialMetadata, type IncludeObject, type Table, type TableColumnDefinition } from '../tables.ts';
 import { findResults, goText, GoFloat, parseJsonPathTemplate, type JsonPathTemplate, type JsonPathValue } from './jsonpath.ts';
 
@@ -207,4 +207,22 @@ export const customResourceTable = (objects: readonly CustomObject[], printer: C
         : { object: options.includeObject === 'Object' ? object : partialMetadata(object, options.version) }),
     })),
   };
+};
+
+/** Printers by CRD version entry (a CRD change brings new entries, so none goes stale). */
+const printers = new WeakMap<object, CustomResourcePrinter>();
+
+/** The Table of `objects` of a custom resource, with its CRD version's printer columns. */
+export const customTableOf = (
+  custom: { readonly version: CustomResourceDefinitionVersion },
+  objects: readonly CustomObject[],
+  options: CustomResourceTableOptions,
+): CustomResourceTable => {
+  let printer = printers.get(custom.version);
+  if (printer === undefined) {
+    // Validation admits only kube's column types.
+    printer = customResourcePrinter(custom.version.additionalPrinterColumns as readonly PrinterColumn[] | undefined);
+    printers.set(custom.version, printer);
+  }
+  return customResourceTable(objects, printer, options);
 };

@@ -13,6 +13,7 @@ import { apiVersionOf, type ResourceInfo } from '../resources.ts';
 import { parseSelection, pinnedName } from '../selection.ts';
 import type { StatusCause } from '../status.ts';
 import { parseIncludeObject, partialMetadata, toTable } from '../tables.ts';
+import { customTableOf } from '../custom-resources/printer-columns.ts';
 
 /** Renders objects as the client asked: the object/list itself, a Table, or PartialObjectMetadata. */
 const represent = (
@@ -25,6 +26,14 @@ const represent = (
   const resource = ctx.target.resource;
   switch (representation.type) {
     case 'table':
+      if (resource.custom) {
+        return customTableOf(resource.custom, objects, {
+          includeObject: parseIncludeObject(ctx.query.get('includeObject')),
+          version: representation.version,
+          ...(listMeta.resourceVersion !== undefined ? { resourceVersion: listMeta.resourceVersion } : {}),
+          ...(listMeta.continue ? { continueToken: listMeta.continue } : {}),
+        });
+      }
       return toTable(objects, {
         kind: resource.kind,
         includeObject: parseIncludeObject(ctx.query.get('includeObject')),
@@ -42,7 +51,7 @@ const represent = (
       };
     case 'object':
       if (single) return objects[0];
-      return { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: listMeta, items: objects };
+      return { kind: resource.custom?.listKind ?? `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: listMeta, items: objects };
     default:
       return assertNever(representation, 'representation');
   }
@@ -151,7 +160,7 @@ export const listObjects = async (server: ServerContext, ctx: RequestContext): P
     // (kubectl lists in pages of 500, so a whole collection is never decoded per page).
     objects = [];
     let last = '';
-    for (const key of view.keys(resource.kind, resource.namespaced ? namespace : undefined, after === '' ? undefined : after)) {
+    for (const key of view.keys(resource.ref, resource.namespaced ? namespace : undefined, after === '' ? undefined : after)) {
       const object = view.get(key);
       if (!object || !selection.matches(object)) continue;
       if (limit > 0 && objects.length === limit) {

@@ -1,6 +1,7 @@
 /** The append of an update of the main resource, shared by PUT, PATCH and apply. */
-import { objectKey, type KubeObject } from '../../schemas/index.ts';
-import { objectAfter, throwIfRejected, type RequestContext, type ServerContext } from '../context.ts';
+import type { KubeObject } from '../../schemas/index.ts';
+import { keyOf, objectAfter, throwIfRejected, type RequestContext, type ServerContext } from '../context.ts';
+import { customObjectBody } from '../custom-resources/events.ts';
 
 /** Appends an update of the main resource (at the request's `time`) and answers with the updated object. */
 export const submitUpdate = async (
@@ -11,11 +12,13 @@ export const submitUpdate = async (
   time: number,
 ): Promise<KubeObject> => {
   const { resource } = ctx.target;
-  const key = objectKey(object);
+  const key = keyOf(resource, object.metadata.namespace, object.metadata.name);
   const result = await server.writer.submit({
     topic: 'desired',
     key,
-    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: null },
+    body: resource.custom
+      ? await customObjectBody(server, ctx, object, { type: 'update', expectedResourceVersion, subresource: null })
+      : { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: null },
     identity: ctx.identity,
     time,
   });

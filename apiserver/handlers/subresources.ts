@@ -29,6 +29,8 @@ import { admitStatus } from '../validation/admit.ts';
 import { parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { changesNothing } from './no-op.ts';
 import { currentObject, recordManager } from './write.ts';
+import { customObjectBody } from '../custom-resources/events.ts';
+import { checkCustomPatchType } from '../custom-resources/admit.ts';
 
 // ---------------------------------------------------------------------------------------
 // status
@@ -51,11 +53,14 @@ export const submitStatus = async (
   }
   if (changesNothing(object, current)) return json(200, current, warnings);
   if (options.dryRun) return json(200, object, warnings);
-  const key = objectKey(object);
+  const key = keyOf(resource, object.metadata.namespace, object.metadata.name);
+  // A custom object's status is read with a schema registered on the desired topic: it is written there too.
   const result = await server.writer.submit({
-    topic: 'observed',
+    topic: resource.custom ? 'desired' : 'observed',
     key,
-    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: 'status' },
+    body: resource.custom
+      ? await customObjectBody(server, ctx, object, { type: 'update', expectedResourceVersion, subresource: 'status' })
+      : { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: 'status' },
     identity: ctx.identity,
   });
   throwIfRejected(result, resource, name);
@@ -76,6 +81,7 @@ export const patchStatus = async (server: ServerContext, ctx: RequestContext): P
   const { resource } = ctx.target;
   const options = parseWriteOptions('PatchOptions', ctx.query);
   const patchType = subresourcePatchTypeOf(mediaTypeOf(ctx.req.headers['content-type']), 'status');
+  checkCustomPatchType(ctx.target.resource, patchType);
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
   const current = await currentObject(server, ctx);
   const patched = applyPatch(patchType, resource.kind, toServed(resource.conversion, current), patch) as { metadata?: { resourceVersion?: unknown } };

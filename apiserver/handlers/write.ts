@@ -6,7 +6,9 @@
  */
 import { NAMESPACE_FINALIZER } from '../../projections/fold.ts';
 import { objectCreated, podAdmissionOf, type View } from '../../projections/index.ts';
-import { objectKey, type KubeObject, type PropagationPolicy } from '../../schemas/index.ts';
+import type { EventBody, KubeObject, PropagationPolicy } from '../../schemas/index.ts';
+import { customObjectBody } from '../custom-resources/events.ts';
+import { checkCustomPatchType } from '../custom-resources/admit.ts';
 import {
   CONFLICT_RETRIES,
   catchUp,
@@ -80,7 +82,8 @@ export const recordManager = (
   subresource?: 'scale',
 ): void => {
   const { resource } = ctx.target;
-  const definition = storedKind(resource.kind)?.definition;
+  // A custom resource's field manager needs its CRD's schema (not yet: issue 16).
+  const definition = resource.custom ? undefined : storedKind(resource.kind)?.definition;
   if (definition === undefined) return;
   const managedFields = recordUpdate({
     target: { definition, apiVersion: apiVersionOf(resource) },
@@ -147,8 +150,11 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
   for (let attempt = 1; ; attempt++) {
     const admit = (): Admitted => {
       const admitted = admitCreate({ resource, body, fieldValidation, namespace, requester: ctx.user, nameSuffix: server.nameSuffix });
-      admitNodeCreate(ctx.user, admitted.object);
-      admitFromView(admitted.object, server.projection.view(), requestAdmission(server));
+      // The admission plugins are the built-in kinds' (a custom kind may share one's name).
+      if (!resource.custom) {
+        admitNodeCreate(ctx.user, admitted.object);
+        admitFromView(admitted.object, server.projection.view(), requestAdmission(server));
+      }
       return admitted;
     };
     let admitted: Admitted;
@@ -171,7 +177,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     const time = Date.now();
     recordManager(ctx, options, undefined, object, requestedManagedFields(body), time);
     const warnings = withDuplicateWarnings(scan, admitted.warnings, fieldValidation);
-    const key = objectKey(object);
+    const key = keyOf(resource, object.metadata.namespace, object.metadata.name);
     let refusal = createRefusal(server.projection.view(), resource, object, key);
     if (refusal && !caughtUp) {
       await catchUp(server);
@@ -187,7 +193,7 @@ const createFrom = async (server: ServerContext, ctx: RequestContext, body: unkn
     const result = await server.writer.submit({
       topic: 'desired',
       key,
-      body: objectCreated(object),
+      body: resource.custom ? await customObjectBody(server, ctx, object, { type: 'create' }) : objectCreated(object),
       identity: ctx.identity,
       time,
     });
@@ -259,6 +265,7 @@ export const patchObject = async (server: ServerContext, ctx: RequestContext): P
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
   const patchType = patchTypeOf(mediaTypeOf(ctx.req.headers['content-type']));
+  checkCustomPatchType(resource, patchType);
   const options = parseWriteOptions('PatchOptions', ctx.query, { apply: patchType === 'apply' });
   const { dryRun, fieldValidation } = options;
   const raw = await readBody(ctx.req);
@@ -402,15 +409,14 @@ const deleteOne = async (
     topic: 'desired',
     key,
     body: {
-      type: 'ObjectDeleted',
-      kind: resource.kind,
+      ...(resource.custom ? { type: 'CustomObjectDeleted', apiVersion: apiVersionOf(resource), kind: resource.kind } : { type: 'ObjectDeleted', kind: resource.kind }),
       namespace: resource.namespaced ? (namespace ?? null) : null,
       name,
       expectedResourceVersion: options.resourceVersion,
       uid: options.uid,
       propagationPolicy: options.propagationPolicy,
       gracePeriodSeconds: options.gracePeriodSeconds,
-    },
+    } as EventBody,
     identity: ctx.identity,
   });
   throwIfRejected(result, resource, name);
@@ -454,7 +460,7 @@ export const deleteCollection = async (server: ServerContext, ctx: RequestContex
   await catchUp(server);
   const targets = server.projection
     .view()
-    .list(resource.kind, resource.namespaced ? namespace : undefined)
+    .list(resource.ref, resource.namespaced ? namespace : undefined)
     .filter((o) => selection.matches(o));
   if (options.dryRun) {
     const items = targets.flatMap((o) => {

@@ -16,6 +16,7 @@ import { validateStatus } from './objects.ts';
 import { validateObject, warningsOf } from './validators.ts';
 import { checkShape } from './shape.ts';
 import { typeMetaError } from './type-meta.ts';
+import { admitCustomObject } from '../custom-resources/admit.ts';
 
 /** How unknown fields are treated (`?fieldValidation=`): rejected, dropped with a warning, or dropped. */
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -146,6 +147,8 @@ export const admitCreate = (options: AdmitOptions): Admitted => {
   delete body['status'];
   if (resource.kind === 'Namespace') body['status'] = { phase: 'Active' };
   const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
+  // A custom resource is its CRD's schema's (a create without a status subresource keeps the status it sends).
+  if (resource.custom) return admitCustomObject(resource, options.body !== undefined && !hasStatusSubresource(resource) ? { ...body, ...statusOf(options.body) } : body, fieldValidation, name);
   const stored = toStoredBody(resource, body);
   const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   applyDefaults(object);
@@ -168,8 +171,14 @@ export const admitUpdate = (options: AdmitOptions & { readonly name: string; rea
     throw apiErrors.badRequest(`the name of the object (${String(metadata['name'])}) does not match the name on the URL (${name})`);
   }
   // The status of the main resource is not writable through it (kube ignores it; /status writes it).
+  const sentStatus = statusOf(body);
   delete body['status'];
   const currentStatus = (current as { status?: unknown }).status;
+  if (resource.custom) {
+    // Without a status subresource a custom resource's status is a field like any other.
+    const status = hasStatusSubresource(resource) ? (currentStatus === undefined ? {} : { status: currentStatus }) : sentStatus;
+    return admitCustomObject(resource, { ...body, ...status }, fieldValidation, name);
+  }
   const stored = toStoredBody(resource, body);
   const { object, warnings } = checkSchema(resource, stored.body, fieldValidation, name, stored.unknownFields);
   applyDefaults(object);
@@ -192,6 +201,11 @@ export const admitStatus = (options: AdmitOptions & { readonly name: string; rea
   if (metadata['name'] !== undefined && metadata['name'] !== name) {
     throw apiErrors.badRequest(`the name of the object (${String(metadata['name'])}) does not match the name on the URL (${name})`);
   }
+  if (resource.custom) {
+    const { object, warnings } = admitCustomObject(resource, { ...(structuredClone(current) as unknown as Record<string, unknown>), ...statusOf(body) }, fieldValidation, name);
+    object.metadata.uid = current.metadata.uid;
+    return { object, warnings };
+  }
   // The status is the served version's: it replaces the current object's as that version shows it.
   const merged = { ...(toServed(resource.conversion, structuredClone(current)) as Record<string, unknown>), status: body['status'] ?? {} };
   const stored = toStoredBody(resource, merged);
@@ -202,6 +216,13 @@ export const admitStatus = (options: AdmitOptions & { readonly name: string; rea
   assertEncodable(object);
   return { object, warnings };
 };
+
+/** `{ status }` of a body that has one, else `{}`. */
+const statusOf = (body: unknown): { status?: unknown } =>
+  isPlainObject(body) && body['status'] !== undefined ? { status: body['status'] } : {};
+
+/** Whether a custom resource's version serves the status subresource (then its main resource does not write status). */
+const hasStatusSubresource = (resource: ResourceInfo): boolean => resource.subresources.some((sub) => sub.name === 'status');
 
 const requireObject = (body: unknown): Record<string, unknown> => {
   if (!isPlainObject(body)) throw apiErrors.badRequest('the request body must be a JSON object');

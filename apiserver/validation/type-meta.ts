@@ -50,6 +50,12 @@ export const typeMetaError = (resource: ResourceInfo, body: Record<string, unkno
   const dataKind = kind === '' ? resource.kind : (kind as string);
   const dataVersion = data.group === '' ? data.version : `${data.group}/${data.version}`;
   const cannot = (detail: string): ApiError => apiErrors.badRequest(`${dataKind} in version ${JSON.stringify(data.version)} cannot be handled as a ${resource.kind}: ${detail}`);
+  // A custom resource is decoded by its CRD's handler (apiextensions' crdHandler), not the scheme.
+  if (resource.custom) {
+    if (dataVersion !== expected) return apiErrors.badRequest(`the API version in the data (${dataVersion}) does not match the expected API version (${expected})`);
+    if (dataKind !== resource.kind) return apiErrors.badRequest(`the kind in the data (${dataKind}) does not match the expected kind (${resource.kind})`);
+    return undefined;
+  }
   if (!kindByGroupKind(data.group, dataKind)?.versions.includes(data.version)) {
     return cannot(`no kind ${JSON.stringify(dataKind)} is registered for version ${JSON.stringify(dataVersion)} in scheme ${JSON.stringify(SCHEME_NAME)}`);
   }

@@ -4,7 +4,10 @@
  * empty, removes the finalizer so the fold completes the deletion, as kube's does.
  */
 import { NAMESPACE_FINALIZER, type AppliedChange, type View } from '../../projections/index.ts';
-import { CLUSTER_SCOPED, KINDS, type EventBody, type Kind, type KubeObject, type Namespace } from '../../schemas/index.ts';
+import { CLUSTER_SCOPED, KINDS, type CustomResourceDefinition, type EventBody, type Kind, type KubeObject, type Namespace } from '../../schemas/index.ts';
+import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
+import { kindByGroupKind } from '../../schemas/kinds/registry.ts';
+import { customObjectDeletion } from '../customresourcedefinition/index.ts';
 import type { Controller, Decision } from '../runtime.ts';
 
 /**
@@ -14,7 +17,21 @@ import type { Controller, Decision } from '../runtime.ts';
  */
 const NAMESPACED_KINDS: readonly Kind[] = KINDS.filter((kind) => !CLUSTER_SCOPED.has(kind));
 
-const deletion = (object: KubeObject): EventBody => ({
+/** The kind refs of the namespaced custom resources the CRDs in `view` serve. */
+const namespacedCustomRefs = (view: View): string[] =>
+  (view.list(CUSTOM_RESOURCE_DEFINITION_REF) as CustomResourceDefinition[])
+    .filter((crd) => crd.spec.scope === 'Namespaced')
+    .map((crd) => `${crd.spec.names.kind}.${crd.spec.group}`);
+
+/** Whether `object` is a custom resource's: its group and kind are no registered kind's. */
+const isCustom = (object: KubeObject): boolean => {
+  const apiVersion = object.apiVersion ?? '';
+  return kindByGroupKind(apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '', object.kind) === undefined;
+};
+
+const deletion = (object: KubeObject): EventBody => (isCustom(object) ? customObjectDeletion(object) : builtInDeletion(object));
+
+const builtInDeletion = (object: KubeObject): EventBody => ({
   type: 'ObjectDeleted',
   kind: object.kind,
   namespace: object.metadata.namespace ?? null,
@@ -31,7 +48,7 @@ export const decideNamespace = (key: string, view: View): Decision => {
   if (!namespace?.metadata.deletionTimestamp || !(namespace.metadata.finalizers ?? []).includes(NAMESPACE_FINALIZER)) {
     return { commands: [] };
   }
-  const content = NAMESPACED_KINDS.flatMap((kind) => view.list(kind, namespace.metadata.name));
+  const content = [...NAMESPACED_KINDS, ...namespacedCustomRefs(view)].flatMap((kind) => view.list(kind, namespace.metadata.name));
   if (content.length > 0) {
     return { commands: content.filter((o) => !o.metadata.deletionTimestamp).map(deletion) };
   }

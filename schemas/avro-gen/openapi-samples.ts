@@ -36,6 +36,8 @@ export function sampleObject(document: ApiDocument, definition: string, options:
   let counter = 0;
   const next = (): number => ++counter;
 
+  /** The definitions the sample is inside of, outermost first: a recursive one (JSONSchemaProps) is entered twice at most, then sampled empty. */
+  const inside: string[] = [];
   const sample = (schema: OpenApiSchema, depth: number, path: string): unknown => {
     if (schema.$ref !== undefined) {
       const name = schema.$ref.replace('#/definitions/', '');
@@ -43,7 +45,13 @@ export function sampleObject(document: ApiDocument, definition: string, options:
       if (target === undefined) {
         throw new Error(`${path}: no definition ${name}`);
       }
-      return sample(target, depth + 1, path);
+      if (inside.filter((entered) => entered === name).length >= 2) return {};
+      inside.push(name);
+      try {
+        return sample(target, depth + 1, path);
+      } finally {
+        inside.pop();
+      }
     }
     if (schema['x-kubernetes-preserve-unknown-fields'] === true) {
       return ARBITRARY_JSON;

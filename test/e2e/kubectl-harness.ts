@@ -8,7 +8,7 @@
  * block kubectl (each call with the kubeconfig and its own discovery cache) and files to pass
  * with `-f`. {@link asServed} is what kube gives back for a manifest as applied.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import { ADMIN_TOKEN, openTestLog, startTestApiServer, tempDir, type TestApiServ
 import { startCluster, type RunningCluster, type UpOptions } from '../../cli/up.ts';
 import type { EventLog } from '../../log/port.ts';
 import type { View } from '../../projections/index.ts';
-import { startControllers, type RunningControllers } from '../../reconcilers/controllers.ts';
+import { startControllers, type ControllerName, type RunningControllers } from '../../reconcilers/controllers.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
 import { waitForView, type LogAdapter } from './helpers.ts';
 
@@ -168,7 +168,11 @@ export interface KubectlApiServer extends Kubectl {
 export const useKubectlApiServer = (
   adapter: LogAdapter,
   prefix: string,
-  { namespaceController = true, kubectlTimeoutMs = 60_000 }: { namespaceController?: boolean; kubectlTimeoutMs?: number } = {},
+  {
+    namespaceController = true,
+    kubectlTimeoutMs = 60_000,
+    controllers: extraControllers = [],
+  }: { namespaceController?: boolean; kubectlTimeoutMs?: number; controllers?: readonly ControllerName[] } = {},
 ): KubectlApiServer => {
   const temp = tempDir(`${prefix}-`);
   const kubeconfig = join(temp.dir, 'kubeconfig');
@@ -187,7 +191,8 @@ export const useKubectlApiServer = (
     api = await startTestApiServer(log, temp.dir, { tls });
     ca = tls.cert;
     writeKubeconfig(kubeconfig, { server: api.server.url, token: ADMIN_TOKEN, certificateAuthority: tls.cert });
-    if (namespaceController) controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only: ['namespace', 'pvc-protection', 'pv-protection'] });
+    const only: ControllerName[] = [...(namespaceController ? (['namespace', 'pvc-protection', 'pv-protection'] as const) : []), ...extraControllers];
+    if (only.length > 0) controllers = await startControllers({ log, projection: api.projection, logger: pino({ level: 'silent' }), only });
   });
 
   afterAll(async () => {
@@ -269,4 +274,38 @@ export const asServed = <T extends KubeObject>(doc: T): T => {
   }
   if (out.kind === 'Pod') mergeMatchLabelKeys(out);
   return out;
+};
+
+/** A running `kubectl … -w`: its output so far, a wait for a line matching a pattern, and a stop. */
+export interface KubectlWatch {
+  output(): string;
+  /** Resolves once the output matches `pattern`; rejects if kubectl exits first. */
+  seen(pattern: RegExp): Promise<void>;
+  stop(): void;
+}
+
+/** Starts `kubectl --kubeconfig <kubeconfig> --cache-dir <cacheDir> <args>` (a watch) in the background. */
+export const watchKubectl = (kubeconfig: string, cacheDir: string, args: readonly string[]): KubectlWatch => {
+  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args]);
+  let output = '';
+  const listeners = new Set<() => void>();
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  });
+  return {
+    output: () => output,
+    seen: (pattern) =>
+      new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (!pattern.test(output)) return;
+          listeners.delete(check);
+          resolve();
+        };
+        listeners.add(check);
+        child.once('exit', () => reject(new Error(`kubectl ${args.join(' ')} exited; output: ${output}`)));
+        check();
+      }),
+    stop: () => child.kill(),
+  };
 };

@@ -6,13 +6,12 @@
  * kubectl sends bearer tokens only over https, so the apiserver serves TLS with a
  * self-signed certificate that the generated kubeconfig trusts.
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { describeOnBothLogs } from '../../apiserver/testing.ts';
-import { useKubectlApiServer } from './kubectl-harness.ts';
+import { useKubectlApiServer, watchKubectl } from './kubectl-harness.ts';
 
 const APP = `apiVersion: apps/v1
 kind: Deployment
@@ -162,31 +161,15 @@ describeOnBothLogs('kubectl', (adapter) => {
   });
 
   it('streams changes with get -w', async () => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'pod', 'hello', '-w']);
-    let output = '';
-    const listeners = new Set<() => void>();
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      for (const listener of listeners) listener();
-    });
-    const seen = (pattern: RegExp) =>
-      new Promise<void>((resolve, reject) => {
-        const check = (): void => {
-          if (!pattern.test(output)) return;
-          listeners.delete(check);
-          resolve();
-        };
-        listeners.add(check);
-        child.once('exit', () => reject(new Error(`kubectl get -w exited; output: ${output}`)));
-        check();
-      });
+    const watch = watchKubectl(kubeconfig, join(dir, 'cache'), ['get', 'pod', 'hello', '-w']);
+    const { seen } = watch;
     try {
       await seen(/^hello\s+0\/1\s+Pending\s+0\s+\d+s$/m);
       await kubectl('patch', 'pod', 'hello', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Running"}}');
       await seen(/^hello\s+0\/1\s+Running\s+0\s+\d+s$/m);
-      expect(output.match(/^NAME\s+READY/gm)).toHaveLength(1);
+      expect(watch.output().match(/^NAME\s+READY/gm)).toHaveLength(1);
     } finally {
-      child.kill();
+      watch.stop();
     }
   });
 

@@ -1,0 +1,187 @@
+/**
+ * CustomResourceDefinitions with the real kubectl (v1.32) on both logs (issue 16): a CRD
+ * shaped like an operator's (two served versions, status subresource, printer columns,
+ * nested objects, arrays of maps, defaults) is applied and becomes Established; its objects
+ * are created, listed with the CRD's columns, watched (`get -w`), patched, their status
+ * written through the subresource, refused by the schema with kube's field error, and
+ * deleted with their namespace and with the CRD; the log then replays to the live state hash.
+ */
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { describeOnBothLogs } from '../../apiserver/testing.ts';
+import { replayToLive } from './helpers.ts';
+import { useKubectlApiServer, watchKubectl } from './kubectl-harness.ts';
+
+const CRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: databases.ops.example.com
+spec:
+  group: ops.example.com
+  scope: Namespaced
+  names:
+    plural: databases
+    singular: database
+    kind: Database
+    shortNames: [db]
+    categories: [all]
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    additionalPrinterColumns:
+    - {name: Engine, type: string, jsonPath: .spec.engine}
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [engine]
+            properties:
+              engine: {type: string, enum: [postgres, mysql]}
+              replicas: {type: integer, minimum: 1, default: 1}
+              storage:
+                type: object
+                properties:
+                  size: {type: string}
+                  classes:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        name: {type: string}
+                        weight: {type: integer}
+              users:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    roles: {type: array, items: {type: string}}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+              conditions:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    type: {type: string}
+                    status: {type: string}
+`;
+
+const DATABASE = `apiVersion: ops.example.com/v1
+kind: Database
+metadata:
+  name: orders
+spec:
+  engine: postgres
+  storage:
+    size: 10Gi
+    classes: [{name: fast, weight: 3}, {name: slow, weight: 1}]
+  users:
+  - {name: app, roles: [read, write]}
+  - {name: report, roles: [read]}
+`;
+
+describeOnBothLogs('kubectl with a CustomResourceDefinition', (adapter) => {
+  const harness = useKubectlApiServer(adapter, 'kubectl-crd', { kubectlTimeoutMs: 90_000, controllers: ['customresourcedefinition'] });
+  const { kubectl, expectOk, file, dir, kubeconfig } = harness;
+
+  it('applies the CRD, which becomes Established', async () => {
+    expect(await expectOk('apply', '-f', file('crd.yaml', CRD))).toBe('customresourcedefinition.apiextensions.k8s.io/databases.ops.example.com created\n');
+    await expectOk('wait', '--for', 'condition=Established', 'crd/databases.ops.example.com', '--timeout=30s');
+    const crd = JSON.parse(await expectOk('get', 'crd', 'databases.ops.example.com', '-o', 'json'));
+    expect(crd.status.acceptedNames).toMatchObject({ plural: 'databases', kind: 'Database', listKind: 'DatabaseList', shortNames: ['db'] });
+    expect(crd.status.storedVersions).toEqual(['v1']);
+    expect(await expectOk('api-resources', '--api-group=ops.example.com')).toMatch(/^databases\s+db\s+ops\.example\.com\/v1\s+true\s+Database$/m);
+  });
+
+  it('creates, lists and reads custom objects with the CRD\'s columns and defaults', async () => {
+    await expectOk('create', 'namespace', 'shop');
+    expect(await expectOk('apply', '-n', 'shop', '-f', file('db.yaml', DATABASE))).toBe('database.ops.example.com/orders created\n');
+    expect(await expectOk('get', 'databases', '-n', 'shop')).toMatch(/^NAME\s+ENGINE\s+REPLICAS\s+READY\s+AGE\norders\s+postgres\s+1\s+\d+s$/m);
+    const db = JSON.parse(await expectOk('get', 'db', 'orders', '-n', 'shop', '-o', 'json'));
+    expect(db).toMatchObject({
+      apiVersion: 'ops.example.com/v1',
+      kind: 'Database',
+      metadata: { name: 'orders', namespace: 'shop', generation: 1 },
+      spec: { engine: 'postgres', replicas: 1, storage: { size: '10Gi', classes: [{ name: 'fast', weight: 3 }, { name: 'slow', weight: 1 }] }, users: [{ name: 'app', roles: ['read', 'write'] }, { name: 'report', roles: ['read'] }] },
+    });
+    // The category `all` lists it with the built-in kinds.
+    expect(await expectOk('get', 'all', '-n', 'shop')).toMatch(/database\.ops\.example\.com\/orders/);
+  });
+
+  it('refuses an object the schema refuses with kube\'s field error, appending nothing', async () => {
+    const bad = await kubectl('apply', '-n', 'shop', '-f', file('bad.yaml', DATABASE.replace('name: orders', 'name: bad').replace('engine: postgres', 'engine: oracle')));
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('spec.engine: Unsupported value: "oracle": supported values: "postgres", "mysql"');
+    expect((await kubectl('get', 'db', 'bad', '-n', 'shop')).code).not.toBe(0);
+    const unknown = await kubectl('create', '-n', 'shop', '--validate=strict', '-f', file('unknown.yaml', DATABASE.replace('name: orders', 'name: strict').replace('  engine: postgres\n', '  engine: postgres\n  color: blue\n')));
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('unknown field "spec.color"');
+  });
+
+  it('streams changes with get -w, and writes status through the subresource', async () => {
+    const watch = watchKubectl(kubeconfig, join(dir, 'kube-cache'), ['get', 'databases', 'orders', '-n', 'shop', '-w']);
+    const seen = watch.seen;
+    try {
+      await seen(/^orders\s+postgres\s+1\s+\d+s$/m);
+      await expectOk('patch', 'database', 'orders', '-n', 'shop', '--type=merge', '-p', '{"spec":{"replicas":3}}');
+      await seen(/^orders\s+postgres\s+3\s+\d+s$/m);
+      await expectOk('patch', 'database', 'orders', '-n', 'shop', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Ready","conditions":[{"type":"Ready","status":"True"}]}}');
+      await seen(/^orders\s+postgres\s+3\s+True\s+\d+s$/m);
+    } finally {
+      watch.stop();
+    }
+    const db = JSON.parse(await expectOk('get', 'db', 'orders', '-n', 'shop', '-o', 'json'));
+    expect(db.metadata.generation).toBe(2);
+    expect(db.status).toEqual({ phase: 'Ready', conditions: [{ type: 'Ready', status: 'True' }] });
+    // The main resource does not write status when the version has a status subresource.
+    await expectOk('patch', 'database', 'orders', '-n', 'shop', '--type=merge', '-p', '{"status":{"phase":"Ignored"}}');
+    expect(JSON.parse(await expectOk('get', 'db', 'orders', '-n', 'shop', '-o', 'json')).status.phase).toBe('Ready');
+    // Custom resources take no strategic merge patch, as in kube.
+    const strategic = await kubectl('patch', 'database', 'orders', '-n', 'shop', '--type=strategic', '-p', '{"spec":{"replicas":2}}');
+    expect(strategic.code).not.toBe(0);
+    expect(strategic.stderr).toMatch(/unknown format|UnsupportedMediaType|not supported/i);
+  });
+
+  it('serves the other version, and deletes objects with their namespace and with the CRD', async () => {
+    await expectOk('create', 'namespace', 'scratch');
+    await expectOk('apply', '-n', 'scratch', '-f', file('old.yaml', 'apiVersion: ops.example.com/v1alpha1\nkind: Database\nmetadata:\n  name: legacy\nspec:\n  anything: goes\n'));
+    expect(JSON.parse(await expectOk('get', 'databases.v1alpha1.ops.example.com', 'legacy', '-n', 'scratch', '-o', 'json')).spec).toEqual({ anything: 'goes' });
+    await expectOk('delete', 'namespace', 'scratch', '--timeout=60s');
+    expect((await kubectl('get', 'db', 'legacy', '-n', 'scratch')).code).not.toBe(0);
+    expect(await expectOk('delete', 'crd', 'databases.ops.example.com', '--timeout=60s')).toBe('customresourcedefinition.apiextensions.k8s.io "databases.ops.example.com" deleted\n');
+    expect((await kubectl('get', 'crd', 'databases.ops.example.com')).code).not.toBe(0);
+    const gone = await kubectl('get', 'databases', '-n', 'shop');
+    expect(gone.code).not.toBe(0);
+    // With kubectl's discovery cache still naming the resource, the server's 404 (kube answers the same).
+    expect(gone.stderr).toMatch(/the server doesn't have a resource type "databases"|\(NotFound\)/);
+    // The CRD's finalizer deleted its objects first.
+    expect(harness.api.projection.view().list('Database.ops.example.com')).toEqual([]);
+  });
+
+  it('replays the log, custom objects included, to the live state hash', async () => {
+    const comparison = await replayToLive({ log: harness.log, projection: harness.api.projection });
+    expect(comparison.liveHash).toBeDefined();
+    expect(comparison.replayHash).toBe(comparison.liveHash);
+  });
+});
