@@ -108,6 +108,27 @@ describeOnBothLogs('CustomResourceDefinitions', (adapter) => {
     expect(await logEnd(log, 'desired')).toBe(before);
   });
 
+  it('refuses a schema kube accepts but logplane cannot type in the log, naming the field, appending nothing', async () => {
+    const before = await logEnd(log, 'desired');
+    const body = JSON.parse(JSON.stringify(crontabs()).replace('"image":{"type":"string"}', '"image":{"type":"object","additionalProperties":false}')) as unknown;
+    const refused = await api.client.request('POST', CRDS, { body });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body.details.causes).toEqual([
+      expect.objectContaining({
+        field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[image].additionalProperties',
+        message: expect.stringContaining('logplane cannot store objects of this schema'),
+      }),
+    ]);
+    expect(await logEnd(log, 'desired')).toBe(before);
+  });
+
+  it('refuses a property named __proto__ with a 400 naming it, before anything else reads the body', async () => {
+    const body = JSON.stringify(crontabs()).replace('"cronSpec":{"type":"string"}', '"cronSpec":{"type":"string"},"__proto__":{"type":"string"}');
+    const refused = await api.client.request('POST', CRDS, { body });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('the request body has a member named "__proto__"');
+  });
+
   it('keeps spec.group immutable', async () => {
     const current = await api.client.request('GET', `${CRDS}/crontabs.stable.example.com`);
     const changed = { ...current.body, spec: { ...current.body.spec, group: 'changed.example.com' } };

@@ -25,6 +25,7 @@ import {
 } from './objects.ts';
 import { validateHorizontalPodAutoscaler, validatePodDisruptionBudget } from './autoscaling-policy.ts';
 import { crdWarnings, validateCustomResourceDefinition } from '../custom-resources/crd-validation.ts';
+import { unmappableSchemaCauses } from '../custom-resources/schema-mapping.ts';
 import { validateEvent } from './events.ts';
 import { validateLimitRange } from './limit-range.ts';
 import { checkSecretType } from './secrets.ts';
@@ -109,7 +110,11 @@ const VALIDATORS: { readonly [K in Kind]: Validator<K> } = {
   PodTemplate: (causes, object) => {
     if (object.template) causes.push(...validatePodSpec('template.spec', object.template.spec));
   },
-  CustomResourceDefinition: (causes, object, old) => validateCustomResourceDefinition(causes, object, old),
+  CustomResourceDefinition: (causes, object, old) => {
+    validateCustomResourceDefinition(causes, object, old);
+    // Only a schema kube accepts is mapped: its own causes say what else is wrong.
+    if (causes.length === 0) causes.push(...unmappableSchemaCauses(object));
+  },
 };
 
 /** Warnings a kind's writes return besides the unknown fields (kube's WarningsOnCreate / WarningsOnUpdate); kinds without are absent. */
