@@ -154,12 +154,11 @@ export const route = (pathname: string, served: ServedResources = BUILT_IN_RESOU
       if (version !== 'v3') return NOT_FOUND;
       if (tail.length === 0) return { type: 'openapiV3Index' };
       if (tail[0] === 'api' && tail.length === 2) {
-        const gv = servedGroupVersion(BUILT_IN_RESOURCES, '', tail[1]!);
+        const gv = servedGroupVersion(served, '', tail[1]!);
         return gv ? { type: 'openapiV3Document', groupVersion: gv } : NOT_FOUND;
       }
       if (tail[0] === 'apis' && tail.length === 3) {
-        // Custom resources have no OpenAPI document yet (issue 16).
-        const gv = servedGroupVersion(BUILT_IN_RESOURCES, tail[1]!, tail[2]!);
+        const gv = servedGroupVersion(served, tail[1]!, tail[2]!);
         return gv && gv.group !== '' ? { type: 'openapiV3Document', groupVersion: gv } : NOT_FOUND;
       }
       return NOT_FOUND;

@@ -415,9 +415,9 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
       case 'resourceList':
         return sendJson(res, 200, apiResourceList(route.groupVersion, served));
       case 'openapiV3Index':
-        return sendJson(res, 200, openapiIndex());
+        return sendJson(res, 200, openapiIndex(served));
       case 'openapiV3Document':
-        return sendJson(res, 200, cachedOpenapiDocument(route.groupVersion).document);
+        return sendJson(res, 200, cachedOpenapiDocument(route.groupVersion, served).document);
       case 'openapiV2': {
         const reply = openapiV2Reply(accept, ifNoneMatch);
         res.writeHead(reply.code, { 'Content-Type': reply.contentType, 'Content-Length': reply.body.length, ETag: reply.etag, Vary: 'Accept', 'Cache-Control': 'no-cache, private' });
@@ -449,7 +449,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
    * serves the built-in kinds; the handler then meets its failure and answers it.
    */
   const servedFor = (pathname: string): ServedResources => {
-    if (pathname !== '/apis' && !pathname.startsWith('/apis/')) return BUILT_IN_RESOURCES;
+    if (pathname !== '/apis' && !pathname.startsWith('/apis/') && !pathname.startsWith('/openapi/v3')) return BUILT_IN_RESOURCES;
     try {
       return servedResources(projection.view());
     } catch (error) {

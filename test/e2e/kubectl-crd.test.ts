@@ -2,7 +2,7 @@
  * CustomResourceDefinitions with the real kubectl (v1.32) on both logs (issue 16): a CRD
  * shaped like an operator's (two served versions, status subresource, printer columns,
  * nested objects, arrays of maps, defaults) is applied and becomes Established; its objects
- * are created, listed with the CRD's columns, watched (`get -w`), patched, their status
+ * are created, listed with the CRD's columns, explained, watched (`get -w`), patched, their status
  * written through the subresource, refused by the schema with kube's field error, and
  * deleted with their namespace and with the CRD; the log then replays to the live state hash.
  */
@@ -127,6 +127,12 @@ describeOnBothLogs('kubectl with a CustomResourceDefinition', (adapter) => {
     });
     // The category `all` lists it with the built-in kinds.
     expect(await expectOk('get', 'all', '-n', 'shop')).toMatch(/database\.ops\.example\.com\/orders/);
+  });
+
+  it('explains the custom resource and its nested fields from the CRD\'s schema', async () => {
+    expect(await expectOk('explain', 'databases')).toMatch(/GROUP:\s+ops\.example\.com\nKIND:\s+Database\nVERSION:\s+v1\n[\s\S]*FIELDS:[\s\S]*metadata\s+<ObjectMeta>[\s\S]*spec\s+<Object>/);
+    expect(await expectOk('explain', 'db.spec.users')).toMatch(/FIELD: users <\[\]Object>[\s\S]*FIELDS:\n\s+name\s+<string> -required-\n[\s\S]*\n\s+roles\s+<\[\]string>/);
+    expect(await expectOk('explain', 'databases.spec.engine')).toMatch(/FIELD: engine <string>[\s\S]*ENUM:\n\s+postgres\n\s+mysql/);
   });
 
   it('refuses an object the schema refuses with kube\'s field error, appending nothing', async () => {
