@@ -322,6 +322,8 @@ describe('process runtime', () => {
   });
 
   it('after an agent restart adopts live processes of desired pods and terminates the others', async () => {
+    // A wait may span a stop's grace, an exit noticed by polling and a restart back-off.
+    const ADOPTION_WAIT_MS = 30_000;
     const dataDir = tempDir();
     const dir = sharedDir();
     const keptLog = join(dir, 'kept-signals');
@@ -329,9 +331,10 @@ describe('process runtime', () => {
     const first = processRuntime(dataDir);
     const kept = makePod('kept', [sleeper(dir, { SIGNAL_LOG: keptLog })]);
     const dropped = makePod('dropped', [sleeper(dir, { SIGNAL_LOG: droppedLog })]);
+    // Every wait subscribes before what it waits for can happen: statuses are not replayed.
+    const bothReady = Promise.all([waitForStatus(first, kept, isReady, ADOPTION_WAIT_MS), waitForStatus(first, dropped, isReady, ADOPTION_WAIT_MS)]);
     first.sync([kept, dropped]);
-    const keptReady = await waitForStatus(first, kept, isReady);
-    const droppedReady = await waitForStatus(first, dropped, isReady);
+    const [keptReady, droppedReady] = await bothReady;
     const keptPid = pidOf(containerStatus(keptReady));
     const droppedPid = pidOf(containerStatus(droppedReady));
     await first.close({ stopPods: false });
@@ -339,13 +342,15 @@ describe('process runtime', () => {
     expect(readProcStart(droppedPid)).not.toBeNull();
 
     const second = processRuntime(dataDir);
+    const adoption = waitForStatus(second, kept, (u) => containerStatus(u).ready, ADOPTION_WAIT_MS);
+    const termination = waitForStatus(second, dropped, (u) => containerStatus(u).state?.terminated != null, ADOPTION_WAIT_MS);
     second.sync([kept]);
-    const adopted = await waitForStatus(second, kept, (u) => containerStatus(u).ready);
+    const adopted = await adoption;
     expect(pidOf(containerStatus(adopted))).toBe(keptPid);
     expect(containerStatus(adopted).restartCount).toBe(0);
     expect(adopted.status.podIP).toBe(keptReady.status.podIP);
     expect(pidsOfPod(kept.metadata.uid as string)).toEqual([keptPid]);
-    const droppedDone = await waitForStatus(second, dropped, (u) => containerStatus(u).state?.terminated != null);
+    const droppedDone = await termination;
     expect(droppedDone.status.phase).toBe('Failed');
     expect(readFileSync(droppedLog, 'utf8')).toMatch(new RegExp(`^SIGTERM ${droppedPid} `));
     expect(readProcStart(droppedPid)).toBeNull();
@@ -353,7 +358,7 @@ describe('process runtime', () => {
 
     // The adopted process is not a child: its exit is still noticed, and the container restarts.
     process.kill(keptPid, 'SIGKILL');
-    const restarted = await waitForStatus(second, kept, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready);
+    const restarted = await waitForStatus(second, kept, (u) => containerStatus(u).restartCount === 1 && containerStatus(u).ready, ADOPTION_WAIT_MS);
     expect(containerStatus(restarted).lastState?.terminated).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown' });
     expect(pidsOfPod(kept.metadata.uid as string)).toEqual([pidOf(containerStatus(restarted))]);
   });
