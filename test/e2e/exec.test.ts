@@ -209,7 +209,12 @@ spec:
     const local = join(dir, 'local.txt');
     writeFileSync(local, 'copied both ways\n');
     const into = await kubectl(['cp', local, 'default/shell:inpod.txt']);
-    expect(into.stderr).toBe('');
+    // client-go starts reading the WebSocket before it has made its streams, so the empty
+    // "connection established" message kube's servers (and logplane's) send on stdout can
+    // arrive first; client-go then logs "Unknown stream id 1, discarding message" and goes on.
+    // That race is in kubectl, not in the copy: only other output counts as an error.
+    const unexpected = into.stderr.split('\n').filter((line) => line !== '' && !/websocket\.go:\d+\] Unknown stream id \d+, discarding message$/.test(line));
+    expect(unexpected, into.stderr).toEqual([]);
     expect(into.code).toBe(0);
     const seen = await kubectl(['exec', 'shell', '--', 'cat', 'inpod.txt']);
     expect(seen.stdout).toBe('copied both ways\n');
