@@ -56,18 +56,13 @@ export const admitCustomObject = (
 };
 
 /**
- * Refuses the patch types a custom resource does not take: strategic merge patches (custom
- * resources have no patch strategies, as in kube: 415) and, not yet in logplane, server-side
- * apply.
+ * Refuses the patch type a custom resource does not take: a strategic merge patch (custom
+ * resources have no patch strategies, as in kube: 415).
  */
 export const checkCustomPatchType = (resource: ResourceInfo, type: string): void => {
-  if (!resource.custom) return;
-  if (type === 'strategic') {
+  if (resource.custom && type === 'strategic') {
     throw apiErrors.unsupportedMediaType(
       'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
     );
-  }
-  if (type === 'apply') {
-    throw apiErrors.unsupportedMediaType('server-side apply of custom resources is not supported by logplane yet: send a merge patch (application/merge-patch+json) or a JSON patch');
   }
 };

@@ -8,13 +8,13 @@
  */
 import { toServed } from '../conversion/index.ts';
 import { objectCreated } from '../../projections/index.ts';
-import { objectKey, type KubeObject } from '../../schemas/index.ts';
-import { storedKind } from '../../schemas/kinds/registry.ts';
+import type { KubeObject } from '../../schemas/index.ts';
+import { customObjectBody } from '../custom-resources/events.ts';
+import { fieldManagerTargetOf } from './field-manager-target.ts';
 import { CONFLICT_RETRIES, catchUp, json, keyOf, nameOf, objectAfter, precheckVersion, throwIfRejected, type Reply, type RequestContext, type ServerContext } from '../context.ts';
 import { ApiError, apiErrors } from '../errors.ts';
 import { isObject, type Json } from '../patch/json.ts';
 import { serverSideApply } from '../patch/index.ts';
-import { apiVersionOf } from '../resources.ts';
 import { admitCreate, admitUpdate } from '../validation/admit.ts';
 import { dryRunCreated, type WriteOptions } from '../write-options.ts';
 import { changesNothing } from './no-op.ts';
@@ -29,13 +29,12 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
   const { resource, namespace } = ctx.target;
   const name = nameOf(ctx.target);
   // The merge is in the request's version (a served conversion's definition and shape); admission converts the result.
-  const definition = resource.definition;
-  if (storedKind(resource.kind) === undefined) throw apiErrors.unsupportedMediaType(`server-side apply is not available for ${resource.kind}`);
+  const target = fieldManagerTargetOf(resource, 'served');
+  if (target === undefined) throw apiErrors.unsupportedMediaType(`server-side apply is not available for ${resource.kind}`);
   const configName = nameOfConfig(config);
   if (configName !== name) {
     throw apiErrors.badRequest(`the name of the object (${String(configName ?? '')}) does not match the name on the URL (${name})`);
   }
-  const target = { definition, apiVersion: apiVersionOf(resource) };
   const key = keyOf(resource, namespace, name);
   const { dryRun, fieldValidation, force, fieldManager } = options;
   for (let attempt = 1; ; attempt++) {
@@ -47,10 +46,14 @@ export const applyObject = async (server: ServerContext, ctx: RequestContext, op
     if (!current) {
       const admitted = admitCreate({ resource, body: applied.object, fieldValidation, namespace, requester: ctx.user });
       const { object } = admitted;
-      admitNodeCreate(ctx.user, object);
-      await admitAfterDefaultServiceAccount(() => admitFromView(object, server.projection.view(), requestAdmission(server)), server);
+      // The admission plugins are the built-in kinds' (a custom kind may share one's name).
+      if (!resource.custom) {
+        admitNodeCreate(ctx.user, object);
+        await admitAfterDefaultServiceAccount(() => admitFromView(object, server.projection.view(), requestAdmission(server)), server);
+      }
       if (dryRun) return json(201, dryRunCreated(object), admitted.warnings);
-      const result = await server.writer.submit({ topic: 'desired', key: objectKey(object), body: objectCreated(object), identity: ctx.identity, time });
+      const body = resource.custom ? await customObjectBody(server, ctx, object, { type: 'create' }) : objectCreated(object);
+      const result = await server.writer.submit({ topic: 'desired', key, body, identity: ctx.identity, time });
       const verdict = result.record.verdict;
       if (verdict.type === 'rejected' && verdict.reason === 'AlreadyExists' && attempt < CONFLICT_RETRIES) continue;
       throwIfRejected(result, resource, name);

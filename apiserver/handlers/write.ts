@@ -8,6 +8,7 @@ import { NAMESPACE_FINALIZER } from '../../projections/fold.ts';
 import { objectCreated, podAdmissionOf, type View } from '../../projections/index.ts';
 import type { EventBody, KubeObject, PropagationPolicy } from '../../schemas/index.ts';
 import { customObjectBody } from '../custom-resources/events.ts';
+import { fieldManagerTargetOf } from './field-manager-target.ts';
 import { checkCustomPatchType } from '../custom-resources/admit.ts';
 import {
   CONFLICT_RETRIES,
@@ -81,12 +82,10 @@ export const recordManager = (
   time: number,
   subresource?: 'scale',
 ): void => {
-  const { resource } = ctx.target;
-  // A custom resource's field manager needs its CRD's schema (not yet: issue 16).
-  const definition = resource.custom ? undefined : storedKind(resource.kind)?.definition;
-  if (definition === undefined) return;
+  const target = fieldManagerTargetOf(ctx.target.resource, 'stored');
+  if (target === undefined) return;
   const managedFields = recordUpdate({
-    target: { definition, apiVersion: apiVersionOf(resource) },
+    target,
     live,
     next: object,
     requested,

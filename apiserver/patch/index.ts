@@ -20,6 +20,7 @@ import { isObject, type Json } from './json.ts';
 
 export { jsonPatch, mergePatch, strategicMerge };
 export { recordUpdate, serverSideApply, type FieldManagerTarget } from './apply/field-manager.ts';
+export { customMergeType, mergeTypeOf } from './apply/schema.ts';
 
 export const PATCH_TYPES = {
   json: 'application/json-patch+json',

@@ -169,6 +169,55 @@ describeOnBothLogs('kubectl with a CustomResourceDefinition', (adapter) => {
     expect(strategic.stderr).toMatch(/unknown format|UnsupportedMediaType|not supported/i);
   });
 
+  it('applies custom objects server-side by field ownership: unchanged re-apply, conflicts, --force-conflicts, list-map merges', async () => {
+    const config = `apiVersion: ops.example.com/v1
+kind: Database
+metadata:
+  name: inventory
+spec:
+  engine: mysql
+  replicas: 2
+  users:
+  - {name: app, roles: [read]}
+`;
+    const applied = file('inventory.yaml', config);
+    expect(await expectOk('apply', '--server-side', '-n', 'shop', '-f', applied)).toBe('database.ops.example.com/inventory serverside-applied\n');
+    const created = JSON.parse(await expectOk('get', 'db', 'inventory', '-n', 'shop', '-o', 'json', '--show-managed-fields'));
+    expect(created.metadata.managedFields).toEqual([
+      expect.objectContaining({
+        manager: 'kubectl',
+        operation: 'Apply',
+        apiVersion: 'ops.example.com/v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:engine': {}, 'f:replicas': {}, 'f:users': { 'k:{"name":"app"}': { '.': {}, 'f:name': {}, 'f:roles': {} } } } },
+      }),
+    ]);
+    // The same configuration again changes nothing: no new resourceVersion.
+    await expectOk('apply', '--server-side', '-n', 'shop', '-f', applied);
+    expect(JSON.parse(await expectOk('get', 'db', 'inventory', '-n', 'shop', '-o', 'json')).metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+    // Another manager changes replicas with an update: the next apply of another value conflicts with it.
+    await expectOk('patch', 'db', 'inventory', '-n', 'shop', '--type=merge', '--field-manager=scaler', '-p', '{"spec":{"replicas":5}}');
+    const threeReplicas = config.replace('replicas: 2', 'replicas: 3');
+    const conflicting = file('inventory-3.yaml', threeReplicas);
+    const conflict = await kubectl('apply', '--server-side', '-n', 'shop', '-f', conflicting);
+    expect(conflict.code).not.toBe(0);
+    expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "scaler" using ops.example.com/v1: .spec.replicas');
+    expect(JSON.parse(await expectOk('get', 'db', 'inventory', '-n', 'shop', '-o', 'json')).spec.replicas).toBe(5);
+    await expectOk('apply', '--server-side', '--force-conflicts', '-n', 'shop', '-f', conflicting);
+    const forced = JSON.parse(await expectOk('get', 'db', 'inventory', '-n', 'shop', '-o', 'json', '--show-managed-fields'));
+    expect(forced.spec.replicas).toBe(3);
+    expect(forced.metadata.managedFields.map((entry: { manager: string }) => entry.manager).sort()).toEqual(['kubectl']);
+    // A second applier's users merge into the list by name (x-kubernetes-list-type: map), each keeping its own.
+    await expectOk('apply', '--server-side', '--field-manager=ops-team', '-n', 'shop', '-f', file('ops.yaml', 'apiVersion: ops.example.com/v1\nkind: Database\nmetadata:\n  name: inventory\nspec:\n  engine: mysql\n  users:\n  - {name: ops, roles: [admin]}\n'));
+    const merged = JSON.parse(await expectOk('get', 'db', 'inventory', '-n', 'shop', '-o', 'json', '--show-managed-fields'));
+    expect(merged.spec.users).toEqual([{ name: 'app', roles: ['read'] }, { name: 'ops', roles: ['admin'] }]);
+    const opsTeam = merged.metadata.managedFields.find((entry: { manager: string }) => entry.manager === 'ops-team');
+    expect(opsTeam.fieldsV1['f:spec']['f:users']).toEqual({ 'k:{"name":"ops"}': { '.': {}, 'f:name': {}, 'f:roles': {} } });
+    // The first applier stops applying its user: the list keeps only the other applier's.
+    await expectOk('apply', '--server-side', '--force-conflicts', '-n', 'shop', '-f', file('no-users.yaml', threeReplicas.replace(/  users:\n[\s\S]*$/, '')));
+    expect(JSON.parse(await expectOk('get', 'db', 'inventory', '-n', 'shop', '-o', 'json')).spec.users).toEqual([{ name: 'ops', roles: ['admin'] }]);
+  });
+
   it('serves the other version, and deletes objects with their namespace and with the CRD', async () => {
     await expectOk('create', 'namespace', 'scratch');
     await expectOk('apply', '-n', 'scratch', '-f', file('old.yaml', 'apiVersion: ops.example.com/v1alpha1\nkind: Database\nmetadata:\n  name: legacy\nspec:\n  anything: goes\n'));

@@ -9,8 +9,9 @@ import { ApiError } from '../../errors.ts';
 import { fieldElement, setOf } from './fieldpath.ts';
 import { conflictError, recordUpdate, serverSideApply, LAST_APPLIED_ANNOTATION } from './field-manager.ts';
 import { capUpdateManagers, decodeManagedFields, encodeManagedFields, managerIdentifier, type ManagedFieldsEntry } from './managed-fields.ts';
+import { mergeTypeOf } from './schema.ts';
 
-const target = { definition: 'io.k8s.api.apps.v1.Deployment', apiVersion: 'apps/v1' };
+const target = { type: mergeTypeOf('io.k8s.api.apps.v1.Deployment'), apiVersion: 'apps/v1', statusIsSubresource: true };
 const T0 = Date.parse('2026-01-02T03:04:05.678Z');
 const T1 = T0 + 60_000;
 

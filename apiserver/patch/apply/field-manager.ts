@@ -24,7 +24,7 @@ import {
   type ManagedFieldsEntry,
   type ManagerInfo,
 } from './managed-fields.ts';
-import { mergeTypeOf } from './schema.ts';
+import type { MergeType } from './schema.ts';
 import { compareValues, toFieldSet, TypedValueError } from './typed.ts';
 import { applyConfig, ApplyConflicts, updateManagers, type Conflict, type UpdaterContext } from './updater.ts';
 
@@ -33,10 +33,15 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
 
 /** The object a write is about. */
 export interface FieldManagerTarget {
-  /** The kind's definition in the API document (`io.k8s.api.apps.v1.Deployment`). */
-  readonly definition: string;
+  /** The merge type of the kind's objects at this version (`mergeTypeOf`, `customMergeType`). */
+  readonly type: MergeType;
   /** `apps/v1`. */
   readonly apiVersion: string;
+  /**
+   * Whether status is written only through /status, so the main resource's writes and
+   * applies own none of it (the built-in kinds; a custom resource with a status subresource).
+   */
+  readonly statusIsSubresource: boolean;
 }
 
 /** The fields kube's stripMeta manager keeps out of every manager's set. */
@@ -50,12 +55,12 @@ const STRIPPED: FieldSet = setOf(
   ]),
 );
 
-/** The main resource's reset fields: status is written only through /status. */
-const MAIN_RESOURCE_IGNORED: FieldSet = setOf([fieldElement('status')]);
+/** The main resource's reset fields when status is written only through /status. */
+const STATUS_IGNORED: FieldSet = setOf([fieldElement('status')]);
 
 const contextOf = (target: FieldManagerTarget): UpdaterContext => ({
-  type: mergeTypeOf(target.definition),
-  ignored: MAIN_RESOURCE_IGNORED,
+  type: target.type,
+  ignored: target.statusIsSubresource ? STATUS_IGNORED : setOf(),
   stripped: STRIPPED,
 });
 
@@ -166,7 +171,7 @@ const allowedFromLastApplied = (target: FieldManagerTarget, live: Json): FieldSe
     return undefined;
   }
   if (!isObject(lastApplied) || lastApplied['apiVersion'] !== target.apiVersion) return undefined;
-  const type = mergeTypeOf(target.definition);
+  const type = target.type;
   try {
     const set = toFieldSet(type, lastApplied, { strict: true });
     const comparison = compareValues(type, lastApplied, live);

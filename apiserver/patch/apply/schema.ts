@@ -131,6 +131,8 @@ export const createMergeSchema = (document: ApiDocument) => {
   return {
     /** The merge type of a definition (`io.k8s.api.apps.v1.Deployment`). */
     definition,
+    /** The merge type of a schema whose `$ref`s name this document's definitions. */
+    schema: typeOf,
   };
 };
 
@@ -149,4 +151,32 @@ export const prepareMergeSchema = (): void => {
 export const mergeTypeOf = (definitionName: string): MergeType => {
   vendored ??= createMergeSchema(vendoredApiDocument());
   return vendored.definition(definitionName);
+};
+
+const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+const byCustomSchema = new WeakMap<object, MergeType>();
+
+/**
+ * The merge type of a custom resource's objects from its CRD version's `openAPIV3Schema`, as
+ * apiextensions-apiserver builds its type converter (the CRD's OpenAPI: the schema's own
+ * properties, `apiVersion` and `kind` strings, and `metadata` as ObjectMeta whatever the
+ * schema says of it). Built once per schema object.
+ */
+export const customMergeType = (openAPIV3Schema: OpenApiSchema): MergeType => {
+  let found = byCustomSchema.get(openAPIV3Schema);
+  if (found === undefined) {
+    vendored ??= createMergeSchema(vendoredApiDocument());
+    found = vendored.schema({
+      ...openAPIV3Schema,
+      type: 'object',
+      properties: {
+        ...openAPIV3Schema.properties,
+        apiVersion: { type: 'string' },
+        kind: { type: 'string' },
+        metadata: { $ref: `#/definitions/${OBJECT_META}` },
+      },
+    });
+    byCustomSchema.set(openAPIV3Schema, found);
+  }
+  return found;
 };
