@@ -78,7 +78,7 @@ const notFound = (object: CustomObject): CustomDecoding => ({
 /**
  * The object a custom-object event carries, as clients see it: its content read with the
  * registered schema it names, under its apiVersion, kind and metadata. Rejected when no CRD
- * serves the kind at that version, when the CRD is being deleted and the event creates an
+ * serves or stores the kind at that version, when the CRD is being deleted and the event creates an
  * object (kube refuses creates then), or when the schema is not registered or the content
  * does not read with it.
  */
@@ -88,7 +88,8 @@ export const decodeCustomObject = (state: FoldState, object: CustomObject, creat
   const crd = crdKey === undefined ? undefined : state.getDesired(crdKey)?.object;
   if (crd?.kind !== 'CustomResourceDefinition') return notFound(object);
   const version = versionOfApiVersion(object.apiVersion);
-  if (!crd.spec.versions.some((served) => served.name === version && served.served)) return notFound(object);
+  // Objects are written at the storage version (None conversion), which a CRD need not serve.
+  if (!crd.spec.versions.some((known) => known.name === version && (known.served || known.storage))) return notFound(object);
   if (creating && crd.metadata.deletionTimestamp) {
     return { type: 'rejected', reason: 'Forbidden', message: `create not allowed while custom resource definition is terminating` };
   }

@@ -56,7 +56,8 @@ const isStored = (conversion: Conversion, value: unknown): boolean =>
 export const servedBody = (conversion: Conversion, body: unknown): unknown => {
   if (!isJsonObject(body)) return body;
   if (isStored(conversion, body)) return conversion.fromStored(body);
-  if (body['kind'] === `${conversion.kind}List` && Array.isArray(body['items'])) {
+  // A list of the kind (a custom resource's list kind is its CRD's `listKind`).
+  if (Array.isArray(body['items'])) {
     return { ...body, items: body['items'].map((item) => (isStored(conversion, item) ? conversion.fromStored(item as JsonObject) : item)) };
   }
   if (body['kind'] === 'Table' && Array.isArray(body['rows'])) {

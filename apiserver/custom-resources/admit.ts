@@ -2,7 +2,7 @@
  * Admission of a custom object, as apiextensions-apiserver's customresource strategy does it:
  * metadata checked as every object's, unknown fields pruned by the version's structural
  * schema (reported per `fieldValidation`), defaults applied, then the object validated
- * against the schema. A failure throws an `ApiError`; nothing has been appended then.
+ * against the schema, and converted to the storage version. A failure throws an `ApiError`; nothing has been appended then.
  */
 import type { KubeObject, ObjectMeta } from '../../schemas/index.ts';
 import { apiErrors } from '../errors.ts';
@@ -10,6 +10,7 @@ import type { ResourceInfo } from '../resources.ts';
 import { CAUSE_TYPES } from '../status.ts';
 import { validateMetadata } from '../validation/objects.ts';
 import { checkShapeOf } from '../validation/shape.ts';
+import { versionSchema } from './conversion.ts';
 import { applyDefaults } from './defaulting.ts';
 import { prune } from './pruning.ts';
 import { validateCustomObject } from './schema-validation.ts';
@@ -18,8 +19,7 @@ import { validateCustomObject } from './schema-validation.ts';
 type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
 /** The schema a version of a custom resource is validated with (a version without one keeps every field, as kube's v1beta1 CRDs). */
-export const schemaOf = (resource: ResourceInfo): unknown =>
-  resource.custom?.version.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+export const schemaOf = (resource: ResourceInfo): unknown => versionSchema(resource.custom?.version);
 
 const decodeError = (resource: ResourceInfo, detail: string, fields: readonly string[]) =>
   apiErrors.badRequest(
@@ -52,7 +52,9 @@ export const admitCustomObject = (
   const causes = [...validateMetadata(resource, defaulted['metadata'] as ObjectMeta), ...validateCustomObject(schema, defaulted)];
   if (causes.length > 0) throw apiErrors.invalid(resource, name, causes);
   const warnings = fieldValidation === 'Warn' ? unknownFields.map((field) => `unknown field "${field}"`) : [];
-  return { object: defaulted as unknown as KubeObject, warnings };
+  // Admitted at the request's version, stored at the storage version (None conversion).
+  const stored = resource.conversion ? resource.conversion.toStored(defaulted) : defaulted;
+  return { object: stored as unknown as KubeObject, warnings };
 };
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The events of custom-object writes: the object's content encoded with the Avro schema of
- * its CRD version (`schemas/custom/`), and that schema registered in the log first
+ * its CRD's storage version (`schemas/custom/`), and that schema registered in the log first
  * (`SchemaRegistered`, keyed by the CRD, so in the partition of the objects) when this
  * apiserver's projection has not folded it yet. Two apiservers racing both register it;
  * the fold keeps one.
@@ -11,25 +11,27 @@ import type { EventBody, KubeObject } from '../../schemas/index.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
 import { throwIfRejected, type RequestContext, type ServerContext } from '../context.ts';
 import { apiErrors, fieldErrors } from '../errors.ts';
-import { apiVersionOf, type ResourceInfo } from '../resources.ts';
-import { schemaOf } from './admit.ts';
+import type { ResourceInfo } from '../resources.ts';
+import { storageVersionOf, versionSchema } from './conversion.ts';
 
 /** Compiled codecs by CRD uid, resourceVersion and version; dropped whole past this many. */
 const CODECS_KEPT = 256;
 const codecs = new Map<string, CustomObjectCodec>();
 
-const codecOf = (resource: ResourceInfo): CustomObjectCodec => {
+/** The codec of the CRD's storage version, which every write of `resource`'s objects is stored at. */
+const storageCodecOf = (resource: ResourceInfo): { codec: CustomObjectCodec; version: string } => {
   const custom = resource.custom;
   if (!custom) throw new Error(`${resource.plural} is not a custom resource`);
-  const cacheKey = `${custom.crd.metadata.uid}/${custom.crd.metadata.resourceVersion}/${resource.version}`;
+  const storage = storageVersionOf(custom.crd) ?? custom.version;
+  const cacheKey = `${custom.crd.metadata.uid}/${custom.crd.metadata.resourceVersion}/${storage.name}`;
   let codec = codecs.get(cacheKey);
   if (codec === undefined) {
-    const schema = customContentSchema({ group: resource.group, version: resource.version, kind: resource.kind, schema: schemaOf(resource) as StructuralSchema });
+    const schema = customContentSchema({ group: resource.group, version: storage.name, kind: resource.kind, schema: versionSchema(storage) as StructuralSchema });
     codec = createCustomObjectCodec(schema);
     if (codecs.size >= CODECS_KEPT) codecs.clear();
     codecs.set(cacheKey, codec);
   }
-  return codec;
+  return { codec, version: storage.name };
 };
 
 /** What a write does to a custom object. */
@@ -44,7 +46,7 @@ export type CustomWrite =
  */
 export const customObjectBody = async (server: ServerContext, ctx: RequestContext, object: KubeObject, write: CustomWrite): Promise<EventBody> => {
   const { resource } = ctx.target;
-  const codec = codecOf(resource);
+  const { codec, version } = storageCodecOf(resource);
   const { apiVersion: _apiVersion, kind: _kind, metadata, ...content } = object as unknown as Record<string, unknown>;
   let bytes: Buffer;
   try {
@@ -62,7 +64,7 @@ export const customObjectBody = async (server: ServerContext, ctx: RequestContex
         type: 'SchemaRegistered',
         resource: crd.metadata.name ?? '',
         group: resource.group,
-        version: resource.version,
+        version,
         kind: resource.kind,
         fingerprint: codec.fingerprint,
         schema: JSON.stringify(codec.schema),
@@ -71,7 +73,7 @@ export const customObjectBody = async (server: ServerContext, ctx: RequestContex
     });
     throwIfRejected(result, resource, object.metadata.name ?? '');
   }
-  const custom = { apiVersion: apiVersionOf(resource), kind: resource.kind, metadata: metadata as KubeObject['metadata'], schema: codec.fingerprint, content: bytes };
+  const custom = { apiVersion: `${resource.group}/${version}`, kind: resource.kind, metadata: metadata as KubeObject['metadata'], schema: codec.fingerprint, content: bytes };
   switch (write.type) {
     case 'create':
       return { type: 'CustomObjectCreated', object: custom };

@@ -7,6 +7,7 @@
 import type { View } from '../../projections/index.ts';
 import type { CustomResourceDefinition, Kind } from '../../schemas/index.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
+import { noneConversion } from './conversion.ts';
 import { findResource, GROUP_VERSIONS, RESOURCES, type GroupVersion, type ResourceInfo, type SubresourceInfo } from '../resources.ts';
 
 /** What one request may address. */
@@ -77,6 +78,8 @@ export const customResourcesOf = (crd: CustomResourceDefinition): ResourceInfo[]
         selectableFields: ['metadata.name', 'metadata.namespace'],
         verbs: CUSTOM_VERBS,
         definition: '',
+        // Objects are stored at the storage version and shown at each served one (None conversion).
+        conversion: noneConversion(crd, version, names.kind),
       };
     });
 };

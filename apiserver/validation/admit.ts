@@ -202,7 +202,7 @@ export const admitStatus = (options: AdmitOptions & { readonly name: string; rea
     throw apiErrors.badRequest(`the name of the object (${String(metadata['name'])}) does not match the name on the URL (${name})`);
   }
   if (resource.custom) {
-    const { object, warnings } = admitCustomObject(resource, { ...(structuredClone(current) as unknown as Record<string, unknown>), ...statusOf(body) }, fieldValidation, name);
+    const { object, warnings } = admitCustomObject(resource, { ...(toServed(resource.conversion, structuredClone(current)) as Record<string, unknown>), ...statusOf(body) }, fieldValidation, name);
     object.metadata.uid = current.metadata.uid;
     return { object, warnings };
   }

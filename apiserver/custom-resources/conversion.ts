@@ -1,0 +1,46 @@
+/**
+ * The `None` conversion of a custom resource's versions, as apiextensions-apiserver does it
+ * (`nopConverter`, and the schema coercion around it in `crConversionRESTOptionsGetter`): an
+ * object changes version by its apiVersion alone, then it is pruned by the target version's
+ * schema and that version's defaults are applied.
+ * - A write at any served version is stored at the CRD's storage version (the log holds the
+ *   object encoded with the storage version's schema; kube prunes by it when it reads the
+ *   object back from etcd, logplane when it writes it).
+ * - A read at any served version shows the stored object at that version, whatever version
+ *   it was stored at (an object stored before the storage version changed included).
+ */
+import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from '../../schemas/index.ts';
+import type { Conversion, JsonObject } from '../conversion/types.ts';
+import { applyDefaults } from './defaulting.ts';
+import { prune } from './pruning.ts';
+
+/** A version's schema; a version without one keeps every field (kube's v1beta1 CRDs). */
+export const versionSchema = (version: CustomResourceDefinitionVersion | undefined): unknown =>
+  version?.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+
+/** The CRD's storage version (exactly one, by validation). */
+export const storageVersionOf = (crd: CustomResourceDefinition): CustomResourceDefinitionVersion | undefined =>
+  crd.spec.versions.find((version) => version.storage);
+
+/** `object` as `apiVersion`: pruned by `schema`, then defaulted by it. */
+const convert = (object: JsonObject, apiVersion: string, schema: unknown): JsonObject => {
+  const copy = { ...structuredClone(object), apiVersion };
+  prune(schema, copy);
+  return applyDefaults(schema, copy);
+};
+
+/** How the CRD's `version` converts to and from its storage version. */
+export const noneConversion = (crd: CustomResourceDefinition, version: CustomResourceDefinitionVersion, kind: string): Conversion => {
+  const group = crd.spec.group;
+  const storage = storageVersionOf(crd) ?? version;
+  const servedSchema = versionSchema(version);
+  const storageSchema = versionSchema(storage);
+  return {
+    group,
+    version: version.name,
+    kind,
+    definition: '',
+    toStored: (served) => (storage.name === version.name ? served : convert(served, `${group}/${storage.name}`, storageSchema)),
+    fromStored: (stored) => convert(stored, `${group}/${version.name}`, servedSchema),
+  };
+};
