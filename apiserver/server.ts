@@ -31,7 +31,8 @@ import { aggregatedContentType, aggregatedCore, aggregatedGroups, aggregatedVers
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
 import { ApiError, apiErrors } from './errors.ts';
 import { getObject, listObjects } from './handlers/read.ts';
-import { bindPod, getScale, patchScale, patchStatus, podLog, updateScale, updateStatus } from './handlers/subresources.ts';
+import { getScale, patchScale, updateScale } from './handlers/scale.ts';
+import { bindPod, patchStatus, podLog, updateStatus } from './handlers/subresources.ts';
 import { createObject, deleteCollection, deleteObject, patchObject, updateObject } from './handlers/write.ts';
 import { prepareMergeSchema } from './patch/apply/schema.ts';
 import { readJsonBody, sendJson, warningHeader } from './http.ts';

@@ -58,8 +58,8 @@ export const customResourcesOf = (crd: CustomResourceDefinition): ResourceInfo[]
     .sort((a, b) => compareKubeVersions(a.name, b.name))
     .map((version): ResourceInfo => {
       const subresources: SubresourceInfo[] = [];
+      if (version.subresources?.scale) subresources.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: SUBRESOURCE_VERBS });
       if (version.subresources?.status !== undefined) subresources.push({ name: 'status', kind: '', verbs: SUBRESOURCE_VERBS });
-      // The scale subresource of custom resources is not served yet (issue 16): kubectl scale gets 404.
       return {
         ref: `${names.kind}.${group}`,
         custom: { crd, version, listKind: names.listKind ?? `${names.kind}List` },

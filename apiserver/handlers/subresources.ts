@@ -1,13 +1,9 @@
 /**
- * Subresources: `status` (writes go to the observed topic), `scale` (autoscaling/v1
- * Scale over `spec.replicas`), `binding` (appends PodBound), and `log` (served by a
- * pluggable hook, the node agent's).
+ * Subresources: `status` (writes go to the observed topic), `binding` (appends PodBound),
+ * and `log` (served by a pluggable hook, the node agent's); `scale` is in `./scale.ts`.
  */
-import { labelSelectorToRequirements, selectorToString } from '../../projections/selectors.ts';
-import { objectKey, type KubeObject } from '../../schemas/index.ts';
-import { storedKind } from '../../schemas/kinds/registry.ts';
+import type { KubeObject } from '../../schemas/index.ts';
 import {
-  CONFLICT_RETRIES,
   catchUp,
   json,
   keyOf,
@@ -22,13 +18,13 @@ import {
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { toServed } from '../conversion/index.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
-import { applyPatch, mergePatch, subresourcePatchTypeOf } from '../patch/index.ts';
+import { applyPatch, subresourcePatchTypeOf } from '../patch/index.ts';
 import { queryBool } from '../query.ts';
 import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus } from '../validation/admit.ts';
 import { parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { changesNothing } from './no-op.ts';
-import { currentObject, recordManager } from './write.ts';
+import { currentObject } from './write.ts';
 import { customObjectBody } from '../custom-resources/events.ts';
 import { checkCustomPatchType } from '../custom-resources/admit.ts';
 
@@ -88,128 +84,6 @@ export const patchStatus = async (server: ServerContext, ctx: RequestContext): P
   const version = patched?.metadata?.resourceVersion;
   const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : null;
   return submitStatus(server, ctx, current, patched, pinned, options);
-};
-
-// ---------------------------------------------------------------------------------------
-// scale
-
-const MAX_INT32 = 2_147_483_647;
-
-/** An object of a kind with a scale subresource: `spec.replicas` and a selector (a LabelSelector, or a label map for ReplicationController). */
-type Scalable = Extract<KubeObject, { kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet' | 'ReplicationController' }>;
-
-/** The selector of a Scale as text (kube: `LabelSelectorAsSelector(...).String()`, `SelectorFromSet(...)` for a map). */
-const scaleSelector = (object: Scalable): string => {
-  if (object.kind === 'ReplicationController') {
-    return Object.entries(object.spec?.selector ?? {})
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, value]) => `${key}=${value}`)
-      .join(',');
-  }
-  if (!object.spec?.selector) return '';
-  const parsed = labelSelectorToRequirements(object.spec.selector);
-  return parsed.type === 'ok' ? selectorToString(parsed.requirements) : '';
-};
-
-/** The autoscaling/v1 Scale of a scalable object. */
-export const scaleOf = (object: Scalable) => ({
-  kind: 'Scale',
-  apiVersion: 'autoscaling/v1',
-  metadata: {
-    name: object.metadata.name,
-    namespace: object.metadata.namespace,
-    uid: object.metadata.uid,
-    resourceVersion: object.metadata.resourceVersion,
-    creationTimestamp: object.metadata.creationTimestamp,
-  },
-  spec: { replicas: object.spec?.replicas ?? 1 },
-  status: { replicas: object.status?.replicas ?? 0, selector: scaleSelector(object) },
-});
-
-/** The object, if its kind has a scale subresource in the kind registry (the fold scales any kind's `spec.replicas`). */
-const scalable = (object: KubeObject): Scalable => {
-  if (!storedKind(object.kind)?.subresources.some((sub) => sub.name === 'scale')) throw apiErrors.methodNotAllowed();
-  return object as Scalable;
-};
-
-/** GET `.../scale`. */
-export const getScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> =>
-  json(200, scaleOf(scalable(await currentObject(server, ctx))));
-
-const scaleInvalid = (name: string, field: string, value: unknown, detail: string): ApiError =>
-  new ApiError(
-    failureStatus('Invalid', `Scale.autoscaling "${name}" is invalid: ${field}: Invalid value: ${JSON.stringify(value)}: ${detail}`, {
-      name,
-      group: 'autoscaling',
-      kind: 'Scale',
-      causes: [fieldErrors.invalid(field, value, detail)],
-    }),
-  );
-
-/** Appends the new replica count (ObjectUpdated, subresource 'scale') and answers with the Scale; the same count appends nothing. */
-const submitScale = async (
-  server: ServerContext,
-  ctx: RequestContext,
-  current: Scalable,
-  scale: unknown,
-  expectedResourceVersion: string | null,
-  options: WriteOptions,
-): Promise<Reply> => {
-  const { resource } = ctx.target;
-  const name = nameOf(ctx.target);
-  const { dryRun } = options;
-  const replicas = (scale as { spec?: { replicas?: unknown } })?.spec?.replicas ?? 0;
-  if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be an integer');
-  if (replicas < 0) throw scaleInvalid(name, 'spec.replicas', replicas, 'must be greater than or equal to 0');
-  // spec.replicas is an int32 in kube's API (and in the schemas).
-  if (replicas > MAX_INT32) throw scaleInvalid(name, 'spec.replicas', replicas, `must be less than or equal to ${MAX_INT32}`);
-  const object = structuredClone(current);
-  if (object.spec) object.spec.replicas = replicas;
-  const time = Date.now();
-  recordManager(ctx, options, current, object, current.metadata.managedFields, time, 'scale');
-  precheckVersion(resource, current, expectedResourceVersion);
-  if (changesNothing(object, current)) return json(200, scaleOf(current));
-  if (dryRun) return json(200, scaleOf(object));
-  const key = objectKey(object);
-  const result = await server.writer.submit({
-    topic: 'desired',
-    key,
-    body: { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: 'scale' },
-    identity: ctx.identity,
-    time,
-  });
-  throwIfRejected(result, resource, name);
-  const updated = objectAfter(server, result, key);
-  return json(200, scaleOf(updated ? scalable(updated) : object));
-};
-
-/** PUT `.../scale`; a stale `metadata.resourceVersion` gets 409. */
-export const updateScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
-  const options = parseWriteOptions('UpdateOptions', ctx.query);
-  const body = await readJsonBody(ctx.req);
-  const current = scalable(await currentObject(server, ctx));
-  const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
-  return submitScale(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null, options);
-};
-
-/** PATCH `.../scale` (kubectl scale sends a merge patch); retried on Conflict unless pinned. */
-export const patchScale = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
-  const options = parseWriteOptions('PatchOptions', ctx.query);
-  const patchType = subresourcePatchTypeOf(mediaTypeOf(ctx.req.headers['content-type']), 'scale');
-  const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
-  for (let attempt = 1; ; attempt++) {
-    const current = scalable(await currentObject(server, ctx));
-    const scale = scaleOf(current);
-    const patched = patchType === 'json' ? applyPatch('json', current.kind, scale, patch) : mergePatch(scale, patch);
-    const version = (patched as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
-    const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : undefined;
-    try {
-      return await submitScale(server, ctx, current, patched, pinned ?? current.metadata.resourceVersion ?? null, options);
-    } catch (error) {
-      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === undefined && attempt < CONFLICT_RETRIES;
-      if (!retry) throw error;
-    }
-  }
 };
 
 // ---------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ spec:
     storage: true
     subresources:
       status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}
     additionalPrinterColumns:
     - {name: Engine, type: string, jsonPath: .spec.engine}
     - {name: Replicas, type: integer, jsonPath: .spec.replicas}
@@ -78,6 +79,8 @@ spec:
             type: object
             properties:
               phase: {type: string}
+              replicas: {type: integer}
+              selector: {type: string}
               conditions:
                 type: array
                 items:
@@ -167,6 +170,21 @@ describeOnBothLogs('kubectl with a CustomResourceDefinition', (adapter) => {
     const strategic = await kubectl('patch', 'database', 'orders', '-n', 'shop', '--type=strategic', '-p', '{"spec":{"replicas":2}}');
     expect(strategic.code).not.toBe(0);
     expect(strategic.stderr).toMatch(/unknown format|UnsupportedMediaType|not supported/i);
+  });
+
+  it('scales a custom object through its scale subresource, within its schema', async () => {
+    expect(await expectOk('scale', 'db', 'orders', '-n', 'shop', '--replicas=4')).toBe('database.ops.example.com/orders scaled\n');
+    const db = JSON.parse(await expectOk('get', 'db', 'orders', '-n', 'shop', '-o', 'json', '--show-managed-fields'));
+    expect(db.spec.replicas).toBe(4);
+    expect(db.metadata.managedFields).toContainEqual(expect.objectContaining({ manager: 'kubectl', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }));
+    await expectOk('patch', 'database', 'orders', '-n', 'shop', '--subresource=status', '--type=merge', '-p', '{"status":{"replicas":4,"selector":"app=orders"}}');
+    const scale = JSON.parse(await expectOk('get', '--raw', '/apis/ops.example.com/v1/namespaces/shop/databases/orders/scale'));
+    expect(scale).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'orders', namespace: 'shop', uid: db.metadata.uid }, spec: { replicas: 4 }, status: { replicas: 4, selector: 'app=orders' } });
+    // The schema's minimum holds through /scale as through the object.
+    const zero = await kubectl('scale', 'db', 'orders', '-n', 'shop', '--replicas=0');
+    expect(zero.code).not.toBe(0);
+    expect(zero.stderr).toContain('spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1');
+    expect(JSON.parse(await expectOk('get', 'db', 'orders', '-n', 'shop', '-o', 'json')).spec.replicas).toBe(4);
   });
 
   it('applies custom objects server-side by field ownership: unchanged re-apply, conflicts, --force-conflicts, list-map merges', async () => {
