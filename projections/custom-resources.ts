@@ -12,6 +12,7 @@
  * against its CRD and read with its schema in log order, on every replica and in every replay.
  */
 import type { CustomObject, CustomResourceDefinition, KubeObject, SchemaRegistered } from '../schemas/index.ts';
+import { kindRefOf } from '../schemas/kinds/refs.ts';
 import { fingerprintOfSchema, decodeCustomContent } from './custom-content.ts';
 import type { FoldState } from './fold.ts';
 
@@ -28,7 +29,6 @@ export type CustomDecoding =
   | { readonly type: 'rejected'; readonly reason: 'NotFound' | 'Invalid' | 'Forbidden'; readonly message: string };
 
 /** The kind ref of a custom kind: `<Kind>.<group>`. */
-const refOf = (group: string, kind: string): string => `${kind}.${group}`;
 
 /** The group of an apiVersion (`stable.example.com/v1` → `stable.example.com`). */
 export const groupOfApiVersion = (apiVersion: string): string => apiVersion.slice(0, Math.max(0, apiVersion.lastIndexOf('/')));
@@ -59,13 +59,13 @@ export const registerSchema = (state: FoldState, body: SchemaRegistered): { acce
 export const rememberServedKind = (state: FoldState, key: string, previous: KubeObject | undefined, next: KubeObject): void => {
   if (next.kind !== 'CustomResourceDefinition') return;
   if (previous?.kind === 'CustomResourceDefinition') forgetServedKind(state, key, previous);
-  state.putAllocation(KIND_PREFIX + refOf(next.spec.group, next.spec.names.kind), key);
+  state.putAllocation(KIND_PREFIX + kindRefOf(next.spec.group, next.spec.names.kind), key);
 };
 
 /** Forgets the kind a CRD served, when its deletion completes. */
 export const forgetServedKind = (state: FoldState, key: string, crd: KubeObject): void => {
   if (crd.kind !== 'CustomResourceDefinition') return;
-  const ref = KIND_PREFIX + refOf(crd.spec.group, crd.spec.names.kind);
+  const ref = KIND_PREFIX + kindRefOf(crd.spec.group, crd.spec.names.kind);
   if (state.getAllocation(ref) === key) state.putAllocation(ref, undefined);
 };
 
@@ -84,7 +84,7 @@ const notFound = (object: CustomObject): CustomDecoding => ({
  */
 export const decodeCustomObject = (state: FoldState, object: CustomObject, creating: boolean): CustomDecoding => {
   const group = groupOfApiVersion(object.apiVersion);
-  const crdKey = state.getAllocation(KIND_PREFIX + refOf(group, object.kind));
+  const crdKey = state.getAllocation(KIND_PREFIX + kindRefOf(group, object.kind));
   const crd = crdKey === undefined ? undefined : state.getDesired(crdKey)?.object;
   if (crd?.kind !== 'CustomResourceDefinition') return notFound(object);
   const version = versionOfApiVersion(object.apiVersion);

@@ -14,6 +14,7 @@ import { kindRef } from '../schemas/keys.ts';
 import type { Subscription } from 'rxjs';
 import { forEachIndexEntry, type IndexName, type Projection, type View } from '../projections/index.ts';
 import { KINDS, objectKey, type CustomResourceDefinition, type KubeObject, type Pod } from '../schemas/index.ts';
+import { kindRefOf } from '../schemas/kinds/refs.ts';
 
 /** Keys in a set, listed in key order (sorted lazily after additions and removals). */
 interface SortedKeys {
@@ -128,7 +129,7 @@ export const createInformer = (projection: Projection): Informer => {
   }
   // The objects of the custom resources the CRDs serve (keys `<Kind>.<group>/<namespace>/<name>`).
   for (const crd of live.list('CustomResourceDefinition') as CustomResourceDefinition[]) {
-    const ref = `${crd.spec.names.kind}.${crd.spec.group}`;
+    const ref = kindRefOf(crd.spec.group, crd.spec.names.kind);
     for (const object of live.list(ref)) put(`${ref}/${object.metadata.namespace ?? ''}/${object.metadata.name}`, object);
   }
 

@@ -6,6 +6,7 @@
  */
 import type { View } from '../../projections/index.ts';
 import type { CustomResourceDefinition, Kind } from '../../schemas/index.ts';
+import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
 import { noneConversion } from './conversion.ts';
 import { findResource, GROUP_VERSIONS, RESOURCES, type GroupVersion, type ResourceInfo, type SubresourceInfo } from '../resources.ts';
@@ -61,7 +62,7 @@ export const customResourcesOf = (crd: CustomResourceDefinition): ResourceInfo[]
       if (version.subresources?.scale) subresources.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: SUBRESOURCE_VERBS });
       if (version.subresources?.status !== undefined) subresources.push({ name: 'status', kind: '', verbs: SUBRESOURCE_VERBS });
       return {
-        ref: `${names.kind}.${group}`,
+        ref: kindRefOf(group, names.kind),
         custom: { crd, version, listKind: names.listKind ?? `${names.kind}List` },
         group,
         version: version.name,

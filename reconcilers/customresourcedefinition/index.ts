@@ -15,6 +15,7 @@
  */
 import { CUSTOM_RESOURCE_DEFINITION_FINALIZER, type AppliedChange, type View } from '../../projections/index.ts';
 import type { CustomResourceDefinition, CustomResourceDefinitionCondition, CustomResourceDefinitionNames, EventBody, KubeObject } from '../../schemas/index.ts';
+import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import { sameJson } from '../../schemas/canonical-json.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
 import { kindByRef } from '../../schemas/kinds/registry.ts';
@@ -27,7 +28,7 @@ export const CUSTOM_RESOURCE_DEFINITION_CONTROLLER = 'customresourcedefinition';
 const crdKey = (name: string): string => `${CUSTOM_RESOURCE_DEFINITION_REF}//${name}`;
 
 /** The kind ref of the objects a CRD serves. */
-const refOf = (crd: CustomResourceDefinition): string => `${crd.spec.names.kind}.${crd.spec.group}`;
+const refOf = (crd: CustomResourceDefinition): string => kindRefOf(crd.spec.group, crd.spec.names.kind);
 
 /** A CRD's names with kube's defaults (singular: the lowercased kind; listKind: `<Kind>List`). */
 const namesOf = (crd: CustomResourceDefinition): CustomResourceDefinitionNames => {

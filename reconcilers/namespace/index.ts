@@ -5,6 +5,7 @@
  */
 import { NAMESPACE_FINALIZER, type AppliedChange, type View } from '../../projections/index.ts';
 import { CLUSTER_SCOPED, KINDS, type CustomResourceDefinition, type EventBody, type Kind, type KubeObject, type Namespace } from '../../schemas/index.ts';
+import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
 import { kindByGroupKind } from '../../schemas/kinds/registry.ts';
 import { customObjectDeletion } from '../customresourcedefinition/index.ts';
@@ -21,7 +22,7 @@ const NAMESPACED_KINDS: readonly Kind[] = KINDS.filter((kind) => !CLUSTER_SCOPED
 const namespacedCustomRefs = (view: View): string[] =>
   (view.list(CUSTOM_RESOURCE_DEFINITION_REF) as CustomResourceDefinition[])
     .filter((crd) => crd.spec.scope === 'Namespaced')
-    .map((crd) => `${crd.spec.names.kind}.${crd.spec.group}`);
+    .map((crd) => kindRefOf(crd.spec.group, crd.spec.names.kind));
 
 /** Whether `object` is a custom resource's: its group and kind are no registered kind's. */
 const isCustom = (object: KubeObject): boolean => {
