@@ -19,7 +19,7 @@ const IMMORTAL_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube-syste
 
 /** Throws kube's 403 for a deletion of an immortal namespace. */
 export const checkNamespaceDeletion = (resource: ResourceInfo, name: string): void => {
-  if (resource.kind !== 'Namespace' || resource.conversion !== undefined || !IMMORTAL_NAMESPACES.has(name)) return;
+  if (resource.kind !== 'Namespace' || resource.custom !== undefined || resource.conversion !== undefined || !IMMORTAL_NAMESPACES.has(name)) return;
   throw new ApiError(failureStatus('Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, group: '', kind: 'namespaces' }));
 };
 

@@ -233,7 +233,7 @@ export const updateObject = async (server: ServerContext, ctx: RequestContext): 
   const current = server.projection.view().get(keyOf(resource, namespace, name));
   if (!current) {
     // Endpoints may be created by PUT (kube's AllowCreateOnUpdate), which the endpoints controller uses.
-    if (resource.kind === 'Endpoints') {
+    if (!resource.custom && resource.kind === 'Endpoints') {
       const bodyName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
       if (bodyName !== undefined && bodyName !== name) {
         throw apiErrors.badRequest(`the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`);
@@ -370,14 +370,16 @@ const dryRunDeletion = (server: ServerContext, resource: ResourceInfo, current: 
   if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
   if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
   const object = structuredClone(current);
-  if (object.kind === 'Namespace' && !object.metadata.deletionTimestamp) {
+  // A custom kind may share a built-in kind's name: only the built-in kinds' deletions are special.
+  const builtIn = resource.custom === undefined;
+  if (builtIn && object.kind === 'Namespace' && !object.metadata.deletionTimestamp) {
     if (!finalizers.includes(NAMESPACE_FINALIZER)) finalizers.push(NAMESPACE_FINALIZER);
     object.status = { ...object.status, phase: 'Terminating' };
   }
   // A pod no node admitted (waiting for its node, or rejected by it) goes at once, as the fold deletes it.
   const uncharged =
-    object.kind === 'Pod' && podAdmissionOf((r) => server.projection.store.allocations.get(r), `Pod/${object.metadata.namespace ?? ''}/${object.metadata.name}`) !== undefined;
-  const grace = object.kind === 'Pod' && object.spec.nodeName && !uncharged ? (options.gracePeriodSeconds ?? object.spec.terminationGracePeriodSeconds ?? 30) : 0;
+    builtIn && object.kind === 'Pod' && podAdmissionOf((r) => server.projection.store.allocations.get(r), `Pod/${object.metadata.namespace ?? ''}/${object.metadata.name}`) !== undefined;
+  const grace = builtIn && object.kind === 'Pod' && object.spec.nodeName && !uncharged ? (options.gracePeriodSeconds ?? object.spec.terminationGracePeriodSeconds ?? 30) : 0;
   if (finalizers.length === 0 && grace === 0) {
     const uid = current.metadata.uid;
     return { code: 200, body: successStatus(200, { name: current.metadata.name, group: resource.group, kind: resource.plural, ...(uid ? { uid } : {}) }) };

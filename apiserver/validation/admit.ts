@@ -145,7 +145,7 @@ export const admitCreate = (options: AdmitOptions): Admitted => {
     delete metadata[field];
   }
   delete body['status'];
-  if (resource.kind === 'Namespace') body['status'] = { phase: 'Active' };
+  if (!resource.custom && resource.kind === 'Namespace') body['status'] = { phase: 'Active' };
   const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
   // A custom resource is its CRD's schema's (a create without a status subresource keeps the status it sends).
   if (resource.custom) return admitCustomObject(resource, options.body !== undefined && !hasStatusSubresource(resource) ? { ...body, ...statusOf(options.body) } : body, fieldValidation, name);
