@@ -181,8 +181,9 @@ describeOnBothLogs('history, get --at, diff, why, audit and replay of custom obj
     expect(links.map((link) => link.summary).sort()).toEqual(['Database.ops.example.com shop/orders created by user "admin"', 'Database.ops.example.com shop/orders updated by user "admin"']);
     const text = ok(await cli('why', 'database/orders', '-n', 'shop'));
     expect(text.split('\n')[0]).toBe('Database.ops.example.com shop/orders');
-    expect(text).toMatch(new RegExp(`^  ← updated by user "admin"  \\[\\S+ ${statusWritten.replace('.', '\\.')}\\]$`, 'm'));
-    expect(text).toMatch(new RegExp(`^  ← applied by user "admin"  \\[\\S+ ${created.replace('.', '\\.')}\\]$`, 'm'));
+    // Each write with the field managers it recorded, if any (` as kubectl-client-side-apply (Update)`), then its time and position.
+    expect(text).toMatch(new RegExp(`^  ← updated by user "admin"( as [^[]+)?  \\[\\S+ ${statusWritten.replace('.', '\\.')}\\]$`, 'm'));
+    expect(text).toMatch(new RegExp(`^  ← applied by user "admin"( as [^[]+)?  \\[\\S+ ${created.replace('.', '\\.')}\\]$`, 'm'));
   });
 
   it('audit lists the writes of the custom object, and filters by its kind', async () => {
