@@ -158,6 +158,18 @@ describe('history queries: edges', () => {
     expect(keys({ user: 'replicaset-controller', allActors: true })).toEqual(['ObjectCreated ConfigMap/default/b']);
   });
 
+  it('audits by kind: a kind of a named group by its kind or by the ref its keys use', () => {
+    const projection = setup();
+    const lease: KubeObject = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', namespace: 'default' }, spec: { holderIdentity: 'x' } };
+    const [batch] = toBatches('desired', [at(makeEvent('Lease.coordination.k8s.io/default/l', { type: 'ObjectCreated', object: lease }, alice), T0 + 6000)], 1, [...projection.cursor().desired]);
+    projection.applyBatch(batch!);
+    const keys = (query: Parameters<typeof audit>[2]) => audit(projection.store, 1, query).map((e) => e.key);
+    expect(keys({ kind: 'Lease' })).toEqual(['Lease.coordination.k8s.io/default/l']);
+    expect(keys({ kind: 'Lease.coordination.k8s.io' })).toEqual(['Lease.coordination.k8s.io/default/l']);
+    expect(keys({ kind: 'Namespace' })).toEqual(['Namespace//default']);
+    expect(keys({ kind: 'CronTab.stable.example.com' })).toEqual([]);
+  });
+
   it('diffs two moments: what changed with its field diff; an object created and deleted in between is neither', () => {
     const projection = setup();
     const afterCreates = { desired: [3], observed: [0] };

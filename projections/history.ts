@@ -5,13 +5,15 @@
  */
 import { managersChanged, type ManagerChange } from './field-managers.ts';
 import { kindRef } from '../schemas/keys.ts';
+import { kindByRef } from '../schemas/kinds/registry.ts';
+import { kindRefOf } from '../schemas/kinds/refs.ts';
 import { sameJson } from '../schemas/canonical-json.ts';
 import type { EventLog } from '../log/port.ts';
-import { decodeEvent, type Actor, type BindingRationale, type Kind, type KubeObject } from '../schemas/index.ts';
+import { decodeEvent, type Actor, type BindingRationale, type KubeObject } from '../schemas/index.ts';
 import type { ChangeType, Verdict } from './fold.ts';
 import { FOLDED_TOPICS, formatVector, topicIndex, type FoldedTopic, type PositionVector } from './positions.ts';
 import type { EventRecord, HistoryEntry, ProjectionStore } from './store.ts';
-import { materialize, materializeShared, objectAt, positionAtTime } from './view.ts';
+import { materialize, materializeShared, objectAt, positionAtTime, type KindOrRef } from './view.ts';
 
 /** Where one event lies in the log, and when it was stamped. */
 export interface EventAddress {
@@ -344,9 +346,15 @@ export interface CauseLink {
   readonly managers?: readonly ManagerChange[];
 }
 
+/** Whether an event type creates an object (of a built-in kind, or a custom object). */
+const isCreate = (eventType: string): boolean => eventType === 'ObjectCreated' || eventType === 'CustomObjectCreated';
+
+/** Whether an event type updates an object (of a built-in kind, or a custom object, its status too). */
+const isUpdate = (eventType: string): boolean => eventType === 'ObjectUpdated' || eventType === 'CustomObjectUpdated';
+
 /** The field managers an accepted create or update of the desired object wrote (its entries new or changed against the version before). */
 const managersOfEvent = (store: ProjectionStore, event: EventRecord): ManagerChange[] => {
-  if (event.verdict.type !== 'accepted' || (event.eventType !== 'ObjectCreated' && event.eventType !== 'ObjectUpdated')) return [];
+  if (event.verdict.type !== 'accepted' || !(isCreate(event.eventType) || isUpdate(event.eventType))) return [];
   const topic = FOLDED_TOPICS.indexOf(event.topic);
   let previous: KubeObject | null = null;
   for (const { value } of store.history.getRange({ start: [event.key, topic, 0], end: [event.key, topic, event.offset + 1] })) {
@@ -390,10 +398,13 @@ const summarize = (event: EventRecord, rationale: BindingRationale | undefined):
       return `${what} bound${score} by ${describeActor(event.actor)}${filtered}${verdict}`;
     }
     case 'ObjectCreated':
+    case 'CustomObjectCreated':
       return `${what} created by ${describeActor(event.actor)}${verdict}`;
     case 'ObjectUpdated':
+    case 'CustomObjectUpdated':
       return `${what} updated by ${describeActor(event.actor)}${verdict}`;
     case 'ObjectDeleted':
+    case 'CustomObjectDeleted':
       return `${what} deleted by ${describeActor(event.actor)}${verdict}`;
     case 'PodStatusChanged':
     case 'NodeStatusChanged':
@@ -436,7 +447,7 @@ export const why = async (store: ProjectionStore, log: EventLog, partitions: num
           ...(scheduling ? { scheduling } : {}),
           ...(managers.length > 0 ? { managers } : {}),
         });
-        if (!created && event.actor.type === 'controller' && event.eventType === 'ObjectCreated') created = event;
+        if (!created && event.actor.type === 'controller' && isCreate(event.eventType)) created = event;
         id = event.causationId;
       }
       // A controller made this object because of its owner's spec, which the event that
@@ -452,19 +463,29 @@ export const why = async (store: ProjectionStore, log: EventLog, partitions: num
 const MAX_OWNER_HOPS = 4;
 
 /**
+ * The kind ref keys name objects of `kind` in `apiVersion` by (an owner reference's): a
+ * registered kind's storage ref (`Deployment`, `Job.batch`), a custom kind's `Kind.group`.
+ */
+const storageRefOfType = (apiVersion: string, kind: string): string => {
+  const slash = apiVersion.lastIndexOf('/');
+  const ref = kindRefOf(slash < 0 ? '' : apiVersion.slice(0, slash), kind);
+  return kindByRef(ref)?.storageRef ?? ref;
+};
+
+/**
  * For an object a controller created: the owner's last change before it that a
  * controller would act on (its creation, or a user's change of it).
  */
 const ownerCause = (store: ProjectionStore, event: EventRecord): HistoryEntry | undefined => {
-  if (event.actor.type !== 'controller' || event.eventType !== 'ObjectCreated') return undefined;
+  if (event.actor.type !== 'controller' || !isCreate(event.eventType)) return undefined;
   const created = store.history.get([event.key, FOLDED_TOPICS.indexOf(event.topic), event.offset]);
   const owner = created?.object?.metadata.ownerReferences?.find((r) => r.controller) ?? created?.object?.metadata.ownerReferences?.[0];
   if (!created?.object || !owner) return undefined;
-  const ownerKey = `${kindRef(owner.kind)}/${created.object.metadata.namespace ?? ''}/${owner.name}`;
+  const ownerKey = `${storageRefOfType(owner.apiVersion, owner.kind)}/${created.object.metadata.namespace ?? ''}/${owner.name}`;
   let cause: HistoryEntry | undefined;
   for (const { value } of store.history.getRange({ start: [ownerKey, 0, 0], end: [ownerKey, 1, 0] })) {
     if (value.time > event.time || value.verdict.type !== 'accepted' || value.change === null) continue;
-    if (value.eventType === 'ObjectCreated' || (value.eventType === 'ObjectUpdated' && value.actor.type === 'user')) cause = value;
+    if (isCreate(value.eventType) || (isUpdate(value.eventType) && value.actor.type === 'user')) cause = value;
   }
   return cause;
 };
@@ -479,7 +500,8 @@ export interface AuditQuery {
   readonly after?: PositionVector;
   /** Events that are in this position. */
   readonly upTo?: PositionVector;
-  readonly kind?: Kind;
+  /** Only events of objects of this kind: a stored kind (`Job`) or a kind ref as keys name it (`Job.batch`, `CronTab.stable.example.com`). */
+  readonly kind?: KindOrRef;
   /** Most recent first, at most this many (default 1,000). */
   readonly limit?: number;
   /** Include controller and node actors (default: only users). */
@@ -491,6 +513,7 @@ export const audit = (store: ProjectionStore, partitions: number, query: AuditQu
   const since = query.since ?? 0;
   const until = query.until ?? Number.MAX_SAFE_INTEGER;
   const limit = query.limit ?? 1000;
+  const keyPrefix = query.kind === undefined ? undefined : `${kindRef(query.kind)}/`;
   const found: EventRecord[] = [];
   for (let topic = 0; topic < FOLDED_TOPICS.length; topic++) {
     for (let partition = 0; partition < partitions; partition++) {
@@ -499,7 +522,7 @@ export const audit = (store: ProjectionStore, partitions: number, query: AuditQu
         if (!event) continue;
         if (!query.allActors && event.actor.type !== 'user') continue;
         if (query.user && event.actor.name !== query.user) continue;
-        if (query.kind && !event.key.startsWith(`${query.kind}/`)) continue;
+        if (keyPrefix !== undefined && !event.key.startsWith(keyPrefix)) continue;
         const topicName = FOLDED_TOPICS[topic]!;
         if (query.after && event.offset < (query.after[topicName][partition] ?? 0)) continue;
         if (query.upTo && event.offset >= (query.upTo[topicName][partition] ?? 0)) continue;

@@ -3,7 +3,6 @@
  * a past moment, diffs between moments, causation chains, the audit trail, replay, and
  * re-running a reconciler decision. The CLI's history verbs are clients of this API.
  */
-import { kindOfRef, kindRef } from '../../schemas/keys.ts';
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -11,8 +10,10 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { UserInfo } from '../auth.ts';
 import type { EventLog } from '../../log/port.ts';
 import { audit, diffPositions, formatVector, MOMENT_FORMS, objectHistory, createReplayer, why, type AuditQuery, type PositionVector, type Projection } from '../../projections/index.ts';
-import { isKind, KINDS, type EventBody, type Kind } from '../../schemas/index.ts';
+import { KINDS, type EventBody } from '../../schemas/index.ts';
+import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
 import { bulkHistory } from './bulk.ts';
+import { customKindRef, historyKindRef } from './kind-refs.ts';
 import { bulkTimeline } from './timeline.ts';
 import { DEFAULT_WAIT_MS, HistoryRequestError, resolveBound, resolveMoment, type MomentContext } from './moments.ts';
 
@@ -105,12 +106,21 @@ export const replayTarget = (dataDir: string | undefined, into: string): string 
 
 const keyFrom = (segments: readonly string[]): string => {
   const [segment, namespace, name] = segments;
-  // A kind (EndpointSlice) or its ref as history and audit keys print it (EndpointSlice.discovery.k8s.io).
-  const kind = segment === undefined ? undefined : isKind(segment) ? segment : kindOfRef(segment);
-  if (!kind || !namespace || !name) {
-    throw new HistoryRequestError('expected /{kind}/{namespace or _}/{name} with a kind such as Pod, Deployment, Node');
+  // A kind (EndpointSlice) or its ref as history and audit keys print it (EndpointSlice.discovery.k8s.io, CronTab.stable.example.com).
+  const ref = segment === undefined ? undefined : historyKindRef(segment);
+  if (!ref || !namespace || !name) {
+    throw new HistoryRequestError('expected /{kind}/{namespace or _}/{name} with a kind such as Pod, Deployment, Node, or a custom resource\'s Kind.group');
   }
-  return `${kindRef(kind)}/${namespace === '_' ? '' : namespace}/${name}`;
+  return `${ref}/${namespace === '_' ? '' : namespace}/${name}`;
+};
+
+/** The kind ref of a `kind=` query parameter; null when absent, 400 when it names no kind. */
+const kindParameter = (query: URLSearchParams): string | null => {
+  const kind = query.get('kind');
+  if (kind === null) return null;
+  const ref = historyKindRef(kind);
+  if (ref === undefined) throw new HistoryRequestError(`unknown kind "${kind.slice(0, 100)}"`);
+  return ref;
 };
 
 /** Creates the handler of the history API. */
@@ -211,12 +221,13 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
       case 'at': {
         const position = await requiredMoment('at');
         const view = projection.viewAt(position);
-        const kind = query.get('kind');
-        if (kind !== null && !isKind(kind)) throw new HistoryRequestError(`unknown kind "${kind}"`);
+        const kind = kindParameter(query);
         const namespace = query.get('namespace') ?? undefined;
         const name = query.get('name');
-        // Without a kind: every stored kind, as the kind registry lists them.
-        const kinds: readonly Kind[] = kind ? [kind] : KINDS;
+        // Without a kind: every stored kind, as the kind registry lists them, then the custom kinds the CRDs of that moment served.
+        const kinds: readonly string[] = kind
+          ? [kind]
+          : [...KINDS, ...view.list(CUSTOM_RESOURCE_DEFINITION_REF).flatMap((crd) => (crd.kind === 'CustomResourceDefinition' ? [customKindRef(crd)] : []))];
         let objects = kinds.flatMap((k) => view.list(k, namespace));
         if (name) objects = objects.filter((o) => o.metadata.name === name);
         return sendJson(res, 200, { position: formatVector(position), objects });
@@ -233,8 +244,7 @@ export const createHistoryApi = (options: HistoryApiOptions): HistoryApi => {
       case 'why':
         return sendJson(res, 200, { chains: await why(store, log, projection.partitions, keyFrom(rest)) });
       case 'audit': {
-        const kind = query.get('kind');
-        if (kind !== null && !isKind(kind)) throw new HistoryRequestError(`unknown kind "${kind}"`);
+        const kind = kindParameter(query);
         const bounds: { since?: number; until?: number; after?: PositionVector; upTo?: PositionVector } = {};
         for (const [name, timeBound, positionBound] of [['since', 'since', 'after'], ['until', 'until', 'upTo']] as const) {
           const value = parameter(name);

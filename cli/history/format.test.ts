@@ -187,6 +187,19 @@ describe('formatWhy', () => {
     expect(text).toContain('← applied by user "admin" as kubectl (Apply)');
   });
 
+  it('words the writes of a custom object as those of a built-in kind', () => {
+    const key = 'Database.ops.example.com/shop/orders';
+    const links: CauseLink[] = [
+      { event: event('e7', key, 'CustomObjectUpdated', { type: 'user', name: 'admin' }, null), summary: '' },
+      { event: event('e6', key, 'CustomObjectCreated', { type: 'user', name: 'admin' }, null), summary: '' },
+      { event: event('e8', key, 'CustomObjectDeleted', { type: 'user', name: 'admin' }, null), summary: '' },
+    ];
+    const text = formatWhy('Database.ops.example.com shop/orders', { key }, links.map((link) => [link]));
+    expect(text).toContain('← updated by user "admin"  [');
+    expect(text).toContain('← applied by user "admin"  [');
+    expect(text).toContain('← deleted by user "admin"  [');
+  });
+
   it('names the node the pod is bound to when scores tie', () => {
     const tied: CauseLink = {
       ...bound,

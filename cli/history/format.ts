@@ -145,12 +145,15 @@ export const describeLink = (link: CauseLink, subject: WhySubject): string => {
   let text: string;
   switch (event.eventType) {
     case 'ObjectCreated':
+    case 'CustomObjectCreated':
       text = event.actor.type === 'user' ? `${prefix}applied by ${by}${as}` : `${prefix}created by ${by}${as}`;
       break;
     case 'ObjectUpdated':
+    case 'CustomObjectUpdated':
       text = `${prefix}updated by ${by}${as}${link.scheduling ? `: ${link.scheduling}` : ''}`;
       break;
     case 'ObjectDeleted':
+    case 'CustomObjectDeleted':
       text = `${prefix}deleted by ${by}`;
       break;
     case 'PodBound': {

@@ -9,9 +9,10 @@ import type { Command } from 'commander';
 import type { KubeObject } from '../../schemas/index.ts';
 import { ApiError } from '../client.ts';
 import { action, connect, optionsOf, out, parseCount, ReportedError, withConnectionOptions, withNamespaceOption, type Session } from '../verbs/common.ts';
-import { historyKey, objectPath, parseObjectReference, resolveResourceType } from '../verbs/kinds.ts';
+import { historyKey, historyKindRef, objectPath } from '../verbs/kinds.ts';
 import { historyApi, type ReplayLine } from './api.ts';
 import { formatAudit, formatClusterDiff, formatHistory, formatKey, formatReconcile, formatReplayResult, formatWhy, objectState, replayMatches } from './format.ts';
+import { historyReference, resolveHistoryType } from './resource-types.ts';
 import { momentArgument } from './time.ts';
 
 const withOutputOption = (command: Command): Command => command.option('-o, --output <format>', 'json: print the raw reply');
@@ -27,8 +28,8 @@ const printJson = (value: unknown): void => {
   out(`${JSON.stringify(value, null, 2)}\n`);
 };
 
-const referenceKey = (command: Command, session: Session): { key: string; path: string } => {
-  const { type, name } = parseObjectReference(command.processedArgs[0] as string[], 'KIND/NAME or KIND NAME');
+const referenceKey = async (command: Command, session: Session): Promise<{ key: string; path: string }> => {
+  const { type, name } = await historyReference(session, command.processedArgs[0] as string[], 'KIND/NAME or KIND NAME');
   return { key: historyKey(type, session.namespace, name), path: objectPath(type, type.namespaced ? session.namespace : undefined, name) };
 };
 
@@ -54,7 +55,7 @@ export const registerHistoryVerbs = (program: Command): void => {
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const session = connect(cmd);
-      const { key } = referenceKey(cmd, session);
+      const { key } = await referenceKey(cmd, session);
       const reply = await historyApi(session.client).history(key);
       if (json) return printJson(reply);
       if (reply.versions.length === 0) throw new Error(`no history for ${formatKey(key)}`);
@@ -86,7 +87,7 @@ export const registerHistoryVerbs = (program: Command): void => {
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const session = connect(cmd);
-      const { key, path } = referenceKey(cmd, session);
+      const { key, path } = await referenceKey(cmd, session);
       const reply = await historyApi(session.client).why(key);
       if (json) return printJson(reply);
       let live: KubeObject | undefined;
@@ -111,15 +112,17 @@ export const registerHistoryVerbs = (program: Command): void => {
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const options = optionsOf<{ user?: string; since?: string; until?: string; kind?: string; all?: boolean; limit?: number }>(cmd);
+      const since = options.since ? momentArgument('--since', options.since).text : undefined;
+      const until = options.until ? momentArgument('--until', options.until).text : undefined;
+      const session = connect(cmd);
       const query = {
         ...(options.user ? { user: options.user } : {}),
-        ...(options.since ? { since: momentArgument('--since', options.since).text } : {}),
-        ...(options.until ? { until: momentArgument('--until', options.until).text } : {}),
-        ...(options.kind ? { kind: resolveResourceType(options.kind).kind } : {}),
+        ...(since !== undefined ? { since } : {}),
+        ...(until !== undefined ? { until } : {}),
+        ...(options.kind ? { kind: historyKindRef(await resolveHistoryType(session, options.kind)) } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.all ? { all: true } : {}),
       };
-      const session = connect(cmd);
       const reply = await historyApi(session.client).audit(query);
       if (json) return printJson(reply);
       if (reply.events.length === 0) {
@@ -181,10 +184,10 @@ export const registerHistoryVerbs = (program: Command): void => {
     action(async (cmd) => {
       const json = jsonOutput(cmd);
       const [controller, args] = cmd.processedArgs as [string, string[]];
-      const { type, name } = parseObjectReference(args, 'KIND/NAME or KIND NAME');
       const options = optionsOf<{ at: string }>(cmd);
       const at = momentArgument('--at', options.at).text;
       const session = connect(cmd);
+      const { type, name } = await historyReference(session, args, 'KIND/NAME or KIND NAME');
       const reply = await historyApi(session.client).reconcile({ controller, key: historyKey(type, session.namespace, name), at });
       if (json) printJson(reply);
       else out(formatReconcile(reply));

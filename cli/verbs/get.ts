@@ -6,15 +6,18 @@
  * from the history API. Types resolve through the server's discovery.
  */
 import type { Command } from 'commander';
+import { customTableOf, type CustomObject } from '../../apiserver/custom-resources/printer-columns.ts';
 import { humanDuration, toTable as serverTable } from '../../apiserver/tables.ts';
 import { assertNever } from '../../schemas/assert-never.ts';
 import { isKind, type KubeObject } from '../../schemas/index.ts';
+import { kindRef } from '../../schemas/keys.ts';
 import { ApiError, type Client } from '../client.ts';
 import { historyApi } from '../history/api.ts';
+import { crdAt, resourcesAt } from '../history/resource-types.ts';
 import { momentArgument } from '../history/time.ts';
 import { asList, isTable, TABLE_ACCEPT, TablePrinter, toJson, toYaml, type PrintOptions, type Table, type TableColumnDefinition } from '../printers.ts';
 import { action, connect, optionsOf, out, printError, ReportedError, sleep, withConnectionOptions, withNamespaceOption, type Session } from './common.ts';
-import { collectionPath, objectPath, qualifiedKind, qualifiedPlural, typedName, withTypeMeta, type Resources, type ResourceType } from './kinds.ts';
+import { collectionPath, historyKindRef, objectPath, qualifiedKind, qualifiedPlural, typedName, UnknownResourceTypeError, withTypeMeta, type Resources, type ResourceType } from './kinds.ts';
 import { parseLabelSelector, selectorMatches } from './selector.ts';
 
 /** What one `get` asks for: a type, and names (all objects when absent). */
@@ -62,6 +65,19 @@ export const parseGetArgs = (args: readonly string[], resources: Resources): { r
     return { requests: [{ type: types[0]!, names: rest }], several: false };
   }
   return { requests: types.map((type) => ({ type })), several: types.length > 1 };
+};
+
+/**
+ * `parseGetArgs` against discovery; with `--at`, a type discovery does not serve (any more)
+ * is resolved against the custom resources served at that moment as well.
+ */
+const parseGetArgsAt = async (args: readonly string[], session: Session, at: string | undefined): Promise<ReturnType<typeof parseGetArgs>> => {
+  try {
+    return parseGetArgs(args, await session.resources());
+  } catch (error) {
+    if (at === undefined || !(error instanceof UnknownResourceTypeError)) throw error;
+    return parseGetArgs(args, await resourcesAt(session, at));
+  }
 };
 
 interface GetOptions {
@@ -165,13 +181,20 @@ const fetchLive = async (session: Session, request: GetRequest, options: GetOpti
 
 /**
  * Past objects as a Table: printed by the apiserver's own printers (the history API sends
- * objects, not Tables) with ages as they were then; the default table for a kind the
- * apiserver has no printer for.
+ * objects, not Tables) with ages as they were then, a custom resource's with its CRD's
+ * printer columns at that position; the default table for a kind the apiserver has no
+ * printer for.
  */
-const pastTable = (type: ResourceType, objects: readonly KubeObject[], now: number): Table =>
-  isKind(type.kind) && objects.every((o) => o.kind === type.kind)
-    ? (serverTable(objects, { kind: type.kind, includeObject: 'Object', version: 'v1', now }) as unknown as Table)
-    : defaultTable(objects, now);
+const pastTable = async (session: Session, fetched: Fetched & { position: string }, now: number): Promise<Table> => {
+  const { type, objects } = fetched;
+  const ref = historyKindRef(type);
+  if (isKind(type.kind) && kindRef(type.kind) === ref && objects.every((o) => o.kind === type.kind)) {
+    return serverTable(objects, { kind: type.kind, includeObject: 'Object', version: 'v1', now }) as unknown as Table;
+  }
+  // A custom resource: its CRD version's printer columns as they were then.
+  const version = (await crdAt(session, type, fetched.position))?.spec.versions.find((v) => v.name === type.version);
+  return version ? (customTableOf({ version }, objects as unknown as readonly CustomObject[], { includeObject: 'Object', version: 'v1', now }) as unknown as Table) : defaultTable(objects, now);
+};
 
 /**
  * The objects of one request at moment `at` (as the user typed it, or the position an
@@ -188,7 +211,7 @@ const fetchAt = async (
   const api = historyApi(session.client);
   const { type } = request;
   const namespace = type.namespaced && !options.allNamespaces ? session.namespace : undefined;
-  const filter = { kind: type.kind, ...(namespace !== undefined ? { namespace } : {}) };
+  const filter = { kind: historyKindRef(type), ...(namespace !== undefined ? { namespace } : {}) };
   const requirements = options.selector ? parseLabelSelector(options.selector) : [];
   if (!request.names) {
     const reply = await api.at(at, filter);
@@ -358,7 +381,7 @@ export const registerGet = (program: Command): void => {
       if (options.at && options.fieldSelector) throw new Error('--field-selector cannot be combined with --at');
       const at = options.at ? momentArgument('--at', options.at) : undefined;
       const session = connect(cmd);
-      const { requests, several } = parseGetArgs(args, await session.resources());
+      const { requests, several } = await parseGetArgsAt(args, session, at?.text);
       if (options.watch && requests.length > 1) throw new Error('you may only watch one resource type at a time');
       const asTables = format === 'table' || format === 'wide';
       const failures = { count: 0 };
@@ -373,7 +396,7 @@ export const registerGet = (program: Command): void => {
       }
       if (at && asTables) {
         const now = at.moment.type === 'time' ? at.moment.ms : Date.now();
-        fetched = fetched.map((f) => ({ ...f, objects: [], tables: [pastTable(f.type, f.objects, now)] }));
+        fetched = await Promise.all(fetched.map(async (f) => ({ ...f, objects: [], tables: [await pastTable(session, f as Fetched & { position: string }, now)] })));
       }
       const single = requests.length === 1 && requests[0]!.names?.length === 1;
       const total = fetched.reduce((n, f) => n + count(f), 0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createClient, createDiscovery } from '../client.ts';
 import { collidingResources, legacyDiscoveryFetch, serverResources } from './discovery.fixture.ts';
-import { collectionPath, historyKey, objectPath, parseObjectReference, qualifiedKind, resolveResourceType, typedName } from './kinds.ts';
+import { collectionPath, historyKey, historyKindRef, objectPath, parseObjectReference, qualifiedKind, resolveResourceType, splitObjectReference, typedName, type ResourceType } from './kinds.ts';
 import { parseLabelSelector, selectorMatches } from './selector.ts';
 
 const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200 });
@@ -163,6 +163,22 @@ describe('paths and names', () => {
     expect(parseObjectReference(['po', 'web-1'], 'x', resources)).toMatchObject({ type: { kind: 'Pod' }, name: 'web-1' });
     expect(() => parseObjectReference(['po'], 'KIND/NAME', resources)).toThrow('expected KIND/NAME');
     expect(() => parseObjectReference(['po/a', 'b'], 'KIND/NAME', resources)).toThrow(/no need to specify a resource type/);
+  });
+
+  it('keys custom objects by their Kind.group, built-in ones by their stored ref', async () => {
+    const resources = await serverResources();
+    const database: ResourceType = { ...resources.resolve('deploy'), group: 'ops.example.com', version: 'v1', kind: 'Database', plural: 'databases', singular: 'database', shortNames: ['db'] };
+    expect(historyKey(database, 'shop', 'orders')).toBe('Database.ops.example.com/shop/orders');
+    expect(historyKindRef(database)).toBe('Database.ops.example.com');
+    expect(historyKindRef(resources.resolve('jobs'))).toBe('Job.batch');
+    expect(historyKindRef(resources.resolve('events.events.k8s.io'))).toBe('Event');
+    expect(historyKindRef(resources.resolve('po'))).toBe('Pod');
+  });
+
+  it('splits KIND/NAME and KIND NAME without resolving the type', () => {
+    expect(splitObjectReference(['databases.ops.example.com/orders'], 'x')).toEqual({ type: 'databases.ops.example.com', name: 'orders' });
+    expect(splitObjectReference(['db', 'orders'], 'x')).toEqual({ type: 'db', name: 'orders' });
+    expect(() => splitObjectReference(['db/'], 'KIND/NAME')).toThrow('expected KIND/NAME');
   });
 
   it('resolves the history verbs\' arguments against the stored kinds', () => {

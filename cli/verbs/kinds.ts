@@ -6,10 +6,10 @@
  * expander). The CLI keeps no list of kinds: everything here reads a {@link Resources}
  * built from discovery (`Session.resources()`), fetched once per command.
  */
-import { kindRef } from '../../schemas/keys.ts';
 import type { KubeObject } from '../../schemas/index.ts';
 import { KINDS } from '../../schemas/index.ts';
-import { storedKind } from '../../schemas/kinds/registry.ts';
+import { kindByRef, storedKind } from '../../schemas/kinds/registry.ts';
+import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import type { DiscoveredResource } from '../client.ts';
 
 /** One resource type, as discovery lists it. */
@@ -235,10 +235,10 @@ export const storedKindResources = (): Resources => {
 export const resolveResourceType = (name: string, resources: Resources = storedKindResources()): ResourceType => resources.resolve(name);
 
 /**
- * Parses `KIND/NAME` (one argument) or `KIND NAME` (two) and resolves the type against
- * `resources` (the stored kinds when not given). Throws a usage error for anything else.
+ * Splits `KIND/NAME` (one argument) or `KIND NAME` (two) into the type as typed and the
+ * name. Throws a usage error for anything else.
  */
-export const parseObjectReference = (args: readonly string[], usage: string, resources: Resources = storedKindResources()): ObjectReference => {
+export const splitObjectReference = (args: readonly string[], usage: string): { type: string; name: string } => {
   const [first, second, ...rest] = args;
   if (first === undefined || rest.length > 0) throw new Error(`expected ${usage}`);
   if (first.includes('/')) {
@@ -246,15 +246,34 @@ export const parseObjectReference = (args: readonly string[], usage: string, res
     const slash = first.indexOf('/');
     const name = first.slice(slash + 1);
     if (!name) throw new Error(`expected ${usage}`);
-    return { type: resources.resolve(first.slice(0, slash)), name };
+    return { type: first.slice(0, slash), name };
   }
   if (second === undefined) throw new Error(`expected ${usage}`);
-  return { type: resources.resolve(first), name: second };
+  return { type: first, name: second };
+};
+
+/**
+ * Parses `KIND/NAME` (one argument) or `KIND NAME` (two) and resolves the type against
+ * `resources` (the stored kinds when not given). Throws a usage error for anything else.
+ */
+export const parseObjectReference = (args: readonly string[], usage: string, resources: Resources = storedKindResources()): ObjectReference => {
+  const { type, name } = splitObjectReference(args, usage);
+  return { type: resources.resolve(type), name };
+};
+
+/**
+ * The kind ref the log and the history API name objects of `type` by: the registered kind's
+ * storage ref for a built-in kind (`Pod`, `Job.batch`; events.k8s.io's Event is stored as
+ * `Event`), `Kind.group` for a custom resource (`CronTab.stable.example.com`).
+ */
+export const historyKindRef = (type: ResourceType): string => {
+  const ref = kindRefOf(type.group, type.kind);
+  return kindByRef(ref)?.storageRef ?? ref;
 };
 
 /** The key the history API uses for an object: `Kind/namespace/name`, `Kind//name` if cluster-scoped. */
 export const historyKey = (type: ResourceType, namespace: string, name: string): string =>
-  `${kindRef(type.kind)}/${type.namespaced ? namespace : ''}/${name}`;
+  `${historyKindRef(type)}/${type.namespaced ? namespace : ''}/${name}`;
 
 /** Fills in `kind` and `apiVersion` (list items may lack them). */
 export const withTypeMeta = <T extends KubeObject>(type: ResourceType, object: T): T => ({
