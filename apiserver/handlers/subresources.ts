@@ -4,6 +4,7 @@
  */
 import type { KubeObject } from '../../schemas/index.ts';
 import {
+  CONFLICT_RETRIES,
   catchUp,
   json,
   keyOf,
@@ -24,7 +25,7 @@ import { failureStatus, successStatus } from '../status.ts';
 import { admitStatus } from '../validation/admit.ts';
 import { parseWriteOptions, type WriteOptions } from '../write-options.ts';
 import { changesNothing } from './no-op.ts';
-import { currentObject } from './write.ts';
+import { currentObject, recordManager } from './write.ts';
 import { customObjectBody } from '../custom-resources/events.ts';
 import { checkCustomPatchType } from '../custom-resources/admit.ts';
 
@@ -48,6 +49,11 @@ export const submitStatus = async (
     throw apiErrors.conflict(resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
   }
   if (changesNothing(object, current)) return json(200, current, warnings);
+  const time = Date.now();
+  // A custom object's managedFields are its own (built-in statuses live apart from their objects):
+  // the status writer's entry is computed against `current`, so the write is conditional on it.
+  if (resource.custom) recordManager(ctx, options, current, object, current.metadata.managedFields, time, 'status');
+  const conditionOn = resource.custom ? (expectedResourceVersion ?? current.metadata.resourceVersion ?? null) : expectedResourceVersion;
   if (options.dryRun) return json(200, object, warnings);
   const key = keyOf(resource, object.metadata.namespace, object.metadata.name);
   // A custom object's status is read with a schema registered on the desired topic: it is written there too.
@@ -55,21 +61,38 @@ export const submitStatus = async (
     topic: resource.custom ? 'desired' : 'observed',
     key,
     body: resource.custom
-      ? await customObjectBody(server, ctx, object, { type: 'update', expectedResourceVersion, subresource: 'status' })
+      ? await customObjectBody(server, ctx, object, { type: 'update', expectedResourceVersion: conditionOn, subresource: 'status' })
       : { type: 'ObjectUpdated', object, expectedResourceVersion, subresource: 'status' },
     identity: ctx.identity,
+    time,
   });
   throwIfRejected(result, resource, name);
   return json(200, objectAfter(server, result, key) ?? object, warnings);
+};
+
+/**
+ * Runs a status write on the current object, again on a Conflict the client did not ask for
+ * (a custom object's status write is conditional on the object it was computed against).
+ */
+const retryingStatus = async (server: ServerContext, ctx: RequestContext, write: (current: KubeObject) => { body: unknown; pinned: string | null }, options: WriteOptions): Promise<Reply> => {
+  for (let attempt = 1; ; attempt++) {
+    const current = await currentObject(server, ctx);
+    const { body, pinned } = write(current);
+    try {
+      return await submitStatus(server, ctx, current, body, pinned, options);
+    } catch (error) {
+      const retry = error instanceof ApiError && error.status.reason === 'Conflict' && pinned === null && attempt < CONFLICT_RETRIES;
+      if (!retry) throw error;
+    }
+  }
 };
 
 /** PUT `.../status`. */
 export const updateStatus = async (server: ServerContext, ctx: RequestContext): Promise<Reply> => {
   const options = parseWriteOptions('UpdateOptions', ctx.query);
   const body = await readJsonBody(ctx.req);
-  const current = await currentObject(server, ctx);
   const expected = (body as { metadata?: { resourceVersion?: unknown } })?.metadata?.resourceVersion;
-  return submitStatus(server, ctx, current, body, typeof expected === 'string' && expected !== '' ? expected : null, options);
+  return retryingStatus(server, ctx, () => ({ body, pinned: typeof expected === 'string' && expected !== '' ? expected : null }), options);
 };
 
 /** PATCH `.../status`: the patch applies to the whole object; only its status is written. */
@@ -79,11 +102,16 @@ export const patchStatus = async (server: ServerContext, ctx: RequestContext): P
   const patchType = subresourcePatchTypeOf(mediaTypeOf(ctx.req.headers['content-type']), 'status');
   checkCustomPatchType(ctx.target.resource, patchType);
   const patch = parseBody(await readBody(ctx.req), ctx.req.headers['content-type']);
-  const current = await currentObject(server, ctx);
-  const patched = applyPatch(patchType, resource.kind, toServed(resource.conversion, current), patch) as { metadata?: { resourceVersion?: unknown } };
-  const version = patched?.metadata?.resourceVersion;
-  const pinned = typeof version === 'string' && version !== current.metadata.resourceVersion ? version : null;
-  return submitStatus(server, ctx, current, patched, pinned, options);
+  return retryingStatus(
+    server,
+    ctx,
+    (current) => {
+      const patched = applyPatch(patchType, resource.kind, toServed(resource.conversion, current), patch) as { metadata?: { resourceVersion?: unknown } };
+      const version = patched?.metadata?.resourceVersion;
+      return { body: patched, pinned: typeof version === 'string' && version !== current.metadata.resourceVersion ? version : null };
+    },
+    options,
+  );
 };
 
 // ---------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ export const recordManager = (
   object: KubeObject,
   requested: unknown,
   time: number,
-  subresource?: 'scale',
+  subresource?: 'scale' | 'status',
 ): void => {
   const target = fieldManagerTargetOf(ctx.target.resource, 'stored');
   if (target === undefined) return;

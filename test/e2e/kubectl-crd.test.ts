@@ -178,6 +178,12 @@ describeOnBothLogs('kubectl with a CustomResourceDefinition', (adapter) => {
     expect(db.spec.replicas).toBe(4);
     expect(db.metadata.managedFields).toContainEqual(expect.objectContaining({ manager: 'kubectl', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }));
     await expectOk('patch', 'database', 'orders', '-n', 'shop', '--subresource=status', '--type=merge', '-p', '{"status":{"replicas":4,"selector":"app=orders"}}');
+    // The status writer owns what it wrote through /status, in an entry of its own.
+    const statusWriter = JSON.parse(await expectOk('get', 'db', 'orders', '-n', 'shop', '-o', 'json', '--show-managed-fields')).metadata.managedFields.find(
+      (entry: { subresource?: string }) => entry.subresource === 'status',
+    );
+    expect(statusWriter).toMatchObject({ manager: 'kubectl-patch', operation: 'Update', apiVersion: 'ops.example.com/v1' });
+    expect(Object.keys(statusWriter.fieldsV1['f:status']).sort()).toEqual(['.', 'f:conditions', 'f:phase', 'f:replicas', 'f:selector']);
     const scale = JSON.parse(await expectOk('get', '--raw', '/apis/ops.example.com/v1/namespaces/shop/databases/orders/scale'));
     expect(scale).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'orders', namespace: 'shop', uid: db.metadata.uid }, spec: { replicas: 4 }, status: { replicas: 4, selector: 'app=orders' } });
     // The schema's minimum holds through /scale as through the object.

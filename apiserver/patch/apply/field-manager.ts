@@ -58,9 +58,10 @@ const STRIPPED: FieldSet = setOf(
 /** The main resource's reset fields when status is written only through /status. */
 const STATUS_IGNORED: FieldSet = setOf([fieldElement('status')]);
 
-const contextOf = (target: FieldManagerTarget): UpdaterContext => ({
+/** The updater's context; a write through /status owns what it changes there (only status differs then). */
+const contextOf = (target: FieldManagerTarget, subresource?: string): UpdaterContext => ({
   type: target.type,
-  ignored: target.statusIsSubresource ? STATUS_IGNORED : setOf(),
+  ignored: target.statusIsSubresource && subresource !== 'status' ? STATUS_IGNORED : setOf(),
   stripped: STRIPPED,
 });
 
@@ -115,7 +116,7 @@ export const recordUpdate = (options: {
   readonly requested: unknown;
   readonly manager: string;
   readonly time: number;
-  /** `scale` for a write through /scale: its entry is its own, naming the subresource. */
+  /** `scale` or `status` for a write through that subresource: its entry is its own, naming the subresource. */
   readonly subresource?: string;
 }): ManagedFieldsEntry[] => {
   const { target, manager, time } = options;
@@ -123,7 +124,7 @@ export const recordUpdate = (options: {
   const info: ManagerInfo = { manager, operation: 'Update', apiVersion: target.apiVersion, subresource: options.subresource ?? '' };
   const id = managerIdentifier(info);
   const live = options.live === undefined ? {} : withoutManagedFields(options.live);
-  const updated = updateManagers(contextOf(target), live, withoutManagedFields(options.next), managed.fields, id);
+  const updated = updateManagers(contextOf(target, options.subresource), live, withoutManagedFields(options.next), managed.fields, id);
   const result = withManager(managed, updated.managers);
   if (updated.touched) {
     result.info.set(id, info);
