@@ -2,6 +2,7 @@
  * The resources the cluster serves, read from discovery (`/api`, `/apis`), so kinds the
  * server adds show up without a change here; and the URLs of their collections and objects.
  */
+import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import { get } from './api.ts';
 
 /** A served resource that can be listed and watched. */
@@ -12,6 +13,12 @@ export interface Resource {
   readonly kind: string;
   readonly namespaced: boolean;
 }
+
+/**
+ * How the history API and the log's keys name a resource's kind: `Pod`, `Deployment`,
+ * `Job.batch`, a custom resource's `Database.ops.example.com` (the server's kind refs).
+ */
+export const kindRefOfResource = (resource: Resource): string => kindRefOf(resource.group, resource.kind);
 
 interface ApiResourceList {
   readonly groupVersion: string;

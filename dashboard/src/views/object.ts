@@ -8,7 +8,7 @@ import { get, streamLines, type KubeObject } from '../api.ts';
 import { h, replace } from '../dom.ts';
 import { liveList } from '../live.ts';
 import { objectsAt, pastMoment } from '../moment.ts';
-import { collectionPath, type Resource } from '../resources.ts';
+import { collectionPath, kindRefOfResource, type Resource } from '../resources.ts';
 import { link } from '../route.ts';
 import type { Version } from '../timeline-model.ts';
 import { showEvents } from './events.ts';
@@ -72,7 +72,7 @@ const renderChildren = async (target: HTMLElement, object: KubeObject, resources
   const found: { resource: Resource; object: KubeObject }[] = [];
   for (const resource of resources.filter((r) => r.namespaced === (namespace !== ''))) {
     const items = at !== undefined
-      ? (await objectsAt(at, resource.kind, namespace || undefined).catch(() => ({ objects: [] as KubeObject[] }))).objects
+      ? (await objectsAt(at, kindRefOfResource(resource), namespace || undefined).catch(() => ({ objects: [] as KubeObject[] }))).objects
       : (await get<{ items: KubeObject[] }>(collectionPath(resource, namespace)).catch(() => ({ items: [] as KubeObject[] }))).items;
     for (const item of items) if (item.metadata.ownerReferences?.some((o) => o.uid === uid)) found.push({ resource, object: item });
   }
@@ -88,7 +88,7 @@ const describeChange = (version: Version & { diff?: readonly { path: string }[] 
 
 /** The object's history, newest first; the row that made the version a past page shows (its `resourceVersion`) is marked. */
 const renderHistory = async (target: HTMLElement, resource: Resource, namespace: string, name: string, shownVersion?: string): Promise<void> => {
-  const { versions } = await get<{ versions: (Version & { diff: readonly { path: string }[] })[] }>(`/logplane/v1/history/${historyPath(resource.kind, namespace, name)}`);
+  const { versions } = await get<{ versions: (Version & { diff: readonly { path: string }[] })[] }>(`/logplane/v1/history/${historyPath(kindRefOfResource(resource), namespace, name)}`);
   const shown = shownVersion === undefined ? undefined : [...versions].reverse().find((v) => v.verdict.type === 'accepted' && v.object?.metadata.resourceVersion === shownVersion);
   replace(
     target,
@@ -163,7 +163,7 @@ export const showObject = (container: HTMLElement, resources: readonly Resource[
   if (at === undefined) void renderHistory(history, resource, namespace, name).catch(errorText);
   cleanups.push(showEvents(events, { kind: resource.kind, namespace, name }, at, errorText));
   if (at !== undefined) {
-    objectsAt(at, resource.kind, namespace || undefined, name)
+    objectsAt(at, kindRefOfResource(resource), namespace || undefined, name)
       .then((reply) => {
         void renderHistory(history, resource, namespace, name, reply.objects[0]?.metadata.resourceVersion).catch(errorText);
         status.textContent = `as it was at position ${reply.position}`;

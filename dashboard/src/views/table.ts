@@ -7,7 +7,7 @@ import { columnsFor } from '../columns.ts';
 import { h, replace } from '../dom.ts';
 import { liveList } from '../live.ts';
 import { momentMillis, objectsAt, pastMoment } from '../moment.ts';
-import { collectionPath, type Resource } from '../resources.ts';
+import { collectionPath, kindRefOfResource, type Resource } from '../resources.ts';
 import { link } from '../route.ts';
 
 /** The fragment of an object's page. */
@@ -47,7 +47,7 @@ export const showTable = (container: HTMLElement, resource: Resource, namespace:
   replace(container, title, status, body);
   const at = pastMoment();
   if (at !== undefined) {
-    objectsAt(at, resource.kind, resource.namespaced ? namespace : undefined)
+    objectsAt(at, kindRefOfResource(resource), resource.namespaced ? namespace : undefined)
       .then((reply) => {
         status.textContent = `as it was at position ${reply.position}`;
         status.dataset['position'] = reply.position;

@@ -7,7 +7,7 @@ import cytoscape from 'cytoscape';
 import { get, type KubeObject } from '../api.ts';
 import { h, replace } from '../dom.ts';
 import { objectsAt, pastMoment } from '../moment.ts';
-import { collectionPath, type Resource } from '../resources.ts';
+import { collectionPath, kindRefOfResource, type Resource } from '../resources.ts';
 import { link, navigate } from '../route.ts';
 import { stateOf } from '../timeline-model.ts';
 import { keyOf, topologyEdges } from '../topology-model.ts';
@@ -19,7 +19,7 @@ const loadObjects = async (resources: readonly Resource[], namespace: string, at
   const lists = await Promise.all(
     wanted.map(async (resource) => {
       const ns = resource.namespaced ? namespace : '';
-      const objects = at !== undefined ? (await objectsAt(at, resource.kind, ns || undefined)).objects : (await get<{ items: KubeObject[] }>(collectionPath(resource, ns))).items;
+      const objects = at !== undefined ? (await objectsAt(at, kindRefOfResource(resource), ns || undefined)).objects : (await get<{ items: KubeObject[] }>(collectionPath(resource, ns))).items;
       return objects.map((object) => ({ kind: resource.kind, object }));
     }),
   );
