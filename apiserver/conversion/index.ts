@@ -50,7 +50,7 @@ const servedApiVersion = (conversion: Conversion): string => (conversion.group =
 
 /** An object of the stored kind not yet converted (a body already in the served version stays as it is). */
 const isStored = (conversion: Conversion, value: unknown): boolean =>
-  isJsonObject(value) && value['kind'] === conversion.kind && isJsonObject(value['metadata']) && value['apiVersion'] !== servedApiVersion(conversion);
+  isJsonObject(value) && value['kind'] === conversion.kind && isJsonObject(value['metadata']) && (conversion.everyRead === true || value['apiVersion'] !== servedApiVersion(conversion));
 
 /** An answer's body as the served version shows it: an object, a list's items, a Table's row objects; anything else (Status) as is. */
 export const servedBody = (conversion: Conversion, body: unknown): unknown => {

@@ -17,6 +17,11 @@ export interface Conversion {
   toStored(served: JsonObject): JsonObject;
   /** A stored object as the served version shows it. */
   fromStored(stored: JsonObject): JsonObject;
+  /**
+   * Whether objects stored at the served version itself go through `fromStored` too (a custom
+   * resource: every read is pruned and defaulted by the version's current schema, as kube's).
+   */
+  readonly everyRead?: boolean;
 }
 
 export const isJsonObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);

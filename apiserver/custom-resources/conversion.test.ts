@@ -39,4 +39,12 @@ describe('None conversion of a custom resource', () => {
     // An object stored at a version that is no longer the storage version is shown at the requested one.
     expect(v1.fromStored(object('example.com/v1beta1', { size: 4 }))).toEqual(object('example.com/v1', { size: 4, color: 'blue' }));
   });
+
+  it('reads an object stored before a schema change by the current schema: a removed field is gone, a new default filled in, at every version', () => {
+    // Stored at v1 when v1 had `legacy` and no `color`.
+    const stored = object('example.com/v1', { size: 5, legacy: 'old' });
+    expect(v1.fromStored(stored)).toEqual(object('example.com/v1', { size: 5, color: 'blue' }));
+    // Read at v1beta1 (which has `legacy`), it is pruned by the stored version's schema first, as kube decodes from storage.
+    expect(beta.fromStored(stored)).toEqual(object('example.com/v1beta1', { size: 5 }));
+  });
 });

@@ -7,7 +7,10 @@
  *   object encoded with the storage version's schema; kube prunes by it when it reads the
  *   object back from etcd, logplane when it writes it).
  * - A read at any served version shows the stored object at that version, whatever version
- *   it was stored at (an object stored before the storage version changed included).
+ *   it was stored at (an object stored before the storage version changed included), pruned
+ *   and defaulted by that version's current schema: an object written before a schema change
+ *   is read as the new schema has it (a removed field gone, a new default filled in), as kube
+ *   reads objects from etcd.
  */
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from '../../schemas/index.ts';
 import type { Conversion, JsonObject } from '../conversion/types.ts';
@@ -29,6 +32,14 @@ const convert = (object: JsonObject, apiVersion: string, schema: unknown): JsonO
   return applyDefaults(schema, copy);
 };
 
+/** A stored object read by the current schema of the version it is stored at (as is, for a version the CRD no longer has). */
+const readAsStored = (crd: CustomResourceDefinition, stored: JsonObject): JsonObject => {
+  const apiVersion = typeof stored['apiVersion'] === 'string' ? stored['apiVersion'] : '';
+  const name = apiVersion.slice(apiVersion.lastIndexOf('/') + 1);
+  const storedAt = crd.spec.versions.find((known) => known.name === name);
+  return storedAt ? convert(stored, apiVersion, versionSchema(storedAt)) : stored;
+};
+
 /** How the CRD's `version` converts to and from its storage version. */
 export const noneConversion = (crd: CustomResourceDefinition, version: CustomResourceDefinitionVersion, kind: string): Conversion => {
   const group = crd.spec.group;
@@ -41,6 +52,8 @@ export const noneConversion = (crd: CustomResourceDefinition, version: CustomRes
     kind,
     definition: '',
     toStored: (served) => (storage.name === version.name ? served : convert(served, `${group}/${storage.name}`, storageSchema)),
-    fromStored: (stored) => convert(stored, `${group}/${version.name}`, servedSchema),
+    // As kube decodes from storage (pruned and defaulted by the stored version's schema), then converts.
+    fromStored: (stored) => convert(readAsStored(crd, stored), `${group}/${version.name}`, servedSchema),
+    everyRead: true,
   };
 };

@@ -254,6 +254,20 @@ spec:
     // An object written at v1 is shown at v1alpha1 too, in lists as well.
     const alphaList = JSON.parse(await expectOk('get', 'databases.v1alpha1.ops.example.com', '-n', 'shop', '-o', 'json'));
     expect(alphaList.items.map((item: { apiVersion: string }) => item.apiVersion)).toEqual(['ops.example.com/v1alpha1', 'ops.example.com/v1alpha1']);
+    // A schema change applies to objects already stored, at every version, as kube reads them from
+    // storage: a field the schema no longer has is gone, a new default is filled in.
+    const v1Index = JSON.parse(await expectOk('get', 'crd', 'databases.ops.example.com', '-o', 'json')).spec.versions.findIndex((v: { name: string }) => v.name === 'v1');
+    const spec = `/spec/versions/${v1Index}/schema/openAPIV3Schema/properties/spec/properties`;
+    await expectOk('patch', 'crd', 'databases.ops.example.com', '--type=json', '-p', JSON.stringify([
+      { op: 'add', path: `${spec}/tier`, value: { type: 'string', default: 'standard' } },
+      { op: 'remove', path: `${spec}/storage` },
+    ]));
+    for (const resource of ['databases.v1.ops.example.com', 'databases.v1alpha1.ops.example.com']) {
+      const read = JSON.parse(await expectOk('get', resource, 'orders', '-n', 'shop', '-o', 'json'));
+      expect(read.spec.tier, resource).toBe('standard');
+      expect(read.spec.storage, resource).toBeUndefined();
+      expect(read.spec.engine, resource).toBe('postgres');
+    }
     await expectOk('delete', 'namespace', 'scratch', '--timeout=60s');
     expect((await kubectl('get', 'db', 'legacy', '-n', 'scratch')).code).not.toBe(0);
     expect(await expectOk('delete', 'crd', 'databases.ops.example.com', '--timeout=60s')).toBe('customresourcedefinition.apiextensions.k8s.io "databases.ops.example.com" deleted\n');
