@@ -6,6 +6,7 @@
  * written through the subresource, refused by the schema with kube's field error, and
  * deleted with their namespace and with the CRD; the log then replays to the live state hash.
  */
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { describeOnBothLogs } from '../../apiserver/testing.ts';
@@ -240,6 +241,49 @@ spec:
     // The first applier stops applying its user: the list keeps only the other applier's.
     await expectOk('apply', '--server-side', '--force-conflicts', '-n', 'shop', '-f', file('no-users.yaml', threeReplicas.replace(/  users:\n[\s\S]*$/, '')));
     expect(JSON.parse(await expectOk('get', 'db', 'inventory', '-n', 'shop', '-o', 'json')).spec.users).toEqual([{ name: 'ops', roles: ['admin'] }]);
+  });
+
+  it('edits a custom object with kubectl edit, and serves a cluster-scoped CRD\'s objects', async () => {
+    // kubectl edit runs KUBE_EDITOR on the object's YAML and sends the change as a merge patch.
+    const edited = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'kube-cache'), 'edit', 'db', 'orders', '-n', 'shop'],
+        { timeout: 60_000, env: { ...process.env, KUBE_EDITOR: "sed -i -e 's/^  engine: postgres$/  engine: mysql/'" } },
+        (error, _stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
+      );
+    });
+    expect(edited, edited.stderr).toMatchObject({ code: 0 });
+    expect(JSON.parse(await expectOk('get', 'db', 'orders', '-n', 'shop', '-o', 'json')).spec.engine).toBe('mysql');
+    await expectOk('patch', 'db', 'orders', '-n', 'shop', '--type=merge', '-p', '{"spec":{"engine":"postgres"}}');
+
+    await expectOk('apply', '-f', file('cluster-crd.yaml', `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: regions.ops.example.com
+spec:
+  group: ops.example.com
+  scope: Cluster
+  names: {plural: regions, singular: region, kind: Region, shortNames: [rg]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {zone: {type: string}}}
+`));
+    await expectOk('wait', '--for', 'condition=Established', 'crd/regions.ops.example.com', '--timeout=30s');
+    expect(await expectOk('apply', '-f', file('region.yaml', 'apiVersion: ops.example.com/v1\nkind: Region\nmetadata:\n  name: north\nspec:\n  zone: n1\n'))).toBe('region.ops.example.com/north created\n');
+    const region = JSON.parse(await expectOk('get', 'rg', 'north', '-o', 'json'));
+    expect(region.metadata.namespace).toBeUndefined();
+    expect(region.spec).toEqual({ zone: 'n1' });
+    expect(await expectOk('get', 'regions')).toMatch(/^north\s+\d+s$/m);
+    expect(await expectOk('api-resources', '--api-group=ops.example.com', '--namespaced=false')).toMatch(/^regions\s+rg\s+ops\.example\.com\/v1\s+false\s+Region$/m);
+    expect(await expectOk('delete', 'region', 'north')).toBe('region.ops.example.com "north" deleted\n');
+    expect(await expectOk('delete', 'crd', 'regions.ops.example.com', '--timeout=60s')).toBe('customresourcedefinition.apiextensions.k8s.io "regions.ops.example.com" deleted\n');
   });
 
   it('serves the other version, and deletes objects with their namespace and with the CRD', async () => {
