@@ -15,10 +15,9 @@
  * FailedPostStartHook) Event. A hook stops when its time is up or when `abort` fires (the
  * container got SIGKILL).
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { LifecycleHandler } from '../../schemas/index.ts';
-import { resolvePort, runProbe, type ProbeTarget } from './probes.ts';
+import { httpGet } from './http-get.ts';
+import { runProbe, type ProbeTarget } from './probes.ts';
 
 /** How a hook ended. */
 export type HookOutcome = { readonly type: 'success' } | { readonly type: 'failure'; readonly message: string };
@@ -46,26 +45,10 @@ const sleep = (ms: number, abort: AbortSignal): Promise<void> =>
     abort.addEventListener('abort', done, { once: true });
   });
 
-const httpHook = (action: NonNullable<LifecycleHandler['httpGet']>, target: ProbeTarget, timeoutMs: number, abort: AbortSignal): Promise<string | undefined> => {
-  const port = resolvePort(action.port, target.ports);
-  if (port === undefined) return Promise.resolve(`no container port named "${action.port}"`);
-  const https = (action.scheme ?? 'HTTP').toUpperCase() === 'HTTPS';
-  const host = action.host || target.podIP;
-  const path = action.path ?? '';
-  // Header names come from the pod spec: a prototype-free object, so `__proto__` is just a name.
-  const headers: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, { 'user-agent': 'kube-lifecycle/logplane', connection: 'close' });
-  for (const header of action.httpHeaders ?? []) headers[header.name.toLowerCase()] = header.value;
-  return new Promise((resolve) => {
-    const options = { host, port, path: path.startsWith('/') ? path : `/${path}`, method: 'GET', timeout: timeoutMs, agent: false, headers, signal: abort } as const;
-    const req = https ? httpsRequest({ ...options, rejectUnauthorized: false }) : httpRequest(options);
-    req.once('response', (res) => {
-      res.resume();
-      resolve(undefined);
-    });
-    req.once('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
-    req.once('error', (err) => resolve(`Get "${https ? 'https' : 'http'}://${host}:${port}${options.path}": ${err.message}`));
-    req.end();
-  });
+/** kubelet's HTTP hook: any response is a success; the error of a failed request otherwise. */
+const httpHook = async (action: NonNullable<LifecycleHandler['httpGet']>, target: ProbeTarget, timeoutMs: number, abort: AbortSignal): Promise<string | undefined> => {
+  const result = await httpGet(action, target, { userAgentFragment: 'kube-lifecycle', timeoutMs, abort });
+  return result.type === 'error' ? result.message : undefined;
 };
 
 /** Runs `handler` for `subject` against `target` for at most `timeoutMs`. Never rejects. */

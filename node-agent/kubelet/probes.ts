@@ -3,44 +3,22 @@
  * periodically and turns results into verdicts with Kubernetes thresholds.
  */
 import { spawn } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { ProbeKind } from './lifecycle.ts';
 import { agentUser } from './pod-user.ts';
-import { type ProcessUser, launchAs } from './process-user.ts';
-import type { Container, ContainerPort, Probe } from '../../schemas/index.ts';
+import { launchAs } from './process-user.ts';
+import type { Container, Probe } from '../../schemas/index.ts';
 
-/** Where and how a probe reaches its container. */
-export interface ProbeTarget {
-  readonly podIP: string;
-  readonly env: Readonly<Record<string, string>>;
-  readonly cwd: string;
-  readonly ports: readonly ContainerPort[];
-  /** Exec probes run as this user (process-user.ts: its groups, no_new_privs); default the agent's. */
-  readonly user?: ProcessUser;
-  /**
-   * Runs an exec probe's command in the container (the CRI runtime: ExecSync) instead of as a
-   * process of the agent with `env` and `cwd`. Never rejects.
-   */
-  readonly runExec?: (command: readonly string[], timeoutMs: number) => Promise<ProbeOutcome>;
-}
+import { resolvePort, type ProbeOutcome, type ProbeTarget } from './probe-target.ts';
+import { httpGet } from './http-get.ts';
 
-/** Result of one probe attempt. */
-export type ProbeOutcome = { readonly type: 'success' } | { readonly type: 'failure'; readonly detail: string };
+export { resolvePort, type ProbeOutcome, type ProbeTarget };
 
 /** Kubernetes probe defaults (seconds / counts). */
 export const PROBE_DEFAULTS = { initialDelaySeconds: 0, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 } as const;
 
 const failure = (detail: string): ProbeOutcome => ({ type: 'failure', detail });
 const success: ProbeOutcome = { type: 'success' };
-
-/** Resolves a port given as a number or as the name of a container port. */
-export function resolvePort(port: number | string, ports: readonly ContainerPort[]): number | undefined {
-  if (typeof port === 'number') return port;
-  if (/^\d+$/.test(port)) return Number(port);
-  return ports.find((p) => p.name === port)?.containerPort;
-}
 
 function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: number, abort?: AbortSignal): Promise<ProbeOutcome> {
   const [file, ...args] = command;
@@ -78,24 +56,12 @@ function execProbe(command: readonly string[], target: ProbeTarget, timeoutMs: n
   });
 }
 
-function httpProbe(action: NonNullable<Probe['httpGet']>, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
-  const port = resolvePort(action.port, target.ports);
-  if (port === undefined) return Promise.resolve(failure(`httpGet: no container port named "${action.port}"`));
-  const https = (action.scheme ?? 'HTTP').toUpperCase() === 'HTTPS';
-  const host = action.host ?? target.podIP;
-  const path = action.path ?? '/';
-  return new Promise((resolve) => {
-    const options = { host, port, path, method: 'GET', timeout: timeoutMs, agent: false, headers: { 'user-agent': 'kube-probe/logplane', connection: 'close' } } as const;
-    const req = https ? httpsRequest({ ...options, rejectUnauthorized: false }) : httpRequest(options);
-    req.once('response', (res) => {
-      res.resume();
-      const code = res.statusCode ?? 0;
-      resolve(code >= 200 && code < 400 ? success : failure(`HTTP probe failed with statuscode: ${code}`));
-    });
-    req.once('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
-    req.once('error', (err) => resolve(failure(`Get "${https ? 'https' : 'http'}://${host}:${port}${path}": ${err.message}`)));
-    req.end();
-  });
+/** kubelet's HTTP probe: a status from 200 to 399 is a success (redirects are not followed here). */
+async function httpProbe(action: NonNullable<Probe['httpGet']>, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+  if (resolvePort(action.port, target.ports) === undefined) return failure(`httpGet: no container port named "${action.port}"`);
+  const result = await httpGet({ ...action, path: action.path ?? '/' }, target, { userAgentFragment: 'kube-probe', timeoutMs });
+  if (result.type === 'error') return failure(result.message);
+  return result.statusCode >= 200 && result.statusCode < 400 ? success : failure(`HTTP probe failed with statuscode: ${result.statusCode}`);
 }
 
 function tcpProbe(action: NonNullable<Probe['tcpSocket']>, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
