@@ -52,9 +52,12 @@ describe('init containers', () => {
     expect(waitingReasons(first.run).init).toEqual(['Completed', 'ContainerCreating']);
 
     const second = play(first.run, [started('seed', 3), exited('seed', 0, 4)]);
-    expect(starts(second.effects)).toEqual(['web', 'worker']);
+    // The app containers start in order, each once the one before it has started (kubelet's SyncPod).
+    expect(starts(second.effects)).toEqual(['web']);
     expect(condition(second.run, 'Initialized')).toEqual({ type: 'Initialized', status: 'True' });
-    const running = play(second.run, [started('web', 5), started('worker', 5)]);
+    const webStarted = play(second.run, [started('web', 5)]);
+    expect(starts(webStarted.effects)).toEqual(['worker']);
+    const running = play(webStarted.run, [started('worker', 5)]);
     expect(podPhase(running.run)).toBe('Running');
     expect(podStatus(running.run).containerStatuses?.map((c) => c.name)).toEqual(['web', 'worker']);
     expect(podStatus(running.run).initContainerStatuses?.map((c) => c.name)).toEqual(['migrate', 'seed']);

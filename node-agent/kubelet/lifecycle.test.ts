@@ -41,14 +41,20 @@ const started = (restartCount: number, at: number, name = 'c'): PodEvent => ({ t
 const exited = (restartCount: number, exitCode: number, at: number, name = 'c'): PodEvent => ({ type: 'exited', container: name, restartCount, exitCode, signal: null, at });
 
 describe('lifecycle reducer', () => {
-  it('admits a pod with a start effect per container, all ContainerCreating, phase Pending', () => {
-    const t = admitPod({ uid: 'u', namespace: 'ns', name: 'p', restartPolicy: 'Always', graceMs: 1, podIP: 'ip', hostIP: 'h', startTime: 0 }, [container('a'), container('b')]);
-    expect(t.effects).toEqual([
-      { type: 'start', container: 'a', restartCount: 0 },
-      { type: 'start', container: 'b', restartCount: 0 },
-    ]);
+  it('admits a pod all ContainerCreating, phase Pending, and starts its containers one after another in order', () => {
+    const t = admitPod({ uid: 'u', namespace: 'ns', name: 'p', restartPolicy: 'Always', graceMs: 1, podIP: 'ip', hostIP: 'h', startTime: 0 }, [container('a'), container('b'), container('c')]);
+    expect(t.effects).toEqual([{ type: 'start', container: 'a', restartCount: 0 }]);
     expect(podPhase(t.run)).toBe('Pending');
-    expect(podStatus(t.run).containerStatuses?.map((c) => c.state)).toEqual([{ waiting: { reason: 'ContainerCreating' } }, { waiting: { reason: 'ContainerCreating' } }]);
+    expect(podStatus(t.run).containerStatuses?.map((c) => c.state)).toEqual([{ waiting: { reason: 'ContainerCreating' } }, { waiting: { reason: 'ContainerCreating' } }, { waiting: { reason: 'ContainerCreating' } }]);
+    // b starts once a has (its postStart hook included: the driver holds `started` until then).
+    const aStarted = reducePod(t.run, started(0, 1, 'a'), policy);
+    expect(aStarted.effects.filter((e) => e.type === 'start')).toEqual([{ type: 'start', container: 'b', restartCount: 0 }]);
+    // A container that fails to start does not hold back the next one, nor does its restart.
+    const bFailed = reducePod(aStarted.run, { type: 'startFailed', container: 'b', restartCount: 0, message: 'no such file', at: 2 }, policy);
+    expect(bFailed.effects.filter((e) => e.type === 'start')).toEqual([
+      { type: 'start', container: 'b', restartCount: 1 },
+      { type: 'start', container: 'c', restartCount: 0 },
+    ]);
   });
 
   it.each([

@@ -252,8 +252,9 @@ export function admitPod(init: PodRunInit, containers: readonly ContainerDecl[])
 
 /**
  * Starts what may start now (kubelet's computeInitContainerActions): the first init container
- * that is not done, if it is still pending; once every init container is done, every pending
- * app container. Nothing starts in a terminating pod.
+ * that is not done, if it is still pending; once every init container is done, the first
+ * pending app container unless one before it is still being created (kubelet's SyncPod starts
+ * them in order, each start with its postStart hook). Nothing starts in a terminating pod.
  */
 function advance({ run, effects }: Transition): Transition {
   // Every transition passes here: nothing to look at (no allocation) unless a container waits.
@@ -267,7 +268,19 @@ function advance({ run, effects }: Transition): Transition {
     if (c.phase.type === 'pending') starting.add(c);
     break;
   }
-  if (initialized) for (const c of run.containers) if (roleOf(c) === 'app' && c.phase.type === 'pending') starting.add(c);
+  if (initialized) {
+    // One after another, as kubelet's SyncPod starts them: a container's first start (its
+    // postStart hook included; the driver holds `started` until the hook is done) ends before
+    // the next begins. A restart of one that failed is a later sync's and holds nothing back.
+    for (const c of run.containers) {
+      if (roleOf(c) !== 'app') continue;
+      if (c.phase.type === 'creating' && c.restartCount === 0) break;
+      if (c.phase.type === 'pending') {
+        starting.add(c);
+        break;
+      }
+    }
+  }
   if (starting.size === 0) return { run, effects };
   const started: PodEffect[] = [];
   const containers = run.containers.map((c): ContainerRun => {

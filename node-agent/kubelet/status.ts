@@ -129,7 +129,8 @@ function containerState(run: PodRun, c: ContainerRun): ContainerState {
     case 'exited':
       return { terminated: terminated(phase.exit) };
     case 'pending':
-      return { waiting: { reason: 'PodInitializing' } };
+      // kubelet's default waiting state of a container not created yet: PodInitializing in a pod with init containers.
+      return { waiting: { reason: initContainersOf(run).length > 0 ? 'PodInitializing' : 'ContainerCreating' } };
     default:
       return assertNever(phase);
   }
