@@ -129,6 +129,8 @@ describeOnBothLogs('kubectl with a CustomResourceDefinition', (adapter) => {
       metadata: { name: 'orders', namespace: 'shop', generation: 1 },
       spec: { engine: 'postgres', replicas: 1, storage: { size: '10Gi', classes: [{ name: 'fast', weight: 3 }, { name: 'slow', weight: 1 }] }, users: [{ name: 'app', roles: ['read', 'write'] }, { name: 'report', roles: ['read'] }] },
     });
+    // kubectl's generic describer shows its fields.
+    expect(await expectOk('describe', 'db', 'orders', '-n', 'shop')).toMatch(/^Name:\s+orders\nNamespace:\s+shop\n[\s\S]*API Version:\s+ops\.example\.com\/v1\nKind:\s+Database\n[\s\S]*Spec:\n\s+Engine:\s+postgres\n/m);
     // The category `all` lists it with the built-in kinds.
     expect(await expectOk('get', 'all', '-n', 'shop')).toMatch(/database\.ops\.example\.com\/orders/);
   });
