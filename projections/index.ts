@@ -16,3 +16,4 @@ export * from './metrics.ts';
 export * from './event-correlator.ts';
 export * from './event-recorder.ts';
 export { isSchemaRegistered } from './custom-resources.ts';
+export { encodeCustomObject, schemaRegistration, storageCodecOf, storageVersionOf, versionSchema } from './custom-writes.ts';

@@ -12,18 +12,13 @@
  *   is read as the new schema has it (a removed field gone, a new default filled in), as kube
  *   reads objects from etcd.
  */
+import { storageVersionOf, versionSchema } from '../../projections/index.ts';
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from '../../schemas/index.ts';
+
+export { storageVersionOf, versionSchema };
 import type { Conversion, JsonObject } from '../conversion/types.ts';
 import { applyDefaults } from './defaulting.ts';
 import { prune } from './pruning.ts';
-
-/** A version's schema; a version without one keeps every field (kube's v1beta1 CRDs). */
-export const versionSchema = (version: CustomResourceDefinitionVersion | undefined): unknown =>
-  version?.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-
-/** The CRD's storage version (exactly one, by validation). */
-export const storageVersionOf = (crd: CustomResourceDefinition): CustomResourceDefinitionVersion | undefined =>
-  crd.spec.versions.find((version) => version.storage);
 
 /** `object` as `apiVersion`: pruned by `schema`, then defaulted by it. */
 const convert = (object: JsonObject, apiVersion: string, schema: unknown): JsonObject => {

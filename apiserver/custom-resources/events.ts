@@ -5,34 +5,12 @@
  * apiserver's projection has not folded it yet. Two apiservers racing both register it;
  * the fold keeps one.
  */
-import { isSchemaRegistered } from '../../projections/index.ts';
-import { createCustomObjectCodec, CustomEncodeError, customContentSchema, type CustomObjectCodec, type StructuralSchema } from '../../schemas/custom/index.ts';
-import type { EventBody, KubeObject } from '../../schemas/index.ts';
+import { encodeCustomObject, isSchemaRegistered, schemaRegistration, storageCodecOf } from '../../projections/index.ts';
+import { CustomEncodeError } from '../../schemas/custom/index.ts';
+import type { CustomObject, EventBody, KubeObject } from '../../schemas/index.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
 import { throwIfRejected, type RequestContext, type ServerContext } from '../context.ts';
 import { apiErrors, fieldErrors } from '../errors.ts';
-import type { ResourceInfo } from '../resources.ts';
-import { storageVersionOf, versionSchema } from './conversion.ts';
-
-/** Compiled codecs by CRD uid, resourceVersion and version; dropped whole past this many. */
-const CODECS_KEPT = 256;
-const codecs = new Map<string, CustomObjectCodec>();
-
-/** The codec of the CRD's storage version, which every write of `resource`'s objects is stored at. */
-const storageCodecOf = (resource: ResourceInfo): { codec: CustomObjectCodec; version: string } => {
-  const custom = resource.custom;
-  if (!custom) throw new Error(`${resource.plural} is not a custom resource`);
-  const storage = storageVersionOf(custom.crd) ?? custom.version;
-  const cacheKey = `${custom.crd.metadata.uid}/${custom.crd.metadata.resourceVersion}/${storage.name}`;
-  let codec = codecs.get(cacheKey);
-  if (codec === undefined) {
-    const schema = customContentSchema({ group: resource.group, version: storage.name, kind: resource.kind, schema: versionSchema(storage) as StructuralSchema });
-    codec = createCustomObjectCodec(schema);
-    if (codecs.size >= CODECS_KEPT) codecs.clear();
-    codecs.set(cacheKey, codec);
-  }
-  return { codec, version: storage.name };
-};
 
 /** What a write does to a custom object. */
 export type CustomWrite =
@@ -46,34 +24,25 @@ export type CustomWrite =
  */
 export const customObjectBody = async (server: ServerContext, ctx: RequestContext, object: KubeObject, write: CustomWrite): Promise<EventBody> => {
   const { resource } = ctx.target;
-  const { codec, version } = storageCodecOf(resource);
-  const { apiVersion: _apiVersion, kind: _kind, metadata, ...content } = object as unknown as Record<string, unknown>;
-  let bytes: Buffer;
+  const crd = resource.custom?.crd;
+  if (!crd) throw new Error(`${resource.plural} is not a custom resource`);
+  const { codec, version } = storageCodecOf(crd, resource.kind);
+  let custom: CustomObject;
   try {
-    bytes = codec.encode(content);
+    custom = encodeCustomObject(object, codec, `${resource.group}/${version}`);
   } catch (error) {
     if (!(error instanceof CustomEncodeError)) throw error;
     throw apiErrors.invalid(resource, object.metadata.name ?? '', [fieldErrors.invalid(error.path, null, error.detail)]);
   }
   if (!isSchemaRegistered((key) => server.projection.store.allocations.get(key), codec.fingerprint)) {
-    const crd = resource.custom!.crd;
     const result = await server.writer.submit({
       topic: 'desired',
       key: `${CUSTOM_RESOURCE_DEFINITION_REF}//${crd.metadata.name}`,
-      body: {
-        type: 'SchemaRegistered',
-        resource: crd.metadata.name ?? '',
-        group: resource.group,
-        version,
-        kind: resource.kind,
-        fingerprint: codec.fingerprint,
-        schema: JSON.stringify(codec.schema),
-      },
+      body: schemaRegistration(crd, resource.kind, codec, version),
       identity: ctx.identity,
     });
     throwIfRejected(result, resource, object.metadata.name ?? '');
   }
-  const custom = { apiVersion: `${resource.group}/${version}`, kind: resource.kind, metadata: metadata as KubeObject['metadata'], schema: codec.fingerprint, content: bytes };
   switch (write.type) {
     case 'create':
       return { type: 'CustomObjectCreated', object: custom };

@@ -4,7 +4,9 @@
  * is not there), and the re-run of a decision from the inputs its status write recorded.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Deployment, Event, EventBody, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, ObjectUpdated } from '../../schemas/index.ts';
+import { encodeCustomObject, schemaRegistration, storageCodecOf } from '../../projections/index.ts';
+import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
+import type { CustomResourceDefinition, Deployment, Event, EventBody, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, ObjectUpdated } from '../../schemas/index.ts';
 import { createTestCluster, deploymentObject, runningPodStatus, type TestCluster } from '../testing.ts';
 import { createHpaController, DECISION_INPUTS_ANNOTATION, recordedInputs, type MetricsSource, type PodMetricsItem } from './index.ts';
 
@@ -69,6 +71,61 @@ describe('hpa decide', () => {
   });
   afterEach(async () => {
     await cluster.close();
+  });
+
+  it('scales a custom resource through its CRD\'s scale paths: its schema registered, then the object updated at specReplicasPath', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'databases.ops.example.com' },
+      spec: {
+        group: 'ops.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'databases', singular: 'database', kind: 'Database', listKind: 'DatabaseList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: { type: 'object', properties: { replicas: { type: 'integer' }, engine: { type: 'string' } } },
+                  status: { type: 'object', properties: { replicas: { type: 'integer' }, selector: { type: 'string' } } },
+                },
+              },
+            },
+          },
+        ],
+      },
+    } as unknown as CustomResourceDefinition;
+    cluster.create(crd);
+    const stored = cluster.view().get(`${CUSTOM_RESOURCE_DEFINITION_REF}//databases.ops.example.com`) as CustomResourceDefinition;
+    const { codec, version } = storageCodecOf(stored, 'Database');
+    const database = { apiVersion: 'ops.example.com/v1', kind: 'Database', metadata: { name: 'web', namespace: 'default', uid: 'db-uid' }, spec: { replicas: 2, engine: 'postgres' }, status: { replicas: 2, selector: 'app=web' } };
+    expect(cluster.apply(schemaRegistration(stored, 'Database', codec, version), { type: 'CustomObjectCreated', object: encodeCustomObject(database as never, codec, 'ops.example.com/v1') }).map((r) => r.verdict.type)).toEqual(['accepted', 'accepted']);
+    for (const name of ['web-0', 'web-1']) {
+      cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'x', resources: { requests: { cpu: '10m' } } }] } });
+      cluster.podStatus(name, runningPodStatus(true, NOW - 3_600_000));
+    }
+    cluster.create(hpaObject({ scaleTargetRef: { apiVersion: 'ops.example.com/v1', kind: 'Database', name: 'web' } }));
+    const decision = await decide(createHpaController({ metrics: sourceOf({ 'web-0': '20m', 'web-1': '30m' }) }));
+    expect(kinds(decision.commands)).toEqual(['SchemaRegistered', 'CustomObjectUpdated', 'ObjectCreated Event', 'ObjectUpdated HorizontalPodAutoscaler/status']);
+    expect(cluster.apply(...decision.commands).map((r) => r.verdict.type)).toEqual(['accepted', 'accepted', 'accepted', 'accepted']);
+    const scaled = cluster.view().get('Database.ops.example.com/default/web') as unknown as typeof database;
+    expect(scaled.spec).toEqual({ replicas: 4, engine: 'postgres' });
+    expect(scaled.status).toEqual({ replicas: 2, selector: 'app=web' });
+    const hpa = cluster.view().get(HPA_KEY) as HorizontalPodAutoscaler;
+    expect(hpa.status).toMatchObject({ currentReplicas: 2, desiredReplicas: 4 });
+  });
+
+  it('reports a custom target without a scale subresource, or without replicas at its path, as kube\'s FailedGetScale', async () => {
+    cluster.create(hpaObject({ scaleTargetRef: { apiVersion: 'ops.example.com/v1', kind: 'Missing', name: 'web' } }));
+    const decision = await decide(createHpaController({ metrics: sourceOf({}) }));
+    const status = decision.commands.find((c): c is ObjectUpdated => c.type === 'ObjectUpdated' && c.object.kind === 'HorizontalPodAutoscaler')!;
+    expect((status.object as HorizontalPodAutoscaler).status?.conditions?.[0]).toMatchObject({ type: 'AbleToScale', status: 'False', reason: 'FailedGetScale', message: expect.stringContaining('no matches for kind "Missing" in group "ops.example.com"') });
   });
 
   it('scales a Deployment above its target through the scale subresource, with status, conditions and the SuccessfulRescale Event', async () => {

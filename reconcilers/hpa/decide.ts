@@ -12,9 +12,11 @@
  * Its inputs besides the view are `now`, the metrics sample and the scaling history (kube's
  * in-memory recommendations and scale events); the plan returns the history to keep.
  */
-import type { View } from '../../projections/index.ts';
-import { labelSelectorToRequirements, matchesLabels, type LabelRequirement } from '../../projections/selectors.ts';
+import { encodeCustomObject, schemaRegistration, storageCodecOf, type View } from '../../projections/index.ts';
+import { labelSelectorToRequirements, matchesLabels, parseLabelSelector, type LabelRequirement } from '../../projections/selectors.ts';
 import type {
+  CustomResourceDefinition,
+  EventBody,
   HorizontalPodAutoscaler,
   HorizontalPodAutoscalerCondition,
   HorizontalPodAutoscalerStatus,
@@ -28,6 +30,8 @@ import type {
   Pod,
 } from '../../schemas/index.ts';
 import { kindRef } from '../../schemas/keys.ts';
+import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
+import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import { kindByGroupKind } from '../../schemas/kinds/registry.ts';
 import { canonicalQuantity } from '../../schemas/quantity.ts';
 import { canonicalJson, isoTime, statusCommand, withoutStatus } from '../replicaset/objects.ts';
@@ -68,8 +72,8 @@ export interface HpaSettings extends CalculatorOptions {
 
 /** What one sync does. */
 export interface HpaPlan {
-  /** The scale write, if the count changes. */
-  readonly scale: ObjectUpdated | undefined;
+  /** The scale write, if the count changes (a custom target's: its schema's registration, then the update). */
+  readonly scale: readonly EventBody[] | undefined;
   readonly status: HorizontalPodAutoscalerStatus;
   /** Whether the status differs from the stored one. */
   readonly statusChanged: boolean;
@@ -104,12 +108,47 @@ type MetricOutcome =
   | { readonly type: 'ok'; readonly replicas: number; readonly name: string; readonly status: MetricStatus }
   | { readonly type: 'error'; readonly message: string; readonly condition: { reason: string; message: string } };
 
-/** The scalable target: its object, kind ref, replicas and selector. */
+/** The scalable target: its object, replicas and selector, and how a custom resource's scale reads and writes it. */
 interface ScaleTarget {
   readonly object: KubeObject;
   readonly replicas: number;
   readonly selector: readonly LabelRequirement[] | string;
+  readonly custom?: { readonly crd: CustomResourceDefinition; readonly kind: string; readonly specReplicasPath: string };
 }
+
+const own = (value: unknown, field: string): unknown =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, field) ? (value as Record<string, unknown>)[field] : undefined;
+
+/** `.spec.replicas` → `['spec', 'replicas']` (CRD validation admits only such field paths). */
+const pathFields = (path: string): string[] => path.split('.').filter((field) => field !== '');
+
+/** The selector a Scale carries as text, as requirements or kube's error text ('' when there is none). */
+const selectorOfText = (text: string): readonly LabelRequirement[] | string => {
+  if (text === '') return '';
+  const parsed = parseLabelSelector(text);
+  return parsed.type === 'ok' ? parsed.requirements : `couldn't convert selector into a corresponding internal selector object: ${parsed.error.message}`;
+};
+
+/**
+ * A custom resource's scale target, as apiextensions-apiserver's /scale reads it: replicas at
+ * the version's specReplicasPath, the selector text at its labelSelectorPath.
+ */
+const customScaleTargetOf = (hpa: HorizontalPodAutoscaler, view: View, group: string, version: string, kindName: string, name: string): ScaleTarget | { error: string } => {
+  const crd = (view.list(CUSTOM_RESOURCE_DEFINITION_REF) as CustomResourceDefinition[]).find(
+    (candidate) => candidate.spec.group === group && (candidate.status?.acceptedNames?.kind || candidate.spec.names.kind) === kindName,
+  );
+  if (!crd) return { error: `no matches for kind "${kindName}" in group "${group}"` };
+  const served = crd.spec.versions.find((v) => v.served && (version === '' || v.name === version));
+  const scale = served?.subresources?.scale;
+  if (!scale) return { error: 'the server could not find the requested resource' };
+  const object = view.get(`${kindRefOf(group, kindName)}/${hpa.metadata.namespace ?? ''}/${name}`);
+  const plural = crd.status?.acceptedNames?.plural || crd.spec.names.plural;
+  if (!object) return { error: `${plural}.${group} "${name}" not found` };
+  const replicas = pathFields(scale.specReplicasPath).reduce<unknown>(own, object);
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas)) return { error: `Internal error occurred: the spec replicas field "${scale.specReplicasPath}" does not exist` };
+  const selector = scale.labelSelectorPath ? pathFields(scale.labelSelectorPath).reduce<unknown>(own, object) : undefined;
+  return { object, replicas, selector: selectorOfText(typeof selector === 'string' ? selector : ''), custom: { crd, kind: kindName, specReplicasPath: scale.specReplicasPath } };
+};
 
 /** The target named by `spec.scaleTargetRef`, as kube's scale client would read it, or kube's error. */
 export const scaleTargetOf = (hpa: HorizontalPodAutoscaler, view: View): ScaleTarget | { error: string } => {
@@ -120,7 +159,7 @@ export const scaleTargetOf = (hpa: HorizontalPodAutoscaler, view: View): ScaleTa
   if (parts.length > 2) return { error: `unexpected GroupVersion string: ${apiVersion}` };
   const group = parts.length === 2 ? (parts[0] ?? '') : '';
   const kind = kindByGroupKind(group, ref.kind);
-  if (!kind) return { error: `no matches for kind "${ref.kind}" in group "${group}"` };
+  if (!kind) return group.includes('.') ? customScaleTargetOf(hpa, view, group, parts[1] ?? '', ref.kind, ref.name) : { error: `no matches for kind "${ref.kind}" in group "${group}"` };
   if (!kind.subresources.some((sub) => sub.name === 'scale')) return { error: 'the server could not find the requested resource' };
   const object = view.get(`${kindRef(ref.kind)}/${hpa.metadata.namespace ?? ''}/${ref.name}`);
   if (!object || object.kind !== ref.kind) return { error: `${kind.plural}${group ? `.${group}` : ''} "${ref.name}" not found` };
@@ -132,6 +171,35 @@ export const scaleTargetOf = (hpa: HorizontalPodAutoscaler, view: View): ScaleTa
   const parsed = labelSelectorToRequirements(labelSelector);
   if (parsed.type !== 'ok') return { object, replicas, selector: `couldn't convert selector into a corresponding internal selector object: ${parsed.error.message}` };
   return { object, replicas, selector: parsed.requirements };
+};
+
+/**
+ * The writes that set the target's replicas: a registry kind's scale update, or a custom
+ * object's update at its specReplicasPath (its storage schema registered first; the fold
+ * takes the same schema twice). A custom object whose content no longer encodes gives kube's
+ * failed-update error text instead.
+ */
+const scaleWrites = (target: ScaleTarget, replicas: number): readonly EventBody[] | { error: string } => {
+  const expectedResourceVersion = target.object.metadata.resourceVersion ?? null;
+  if (!target.custom) {
+    const scaled = withoutStatus(target.object) as KubeObject & { spec: { replicas?: number } };
+    delete scaled.metadata.managedFields;
+    scaled.spec.replicas = replicas;
+    return [{ type: 'ObjectUpdated', object: scaled, expectedResourceVersion, subresource: 'scale' }];
+  }
+  const { crd, kind, specReplicasPath } = target.custom;
+  const scaled = structuredClone(target.object) as unknown as Record<string, unknown>;
+  const fields = pathFields(specReplicasPath);
+  const parent = fields.slice(0, -1).reduce<unknown>(own, scaled);
+  if (typeof parent !== 'object' || parent === null) return { error: `the spec replicas field "${specReplicasPath}" does not exist` };
+  Object.defineProperty(parent, fields.at(-1)!, { value: replicas, enumerable: true, writable: true, configurable: true });
+  const { codec, version } = storageCodecOf(crd, kind);
+  try {
+    const object = encodeCustomObject(scaled as unknown as KubeObject, codec, `${crd.spec.group}/${version}`);
+    return [schemaRegistration(crd, kind, codec, version), { type: 'CustomObjectUpdated', object, expectedResourceVersion, subresource: null }];
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
 };
 
 /** A milli-value as kube's `resource.NewMilliQuantity(v, DecimalSI).String()`. */
@@ -233,7 +301,7 @@ export const planHpa = (hpa: HorizontalPodAutoscaler, view: View, now: number, i
     ...(original?.currentMetrics !== undefined ? { currentMetrics: original.currentMetrics } : {}),
     ...(original?.lastScaleTime !== undefined ? { lastScaleTime: original.lastScaleTime } : {}),
   };
-  const finish = (status: HorizontalPodAutoscalerStatus, history: ScalingHistory, scale?: ObjectUpdated): HpaPlan => {
+  const finish = (status: HorizontalPodAutoscalerStatus, history: ScalingHistory, scale?: readonly EventBody[]): HpaPlan => {
     const next: HorizontalPodAutoscalerStatus = { ...status, ...(conditions.length > 0 ? { conditions } : {}) };
     return { scale, status: next, statusChanged: canonicalJson(next) !== canonicalJson(original ?? {}), events, history };
   };
@@ -327,12 +395,16 @@ export const planHpa = (hpa: HorizontalPodAutoscaler, view: View, now: number, i
     rescale = desiredReplicas !== currentReplicas;
   }
 
-  let scale: ObjectUpdated | undefined;
+  let scale: readonly EventBody[] | undefined;
   if (rescale) {
-    const scaled = withoutStatus(target.object) as KubeObject & { spec: { replicas?: number } };
-    delete scaled.metadata.managedFields;
-    scaled.spec.replicas = desiredReplicas;
-    scale = { type: 'ObjectUpdated', object: scaled, expectedResourceVersion: target.object.metadata.resourceVersion ?? null, subresource: 'scale' };
+    const writes = scaleWrites(target, desiredReplicas);
+    if ('error' in writes) {
+      // kube's failed scale update: the count stays, the next sync tries again.
+      warn('FailedRescale', `New size: ${desiredReplicas}; reason: ${rescaleReason}; error: ${writes.error}`);
+      condition('AbleToScale', 'False', 'FailedUpdateScale', `the HPA controller was unable to update the target scale: ${writes.error}`);
+      return finish({ ...base, currentReplicas, desiredReplicas: currentReplicas, ...(metricStatuses !== undefined ? { currentMetrics: metricStatuses } : {}) }, history);
+    }
+    scale = writes;
     condition('AbleToScale', 'True', 'SucceededRescale', `the HPA controller was able to update the target scale to ${desiredReplicas}`);
     events.push({ type: 'Normal', reason: 'SuccessfulRescale', message: `New size: ${desiredReplicas}; reason: ${rescaleReason}` });
     history = withScaleEvent(history, spec.behavior ? defaultedBehavior(spec.behavior, settings.downscaleStabilizationSeconds) : undefined, currentReplicas, desiredReplicas, now);

@@ -100,7 +100,7 @@ export const createHpaController = (options: HpaControllerOptions = {}): Control
     if (!context.recorded) memory.set(key, { uid, history: plan.history });
     // In the order the log keeps them (desired topic, then observed), so a re-run compares equal.
     const commands: EventBody[] = [];
-    if (plan.scale) commands.push(plan.scale);
+    if (plan.scale) commands.push(...plan.scale);
     const recorder = createRecorder(view, context.now, HPA_EVENT_SOURCE);
     for (const event of plan.events) recorder.event(hpa, event.type, event.reason, event.message);
     commands.push(...recorder.commands());
