@@ -11,6 +11,21 @@ import type { ResourceInfo } from '../resources.ts';
 
 type Json = Record<string, unknown>;
 
+/** The autoscaling/v1 Scale of `object` (any scalable kind): its identity, and the counts and selector given. */
+export const autoscalingScale = (object: KubeObject, specReplicas: number, statusReplicas: number, selector: string) => ({
+  kind: 'Scale',
+  apiVersion: 'autoscaling/v1',
+  metadata: {
+    name: object.metadata.name,
+    namespace: object.metadata.namespace,
+    uid: object.metadata.uid,
+    resourceVersion: object.metadata.resourceVersion,
+    creationTimestamp: object.metadata.creationTimestamp,
+  },
+  spec: { replicas: specReplicas },
+  status: { replicas: statusReplicas, selector },
+});
+
 /** The scale paths of the version a request addresses, when it serves /scale. */
 export const customScaleOf = (resource: ResourceInfo): NonNullable<NonNullable<CustomResourceDefinitionVersion['subresources']>['scale']> | undefined =>
   resource.custom?.version.subresources?.scale ?? undefined;
@@ -36,19 +51,7 @@ export const customScale = (resource: ResourceInfo, object: KubeObject) => {
   const paths = customScaleOf(resource);
   const selector = valueAt(object, paths?.labelSelectorPath);
   const specReplicas = replicasAt(object, paths?.specReplicasPath);
-  const scale = {
-    kind: 'Scale',
-    apiVersion: 'autoscaling/v1',
-    metadata: {
-      name: object.metadata.name,
-      namespace: object.metadata.namespace,
-      uid: object.metadata.uid,
-      resourceVersion: object.metadata.resourceVersion,
-      creationTimestamp: object.metadata.creationTimestamp,
-    },
-    spec: { replicas: specReplicas ?? 0 },
-    status: { replicas: replicasAt(object, paths?.statusReplicasPath) ?? 0, selector: typeof selector === 'string' ? selector : '' },
-  };
+  const scale = autoscalingScale(object, specReplicas ?? 0, replicasAt(object, paths?.statusReplicasPath) ?? 0, typeof selector === 'string' ? selector : '');
   return { scale, found: specReplicas !== undefined, specReplicasPath: paths?.specReplicasPath ?? '' };
 };
 

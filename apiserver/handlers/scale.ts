@@ -10,7 +10,7 @@ import { objectKey, type KubeObject } from '../../schemas/index.ts';
 import { storedKind } from '../../schemas/kinds/registry.ts';
 import { CONFLICT_RETRIES, json, nameOf, objectAfter, precheckVersion, throwIfRejected, type Reply, type RequestContext, type ServerContext } from '../context.ts';
 import { toServed } from '../conversion/index.ts';
-import { customScale, withCustomReplicas } from '../custom-resources/scale.ts';
+import { autoscalingScale, customScale, withCustomReplicas } from '../custom-resources/scale.ts';
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
 import { mediaTypeOf, parseBody, readBody, readJsonBody } from '../http.ts';
 import { applyPatch, mergePatch, subresourcePatchTypeOf } from '../patch/index.ts';
@@ -40,19 +40,7 @@ const scaleSelector = (object: Scalable): string => {
 };
 
 /** The autoscaling/v1 Scale of a scalable object. */
-export const scaleOf = (object: Scalable) => ({
-  kind: 'Scale',
-  apiVersion: 'autoscaling/v1',
-  metadata: {
-    name: object.metadata.name,
-    namespace: object.metadata.namespace,
-    uid: object.metadata.uid,
-    resourceVersion: object.metadata.resourceVersion,
-    creationTimestamp: object.metadata.creationTimestamp,
-  },
-  spec: { replicas: object.spec?.replicas ?? 1 },
-  status: { replicas: object.status?.replicas ?? 0, selector: scaleSelector(object) },
-});
+export const scaleOf = (object: Scalable) => autoscalingScale(object, object.spec?.replicas ?? 1, object.status?.replicas ?? 0, scaleSelector(object));
 
 /** The object, if its kind has a scale subresource in the kind registry (the fold scales any kind's `spec.replicas`). */
 const scalable = (object: KubeObject): Scalable => {
