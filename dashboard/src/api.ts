@@ -17,7 +17,7 @@ export interface KubeObject {
     readonly creationTimestamp?: string;
     readonly deletionTimestamp?: string;
     readonly labels?: Readonly<Record<string, string>>;
-    readonly ownerReferences?: readonly { readonly kind: string; readonly name: string; readonly uid?: string; readonly controller?: boolean }[];
+    readonly ownerReferences?: readonly { readonly apiVersion?: string; readonly kind: string; readonly name: string; readonly uid?: string; readonly controller?: boolean }[];
   };
   readonly spec?: Record<string, unknown>;
   readonly status?: Record<string, unknown>;

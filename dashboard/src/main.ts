@@ -7,7 +7,7 @@ import './style.css';
 import { checkToken, get, whenUnauthorized, type KubeList } from './api.ts';
 import { h, replace } from './dom.ts';
 import { momentMillis, pastMoment } from './moment.ts';
-import { discoverResources, type Resource } from './resources.ts';
+import { discoverResources, resourceOfRoute, routeNameOf, type Resource } from './resources.ts';
 import { currentRoute, link, navigate } from './route.ts';
 import { clearToken, readToken, saveToken } from './session.ts';
 import { showAudit, showDiff, showReplay, showWhy } from './views/history.ts';
@@ -106,7 +106,7 @@ const startApp = async (): Promise<void> => {
     'nav',
     {},
     h('h3', {}, 'Cluster'),
-    h('ul', {}, resources.map((r) => h('li', {}, h('a', { href: link(['list', r.plural]), 'data-plural': r.plural }, r.kind === 'Endpoints' ? 'Endpoints' : `${r.kind}s`)))),
+    h('ul', {}, resources.map((r) => h('li', {}, h('a', { href: link(['list', routeNameOf(r)]), 'data-plural': r.plural, 'data-route': routeNameOf(r) }, r.kind === 'Endpoints' ? 'Endpoints' : `${r.kind}s`)))),
     h('h3', {}, 'History'),
     h('ul', {}, PAGES.map(([path, title]) => h('li', {}, h('a', { href: link([path]) }, title)))),
   );
@@ -133,19 +133,18 @@ const startApp = async (): Promise<void> => {
       past !== undefined ? h('a', { class: 'diff-link', href: link(['diff'], { from: past, to: '', at: '' }) }, 'what changed since') : null,
       logout,
     );
-    for (const a of nav.querySelectorAll<HTMLAnchorElement>('a[data-plural]')) a.href = link(['list', a.dataset['plural']!]);
+    for (const a of nav.querySelectorAll<HTMLAnchorElement>('a[data-plural]')) a.href = link(['list', a.dataset['route']!]);
     for (const [index, a] of [...nav.querySelectorAll<HTMLAnchorElement>('a:not([data-plural])')].entries()) a.href = link([PAGES[index]![0]]);
     const [page = 'list', ...rest] = route.path;
-    const byPlural = (plural: string | undefined): Resource | undefined => resources.find((r) => r.plural === plural);
-    switch (page) {
+        switch (page) {
       case 'list': {
-        const resource = byPlural(rest[0] ?? 'pods');
+        const resource = resourceOfRoute(resources, rest[0] ?? 'pods');
         cleanup = resource ? showTable(main, resource, namespace) : () => replace(main);
         if (!resource) replace(main, h('p', { class: 'status error' }, `the server serves no resource "${rest[0] ?? ''}"`));
         return;
       }
       case 'object': {
-        const resource = byPlural(rest[0]);
+        const resource = resourceOfRoute(resources, rest[0]);
         const [, ns = '_', name = ''] = rest;
         if (!resource) {
           replace(main, h('p', { class: 'status error' }, `the server serves no resource "${rest[0] ?? ''}"`));

@@ -20,6 +20,36 @@ export interface Resource {
  */
 export const kindRefOfResource = (resource: Resource): string => kindRefOf(resource.group, resource.kind);
 
+/**
+ * How the dashboard's routes name a resource: its plural for the core group, `plural.group`
+ * for every other (kubectl's fully-qualified `deployments.apps`), so two groups' resources of
+ * one plural (core and events.k8s.io `events`, a custom resource named like a built-in) are
+ * two pages.
+ */
+export const routeNameOf = (resource: Resource): string => (resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`);
+
+/**
+ * The resource a route names: by `plural.group` (or a core plural), else, for links written
+ * with a bare plural, the first served resource of that plural in discovery order (core first).
+ */
+export const resourceOfRoute = (resources: readonly Resource[], name: string | undefined): Resource | undefined =>
+  resources.find((r) => routeNameOf(r) === name) ?? resources.find((r) => r.plural === name);
+
+/** The resource whose objects an event key's kind ref (`Pod`, `Job.batch`, `Database.ops.example.com`) names. */
+export const resourceOfKindRef = (resources: readonly Resource[], kindRef: string): Resource | undefined =>
+  resources.find((r) => kindRefOfResource(r) === kindRef);
+
+/**
+ * The resource of an owner reference: its apiVersion's group and its kind (kube always sends
+ * the apiVersion; without one, the first served resource of the kind).
+ */
+export const resourceOfOwner = (resources: readonly Resource[], owner: { readonly apiVersion?: string | undefined; readonly kind: string }): Resource | undefined => {
+  if (owner.apiVersion === undefined) return resources.find((r) => r.kind === owner.kind);
+  const slash = owner.apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : owner.apiVersion.slice(0, slash);
+  return resources.find((r) => r.group === group && r.kind === owner.kind);
+};
+
 interface ApiResourceList {
   readonly groupVersion: string;
   readonly resources: readonly { name: string; kind: string; namespaced: boolean; verbs: readonly string[] }[];

@@ -5,7 +5,7 @@
 import cytoscape from 'cytoscape';
 import { get, streamLines } from '../api.ts';
 import { h, replace } from '../dom.ts';
-import type { Resource } from '../resources.ts';
+import { resourceOfKindRef, routeNameOf, type Resource } from '../resources.ts';
 import { currentRoute, link, navigate } from '../route.ts';
 import { parseKey } from '../timeline-model.ts';
 import { historyPath } from './object.ts';
@@ -41,9 +41,9 @@ const fail = (target: HTMLElement) => (error: Error): void => {
 /** A link to the object an event key names, as it was at `position`. */
 const keyLink = (resources: readonly Resource[], key: string, position: string): HTMLElement | string => {
   const { kind, namespace, name } = parseKey(key);
-  const resource = resources.find((r) => r.kind === kind);
+  const resource = resourceOfKindRef(resources, kind);
   const text = `${key} at ${position}`;
-  return resource ? h('a', { href: link(['object', resource.plural, namespace || '_', name], { at: position }), title: 'the object as it was then' }, text) : text;
+  return resource ? h('a', { href: link(['object', routeNameOf(resource), namespace || '_', name], { at: position }), title: 'the object as it was then' }, text) : text;
 };
 
 const timelineLink = (event: PositionedEvent): HTMLElement =>
@@ -154,8 +154,8 @@ const causationGraph = (target: HTMLElement, resources: readonly Resource[], cha
     const cause = nodes.get(event.target.id() as string);
     if (!cause) return;
     const { kind, namespace, name } = parseKey(cause.event.key);
-    const resource = resources.find((r) => r.kind === kind);
-    if (resource) navigate(link(['object', resource.plural, namespace || '_', name], { at: cause.event.position }));
+    const resource = resourceOfKindRef(resources, kind);
+    if (resource) navigate(link(['object', routeNameOf(resource), namespace || '_', name], { at: cause.event.position }));
   });
   return () => graph.destroy();
 };

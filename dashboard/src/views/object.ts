@@ -8,7 +8,7 @@ import { get, streamLines, type KubeObject } from '../api.ts';
 import { h, replace } from '../dom.ts';
 import { liveList } from '../live.ts';
 import { objectsAt, pastMoment } from '../moment.ts';
-import { collectionPath, kindRefOfResource, type Resource } from '../resources.ts';
+import { collectionPath, kindRefOfResource, resourceOfOwner, routeNameOf, type Resource } from '../resources.ts';
 import { link } from '../route.ts';
 import type { Version } from '../timeline-model.ts';
 import { showEvents } from './events.ts';
@@ -55,8 +55,8 @@ const renderObject = (target: HTMLElement, object: KubeObject | undefined, resou
           { class: 'owners' },
           'Owned by: ',
           owners.map((owner) => {
-            const resource = resources.find((r) => r.kind === owner.kind);
-            return resource ? h('a', { href: link(['object', resource.plural, object.metadata.namespace ?? '_', owner.name]) }, `${owner.kind}/${owner.name}`) : `${owner.kind}/${owner.name}`;
+            const resource = resourceOfOwner(resources, owner);
+            return resource ? h('a', { href: link(['object', routeNameOf(resource), object.metadata.namespace ?? '_', owner.name]) }, `${owner.kind}/${owner.name}`) : `${owner.kind}/${owner.name}`;
           }),
         )
       : null,
@@ -105,7 +105,7 @@ const renderHistory = async (target: HTMLElement, resource: Resource, namespace:
             'tr',
             { class: `${v.verdict.type}${v === shown ? ' shown' : ''}`, ...(v === shown ? { 'data-testid': 'shown-version' } : {}) },
             h('td', {}, new Date(v.time).toISOString()),
-            h('td', {}, h('a', { href: link(['object', resource.plural, namespace || '_', name], { at: v.position }), title: 'see the cluster at this moment' }, v.position)),
+            h('td', {}, h('a', { href: link(['object', routeNameOf(resource), namespace || '_', name], { at: v.position }), title: 'see the cluster at this moment' }, v.position)),
             h('td', {}, `${v.actor.type} ${v.actor.name}`),
             h('td', {}, v.eventType),
             h('td', {}, v.verdict.type),

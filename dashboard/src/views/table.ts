@@ -7,12 +7,12 @@ import { columnsFor } from '../columns.ts';
 import { h, replace } from '../dom.ts';
 import { liveList } from '../live.ts';
 import { momentMillis, objectsAt, pastMoment } from '../moment.ts';
-import { collectionPath, kindRefOfResource, type Resource } from '../resources.ts';
+import { collectionPath, kindRefOfResource, routeNameOf, type Resource } from '../resources.ts';
 import { link } from '../route.ts';
 
 /** The fragment of an object's page. */
 export const objectLink = (resource: Resource, object: KubeObject): string =>
-  link(['object', resource.plural, object.metadata.namespace ?? '_', object.metadata.name]);
+  link(['object', routeNameOf(resource), object.metadata.namespace ?? '_', object.metadata.name]);
 
 const render = (container: HTMLElement, resource: Resource, objects: readonly KubeObject[], allNamespaces: boolean, now: number): void => {
   const columns = columnsFor(resource.kind, allNamespaces && resource.namespaced);

@@ -14,7 +14,7 @@ import { assertNever } from '../assert-never.ts';
 import { laneKeyOf, readPages, type HistoryPage } from '../history-pages.ts';
 import { h, replace } from '../dom.ts';
 import { momentMillis, pastMoment } from '../moment.ts';
-import type { Resource } from '../resources.ts';
+import { routeNameOf, type Resource } from '../resources.ts';
 import { currentRoute, link, navigate } from '../route.ts';
 import { buildTimeline, filterTimelines, joinTimelines, parseKey, type Lane, type Mark, type MarkEvent, type ObjectTimeline } from '../timeline-model.ts';
 import { byLane, clampRange, coarsen, isCluster, itemsInWindow, lanesAround, paddedRange, windowChange, type Cluster, type Placed } from '../timeline-window.ts';
@@ -261,8 +261,9 @@ export const showTimeline = (container: HTMLElement, resources: readonly Resourc
         const mark = byId.get(selectedIds[0] ?? '');
         if (!mark) return;
         const { kind, namespace: ns, name } = parseKey(mark.lane);
+        // Lanes name kinds without their group (see laneKeyOf), as owner references do.
         const resource = resources.find((r) => r.kind === kind);
-        if (resource) navigate(link(['object', resource.plural, ns || '_', name], { at: mark.event.at }));
+        if (resource) navigate(link(['object', routeNameOf(resource), ns || '_', name], { at: mark.event.at }));
       });
     })
     .catch((error: Error) => {

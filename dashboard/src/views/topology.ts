@@ -7,7 +7,7 @@ import cytoscape from 'cytoscape';
 import { get, type KubeObject } from '../api.ts';
 import { h, replace } from '../dom.ts';
 import { objectsAt, pastMoment } from '../moment.ts';
-import { collectionPath, kindRefOfResource, type Resource } from '../resources.ts';
+import { collectionPath, kindRefOfResource, resourceOfKindRef, routeNameOf, type Resource } from '../resources.ts';
 import { link, navigate } from '../route.ts';
 import { stateOf } from '../timeline-model.ts';
 import { keyOf, topologyEdges } from '../topology-model.ts';
@@ -15,7 +15,8 @@ import { keyOf, topologyEdges } from '../topology-model.ts';
 const TOPOLOGY_KINDS = ['Deployment', 'ReplicaSet', 'Pod', 'Service', 'Node'];
 
 const loadObjects = async (resources: readonly Resource[], namespace: string, at: string | undefined): Promise<{ kind: string; object: KubeObject }[]> => {
-  const wanted = resources.filter((r) => TOPOLOGY_KINDS.includes(r.kind));
+  // By kind ref: core and apps kinds only, not a custom kind of the same name.
+  const wanted = resources.filter((r) => TOPOLOGY_KINDS.includes(kindRefOfResource(r)));
   const lists = await Promise.all(
     wanted.map(async (resource) => {
       const ns = resource.namespaced ? namespace : '';
@@ -63,8 +64,8 @@ export const showTopology = (container: HTMLElement, resources: readonly Resourc
       });
       cy.on('tap', 'node', (event) => {
         const [kind = '', ns = '', ...name] = (event.target.id() as string).split('/');
-        const resource = resources.find((r) => r.kind === kind);
-        if (resource) navigate(link(['object', resource.plural, ns || '_', name.join('/')]));
+        const resource = resourceOfKindRef(resources, kind);
+        if (resource) navigate(link(['object', routeNameOf(resource), ns || '_', name.join('/')]));
       });
       destroy = () => cy.destroy();
     })
