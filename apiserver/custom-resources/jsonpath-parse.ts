@@ -50,8 +50,6 @@ export class GoFloat {
 /** A value a template selects: JSON data, or a literal or byte the template produced. */
 export type JsonPathValue = unknown;
 
-export type JsonPathResults = { readonly type: 'found'; readonly results: readonly (readonly JsonPathValue[])[] } | { readonly type: 'error'; readonly message: string };
-
 class ParseError extends Error {}
 
 const EOF = -1;

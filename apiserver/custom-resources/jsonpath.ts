@@ -14,9 +14,12 @@
  * here); JSON numbers are told apart as kube's decoder does (int64 when integral) from
  * their JS value, so `1.0` in the data counts as an integer.
  */
-import { GoByte, GoFloat, type JsonPathResults, type JsonPathTemplate, type JsonPathValue, type ListNode, type Node, type SliceParam } from './jsonpath-parse.ts';
+import { GoByte, GoFloat, type JsonPathTemplate, type JsonPathValue, type ListNode, type Node, type SliceParam } from './jsonpath-parse.ts';
 
-export { GoByte, GoFloat, parseJsonPathTemplate, type JsonPathParse, type JsonPathResults, type JsonPathTemplate, type JsonPathValue } from './jsonpath-parse.ts';
+export { GoByte, GoFloat, parseJsonPathTemplate, type JsonPathParse, type JsonPathTemplate, type JsonPathValue } from './jsonpath-parse.ts';
+
+/** What a template evaluates to: one list of values per template part (client-go's `FindResults`), or the evaluation's error. */
+export type JsonPathResults = { readonly type: 'found'; readonly results: readonly (readonly JsonPathValue[])[] } | { readonly type: 'error'; readonly message: string };
 
 // ---- evaluation -------------------------------------------------------------------------
 
