@@ -196,15 +196,28 @@ describe('pod status', () => {
     const run = newPod();
     const first = withTransitionTimes(podStatus(run), undefined, 'T1');
     const same = withTransitionTimes(podStatus(run), first, 'T2');
-    expect(same.conditions?.map((c) => c.lastTransitionTime)).toEqual(['T1', 'T1', 'T1', 'T1']);
+    expect(same.conditions?.map((c) => c.lastTransitionTime)).toEqual(['T1', 'T1', 'T1', 'T1', 'T1']);
     const ready = play(run, [started(0, 0)]).run;
     const changed = withTransitionTimes(podStatus(ready), same, 'T3');
     expect(changed.conditions?.map((c) => [c.type, c.lastTransitionTime])).toEqual([
+      ['PodReadyToStartContainers', 'T1'],
       ['Initialized', 'T1'],
       ['Ready', 'T3'],
       ['ContainersReady', 'T3'],
       ['PodScheduled', 'T1'],
     ]);
+  });
+
+  it('reports PodReadyToStartContainers True from admission until the pod is done or its termination has stopped every container, as kubelet tears the sandbox down', () => {
+    const readyToStart = (run: PodRun): string | undefined => podStatus(run).conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status;
+    const pod = newPod('Never');
+    expect(readyToStart(pod)).toBe('True');
+    const running = play(pod, [started(0, 0)]).run;
+    expect(readyToStart(running)).toBe('True');
+    expect(readyToStart(play(running, [exited(0, 0, 1)]).run)).toBe('False');
+    const terminating = reducePod(running, { type: 'terminate', graceMs: 1_000, at: 2 }, policy).run;
+    expect(readyToStart(terminating)).toBe('True');
+    expect(readyToStart(play(terminating, [exited(0, 143, 3)]).run)).toBe('False');
   });
 
   it('reports terminated state, lastState and timestamps in Kubernetes form', () => {

@@ -184,9 +184,16 @@ export function podStatus(run: PodRun): PodStatus {
       : anyAppStarted || incomplete.length === 0
         ? { type: 'Initialized', status: 'True' }
         : { type: 'Initialized', status: 'False', reason: 'ContainersNotInitialized', message: `containers with incomplete status: [${incomplete.join(' ')}]` };
+  // kubelet's GeneratePodReadyToStartContainersCondition (on by default since 1.29): True while
+  // the pod's sandbox stands with its network, here from admission (which gives the pod its
+  // address) until the pod is done or its containers have stopped for its termination, when
+  // kubelet tears the sandbox down.
+  const sandboxStands = run.podIP !== '' && !completed && run.termination?.stopped !== true;
+  const readyToStart: PodCondition = { type: 'PodReadyToStartContainers', status: sandboxStands ? 'True' : 'False' };
   const status: PodStatus = {
     phase,
-    conditions: [initialized, readiness('Ready'), readiness('ContainersReady'), { type: 'PodScheduled', status: 'True' }],
+    // In kubelet's order (generateAPIPodStatus).
+    conditions: [readyToStart, initialized, readiness('Ready'), readiness('ContainersReady'), { type: 'PodScheduled', status: 'True' }],
     hostIP: run.hostIP,
     podIP: run.podIP,
     podIPs: [{ ip: run.podIP }],
