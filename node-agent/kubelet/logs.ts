@@ -90,6 +90,34 @@ export function findPodLogDirs(dataDir: string, namespace: string, name: string)
     .map((entry) => entry.dir);
 }
 
+/** kubelet's bounds on a termination message taken from the logs (`MaxContainerTerminationMessageLogLines`, `…LogLength`). */
+export const FALLBACK_MESSAGE_LINES = 80;
+export const FALLBACK_MESSAGE_BYTES = 2048;
+
+/**
+ * The termination message of a container whose `terminationMessagePolicy` is
+ * FallbackToLogsOnError and that failed, as kubelet's `readLastStringFromContainerLogs` takes
+ * it: the last 80 lines of its log, of which the last 2,048 bytes; '' when the file cannot be
+ * read (no log, no message).
+ */
+export async function messageFromLog(file: string): Promise<string> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const { size } = await fh.stat();
+    const start = Math.max(await tailOffset(fh, FALLBACK_MESSAGE_LINES), size - FALLBACK_MESSAGE_BYTES);
+    const buffer = Buffer.alloc(size - start);
+    const { bytesRead } = await fh.read(buffer, 0, buffer.length, start);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Byte offset where the last `lines` lines of the file start (a final newline ends the last line). */
 async function tailOffset(fh: FileHandle, lines: number): Promise<number> {
   const { size } = await fh.stat();

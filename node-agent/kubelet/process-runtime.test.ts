@@ -487,6 +487,25 @@ describe('process runtime', () => {
     expect(containerStatus(failed).state?.terminated?.message).toMatch(/ENOENT/);
   });
 
+  it('takes a failed container\'s termination message from the end of its log with FallbackToLogsOnError, as kubelet does, and none otherwise', async () => {
+    const runtime = processRuntime();
+    // 100 numbered lines then a failure: the message is the last 80 lines, of which the last 2,048 bytes.
+    const pad = 'x'.repeat(40);
+    const script = `i=1; while [ $i -le 100 ]; do echo "line $i ${pad}"; i=$((i+1)); done; exit 3`;
+    const fallback = makePod('fallback', [{ name: 'job', image: 'busybox', command: ['sh', '-c', script], terminationMessagePolicy: 'FallbackToLogsOnError' }], { restartPolicy: 'Never' });
+    const plain = makePod('plain', [{ name: 'job', image: 'busybox', command: ['sh', '-c', script] }], { restartPolicy: 'Never' });
+    const succeeded = makePod('succeeded', [{ name: 'job', image: 'busybox', command: ['sh', '-c', 'echo fine'], terminationMessagePolicy: 'FallbackToLogsOnError' }], { restartPolicy: 'Never' });
+    runtime.sync([fallback, plain, succeeded]);
+    const failed = await waitForStatus(runtime, fallback, (u) => u.status.phase === 'Failed');
+    const expected = Array.from({ length: 80 }, (_, i) => `line ${i + 21} ${pad}\n`).join('');
+    expect(expected.length).toBeGreaterThan(2048);
+    expect(containerStatus(failed).state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error', message: expected.slice(-2048) });
+    const withoutPolicy = await waitForStatus(runtime, plain, (u) => u.status.phase === 'Failed');
+    expect(containerStatus(withoutPolicy).state?.terminated?.message).toBeUndefined();
+    const done = await waitForStatus(runtime, succeeded, (u) => u.status.phase === 'Succeeded');
+    expect(containerStatus(done).state?.terminated?.message).toBeUndefined();
+  });
+
   it("runs a container in its own directory of the pod's log directory (removed with the pod) unless it sets workingDir, and makes no other directory per pod", async () => {
     const dataDir = tempDir();
     const runtime = processRuntime(dataDir);

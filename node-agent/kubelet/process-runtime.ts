@@ -41,7 +41,7 @@ import { execFileSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { KubeletNotFoundError } from './errors.ts';
 import { type PodRun, type ProbeKind, type StopSignal, restoredContainer } from './lifecycle.ts';
-import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, podLogDir, podWorkDir, prepareLogFile, readLogFile } from './logs.ts';
+import { type LogOptions, containerLogFile, findPodLogDirs, logInstances, messageFromLog, podLogDir, podWorkDir, prepareLogFile, readLogFile } from './logs.ts';
 import { allocatePodIP } from './pod-cidr.ts';
 import { openPodRecords } from './pod-records.ts';
 import { type PodUser, agentUser } from './pod-user.ts';
@@ -354,10 +354,16 @@ export function createProcessRuntime(options: ResolvedRuntimeOptions): PodRuntim
           },
           exited(code, signal) {
             if (instance === undefined) return;
-            reportExit(run.uid, container, instance, {
-              exitCode: code ?? 128 + (signal === null ? 0 : signalNumber(signal)),
-              signal: signal === null ? null : signalNumber(signal),
-            });
+            const ended = instance;
+            const exit = { exitCode: code ?? 128 + (signal === null ? 0 : signalNumber(signal)), signal: signal === null ? null : signalNumber(signal) };
+            // kubelet's FallbackToLogsOnError: a failed container's message is the end of its log.
+            // (No file at terminationMessagePath is read: the pod's containers share one working
+            // directory, so there is no per-container place for it; see the README.)
+            if (exit.exitCode === 0 || spec.terminationMessagePolicy !== 'FallbackToLogsOnError') {
+              reportExit(run.uid, container, ended, exit);
+              return;
+            }
+            void messageFromLog(logFile).then((message) => reportExit(run.uid, container, ended, message === '' ? exit : { ...exit, message }));
           },
         },
       );
