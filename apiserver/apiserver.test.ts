@@ -553,6 +553,20 @@ describeOnBothLogs('apiserver', (adapter) => {
       const text = await withLogs.client.request('GET', `/api/v1/namespaces/${ns}/pods/l/log?tailLines=5`);
       expect(text.status).toBe(200);
       expect(text.body).toBe('hello from l/main\ntail=5\n');
+      // limitBytes cuts the stream whichever hook serves it, mid-chunk too.
+      expect((await withLogs.client.request('GET', `/api/v1/namespaces/${ns}/pods/l/log?limitBytes=14`)).body).toBe('hello from l/m');
+      expect((await withLogs.client.request('GET', `/api/v1/namespaces/${ns}/pods/l/log?limitBytes=19`)).body).toBe('hello from l/main\nt');
+      // kube's ValidatePodLogOptions.
+      for (const [query, message] of [
+        ['limitBytes=0', 'limitBytes: Invalid value: 0: must be greater than 0'],
+        ['sinceSeconds=0', 'sinceSeconds: Invalid value: 0: must be greater than 0'],
+        ['sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z', 'at most one of `sinceTime` or `sinceSeconds` may be specified'],
+        ['tailLines=-1', 'tailLines: Invalid value: "-1": must be a non-negative integer'],
+      ] as const) {
+        const refused = await withLogs.client.request('GET', `/api/v1/namespaces/${ns}/pods/l/log?${query}`);
+        expect(refused.status).toBe(400);
+        expect(refused.body.message).toBe(message);
+      }
     } finally {
       await withLogs.close();
     }

@@ -219,6 +219,13 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
       throw apiErrors.badRequest(`previous terminated container "${chosen}" in pod "${pod.metadata.name}" not found`);
     }
   }
+  // kube's ValidatePodLogOptions.
+  const tailLines = optionalInteger(query, 'tailLines');
+  const sinceSeconds = optionalInteger(query, 'sinceSeconds');
+  const limitBytes = optionalInteger(query, 'limitBytes');
+  if (sinceSeconds !== undefined && sinceSeconds < 1) throw apiErrors.badRequest(`sinceSeconds: Invalid value: ${sinceSeconds}: must be greater than 0`);
+  if (limitBytes !== undefined && limitBytes < 1) throw apiErrors.badRequest(`limitBytes: Invalid value: ${limitBytes}: must be greater than 0`);
+  if (sinceSeconds !== undefined && (query.get('sinceTime') ?? '') !== '') throw apiErrors.badRequest('at most one of `sinceTime` or `sinceSeconds` may be specified');
   const abort = new AbortController();
   ctx.res.on('close', () => abort.abort());
   const chunks = await server.podLogs({
@@ -227,16 +234,21 @@ export const podLog = async (server: ServerContext, ctx: RequestContext): Promis
     follow: queryBool(query, 'follow'),
     previous,
     timestamps: queryBool(query, 'timestamps'),
-    tailLines: optionalInteger(query, 'tailLines'),
-    sinceSeconds: optionalInteger(query, 'sinceSeconds'),
-    limitBytes: optionalInteger(query, 'limitBytes'),
+    tailLines,
+    sinceSeconds,
+    limitBytes,
     signal: abort.signal,
   });
   ctx.res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  // `limitBytes` is kept here, whichever hook serves the log (kubelet stops there, a followed log too).
+  let left = limitBytes ?? Number.POSITIVE_INFINITY;
   try {
     for await (const chunk of chunks) {
       if (abort.signal.aborted) break;
-      ctx.res.write(chunk);
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      ctx.res.write(bytes.length > left ? bytes.subarray(0, left) : bytes);
+      left -= bytes.length;
+      if (left <= 0) break;
     }
   } finally {
     ctx.res.end();
