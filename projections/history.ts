@@ -395,7 +395,9 @@ const summarize = (event: EventRecord, rationale: BindingRationale | undefined):
       const best = rationale?.scores[0];
       const score = best ? ` to node "${best.node}" with score ${best.score}` : '';
       const filtered = rationale && rationale.filtered.length > 0 ? `, ${rationale.filtered.length} node(s) filtered out` : '';
-      return `${what} bound${score} by ${describeActor(event.actor)}${filtered}${verdict}`;
+      const preemption = rationale?.preemption;
+      const preempted = preemption ? `, after preempting ${preemption.victims.length} pod(s) on node "${preemption.nominatedNode}"` : '';
+      return `${what} bound${score} by ${describeActor(event.actor)}${filtered}${preempted}${verdict}`;
     }
     case 'ObjectCreated':
     case 'CustomObjectCreated':

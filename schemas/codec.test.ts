@@ -8,6 +8,7 @@ import { v4ObjectUpdatedDeployment } from './fixtures/v4-object-updated-deployme
 import { v5ObjectCreatedPod } from './fixtures/v5-object-created-pod.ts';
 import { v6ObjectCreatedPod } from './fixtures/v6-object-created-pod.ts';
 import { v7ObjectCreatedPod } from './fixtures/v7-object-created-pod.ts';
+import { v8PodBound } from './fixtures/v8-pod-bound.ts';
 import {
   createEventCodec,
   decodeEvent,
@@ -216,6 +217,33 @@ describe('round trip', () => {
       const event = { ...base, body } as EventEnvelope;
       expect(decodeEvent(encodeEvent(event))).toStrictEqual(event);
     }
+  });
+
+  it('decodes the committed v8 fixture (v8-pod-bound.bin) with the current reader, its rationale without a preemption', () => {
+    const buf = readFileSync(new URL('./fixtures/v8-pod-bound.bin', import.meta.url));
+    const writer = registry.versions.find((version) => version.name === 'v8');
+    expect(buf.readBigUInt64LE(2)).toBe(writer?.fingerprint);
+    const decoded = decodeEvent(buf);
+    expect(decoded).toStrictEqual(v8PodBound);
+    expect(decoded.body.type === 'PodBound' && 'preemption' in decoded.body.rationale).toBe(false);
+  });
+
+  it('round-trips BindingRationale.preemption (v9): the victims and the reason of a binding that followed a preemption; a null one decodes absent', () => {
+    const bound = v8PodBound.body as Extract<EventEnvelope['body'], { type: 'PodBound' }>;
+    const preemption = {
+      nominatedNode: 'node-1',
+      reason: '0/2 nodes are available: 2 Insufficient cpu.',
+      victims: [
+        { namespace: 'default', name: 'low-1c', uid: '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b', priority: 0 },
+        { namespace: 'batch', name: 'low-1d', uid: null, priority: -5 },
+      ],
+    };
+    const preempting = { ...v8PodBound, body: { ...bound, rationale: { ...bound.rationale, preemption } } } as EventEnvelope;
+    expect(decodeEvent(encodeEvent(preempting))).toStrictEqual(preempting);
+    const withNull = { ...v8PodBound, body: { ...bound, rationale: { ...bound.rationale, preemption: null } } } as EventEnvelope;
+    expect(decodeEvent(encodeEvent(withNull))).toStrictEqual(v8PodBound);
+    const writeV8 = createEventCodec({ registry, writer: registry.versions.find((version) => version.name === 'v8') });
+    expect(expectThrown(() => writeV8.encode(preempting), EncodeError).path).toBe('body.rationale.preemption');
   });
 
   it('decodes a null decidedAt as absent (optional fields are never null when decoded)', () => {

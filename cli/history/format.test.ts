@@ -179,6 +179,33 @@ describe('formatWhy', () => {
     );
   });
 
+  it('names the victims and the reason of the preemption a binding followed (v9 rationale)', () => {
+    const preempting: CauseLink = {
+      ...bound,
+      rationale: {
+        ...(bound.rationale as NonNullable<CauseLink['rationale']>),
+        preemption: {
+          nominatedNode: 'node-2',
+          reason: '0/3 nodes are available: 3 Insufficient cpu.',
+          victims: [
+            { namespace: 'default', name: 'low-1', uid: 'u-1', priority: 0 },
+            { namespace: 'batch', name: 'low-2', uid: null, priority: -1 },
+          ],
+        },
+      },
+    };
+    expect(formatWhy('Pod default/web-7d9-abc12 Running', { key: 'Pod/default/web-7d9-abc12', nodeName: 'node-2' }, [[preempting, podCreated]])).toBe(
+      [
+        'Pod default/web-7d9-abc12 Running',
+        '  ← bound to node "node-2" by controller "scheduler" (score 87, 1 node filtered: node-3: Insufficient cpu)  [2024-05-01T12:00:00Z 5.0, decided at 3.0]',
+        '      scores: node-2=87, node-1=60',
+        '      preempted 2 pods on node "node-2": default/low-1 (priority 0, uid u-1), batch/low-2 (priority -1); because 0/3 nodes are available: 3 Insufficient cpu.',
+        '    ← created by controller "replicaset"  [2024-05-01T12:00:00Z 4.0]',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('names the field managers a create or update wrote', () => {
     const applied: CauseLink = { ...deploymentCreated, managers: [{ manager: 'kubectl', operation: 'Apply' }] };
     const scaled: CauseLink = { event: event('e6', 'Deployment/default/web', 'ObjectUpdated', { type: 'user', name: 'admin' }, null), summary: '', managers: [{ manager: 'kubectl', operation: 'Update', subresource: 'scale' }] };

@@ -3,7 +3,7 @@
  * audit tables, cluster diffs, the replay summary and reconcile results. Pure functions
  * of the history API's replies.
  */
-import type { Actor, BindingRationale, KubeObject } from '../../schemas/index.ts';
+import type { Actor, BindingPreemption, BindingRationale, KubeObject } from '../../schemas/index.ts';
 import { assertNever } from '../../schemas/assert-never.ts';
 import { columnWidths, renderRow, renderTable, toYaml } from '../printers.ts';
 import { formatManager } from '../../projections/field-managers.ts';
@@ -120,6 +120,16 @@ export const formatRationale = (rationale: BindingRationale, node: string | unde
   return `(${parts.join(', ')})`;
 };
 
+/**
+ * The preemption a binding followed (schema v9): `preempted 2 pods on node "node-1":
+ * default/low-1 (priority 0, uid …), default/low-2 (priority 0, uid …); because 0/2 nodes
+ * are available: 2 Insufficient cpu.`
+ */
+export const formatPreemption = (preemption: BindingPreemption): string => {
+  const victims = preemption.victims.map((v) => `${v.namespace}/${v.name} (priority ${v.priority}${v.uid === null ? '' : `, uid ${v.uid}`})`);
+  return `preempted ${plural(victims.length, 'pod')} on node "${preemption.nominatedNode}"${victims.length > 0 ? `: ${victims.join(', ')}` : ''}; because ${preemption.reason}`;
+};
+
 const actorText = (actor: Actor): string => `${actor.type} "${actor.name}"`;
 
 /** What `why` knows about the object besides its history. */
@@ -209,6 +219,8 @@ export const formatWhy = (head: string, subject: WhySubject, chains: readonly (r
         const sorted = [...scores].sort((a, b) => b.score - a.score);
         lines.push(`${indent}    scores: ${sorted.map((s) => `${s.node}=${s.score}`).join(', ')}`);
       }
+      const preemption = link.rationale?.preemption;
+      if (preemption) lines.push(`${indent}    ${formatPreemption(preemption)}`);
     });
   }
   return `${lines.join('\n')}\n`;

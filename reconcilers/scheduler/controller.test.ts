@@ -237,9 +237,81 @@ describe('scheduler controller: preemption (DefaultPreemption)', () => {
           reason: 'Unschedulable',
           message: '0/2 nodes are available: 2 Insufficient cpu. preemption: nominated node node-1, preempting 2 pod(s): default/low-1c, default/low-1d.',
         },
+        {
+          type: 'scheduler.logplane.io/Preemption',
+          status: 'True',
+          reason: 'VictimsPreempted',
+          message:
+            'nominated node node-1, preempting 2 pod(s): default/low-1c (uid uid-low-1c, priority 0), default/low-1d (uid uid-low-1d, priority 0); reason: 0/2 nodes are available: 2 Insufficient cpu.',
+        },
       ],
     });
     expect(commands.some((c) => c.type === 'PodBound')).toBe(false);
+  });
+
+  it('binds the preemptor once its victims are gone, with the preemption (victims and reason) in the rationale', () => {
+    const objects = [...full(), prioritized('high', '2', 1000)];
+    const projection = cluster(objects);
+    // The log so far: the namespace and `objects` on the desired topic; the scheduler's commands follow.
+    const next = { desired: [objects.length + 1], observed: [0] };
+    const append = (commands: readonly EventBody[]): void => {
+      for (const command of commands) {
+        const topic = command.type === 'ObjectUpdated' && command.subresource === 'status' ? 'observed' : 'desired';
+        const name = command.type === 'ObjectUpdated' ? command.object.metadata.name : command.type === 'ObjectDeleted' || command.type === 'PodBound' ? command.name : '';
+        for (const batch of toBatches(topic, [makeEvent(`Pod/default/${name}`, command, { type: 'controller', name: 'scheduler' })], 1, next[topic])) projection.applyBatch(batch);
+      }
+    };
+    const decideHigh = (): readonly EventBody[] => {
+      const commands = decidePods(['Pod/default/high'], projection.view(), { now: 1000 }, defaultProfiles).get('Pod/default/high')?.commands ?? [];
+      // Re-run on the same view (`debug reconcile`), the decision is the same.
+      expect(decidePods(['Pod/default/high'], projection.view(), { now: 1000 }, defaultProfiles).get('Pod/default/high')?.commands).toEqual(commands);
+      return commands;
+    };
+    const high = (): Pod => projection.view().get('Pod/default/high') as Pod;
+    const record = (): unknown => high().status?.conditions?.find((c) => c.type === 'scheduler.logplane.io/Preemption');
+
+    append(decideHigh());
+    const victims = ['low-1c', 'low-1d'];
+    expect(victims.map((name) => (projection.view().get(`Pod/default/${name}`) as Pod).metadata.deletionTimestamp)).toEqual([expect.any(String), expect.any(String)]);
+    const recorded = record();
+    expect(recorded).toBeDefined();
+    // While the victims terminate the pod waits (kube's "not eligible"): its PodScheduled message changes, the record stays.
+    append(decideHigh());
+    expect(high().status?.conditions?.find((c) => c.type === 'PodScheduled')?.message).toBe(
+      '0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to a terminating pod on the nominated node..',
+    );
+    expect(record()).toEqual(recorded);
+    // Gone (the kubelet's final delete): the pod binds to its node, and the binding names the preemption it followed.
+    append(victims.map((name) => ({ type: 'ObjectDeleted', kind: 'Pod', namespace: 'default', name, expectedResourceVersion: null, uid: `uid-${name}`, propagationPolicy: null, gracePeriodSeconds: 0 })));
+    expect(victims.map((name) => projection.view().get(`Pod/default/${name}`))).toEqual([undefined, undefined]);
+    const bound = decideHigh();
+    expect(boundNode(bound)).toBe('node-1');
+    const binding = bound.find((c) => c.type === 'PodBound');
+    expect(binding?.type === 'PodBound' && binding.rationale.preemption).toEqual({
+      nominatedNode: 'node-1',
+      reason: '0/2 nodes are available: 2 Insufficient cpu.',
+      victims: victims.map((name) => ({ namespace: 'default', name, uid: `uid-${name}`, priority: 0 })),
+    });
+  });
+
+  it('a binding that no preemption preceded, or whose nomination was cleared, has no preemption in its rationale', () => {
+    const record = {
+      type: 'scheduler.logplane.io/Preemption',
+      status: 'True',
+      reason: 'VictimsPreempted',
+      message: 'nominated node node-2, preempting 1 pod(s): default/gone (uid uid-gone, priority 0); reason: 0/2 nodes are available: 2 Insufficient cpu.',
+    };
+    const rationaleOf = (status: Pod['status']): unknown => {
+      const projection = cluster([node('node-1'), node('node-2'), { ...prioritized('p', '1', 10), status } as Pod]);
+      const bind = decidePods(['Pod/default/p'], projection.view(), { now: 0 }, defaultProfiles).get('Pod/default/p')?.commands.find((c) => c.type === 'PodBound');
+      return bind?.type === 'PodBound' ? bind.rationale : undefined;
+    };
+    expect(rationaleOf(undefined)).not.toHaveProperty('preemption');
+    expect(rationaleOf({ phase: 'Pending', conditions: [record] })).not.toHaveProperty('preemption');
+    expect(rationaleOf({ phase: 'Pending', nominatedNodeName: 'node-1', conditions: [record] })).not.toHaveProperty('preemption');
+    expect(rationaleOf({ phase: 'Pending', nominatedNodeName: 'node-2', conditions: [record] })).toHaveProperty('preemption.victims', [
+      { namespace: 'default', name: 'gone', uid: 'uid-gone', priority: 0 },
+    ]);
   });
 
   it('a pod of lower or equal priority does not take the room kept for a nominated pod; a higher one does', () => {

@@ -5,12 +5,13 @@
  * the rationale; the fold still judges it (capacity, still unbound) in log order.
  */
 import { sameVector, type AppliedChange, type Projection, type View } from '../../projections/index.ts';
-import type { EventBody, Node, Pod, PodCondition } from '../../schemas/index.ts';
+import type { BindingPreemption, EventBody, Node, Pod, PodCondition } from '../../schemas/index.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import { createNodeInfoCache, type NodeInfoCache } from './cache.ts';
 import { NAMESPACE_NAME_LABEL } from './affinity.ts';
 import { assumePod, buildNodeInfos, type ClusterLister, createProfile, type NodeInfo, type Profile, type ProfileConfig } from './framework.ts';
 import { defaultRegistry } from './plugins/index.ts';
+import { bindingPreemption } from './plugins/default-preemption/index.ts';
 import { preBindVolumes } from './plugins/volume-binding/index.ts';
 import { claimNamesOf } from '../persistentvolume/volumes.ts';
 import { defaultResolvedSchedulerConfig, type ResolvedSchedulerConfig } from './config/index.ts';
@@ -19,7 +20,7 @@ import { narrateScheduling } from './events.ts';
 import { createRoundScheduler } from './round-scheduler.ts';
 import { nominate, nominatedAhead, nominatedPodsOf, podPriority, withPods } from './nominated.ts';
 import { createPostFilterHandle, runPostFilters } from './post-filter.ts';
-import { preemptionCommands, preemptionNote } from './preemption.ts';
+import { PREEMPTION_RECORD, preemptionCommands, preemptionNote, preemptionRecord, recordedPreemption } from './preemption.ts';
 import { preEnqueue, type ScheduleResult } from './scheduler.ts';
 import { countPending, newTally, type ScheduleTally, type SchedulerMetrics } from './metrics.ts';
 
@@ -218,6 +219,9 @@ export const decidePods = (
           decisions.set(key, { commands: volumes.commands });
           break;
         }
+        // A binding that follows the pod's preemption names it (v9): the record its nomination left on the pod.
+        const nomination = nominationOverrides.has(key) ? nominationOverrides.get(key) : pod.status?.nominatedNodeName;
+        const preemption = nomination ? recordedPreemption(pod, nomination) : undefined;
         const command: EventBody = {
           type: 'PodBound',
           namespace: pod.metadata.namespace ?? 'default',
@@ -226,7 +230,7 @@ export const decidePods = (
           expectedPodVersion: pod.metadata.resourceVersion ?? null,
           // The scheduler builds a fresh rationale per decision (its lists are copies, not its
           // memo's), so the command carries it as is instead of a second copy per binding.
-          rationale: result.rationale,
+          rationale: preemption === undefined ? result.rationale : { ...result.rationale, preemption },
         };
         const index = indexOfNode.get(result.node) as number;
         infos[index] = assumePod(infos[index] as NodeInfo, pod);
@@ -242,6 +246,8 @@ export const decidePods = (
         let message = result.message;
         let nomination = nominationOverrides.has(key) ? nominationOverrides.get(key) : pod.status?.nominatedNodeName;
         const commands: EventBody[] = [];
+        /** The preemption this cycle decided, recorded on the pod for the binding that follows. */
+        let preemption: BindingPreemption | undefined;
         if (infos.length > 0 && profile.postFilters.length > 0) {
           const handle = createPostFilterHandle(pod, infos, profile, cluster, nominated, context.now);
           const outcome = runPostFilters(pod, { filtered: result.rationale.filtered, unresolvable: result.unresolvable }, handle, profile);
@@ -255,6 +261,7 @@ export const decidePods = (
               nominationOverrides.set(podKey(other), undefined);
               nominate(nominated, other, undefined);
             }
+            preemption = bindingPreemption(outcome.node, result.message, outcome.victims);
             message = `${message} ${preemptionNote(outcome.node, outcome.victims)}`;
             nomination = outcome.node;
             nominate(nominated, pod, outcome.node);
@@ -270,7 +277,11 @@ export const decidePods = (
         tally?.unschedulableProfiles.push(schedulerName);
         const conditions = pod.status?.conditions ?? [];
         const current = conditions.find((c) => c.type === 'PodScheduled');
-        if (current?.status === 'False' && current.message === message && (pod.status?.nominatedNodeName ?? undefined) === (nomination ?? undefined)) {
+        const sameNomination = (pod.status?.nominatedNodeName ?? undefined) === (nomination ?? undefined);
+        // The recorded preemption stays while its nomination does; a new one replaces it.
+        const recorded = conditions.find((c) => c.type === PREEMPTION_RECORD);
+        const record = preemption !== undefined ? preemptionRecord(preemption, context.now) : nomination && sameNomination ? recorded : undefined;
+        if (current?.status === 'False' && current.message === message && sameNomination && recorded?.message === record?.message) {
           decisions.set(key, { commands });
           break;
         }
@@ -290,7 +301,7 @@ export const decidePods = (
               ...status,
               ...(nomination ? { nominatedNodeName: nomination } : {}),
               phase: 'Pending',
-              conditions: [...conditions.filter((c) => c.type !== 'PodScheduled'), condition],
+              conditions: [...conditions.filter((c) => c.type !== 'PodScheduled' && c.type !== PREEMPTION_RECORD), condition, ...(record ? [record] : [])],
             },
           },
           expectedResourceVersion: null,

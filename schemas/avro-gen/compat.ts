@@ -90,8 +90,9 @@ export function analyzeCompatibility(
       const required = new Set(schema.required ?? []);
       const nonNull = new Set<string>();
       nonNullWritten.set(definition, [...(nonNullWritten.get(definition) ?? []), nonNull]);
+      // A field is paired with the property of its JSON name (`_ref` was written for `$ref`).
       for (const field of view.fields) {
-        const property = properties[field.name];
+        const property = properties[field.jsonName];
         const where = `${version.name}: ${recordName}.${field.name}`;
         if (property === undefined) {
           problems.push(`${where} has no property in ${definition}`);
@@ -100,14 +101,14 @@ export function analyzeCompatibility(
         const fieldView = viewOf(field.type);
         const nullable = fieldView.type === 'union' && isNullable(fieldView.branches);
         if (!nullable) {
-          nonNull.add(field.name);
+          nonNull.add(field.jsonName);
         }
-        if (nullable && required.has(field.name)) {
-          note(optional, fieldKey(definition, field.name), `\`${recordName}.${field.name}\` is nullable`, version.name);
+        if (nullable && required.has(field.jsonName)) {
+          note(optional, fieldKey(definition, field.jsonName), `\`${recordName}.${field.name}\` is nullable`, version.name);
         }
-        pairType(field.type, property, fieldKey(definition, field.name), where);
+        pairType(field.type, property, fieldKey(definition, field.jsonName), where);
       }
-      const written = new Set(view.fields.map((field) => field.name));
+      const written = new Set(view.fields.map((field) => field.jsonName));
       for (const property of required) {
         if (!written.has(property) && property !== 'kind') {
           note(optional, fieldKey(definition, property), `\`${recordName}\` has no ${property}`, version.name);

@@ -23,7 +23,7 @@ import { generateObjectSchemas } from './generate.ts';
 import { loadApiDocument, type ApiDocument } from './openapi.ts';
 
 /** The name of the generated version. */
-export const GENERATED_VERSION = 'v8';
+export const GENERATED_VERSION = 'v9';
 /** The directory of the generated version. */
 export const DRAFT_DIR = new URL(`../avro/${GENERATED_VERSION}/`, import.meta.url);
 /** The generator's README, whose compatibility section is generated. */

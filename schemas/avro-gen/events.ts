@@ -59,6 +59,45 @@ export const EVENT_FIELD_ADDITIONS: Readonly<Record<string, readonly Readonly<Re
         "Whether the fold judges this create against the ResourceQuotas of its namespace. Null (every event before v7): it is not (no quota was enforced when it was written). 'Judged' (as kube-apiserver's quota admission): the object is charged against every matching ResourceQuota, and the create is rejected (Forbidden, exceeded quota) when one would go over its hard limits.",
     },
   ],
+  BindingRationale: [
+    {
+      // v9: the preemption a binding follows (issue 23).
+      name: 'preemption',
+      type: [
+        'null',
+        {
+          type: 'record',
+          name: 'BindingPreemption',
+          doc: "The preemption that made room for the pod (kube-scheduler's DefaultPreemption result): the node it was nominated to, why it had to preempt, and the pods evicted for it.",
+          fields: [
+            { name: 'nominatedNode', type: 'string', doc: "The node the preemption nominated the pod to (its status.nominatedNodeName); the binding may still go elsewhere if another node made room first." },
+            { name: 'reason', type: 'string', doc: "Why the pod fit no node without preempting: the scheduler's filter summary when it preempted (kube's FitError, e.g. '0/3 nodes are available: 3 Insufficient cpu.')." },
+            {
+              name: 'victims',
+              type: {
+                type: 'array',
+                items: {
+                  type: 'record',
+                  name: 'PreemptionVictim',
+                  doc: 'A pod preempted (marked DisruptionTarget and deleted gracefully) to make room.',
+                  fields: [
+                    { name: 'namespace', type: 'string' },
+                    { name: 'name', type: 'string' },
+                    { name: 'uid', type: ['null', 'string'], default: null },
+                    { name: 'priority', type: 'int', doc: 'Its priority (spec.priority; 0 when unset) when it was preempted.' },
+                  ],
+                },
+              },
+              doc: 'The victims, in the order the preemption chose them (most important first).',
+            },
+          ],
+        },
+      ],
+      default: null,
+      'logplane.optional': true,
+      doc: 'Null (every binding before v9, and any binding that no preemption preceded): the pod was bound without preempting. Set when the scheduler had nominated the pod to a node by preempting lower-priority pods there: the victims and the reason.',
+    },
+  ],
   ObjectUpdated: [
     {
       // v7: a terminated pod's quota charge given back (issue 17).

@@ -16,6 +16,7 @@ import { v4ObjectUpdatedDeployment } from '../fixtures/v4-object-updated-deploym
 import { v5ObjectCreatedPod } from '../fixtures/v5-object-created-pod.ts';
 import { v6ObjectCreatedPod } from '../fixtures/v6-object-created-pod.ts';
 import { v7ObjectCreatedPod } from '../fixtures/v7-object-created-pod.ts';
+import { v8PodBound } from '../fixtures/v8-pod-bound.ts';
 import type { EventEnvelope } from '../generated/types.ts';
 import { HEADER_LENGTH, loadSchemaRegistry, type SchemaVersion } from '../registry.ts';
 import { compileDraftConverters, loadDraftVersion } from './draft-convert.ts';
@@ -40,6 +41,7 @@ const fixtureEvents: Readonly<Record<string, EventEnvelope>> = {
   'v5-object-created-pod.bin': v5ObjectCreatedPod,
   'v6-object-created-pod.bin': v6ObjectCreatedPod,
   'v7-object-created-pod.bin': v7ObjectCreatedPod,
+  'v8-pod-bound.bin': v8PodBound,
 };
 
 /**

@@ -3,14 +3,16 @@
  * logs (issue 23's acceptance): with every node full of priority-0 pods, a priority-1000 pod
  * preempts exactly the victims it needs on one node (each gets the DisruptionTarget
  * condition and a Preempted event, and is deleted gracefully), waits nominated to that node,
- * binds there once they are gone and runs; `logplane why` of it names the preemption; a
- * replay from offset 0 gives the live state hash.
+ * binds there once they are gone and runs; its binding's rationale (schema v9) names the
+ * victims and the reason, and `logplane why` and the why API show them; a replay from offset 0
+ * gives the live state hash.
  */
 import { describe, expect, it } from 'vitest';
+import type { ReconcileReply, WhyReply } from '../../cli/history/api.ts';
 import type { Pod } from '../../schemas/index.ts';
 import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
 import { useKubectlCluster } from './kubectl-harness.ts';
-import { logplane, ok } from './process.ts';
+import { clusterClient, logplane, ok, okJson } from './process.ts';
 
 const NODES = ['node-1', 'node-2'];
 const LOW = ['low-1', 'low-2', 'low-3', 'low-4', 'low-5', 'low-6'];
@@ -88,6 +90,26 @@ describe.each(LOG_ADAPTERS)('preemption by a higher-priority pod, on the %s log'
     const names = victims.map((v) => `default/${v.metadata.name}`).sort().join(', ');
     expect(text).toContain(`updated by controller "scheduler": 0/2 nodes are available: 2 Insufficient cpu. preemption: nominated node ${chosen}, preempting 2 pod(s): ${names}.`);
     expect(text).toContain(`bound to node "${chosen}" by controller "scheduler"`);
+  }, 60_000);
+
+  it('the binding’s rationale names the victims (uid, priority) and the reason, and why shows them from it', async () => {
+    const why = await clusterClient(k.cluster.kubeconfig).get<WhyReply>('/logplane/v1/why/Pod/default/high');
+    const binding = why.chains.flat().find((link) => link.event.eventType === 'PodBound' && link.event.key === 'Pod/default/high');
+    const preemption = binding?.rationale?.preemption;
+    expect(preemption?.nominatedNode).toBe(chosen);
+    expect(preemption?.reason).toBe('0/2 nodes are available: 2 Insufficient cpu.');
+    const expected = victims.map((v) => ({ namespace: 'default', name: v.metadata.name, uid: v.metadata.uid ?? null, priority: 0 }));
+    const byName = (left: { name: string }, right: { name: string }): number => left.name.localeCompare(right.name);
+    expect([...(preemption?.victims ?? [])].sort(byName)).toEqual(expected.sort(byName));
+    // The CLI prints the victims in the order the rationale holds them.
+    const text = ok(await logplane(k.cluster.kubeconfig, ['why', 'pod/high']));
+    const listed = (preemption?.victims ?? []).map((v) => `${v.namespace}/${v.name} (priority 0, uid ${v.uid})`).join(', ');
+    expect(text).toContain(`preempted 2 pods on node "${chosen}": ${listed}; because 0/2 nodes are available: 2 Insufficient cpu.`);
+    // Re-run on the view it read, the binding decision gives the same PodBound, its preemption included.
+    const at = binding?.event.decidedAt ?? '';
+    const reply = okJson<ReconcileReply>(await logplane(k.cluster.kubeconfig, ['debug', 'reconcile', 'scheduler', 'pod/high', '--at', at, '-o', 'json']));
+    expect(reply.identical).toBe(true);
+    expect(reply.commands[0]).toMatchObject({ type: 'PodBound', name: 'high', node: chosen, rationale: { preemption } });
   }, 60_000);
 
   it('replays the log from offset 0 into the live state hash', async () => {

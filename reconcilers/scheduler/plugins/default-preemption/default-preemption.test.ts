@@ -5,7 +5,8 @@ import { createPostFilterHandle } from '../../post-filter.ts';
 import { schedule } from '../../scheduler.ts';
 import { makeNode, makePod, type NodeOptions, type PodOptions } from '../../test-fixtures.ts';
 import { createDefaultProfile } from '../index.ts';
-import { candidatesWanted, type Candidate, pickOneNodeForPreemption, preempt, splitByBudgetViolation } from './index.ts';
+import { bindingPreemption, candidatesWanted, type Candidate, pickOneNodeForPreemption, preempt, splitByBudgetViolation } from './index.ts';
+import type { BindingPreemption } from '../../../../schemas/index.ts';
 
 const NOW = Date.parse('2026-01-01T00:10:00Z');
 
@@ -196,6 +197,48 @@ describe('DefaultPreemption: which pods may preempt, and where', () => {
     [3, { minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 5 }, 3],
   ])('with DefaultPreemptionArgs, %i potential nodes and %o give %i candidates', (nodes, args, wanted) => {
     expect(candidatesWanted(nodes, args)).toBe(wanted);
+  });
+});
+
+describe('DefaultPreemption: the result a binding records (v9 BindingPreemption)', () => {
+  /** `running`, with a uid and in `namespace`. */
+  const victim = (name: string, node: string, priority: number, namespace = 'default'): Pod => {
+    const pod = running(name, node, priority, { namespace });
+    return { ...pod, metadata: { ...pod.metadata, uid: `uid-${name}` } };
+  };
+  const reasonOf = (scenario: Scenario): string => {
+    const verdict = schedule(scenario.pod, buildNodeInfos(scenario.nodes.map(makeNode), scenario.pods), createDefaultProfile(), budgetsLister(scenario.budgets ?? []));
+    return verdict.type === 'unschedulable' ? verdict.message : '';
+  };
+
+  it.each<[string, Scenario, BindingPreemption | string]>([
+    [
+      'the nominated node, the filter summary that made the pod preempt, and each victim with its uid and priority, most important first',
+      { nodes: [node('n1')], pods: [victim('p10', 'n1', 10), victim('p5', 'n1', 5, 'batch'), victim('p0a', 'n1', 0), victim('p0b', 'n1', 0, 'batch')], pod: preemptor('3', 100) },
+      {
+        nominatedNode: 'n1',
+        reason: '0/1 nodes are available: 1 Insufficient cpu.',
+        victims: [
+          { namespace: 'batch', name: 'p5', uid: 'uid-p5', priority: 5 },
+          { namespace: 'default', name: 'p0a', uid: 'uid-p0a', priority: 0 },
+          { namespace: 'batch', name: 'p0b', uid: 'uid-p0b', priority: 0 },
+        ],
+      },
+    ],
+    [
+      'the node whose victims matter least: only its pods, negative priorities kept',
+      { nodes: [node('n1', '2'), node('n2', '2')], pods: [victim('mid', 'n1', 10), victim('mid2', 'n1', 10), victim('neg', 'n2', -5), victim('zero', 'n2', 0)], pod: preemptor('1', 100) },
+      { nominatedNode: 'n2', reason: '0/2 nodes are available: 2 Insufficient cpu.', victims: [{ namespace: 'default', name: 'neg', uid: 'uid-neg', priority: -5 }] },
+    ],
+    [
+      'no preemption, nothing to record',
+      { nodes: [node('n1', '2')], pods: [victim('same', 'n1', 100), victim('higher', 'n1', 200)], pod: preemptor('1', 100) },
+      'preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.',
+    ],
+  ])('%s', (_name, scenario, expected) => {
+    const result = run(scenario);
+    const recorded = result.type === 'nominated' ? bindingPreemption(result.node, reasonOf(scenario), result.victims) : result.message;
+    expect(recorded).toEqual(expected);
   });
 });
 

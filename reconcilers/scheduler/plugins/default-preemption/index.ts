@@ -18,6 +18,7 @@ import { podStartTime, selectVictimsOnNode } from './victims.ts';
 import type { DefaultPreemptionArgs } from '../../config/types.ts';
 
 export { compareImportance, filterWithNominated, NO_VICTIMS_REASON, podStartTime, selectVictimsOnNode, splitByBudgetViolation } from './victims.ts';
+export { bindingPreemption } from './result.ts';
 
 /** This plugin's registry name (kube-scheduler's). */
 export const DEFAULT_PREEMPTION = 'DefaultPreemption';
