@@ -26,7 +26,25 @@ interface Rationale {
   readonly scores: readonly { node: string; score: number; plugins: readonly { name: string; score: number }[] }[];
   readonly feasibleNodes: number;
   readonly totalNodes: number;
+  /** The preemption the binding followed (schema v9), absent (or null) otherwise. */
+  readonly preemption?: Preemption | null;
 }
+
+interface Preemption {
+  readonly nominatedNode: string;
+  readonly reason: string;
+  readonly victims: readonly { namespace: string; name: string; uid: string | null; priority: number }[];
+}
+
+/** The preemption a binding followed, as `logplane why` prints it. */
+const preemptionView = (preemption: Preemption): HTMLElement =>
+  h(
+    'p',
+    { class: 'preemption', 'data-testid': 'preemption' },
+    `preempted ${preemption.victims.length} pod${preemption.victims.length === 1 ? '' : 's'} on node "${preemption.nominatedNode}"`,
+    preemption.victims.length > 0 ? `: ${preemption.victims.map((v) => `${v.namespace}/${v.name} (priority ${v.priority})`).join(', ')}` : '',
+    `; because ${preemption.reason}`,
+  );
 
 interface CauseLink {
   readonly event: PositionedEvent;
@@ -54,6 +72,7 @@ const rationaleView = (rationale: Rationale): HTMLElement =>
     'div',
     { class: 'rationale', 'data-testid': 'rationale' },
     h('p', {}, `${rationale.feasibleNodes} of ${rationale.totalNodes} nodes feasible`),
+    rationale.preemption ? preemptionView(rationale.preemption) : null,
     h(
       'table',
       {},
