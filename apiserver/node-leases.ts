@@ -9,7 +9,7 @@ import type { KubeObject } from '../schemas/index.ts';
 import { microTime } from './system-objects/plan.ts';
 
 /** The namespace of the nodes' Leases (kube's `NamespaceNodeLease`). */
-const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
 /** Where the apiserver learns the nodes' latest renewals (the composition root follows the heartbeats topic). */
 export interface NodeLeaseRenewals {
