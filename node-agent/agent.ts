@@ -1,7 +1,8 @@
 /**
  * The node agent: for one or many nodes (sim runs 1,000 from one process) it registers
- * the Node and its Lease, renews the Lease (heartbeats), runs the pods the projection says are bound to it, reports their
- * status to the observed topic, and finishes graceful deletions once a pod has stopped.
+ * the Node and its Lease, renews the Lease (heartbeats, node-lease.ts), runs the pods the
+ * projection says are bound to it, reports their status to the observed topic, and
+ * finishes graceful deletions once a pod has stopped.
  */
 import { statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
