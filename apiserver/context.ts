@@ -16,6 +16,7 @@ import type { ResourceInfo } from './resources.ts';
 import type { ResourceTarget } from './router.ts';
 import type { WriteIdentity, Writer, WriteResult } from './writer.ts';
 import type { TokenIssuer } from './serviceaccount-tokens/issuer.ts';
+import type { NodeLeaseRenewals } from './node-leases.ts';
 
 /** How many times a write without a pinned resourceVersion (a patch) is retried on Conflict, as kube does. */
 export const CONFLICT_RETRIES = 5;
@@ -57,6 +58,8 @@ export interface ServerContext {
   /** How long a read waits for the projection to catch up with the log. */
   readonly readTimeoutMs: number;
   readonly podLogs: PodLogsHook | undefined;
+  /** The nodes' latest Lease renewals, served as their Leases' renewTime (node-leases.ts); none: the stored renewTime. */
+  readonly nodeLeaseRenewals: NodeLeaseRenewals | undefined;
   /** Signs and checks service-account tokens; without it `serviceaccounts/token` is 404 and JWTs are not accepted. */
   readonly serviceAccountTokens: TokenIssuer | undefined;
   /** The random part of a generated name (`metadata.generateName`). */

@@ -60,6 +60,7 @@ import type { TlsMaterial } from './tls.ts';
 import { serveDashboard } from './ui.ts';
 import { type ConnectDependencies, type PodStreamsHook, refuseWithStatus, serveConnect } from './streaming/connect.ts';
 import { createWriter } from './writer.ts';
+import type { NodeLeaseRenewals } from './node-leases.ts';
 import { randomNameSuffix } from './validation/admit.ts';
 
 export interface ApiServerOptions {
@@ -92,6 +93,8 @@ export interface ApiServerOptions {
   readonly applyTimeoutMs?: number;
   /** Serves `pods/NAME/log`; without it those requests get 404. */
   readonly podLogs?: PodLogsHook;
+  /** The nodes' latest Lease renewals (their heartbeats), served as `renewTime` of their Leases in kube-node-lease; without it the stored one. */
+  readonly nodeLeaseRenewals?: NodeLeaseRenewals;
   /** Hands `pods/NAME/exec|attach|portforward` upgrades to the pod's node agent (streaming/connect.ts); without it they get 503. */
   readonly podStreams?: PodStreamsHook;
   /** The node agents' resource usage, served as `metrics.k8s.io`; without it those requests get 503. */
@@ -350,6 +353,7 @@ export const createApiServer = async (options: ApiServerOptions): Promise<ApiSer
     maxWatchSeconds: options.maxWatchSeconds ?? 1800,
     readTimeoutMs: options.readTimeoutMs ?? 10_000,
     podLogs: options.podLogs,
+    nodeLeaseRenewals: options.nodeLeaseRenewals,
     serviceAccountTokens: options.serviceAccountTokens,
     nameSuffix: options.nameSuffix ?? randomNameSuffix,
     closing: closing.signal,

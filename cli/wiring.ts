@@ -43,6 +43,7 @@ import { createDebugReconcile } from '../reconcilers/debug.ts';
 import { CONTROLLER_FACTORIES } from '../reconcilers/controllers.ts';
 import type { ResolvedSchedulerConfig } from '../reconcilers/scheduler/config/index.ts';
 import { createSchedulerController } from '../reconcilers/scheduler/controller.ts';
+import { trackHeartbeats } from '../reconcilers/node-lifecycle/heartbeats.ts';
 import type { ClusterCredentials } from './pki.ts';
 import { createTokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
 import { kubernetesServiceIP } from '../apiserver/system-objects/index.ts';
@@ -217,8 +218,12 @@ const openAuditLog = (settings: AuditSettings | false | undefined, dataDir: stri
 const debugControllersOf = (schedulerConfig: ResolvedSchedulerConfig | undefined): typeof CONTROLLER_FACTORIES =>
   schedulerConfig === undefined ? CONTROLLER_FACTORIES : { ...CONTROLLER_FACTORIES, scheduler: () => createSchedulerController({ config: schedulerConfig }) };
 
+/** How far back the apiserver reads the heartbeats for the nodes' Lease renewals: twice kubelet's lease duration (40 s). */
+const NODE_RENEWALS_WINDOW_MS = 80_000;
+
 export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
   const audit = openAuditLog(options.audit, options.dataDir, options.logger);
+  const renewals = await trackHeartbeats(options.log, Date.now, NODE_RENEWALS_WINDOW_MS);
   const historyApi = createHistoryApi({
     log: options.log,
     projection: options.projection,
@@ -241,20 +246,28 @@ export const serveApi = async (options: ServeOptions): Promise<ApiServer> => {
     ...(options.tls && options.clientCA !== undefined ? { clientCA: options.clientCA } : {}),
     ...(audit ? { audit } : {}),
     ...(options.podLogs ? { podLogs: options.podLogs } : {}),
+    nodeLeaseRenewals: renewals,
     ...(options.podStreams ? { podStreams: options.podStreams } : {}),
     ...(options.resourceUsage ? { resourceUsage: options.resourceUsage } : {}),
     ...(options.serviceAccountSigningKey ? { serviceAccountTokens: createTokenIssuer({ signingKey: options.serviceAccountSigningKey }) } : {}),
   });
+  const served: ApiServer = {
+    ...server,
+    close: async () => {
+      renewals.close();
+      await server.close();
+    },
+  };
   try {
     await server.ensureClusterConfiguration(options.serviceCIDR !== undefined ? { serviceCIDR: options.serviceCIDR } : {});
   } catch (error) {
-    await server.close();
+    await served.close();
     throw error;
   }
   await server.ensureDefaultNamespaces();
   await server.ensureBootstrapPolicy();
   await server.startSystemObjects().ready;
-  return server;
+  return served;
 };
 
 /** Reads at most 4 KiB of an agent's error reply, for the message. */

@@ -1,7 +1,8 @@
 /**
  * The node agent: for one or many nodes (sim runs 1,000 from one process) it registers
- * the Node, heartbeats, runs the pods the projection says are bound to it, reports their
- * status to the observed topic, and finishes graceful deletions once a pod has stopped.
+ * the Node and its Lease, renews the Lease (heartbeats, node-lease.ts), runs the pods the
+ * projection says are bound to it, reports their status to the observed topic, and
+ * finishes graceful deletions once a pod has stopped.
  */
 import { statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -20,6 +21,7 @@ import { mergePodStatus } from './kubelet/status.ts';
 import { type NodeResourceUsage, type ResourceUsage, startResourceUsage } from './resource-usage.ts';
 import { createKubeletMetrics, type ReportedPod } from './metrics.ts';
 import { createEventReporter } from './event-reporter.ts';
+import { startNodeLeases } from './node-lease.ts';
 import { localPathAnnotations, startLocalPathVolumes } from './local-path.ts';
 import type { Registry } from 'prom-client';
 
@@ -50,7 +52,7 @@ export interface NodeAgentOptions {
   readonly capacity?: NodeResources;
   readonly labels?: Readonly<Record<string, string>>;
   readonly taints?: readonly Taint[];
-  /** Heartbeat period (default 10 s; the node-lifecycle grace is 50 s). */
+  /** Heartbeat period: how often the nodes' Leases are renewed (default 10 s, kubelet's; the node-lifecycle grace is 50 s). */
   readonly heartbeatMs?: number;
   /** Pod CIDR of the i-th node; default 127.100.i.0/24 (process) or 127.(110+i/256).(i%256).0/24 (sim). */
   readonly podCIDR?: (index: number) => string;
@@ -241,17 +243,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
     { actor: { type: 'node', name: options.nodes.length === 1 ? options.nodes[0]! : 'node-agent' } },
   );
 
-  const beat = (): void => {
-    const now = Date.now();
-    void appendBodies(
-      log,
-      options.nodes.map((node) => ({ type: 'NodeHeartbeat', node, time: now }) as EventBody),
-      { actor: { type: 'node', name: 'node-agent' } },
-    ).catch((error: unknown) => logger.warn({ error: String(error) }, 'heartbeat append failed; will retry on the next beat'));
-  };
-  beat();
-  const heartbeatTimer = setInterval(beat, heartbeatMs);
-  heartbeatTimer.unref();
+  const leases = startNodeLeases({ log, projection, logger: logger.child({ part: 'node-lease' }), nodes: options.nodes, renewIntervalMs: heartbeatMs });
 
   // One runtime per node; statuses flow to the observed topic, coalesced per tick.
   /** `at`: when the runtime reported the status (the event's time), not when the flush sends it. */
@@ -517,7 +509,7 @@ export const startNodeAgent = async (options: NodeAgentOptions): Promise<NodeAge
       closed = true;
       streaming.close();
       resourceUsage?.close();
-      clearInterval(heartbeatTimer);
+      leases.close();
       for (const s of subscriptions) s.unsubscribe();
       await localPath.close();
       await Promise.all([...runtimes.values()].map((r) => r.close(opts)));

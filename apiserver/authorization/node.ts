@@ -15,11 +15,11 @@ import type { Attributes, ResourceAttributes, Subject } from './attributes.ts';
 import { NODE_RULES } from './bootstrap-policy.ts';
 import type { Authorizer, Decision } from './decision.ts';
 import { ruleAllows } from './rules.ts';
+import { NODE_LEASE_NAMESPACE } from '../node-leases.ts';
 
 /** The group every node identity is in. */
 export const NODES_GROUP = 'system:nodes';
 const NODE_USER_PREFIX = 'system:node:';
-const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
 /** The node `user` speaks for (kube's default NodeIdentifier): undefined when it is not a node, '' when its name says none. */
 export const nodeIdentity = (user: Subject): string | undefined => {

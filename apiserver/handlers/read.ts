@@ -14,6 +14,7 @@ import { parseSelection, pinnedName } from '../selection.ts';
 import type { StatusCause } from '../status.ts';
 import { parseIncludeObject, partialMetadata, toTable } from '../tables.ts';
 import { customTableOf } from '../custom-resources/printer-columns.ts';
+import { withLatestRenewal } from '../node-leases.ts';
 
 /** Renders objects as the client asked: the object/list itself, a Table, or PartialObjectMetadata. */
 const represent = (
@@ -69,7 +70,7 @@ export const getObject = async (server: ServerContext, ctx: RequestContext): Pro
   if (rv !== '0') await catchUp(server);
   const object = server.projection.view().get(keyOf(resource, namespace, name));
   if (!object) throw apiErrors.notFound(resource, name);
-  return json(200, represent(ctx, representation, [object], true, {}));
+  return json(200, represent(ctx, representation, [withLatestRenewal(object, server.nodeLeaseRenewals)], true, {}));
 };
 
 interface ContinueToken {
@@ -134,6 +135,8 @@ export const listObjects = async (server: ServerContext, ctx: RequestContext): P
   let view: View;
   let position: PositionVector;
   let after = '';
+  /** Whether the list reads the current state (a node's Lease then shows its latest renewal), not a past position. */
+  let current = false;
   if (continueText) {
     const token = decodeContinue(continueText);
     position = parseListVersion(server, token.rv);
@@ -149,12 +152,15 @@ export const listObjects = async (server: ServerContext, ctx: RequestContext): P
     // Synchronous from here: the cursor and the live view describe the same state.
     position = server.projection.cursor();
     view = server.projection.view();
+    current = true;
   }
   const pinned = pinnedName(selection);
   let objects: KubeObject[];
   let continueToken: string | undefined;
   if (pinned !== undefined && (namespace !== undefined || !resource.namespaced)) {
-    objects = pinnedObject(view, resource, namespace, pinned).filter((o) => selection.matches(o) && keyOf(resource, o.metadata.namespace, o.metadata.name) > after);
+    objects = pinnedObject(view, resource, namespace, pinned)
+      .filter((o) => selection.matches(o) && keyOf(resource, o.metadata.namespace, o.metadata.name) > after)
+      .map((o) => (current ? withLatestRenewal(o, server.nodeLeaseRenewals) : o));
   } else {
     // Key order, from the continue key on: a page materializes only the objects it looks at
     // (kubectl lists in pages of 500, so a whole collection is never decoded per page).
@@ -167,7 +173,7 @@ export const listObjects = async (server: ServerContext, ctx: RequestContext): P
         continueToken = encodeContinue({ rv: formatVector(position), after: last });
         break;
       }
-      objects.push(object);
+      objects.push(current ? withLatestRenewal(object, server.nodeLeaseRenewals) : object);
       last = key;
     }
   }

@@ -91,7 +91,7 @@ export const kubeDnsServiceIP = (serviceCIDR: string): string | undefined => {
 };
 
 /** kube's MicroTime text (RFC 3339 with microseconds). */
-const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 /** Whether `lease` was renewed within its duration as of `now`. */
 export const isLive = (lease: Lease, now: number): boolean => {

@@ -260,7 +260,7 @@ describe('Events the controllers record', () => {
     cluster.podStatus('p1', runningPodStatus(true, T0 - 600_000));
     const node = cluster.view().get('Node//n1') as Node;
     cluster.apply({ type: 'NodeStatusChanged', name: 'n1', status: { ...node.status, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }] } });
-    const heartbeats: HeartbeatTracker = { lastSeen: () => T0 - 60_000, since: T0 - 60_000, close: () => undefined };
+    const heartbeats: HeartbeatTracker = { lastSeen: () => T0 - 60_000, since: T0 - 60_000, horizon: T0 - 160_000, close: () => undefined };
     const controller = createNodeLifecycleController({ heartbeats, gracePeriodMs: 50_000, defaultTolerationSeconds: 0 });
     for (let i = 0; i < 4; i++) step(cluster, controller, 'Node//n1', T0 + i * 1000);
     expect(eventsAbout(cluster, 'Node', 'n1')).toEqual([['node-controller', 'Normal', 'NodeNotReady', 'Node n1 status is now: NodeNotReady', 1]]);

@@ -1,6 +1,8 @@
 /**
- * Node liveness from the heartbeats topic. Heartbeats are not history (the topic has
- * time-bounded retention), so they are tracked in memory, not folded into the projection.
+ * Node liveness from the heartbeats topic: each `NodeHeartbeat` is a renewal of the node's
+ * Lease in `kube-node-lease` (node-agent/node-lease.ts). Heartbeats are not history (the
+ * topic has time-bounded retention), so they are tracked in memory, not folded into the
+ * projection.
  */
 import type { Subscription } from 'rxjs';
 import type { EventLog } from '../../log/port.ts';
@@ -11,6 +13,8 @@ export interface HeartbeatTracker {
   lastSeen(node: string): number | undefined;
   /** When tracking started (nodes never heard from get their grace from here). */
   readonly since: number;
+  /** The oldest time tracked: heartbeats from here on were read; nothing is known of the time before. */
+  readonly horizon: number;
   close(): void;
 }
 
@@ -18,7 +22,8 @@ export interface HeartbeatTracker {
 export const trackHeartbeats = async (log: EventLog, now: () => number, windowMs: number): Promise<HeartbeatTracker> => {
   const since = now();
   const lastSeen = new Map<string, number>();
-  const start = await log.offsetsForTime('heartbeats', since - windowMs);
+  const horizon = since - windowMs;
+  const start = await log.offsetsForTime('heartbeats', horizon);
   const subscription: Subscription = log
     .subscribe('heartbeats', Object.fromEntries(start.map((offset, p) => [p, offset])))
     .subscribe((batch) => {
@@ -33,5 +38,5 @@ export const trackHeartbeats = async (log: EventLog, now: () => number, windowMs
         }
       }
     });
-  return { lastSeen: (node) => lastSeen.get(node), since, close: () => subscription.unsubscribe() };
+  return { lastSeen: (node) => lastSeen.get(node), since, horizon, close: () => subscription.unsubscribe() };
 };

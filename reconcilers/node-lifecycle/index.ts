@@ -1,5 +1,6 @@
 /**
- * The node-lifecycle controller: a node whose heartbeats stop is marked Ready=Unknown
+ * The node-lifecycle controller: a node whose Lease in `kube-node-lease` is not renewed (its
+ * heartbeats stop; see lease.ts) is marked Ready=Unknown
  * after the grace period and tainted `node.kubernetes.io/unreachable:NoExecute`; a node
  * whose agent reports Ready=False is tainted `node.kubernetes.io/not-ready:NoExecute`
  * (the two taints are exclusive, as kube's); its pods are evicted once their toleration of
@@ -12,6 +13,7 @@ import { toleratesTaint } from '../scheduler/plugins/taint-toleration/index.ts';
 import type { Controller, Decision, DecideContext } from '../runtime.ts';
 import type { HeartbeatTracker } from './heartbeats.ts';
 import { withNodeEvents } from './events.ts';
+import { lastRenewal, nodeOfLeaseKey } from './lease.ts';
 
 /** The NoExecute taint of a node whose Ready condition is Unknown. */
 export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
@@ -62,7 +64,8 @@ const isLifecycleTaint = (taint: Taint): boolean =>
   taint.effect === 'NoExecute' && (taint.key === UNREACHABLE_TAINT || taint.key === NOT_READY_TAINT);
 
 /**
- * Decides one node from the heartbeat age at `now`: its Ready condition (Unknown once silent
+ * Decides one node from the age at `now` of its Lease's last renewal (`lastHeartbeat`, see
+ * lease.ts): its Ready condition (Unknown once silent
  * past the grace period, True again when heard from), the NoExecute taint that condition
  * calls for (`node.kubernetes.io/not-ready` for False, `…/unreachable` for Unknown, none for
  * True), and the eviction of its pods once their toleration of that taint has run out.
@@ -73,7 +76,7 @@ export const decideNode = (
   lastHeartbeat: number,
   context: DecideContext,
   options: { gracePeriodMs: number; defaultTolerationSeconds: number },
-  /** Whether `lastHeartbeat` is a heartbeat actually seen (not the tracker's start). */
+  /** Whether `lastHeartbeat` is a renewal actually seen (not the tracker's start). */
   heardFrom = true,
 ): Decision => {
   const name = node.metadata.name;
@@ -166,16 +169,21 @@ export const createNodeLifecycleController = (options: NodeLifecycleOptions): Co
   const nodeKeys = (view: View): string[] => view.list('Node').map((n) => `Node//${n.metadata.name}`);
   return {
     name: 'node-lifecycle',
-    keysFor: (change) => (change.key.startsWith('Node/') ? [change.key] : []),
+    keysFor: (change) => {
+      if (change.key.startsWith('Node/')) return [change.key];
+      const leased = nodeOfLeaseKey(change.key);
+      return leased === undefined ? [] : [`Node//${leased}`];
+    },
     initialKeys: nodeKeys,
     resyncMs: options.resyncMs ?? 1000,
     decide: (key, view, context) => {
       const node = view.get(key) as Node | undefined;
       if (!node) return { commands: [] };
-      const seen = options.heartbeats.lastSeen(node.metadata.name);
-      return withNodeEvents(node, view, context.now, decideNode(node, view, seen ?? options.heartbeats.since, context, settings, seen !== undefined));
+      const renewed = lastRenewal(view, node.metadata.name, options.heartbeats);
+      return withNodeEvents(node, view, context.now, decideNode(node, view, renewed ?? options.heartbeats.since, context, settings, renewed !== undefined));
     },
   };
 };
 
 export { trackHeartbeats, type HeartbeatTracker } from './heartbeats.ts';
+export { lastRenewal, NODE_LEASE_NAMESPACE } from './lease.ts';

@@ -212,7 +212,7 @@ describe('node lifecycle decide: evictions honour each pod\'s tolerationSeconds'
 describe('the node lifecycle controller', () => {
   it('drives a silent node from Ready to tainted to its pods evicted, on its heartbeat tracker and options', () => {
     const cluster = setup(readyCondition('True'), [], [{ name: 'a' }, { name: 'b', tolerations: [toleration(UNREACHABLE_TAINT, 30)] }]);
-    const heartbeats: HeartbeatTracker = { lastSeen: (name) => (name === 'n1' ? T0 : undefined), since: T0 - 1000, close: () => undefined };
+    const heartbeats: HeartbeatTracker = { lastSeen: (name) => (name === 'n1' ? T0 : undefined), since: T0 - 1000, horizon: T0 - 101_000, close: () => undefined };
     const controller = createNodeLifecycleController({ heartbeats, gracePeriodMs: 10_000, defaultTolerationSeconds: 20 });
     expect(controller.initialKeys(cluster.view())).toEqual([NODE_KEY]);
     const step = (now: number): EventBody[] => {
