@@ -19,7 +19,7 @@ import { runApiserver, type Component } from './components.ts';
 import { createDelegatedAuth } from './delegated-auth.ts';
 import { resolveConnection } from './kubeconfig.ts';
 import { remoteMetricsSource } from './metrics-source.ts';
-import { ensureClusterCA } from './pki.ts';
+import { ensureClusterCA, readClusterInfo } from './pki.ts';
 import { remoteTokenRequests } from './service-account-tokens.ts';
 import { adminCredentials } from './wiring.ts';
 
@@ -158,4 +158,31 @@ describe('component identities (client certificates of the cluster CA)', () => {
     const lone = componentClient({ pkiDir: join(dir, 'other-pki'), dataDir: join(dir, 'lone'), identity: { type: 'node', node: 'node-3' } });
     await expect(lone.request('GET', '/version')).rejects.toThrow(/no apiserver has published its address in .*other-pki\/cluster-info\.kubeconfig yet .*: start one, or pass --kubeconfig/);
   });
+});
+
+describe('an apiserver that advertises another address (--advertise-address)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'logplane-advertise-'));
+  const pkiDir = join(dir, 'pki');
+  let apiserver: Component | undefined;
+  afterAll(async () => {
+    await apiserver?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('publishes that address, which its new certificate names, and the components reach it there', async () => {
+    apiserver = await runApiserver({
+      target: { type: 'embedded', dir: join(dir, 'log'), cluster: 'advertise', partitions: 1 },
+      dataDir: join(dir, 'api'),
+      pkiDir,
+      port: 0,
+      host: '0.0.0.0',
+      tls: true,
+      logger,
+      audit: false,
+      advertiseAddress: '127.0.0.2',
+    });
+    expect(readClusterInfo(pkiDir)?.server).toMatch(/^https:\/\/127\.0\.0\.2:\d+$/);
+    const node = componentClient({ pkiDir, dataDir: join(dir, 'node'), identity: { type: 'node', node: 'node-1' } });
+    expect(await whoami(node)).toEqual({ username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] });
+  }, 60_000);
 });

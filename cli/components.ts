@@ -4,6 +4,7 @@
  */
 import { admitControllerCreate } from '../apiserver/admission/controller-creates.ts';
 import { readFileSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startNodeAgent, type NodeAgent } from '../node-agent/agent.ts';
@@ -58,6 +59,9 @@ const openShared = async (
 const apiClientOf = (options: { readonly pkiDir: string; readonly dataDir: string; readonly kubeconfig?: string }, identity: ComponentIdentity): ComponentClient =>
   options.kubeconfig !== undefined ? kubeconfigClient(options.kubeconfig) : componentClient({ pkiDir: options.pkiDir, dataDir: options.dataDir, identity });
 
+/** The https URL of `host` (a name, an IPv4 or an IPv6 address) and `port`. */
+const advertisedUrl = (host: string, port: string): string => `https://${isIPv6(host) ? `[${host}]` : host}:${port}`;
+
 /**
  * `logplane apiserver`: serves the Kubernetes API (and the history API) from its own
  * projection; reads pod logs from the agents with its `kubelet-client` certificate of the
@@ -81,11 +85,18 @@ export const runApiserver = async (options: {
   audit?: ServeOptions['audit'];
   /** `--authorization-mode` (default `Node,RBAC`, as kubeadm's kube-apiserver). */
   authorizationModes?: ServeOptions['authorizationModes'];
+  /**
+   * `--advertise-address`: the host name or IP the components reach this apiserver at (in
+   * cluster-info, and named by a new serving certificate); default the address it listens on,
+   * loopback for a wildcard.
+   */
+  advertiseAddress?: string;
 }): Promise<Component & { url: string; kubeconfig: string }> => {
   const registry = processRegistry();
   const { log, projection } = await openShared(options.target, options.dataDir, `apiserver-${options.port}`, options.logger, registry);
   const { token, tokens } = adminCredentials(options.dataDir);
-  const tls = options.tls ? tlsMaterial(options.dataDir, 'apiserver', apiserverServiceHosts(options.serviceCIDR ?? LEGACY_FOLD_SETTINGS.serviceCIDR)) : undefined;
+  const serviceHosts = apiserverServiceHosts(options.serviceCIDR ?? LEGACY_FOLD_SETTINGS.serviceCIDR);
+  const tls = options.tls ? tlsMaterial(options.dataDir, 'apiserver', options.advertiseAddress !== undefined ? [options.advertiseAddress, ...serviceHosts] : serviceHosts) : undefined;
   const server = await serveApi({
     log,
     projection,
@@ -109,7 +120,10 @@ export const runApiserver = async (options: {
   const kubeconfig = join(resolve(options.dataDir), 'kubeconfig');
   writeKubeconfig(kubeconfig, { server: server.url, token, ...(tls ? { certificateAuthority: tls.cert } : {}) });
   // Client certificates authenticate only over HTTPS: a plain-HTTP apiserver is no use to the components' identities.
-  if (tls) publishClusterInfo(options.pkiDir, { server: server.url, certificateAuthority: tls.cert });
+  if (tls) {
+    const advertised = options.advertiseAddress !== undefined ? advertisedUrl(options.advertiseAddress, new URL(server.url).port) : server.url;
+    publishClusterInfo(options.pkiDir, { server: advertised, certificateAuthority: tls.cert });
+  }
   return {
     description: `apiserver at ${server.url} (kubeconfig ${kubeconfig})`,
     url: server.url,

@@ -341,8 +341,9 @@ export const buildProgram = (): Command => {
       .option('--host <host>', 'address', '127.0.0.1')
       .option('--no-tls', 'serve plain HTTP')
       .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
-      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  )))).action(async (flags: LogFlags & LimitFlags & AuditFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
+      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR)
+      .option('--advertise-address <host>', 'the host name or IP the controllers and agents reach this apiserver at, published in <pki>/cluster-info.kubeconfig and named by a new serving certificate (default: --host, loopback for 0.0.0.0)'),
+  )))).action(async (flags: LogFlags & LimitFlags & AuditFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string; advertiseAddress?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const { runApiserver } = await import('./components.ts');
     const component = await runApiserver({
@@ -357,6 +358,7 @@ export const buildProgram = (): Command => {
       authorizationModes: flags.authorizationMode,
       audit: auditOf(flags),
       ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
+      ...(flags.advertiseAddress !== undefined ? { advertiseAddress: flags.advertiseAddress } : {}),
     });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);
