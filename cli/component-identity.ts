@@ -9,9 +9,10 @@
  * bootstrap bindings and the Node authorizer then give each only what its calls need.
  * `--kubeconfig` replaces it with credentials of the user's choosing.
  */
-import { join, resolve } from 'node:path';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { createClient, type Client, type RequestOptions } from './client.ts';
-import { resolveConnection, writeKubeconfig } from './kubeconfig.ts';
+import { renderKubeconfig, resolveConnection } from './kubeconfig.ts';
 import { issueClientCertificate, readClusterInfo } from './pki.ts';
 import type { TlsMaterial } from '../apiserver/index.ts';
 
@@ -49,7 +50,8 @@ export const componentClient = (options: { readonly pkiDir: string; readonly dat
   let certificate: TlsMaterial | undefined;
   let connected: { readonly server: string; readonly certificateAuthority: string; readonly client: Client } | undefined;
 
-  const connect = async (): Promise<Client> => {
+  // Synchronous from the file read to the client: calls made at once never see a half-written kubeconfig.
+  const connect = (): Client => {
     const info = readClusterInfo(options.pkiDir);
     if (info === undefined) {
       throw new Error(
@@ -58,14 +60,16 @@ export const componentClient = (options: { readonly pkiDir: string; readonly dat
     }
     if (connected?.server === info.server && connected.certificateAuthority === info.certificateAuthority) return connected.client;
     certificate ??= issueClientCertificate(options.pkiDir, user);
-    await writeKubeconfig(kubeconfig, { ...info, cluster: 'logplane', user: user.name, clientCertificate: certificate });
-    connected = { ...info, client: createClient(resolveConnection({ kubeconfig })) };
+    mkdirSync(dirname(kubeconfig), { recursive: true, mode: 0o700 });
+    writeFileSync(kubeconfig, renderKubeconfig({ ...info, cluster: 'logplane', user: user.name, clientCertificate: certificate }), { mode: 0o600 });
+    chmodSync(kubeconfig, 0o600);
+    connected = { ...info, client: createClient({ ...info, clientCertificate: certificate }) };
     return connected.client;
   };
 
   return {
     describe: `${user.name} (${kubeconfig})`,
-    request: async <T>(method: string, path: string, requestOptions?: RequestOptions): Promise<T> => (await connect()).request<T>(method, path, requestOptions),
+    request: async <T>(method: string, path: string, requestOptions?: RequestOptions): Promise<T> => connect().request<T>(method, path, requestOptions),
   };
 };
 
