@@ -127,15 +127,18 @@ export interface ClientOptions {
   readonly certificateAuthority?: string;
   /** Accept any certificate from an https server. */
   readonly insecureSkipTlsVerify?: boolean;
+  /** A client certificate and its key (PEM) to present to an https server (a component's identity). */
+  readonly clientCertificate?: { readonly cert: string; readonly key: string };
   /** Replaces the global `fetch` (tests). */
   readonly fetch?: typeof fetch;
 }
 
 /**
  * A `fetch` over `node:https` that trusts `certificateAuthority` (or, insecurely, any
- * certificate): the global fetch cannot be given a CA. Replies stream like fetch's.
+ * certificate) and presents `clientCertificate`: the global fetch can be given neither.
+ * Replies stream like fetch's.
  */
-export const tlsFetch = (tls: { readonly certificateAuthority?: string; readonly insecureSkipTlsVerify?: boolean }): typeof fetch =>
+export const tlsFetch = (tls: Pick<ClientOptions, 'certificateAuthority' | 'insecureSkipTlsVerify' | 'clientCertificate'>): typeof fetch =>
   ((input: string | URL | Request, init: RequestInit = {}): Promise<Response> =>
     new Promise<Response>((resolve, reject) => {
       const headers = Object.fromEntries(new Headers(init.headers).entries());
@@ -145,6 +148,7 @@ export const tlsFetch = (tls: { readonly certificateAuthority?: string; readonly
           method: init.method ?? 'GET',
           headers,
           ...(tls.certificateAuthority ? { ca: tls.certificateAuthority } : {}),
+          ...(tls.clientCertificate ? { cert: tls.clientCertificate.cert, key: tls.clientCertificate.key } : {}),
           rejectUnauthorized: tls.insecureSkipTlsVerify !== true,
           ...(init.signal ? { signal: init.signal } : {}),
         },
@@ -259,7 +263,8 @@ export const createClient = (options: ClientOptions): Client => {
   } catch {
     throw new Error(`invalid server address ${JSON.stringify(options.server)}: expected a URL such as http://127.0.0.1:6443`);
   }
-  const needsTls = server.startsWith('https:') && (options.certificateAuthority !== undefined || options.insecureSkipTlsVerify === true);
+  const needsTls =
+    server.startsWith('https:') && (options.certificateAuthority !== undefined || options.insecureSkipTlsVerify === true || options.clientCertificate !== undefined);
   const doFetch = options.fetch ?? (needsTls ? tlsFetch(options) : fetch);
 
   const url = (path: string, query: Query = {}): string => {

@@ -35,7 +35,7 @@ export interface DelegatedAuth {
 
 export interface DelegatedAuthOptions {
   /** A client of the apiserver, with credentials allowed to create tokenreviews and subjectaccessreviews. */
-  readonly client: Client;
+  readonly client: Pick<Client, 'request'>;
   /** How long a verdict is reused (ms, default 10 s). */
   readonly ttlMs?: number;
   /** Most verdicts cached (default 1,024); the oldest goes first. */

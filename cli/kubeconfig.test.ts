@@ -57,6 +57,30 @@ describe('resolveConnection', () => {
     expect(resolveConnection({ kubeconfig: path, server: 'https://elsewhere:1' }, {}, dir).certificateAuthority).toBeUndefined();
   });
 
+  it('carries a client certificate, inline or in files next to the kubeconfig, but not to an overriding --server', async () => {
+    const inline = join(dir, 'cert');
+    await writeKubeconfig(inline, { server: 'https://127.0.0.1:6443', user: 'system:node:n1', cluster: 'logplane', clientCertificate: { cert: 'CERT PEM', key: 'KEY PEM' } });
+    expect(YAML.parse(readFileSync(inline, 'utf8')).users[0]).toEqual({
+      name: 'system:node:n1',
+      user: { 'client-certificate-data': Buffer.from('CERT PEM').toString('base64'), 'client-key-data': Buffer.from('KEY PEM').toString('base64') },
+    });
+    expect(resolveConnection({ kubeconfig: inline }, {}, dir)).toMatchObject({ clientCertificate: { cert: 'CERT PEM', key: 'KEY PEM' } });
+    expect(resolveConnection({ kubeconfig: inline, server: 'https://elsewhere:1' }, {}, dir).clientCertificate).toBeUndefined();
+    writeFileSync(join(dir, 'n1.crt'), 'FILE CERT');
+    writeFileSync(join(dir, 'n1.key'), 'FILE KEY');
+    const files = join(dir, 'files');
+    const config = (user: Record<string, string>) => ({
+      clusters: [{ name: 'c', cluster: { server: 'https://a' } }],
+      users: [{ name: 'u', user }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    });
+    writeFileSync(files, YAML.stringify(config({ 'client-certificate': 'n1.crt', 'client-key': 'n1.key' })));
+    expect(resolveConnection({ kubeconfig: files }, {}, dir).clientCertificate).toEqual({ cert: 'FILE CERT', key: 'FILE KEY' });
+    writeFileSync(files, YAML.stringify(config({ 'client-certificate': 'n1.crt' })));
+    expect(() => resolveConnection({ kubeconfig: files }, {}, dir)).toThrow(/user "u" has a client certificate without its key/);
+  });
+
   it('selects a context with --context', () => {
     const path = join(dir, 'multi');
     writeFileSync(

@@ -1,7 +1,9 @@
 /**
  * kubeconfig files (the standard kube format, readable by kubectl): `logplane up` writes
- * one, and every CLI command finds its server and token through one (`--kubeconfig`,
- * `$KUBECONFIG`, or `./.logplane/kubeconfig`), with `--server`/`--token` on top.
+ * one, the components write their own (a client certificate of the cluster CA, see
+ * `component-identity.ts`), and every CLI command finds its server and credentials through
+ * one (`--kubeconfig`, `$KUBECONFIG`, or `./.logplane/kubeconfig`), with `--server`/`--token`
+ * on top.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
@@ -21,7 +23,17 @@ export interface Kubeconfig {
       readonly 'insecure-skip-tls-verify'?: boolean;
     };
   }[];
-  readonly users?: readonly { readonly name: string; readonly user: { readonly token?: string; readonly tokenFile?: string } }[];
+  readonly users?: readonly {
+    readonly name: string;
+    readonly user: {
+      readonly token?: string;
+      readonly tokenFile?: string;
+      readonly 'client-certificate-data'?: string;
+      readonly 'client-key-data'?: string;
+      readonly 'client-certificate'?: string;
+      readonly 'client-key'?: string;
+    };
+  }[];
   readonly contexts?: readonly { readonly name: string; readonly context: { readonly cluster: string; readonly user: string; readonly namespace?: string } }[];
   readonly 'current-context'?: string;
 }
@@ -29,11 +41,13 @@ export interface Kubeconfig {
 /** The kubeconfig file `logplane up` writes by default (relative to the working directory). */
 export const DEFAULT_KUBECONFIG = '.logplane/kubeconfig';
 
-export interface KubeconfigEntry {
+/** How a kubeconfig's user proves who it is: a bearer token, or a client certificate and its key (PEM). */
+export type KubeconfigCredentials = { readonly token: string } | { readonly clientCertificate: { readonly cert: string; readonly key: string } };
+
+export type KubeconfigEntry = KubeconfigCredentials & {
   /** Base URL of the API server, e.g. `http://127.0.0.1:6443`. */
   readonly server: string;
-  readonly token: string;
-  /** The user (and token owner) name, e.g. `admin`. */
+  /** The user (and credentials owner) name, e.g. `admin`. */
   readonly user: string;
   /** The cluster name, e.g. `logplane`. */
   readonly cluster: string;
@@ -41,7 +55,9 @@ export interface KubeconfigEntry {
   readonly namespace?: string;
   /** PEM of the CA that signed the server's certificate (an https server's self-signed certificate). */
   readonly certificateAuthority?: string;
-}
+};
+
+const pemData = (pem: string): string => Buffer.from(pem).toString('base64');
 
 /** The kubeconfig text for one cluster, user and context (`USER@CLUSTER`, made current). */
 export const renderKubeconfig = (entry: KubeconfigEntry): string => {
@@ -54,11 +70,19 @@ export const renderKubeconfig = (entry: KubeconfigEntry): string => {
         name: entry.cluster,
         cluster: {
           server: entry.server,
-          ...(entry.certificateAuthority ? { 'certificate-authority-data': Buffer.from(entry.certificateAuthority).toString('base64') } : {}),
+          ...(entry.certificateAuthority ? { 'certificate-authority-data': pemData(entry.certificateAuthority) } : {}),
         },
       },
     ],
-    users: [{ name: entry.user, user: { token: entry.token } }],
+    users: [
+      {
+        name: entry.user,
+        user:
+          'token' in entry
+            ? { token: entry.token }
+            : { 'client-certificate-data': pemData(entry.clientCertificate.cert), 'client-key-data': pemData(entry.clientCertificate.key) },
+      },
+    ],
     contexts: [
       {
         name: contextName,
@@ -72,7 +96,7 @@ export const renderKubeconfig = (entry: KubeconfigEntry): string => {
 
 /**
  * Writes a kubeconfig for one cluster and user to `path` (creating its directory), readable
- * only by the owner since it holds the token. Returns the text written.
+ * only by the owner since it holds the token or key. Returns the text written.
  */
 export const writeKubeconfig = async (path: string, entry: KubeconfigEntry): Promise<string> => {
   const text = renderKubeconfig(entry);
@@ -108,6 +132,8 @@ export interface Connection {
   /** PEM to trust for an https server. */
   readonly certificateAuthority?: string;
   readonly insecureSkipTlsVerify?: boolean;
+  /** A client certificate and its key (PEM) presented to an https server. */
+  readonly clientCertificate?: { readonly cert: string; readonly key: string };
   /** The context's default namespace, if it sets one. */
   readonly namespace?: string;
   /** The kubeconfig file used, if any. */
@@ -141,6 +167,12 @@ export const findKubeconfig = (flags: ConnectionFlags, env: NodeJS.ProcessEnv = 
   return existsSync(local) ? local : undefined;
 };
 
+/** A PEM given inline (base64 `…-data`) or as a file relative to the kubeconfig. */
+const pemOf = (data: string | undefined, file: string | undefined, path: string): string | undefined => {
+  if (data) return Buffer.from(data, 'base64').toString('utf8');
+  return file ? readFileSync(resolve(dirname(path), file), 'utf8') : undefined;
+};
+
 /** What a context of a kubeconfig says about the connection. */
 export type ContextSettings = Omit<Partial<Connection>, 'kubeconfigPath'>;
 
@@ -158,6 +190,9 @@ export const contextSettings = (config: Kubeconfig, contextName?: string, path =
   const user = config.users?.find((u) => u.name === context.user)?.user;
   let token = user?.token;
   if (!token && user?.tokenFile) token = readFileSync(resolve(dirname(path), user.tokenFile), 'utf8').trim();
+  const cert = pemOf(user?.['client-certificate-data'], user?.['client-certificate'], path);
+  const key = pemOf(user?.['client-key-data'], user?.['client-key'], path);
+  if ((cert === undefined) !== (key === undefined)) throw new Error(`${path}: user "${context.user}" has a client certificate without its key, or a key without its certificate`);
   let certificateAuthority: string | undefined;
   if (cluster['certificate-authority-data']) certificateAuthority = Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8');
   else if (cluster['certificate-authority']) certificateAuthority = readFileSync(resolve(dirname(path), cluster['certificate-authority']), 'utf8');
@@ -166,6 +201,7 @@ export const contextSettings = (config: Kubeconfig, contextName?: string, path =
     ...(token ? { token } : {}),
     ...(certificateAuthority ? { certificateAuthority } : {}),
     ...(cluster['insecure-skip-tls-verify'] ? { insecureSkipTlsVerify: true } : {}),
+    ...(cert !== undefined && key !== undefined ? { clientCertificate: { cert, key } } : {}),
     ...(context.namespace ? { namespace: context.namespace } : {}),
   };
 };
@@ -193,6 +229,7 @@ export const resolveConnection = (flags: ConnectionFlags, env: NodeJS.ProcessEnv
     ...(token ? { token } : {}),
     ...(tls && fromFile.certificateAuthority ? { certificateAuthority: fromFile.certificateAuthority } : {}),
     ...(tls && fromFile.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+    ...(tls && fromFile.clientCertificate ? { clientCertificate: fromFile.clientCertificate } : {}),
     ...(fromFile.namespace ? { namespace: fromFile.namespace } : {}),
     ...(path ? { kubeconfigPath: path } : {}),
   };

@@ -237,11 +237,12 @@ const runUntilSignal = async (component: Component, logger: Logger): Promise<voi
   });
 };
 
-/** A stable, distinct pod CIDR for a node name (distributed agents cannot count each other). */
-/** Where apiservers and agents started from one directory find the cluster CA unless told otherwise. */
+/** Where apiservers, controllers and agents started from one directory find the cluster CA unless told otherwise. */
 const DEFAULT_PKI_DIR = '.logplane/pki';
-const PKI_HELP = 'the cluster PKI directory shared by the apiserver and the agents (cluster CA, the apiserver\'s kubelet-client and the agents\' serving certificates)';
+const PKI_HELP =
+  "the cluster PKI directory shared by the apiserver, the controllers and the agents (cluster CA, which issues every component's client and serving certificates; the apiserver's address in cluster-info.kubeconfig)";
 
+/** A stable, distinct pod CIDR for a node name (distributed agents cannot count each other). */
 const podCidrFor = (node: string): string => {
   const digest = createHash('sha256').update(node).digest();
   return `127.${101 + (digest[0]! % 50)}.${digest[1]!}.0/24`;
@@ -340,8 +341,9 @@ export const buildProgram = (): Command => {
       .option('--host <host>', 'address', '127.0.0.1')
       .option('--no-tls', 'serve plain HTTP')
       .option('--service-cidr <cidr>', 'ClusterIP range of a new cluster, recorded in its log (default 127.96.0.0/16); on an existing cluster it must be the one recorded')
-      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR),
-  )))).action(async (flags: LogFlags & LimitFlags & AuditFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string }) => {
+      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR)
+      .option('--advertise-address <host>', 'the host name or IP the controllers and agents reach this apiserver at, published in <pki>/cluster-info.kubeconfig and named by a new serving certificate (default: --host, loopback for 0.0.0.0)'),
+  )))).action(async (flags: LogFlags & LimitFlags & AuditFlags & { authorizationMode: readonly AuthorizationMode[]; data: string; port: number; host: string; tls: boolean; pki: string; serviceCidr?: string; advertiseAddress?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const { runApiserver } = await import('./components.ts');
     const component = await runApiserver({
@@ -356,6 +358,7 @@ export const buildProgram = (): Command => {
       authorizationModes: flags.authorizationMode,
       audit: auditOf(flags),
       ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : {}),
+      ...(flags.advertiseAddress !== undefined ? { advertiseAddress: flags.advertiseAddress } : {}),
     });
     process.stdout.write(`${component.description}\n`);
     await runUntilSignal(component, logger);
@@ -372,9 +375,10 @@ export const buildProgram = (): Command => {
       .option('--event-ttl <duration>', 'how long an Event stays in the current view after it was last seen (default 1h; the log keeps it)', parseDuration('--event-ttl'))
       .option('--scheduler-config <file>', 'a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1, kube-scheduler\'s --config): profiles by schedulerName, plugins, weights, args, percentageOfNodesToScore')
       .option('--root-ca-file <file>', "the CA bundle published as every namespace's kube-root-ca.crt (the apiserver's certificate: <apiserver --data>/apiserver.crt)")
-      .option('--kubeconfig <file>', 'the apiserver the hpa controller reads pod metrics from (metrics.k8s.io) and --metrics-address checks tokens with, with its credentials (e.g. <apiserver --data>/kubeconfig)')
-      .option('--metrics-address <host:port>', 'serve Prometheus /metrics over HTTPS there (kube-controller-manager\'s secure port is 10257), for bearer tokens allowed to get /metrics (needs --kubeconfig)'),
-  ).action(async (flags: LogFlags & { data: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; schedulerConfig?: string; rootCaFile?: string; kubeconfig?: string; metricsAddress?: string }) => {
+      .option('--pki <dir>', PKI_HELP, DEFAULT_PKI_DIR)
+      .option('--kubeconfig <file>', 'call the apiserver (the hpa controller\'s pod metrics, --metrics-address\'s token checks) with this kubeconfig\'s server and credentials instead of as system:kube-controller-manager (<data>/controller-manager.kubeconfig, issued from --pki)')
+      .option('--metrics-address <host:port>', 'serve Prometheus /metrics over HTTPS there (kube-controller-manager\'s secure port is 10257), for bearer tokens allowed to get /metrics'),
+  ).action(async (flags: LogFlags & { data: string; pki: string; only?: string; nodeGrace?: number; toleration?: number; eventTtl?: number; schedulerConfig?: string; rootCaFile?: string; kubeconfig?: string; metricsAddress?: string }) => {
     const logger = makeLogger(program.opts<{ logLevel: string }>().logLevel);
     const only = flags.only?.split(',').map((n) => n.trim());
     const unknown = only?.filter((n) => !(CONTROLLER_NAMES as readonly string[]).includes(n));
@@ -383,6 +387,7 @@ export const buildProgram = (): Command => {
     const component = await runControllers({
       target: logTarget(flags, flags.data),
       dataDir: flags.data,
+      pkiDir: flags.pki,
       logger,
       ...(only ? { only: only as ControllerName[] } : {}),
       ...(flags.nodeGrace !== undefined ? { nodeGracePeriodMs: flags.nodeGrace * 1000 } : {}),
@@ -410,7 +415,7 @@ export const buildProgram = (): Command => {
       .option('--dns <address>', 'cluster DNS (UDP and TCP) of this agent, answering from its projection, on IP[:port]: port 0 or none given picks a free one (printed); 53 needs root; "none": no DNS', dnsAddress, dnsAddress('127.0.0.1:0'))
       .option('--dns-upstream <addresses>', 'forward names outside the cluster zones to these servers (comma-separated IP[:port]); default none: such names are REFUSED', dnsUpstreams)
       .option('--no-dns-cluster-ip', DNS_CLUSTER_IP_HELP)
-      .option('--kubeconfig <file>', 'the apiserver that checks bearer tokens for the agent\'s /metrics (get nodes/metrics) and issues the pods\' service-account tokens (serviceaccounts/token), with credentials allowed to create tokenreviews, subjectaccessreviews and tokens; without it /metrics takes client certificates only and projected tokens are not written'),
+      .option('--kubeconfig <file>', 'call the apiserver (pods\' service-account tokens, the token checks of /metrics) with this kubeconfig\'s server and credentials instead of as system:node:<node> (<data>/kubelet-<node>.kubeconfig, issued from --pki)'),
   )).action(async (flags: LogFlags & RuntimeFlags & {
     node: string; data: string; proxy: 'userspace' | 'nftables' | 'none'; heartbeat?: number; podCidr?: string; pki: string;
     dns: HostPort | 'none'; dnsUpstream?: string[]; dnsClusterIp: boolean; kubeconfig?: string;

@@ -1,17 +1,21 @@
 /**
  * The cluster's PKI directory (`--pki`, kubeadm's /etc/kubernetes/pki): the cluster CA
  * (`ca/ca.crt`, `ca/ca.key`), the client certificate the apiserver presents to node agents
- * (`apiserver-kubelet-client.crt`, CN `kubelet-client`, as kubeadm names it) and each
+ * (`apiserver-kubelet-client.crt`, CN `kubelet-client`, as kubeadm names it), each
  * agent's serving certificate for its log endpoint (`agent-<node>.crt`, CN
- * `system:node:<node>`, the node name as a DNS SAN). Files are made on first use and kept;
- * a certificate no longer signed by the CA, or close to expiry, is issued again.
+ * `system:node:<node>`, the node name as a DNS SAN) and where the apiserver is
+ * (`cluster-info.kubeconfig`: its address and the CA to trust, kubeadm's `cluster-info`).
+ * Files are made on first use and kept; a certificate no longer signed by the CA, or close
+ * to expiry, is issued again.
  */
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import YAML from 'yaml';
 import { generateCertificateAuthority, issueCertificate, type IssueOptions, type TlsMaterial } from '../apiserver/index.ts';
 import { KUBELET_CLIENT_NAME, type LogServerTls } from '../node-agent/log-server.ts';
+import { contextSettings, readKubeconfig, type Kubeconfig } from './kubeconfig.ts';
 
 /** A certificate and key signed by the cluster CA, with the CA certificate to verify the peer. */
 export interface ClusterCredentials extends TlsMaterial {
@@ -132,3 +136,41 @@ export const serviceAccountSigningKey = (dir: string): string => {
   }
   return readFileSync(file, 'utf8');
 };
+
+/** Where the components find the apiserver: its address and the CA its serving certificate chains to. */
+export interface ClusterInfo {
+  readonly server: string;
+  readonly certificateAuthority: string;
+}
+
+const clusterInfoFile = (pkiDir: string): string => join(pkiDir, 'cluster-info.kubeconfig');
+
+/**
+ * Publishes where the apiserver is to the components sharing `pkiDir`, as kubeadm's
+ * `cluster-info` (a kubeconfig with a cluster and no user): the last apiserver to start is
+ * the one named. Replaced in one step, so a reader never sees half of it.
+ */
+export const publishClusterInfo = (pkiDir: string, info: ClusterInfo): void => {
+  preparePkiDir(pkiDir);
+  const config: Kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'logplane', cluster: { server: info.server, 'certificate-authority-data': Buffer.from(info.certificateAuthority).toString('base64') } }],
+    contexts: [{ name: 'logplane', context: { cluster: 'logplane', user: '' } }],
+    'current-context': 'logplane',
+  };
+  replaceFile(clusterInfoFile(pkiDir), YAML.stringify(config, { indentSeq: false }), 0o644);
+};
+
+/** The apiserver `pkiDir`'s cluster-info names, or undefined while no apiserver serving HTTPS has published one. */
+export const readClusterInfo = (pkiDir: string): ClusterInfo | undefined => {
+  const file = clusterInfoFile(pkiDir);
+  if (!existsSync(file)) return undefined;
+  const { server, certificateAuthority } = contextSettings(readKubeconfig(file), undefined, file);
+  if (server === undefined || certificateAuthority === undefined) throw new Error(`${file} names no server or no certificate authority; delete it and restart the apiserver`);
+  return { server, certificateAuthority };
+};
+
+/** A component's client certificate (CN the user, O its groups), issued now by the cluster CA of `pkiDir`, which is made if missing. */
+export const issueClientCertificate = (pkiDir: string, user: { readonly name: string; readonly groups: readonly string[] }): TlsMaterial =>
+  issueCertificate(ensureClusterCA(pkiDir), { commonName: user.name, organizations: user.groups, usages: ['client'] });

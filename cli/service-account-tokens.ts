@@ -5,9 +5,11 @@
  * - `logplane up`: the agents share the apiserver's process, so the token is issued in-process
  *   with the cluster's signing key, under the TokenRequest API's rules (the service account
  *   must exist, the token is bound to the pod, which must exist with that uid);
- * - distributed mode (`logplane agent --kubeconfig`): `POST …/serviceaccounts/NAME/token` to
- *   the apiserver of the kubeconfig, with its credentials (a node identity is allowed to by
- *   the Node authorizer for its pods' service accounts).
+ * - distributed mode (`logplane agent`): `POST …/serviceaccounts/NAME/token` to the
+ *   apiserver as the pod's node, `system:node:<node>` (see `component-identity.ts`), which
+ *   the Node authorizer allows for the service accounts of the pods bound to it and
+ *   NodeRestriction only for a token bound to such a pod; or with the credentials of
+ *   `--kubeconfig`.
  */
 import type { View } from '../projections/index.ts';
 import type { TokenIssuer } from '../apiserver/serviceaccount-tokens/issuer.ts';
@@ -40,7 +42,7 @@ interface TokenRequestReply {
 
 /** A pod's token asked of the apiserver `client` talks to (the TokenRequest API, with the client's credentials). */
 export const remoteTokenRequests =
-  (client: Client): RequestServiceAccountToken =>
+  (client: Pick<Client, 'request'>): RequestServiceAccountToken =>
   async (request) => {
     const path = `/api/v1/namespaces/${encodeURIComponent(request.namespace)}/serviceaccounts/${encodeURIComponent(request.serviceAccountName)}/token`;
     const reply = await client.request<TokenRequestReply>('POST', path, {

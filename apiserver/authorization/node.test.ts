@@ -1,11 +1,14 @@
 /**
  * The Node authorizer and NodeRestriction (kube-apiserver 1.32, `--authorization-mode
  * Node,RBAC`): `system:node:node-1` reads what its pods name and nothing of node-2's, lists
- * pods only for itself, and modifies only its own Node, pods and Lease.
+ * pods only for itself, modifies only its own Node, pods and Lease, and gets service-account
+ * tokens only bound to its own pods.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog } from '../../log/port.ts';
 import { parseTokenFile } from '../auth.ts';
+import { createTokenIssuer } from '../serviceaccount-tokens/issuer.ts';
 import { openTestLog, startTestApiServer, tempDir, type TestApiServer } from '../testing.ts';
 
 const TOKENS = parseTokenFile(
@@ -33,8 +36,11 @@ describe('the Node authorizer and NodeRestriction', () => {
 
   beforeAll(async () => {
     log = await openTestLog('embedded', { dir: temp.dir });
-    api = await startTestApiServer(log, temp.dir, { tokens: TOKENS, authorizationModes: ['Node', 'RBAC'] });
+    const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    api = await startTestApiServer(log, temp.dir, { tokens: TOKENS, authorizationModes: ['Node', 'RBAC'], serviceAccountTokens: createTokenIssuer({ signingKey }) });
     await api.server.ensureBootstrapPolicy();
+    // The ServiceAccount admission of a token-issuing apiserver wants the pods' account to exist.
+    for (const account of ['default', 'unused']) expect((await admin('POST', '/api/v1/namespaces/default/serviceaccounts', { metadata: { name: account } })).status).toBe(201);
     for (const name of ['node-1', 'node-2']) expect((await admin('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name } })).status).toBe(201);
     for (const [name, secret, configMap, node] of [['p1', 's1', 'c1', 'node-1'], ['p2', 's2', 'c2', 'node-2']] as const) {
       expect((await admin('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: secret }, stringData: { password: 'x' } })).status).toBe(201);
@@ -112,6 +118,35 @@ describe('the Node authorizer and NodeRestriction', () => {
     const event = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'p1.1' }, involvedObject: { kind: 'Pod', name: 'p1', namespace: 'default' }, reason: 'Started', message: 'Started container c', type: 'Normal' };
     expect((await node1('POST', '/api/v1/namespaces/default/events', event)).status).toBe(201);
     expect((await node1('DELETE', '/api/v1/namespaces/default/events/p1.1')).status).toBe(403);
+  });
+
+  it('gives a node tokens of its pods\' service account only bound to its own pods, with their uids (NodeRestriction)', async () => {
+    const uidOf = async (name: string): Promise<string> => (await admin('GET', `/api/v1/namespaces/default/pods/${name}`)).body.metadata.uid;
+    const tokenRequest = (account: string, boundObjectRef?: Record<string, string>) =>
+      node1('POST', `/api/v1/namespaces/default/serviceaccounts/${account}/token`, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 600, ...(boundObjectRef ? { boundObjectRef } : {}) },
+      });
+    const own = await tokenRequest('default', { apiVersion: 'v1', kind: 'Pod', name: 'p1', uid: await uidOf('p1') });
+    expect(own.status).toBe(201);
+    expect(own.body.spec.boundObjectRef).toMatchObject({ kind: 'Pod', name: 'p1' });
+    const forbidden = (reason: string) => ({ status: 403, body: { reason: 'Forbidden', message: `serviceaccounts "default" is forbidden: ${reason}` } });
+    // p2 runs as the same account, on node-2: the Node authorizer allows the account, NodeRestriction refuses the pod.
+    expect(await tokenRequest('default', { apiVersion: 'v1', kind: 'Pod', name: 'p2', uid: await uidOf('p2') })).toMatchObject(
+      forbidden('node requested token bound to a pod scheduled on a different node'),
+    );
+    expect(await tokenRequest('default')).toMatchObject(forbidden('node requested token not bound to a pod'));
+    expect(await tokenRequest('default', { apiVersion: 'v1', kind: 'Node', name: 'node-1' })).toMatchObject(forbidden('node requested token not bound to a pod'));
+    expect(await tokenRequest('default', { apiVersion: 'v1', kind: 'Pod', name: 'p1' })).toMatchObject(forbidden('node requested token with a pod binding without a uid'));
+    expect(await tokenRequest('default', { apiVersion: 'v1', kind: 'Pod', name: 'p1', uid: 'stale' })).toMatchObject(
+      forbidden('the UID in the bound object reference (stale) does not match the UID in record. The object might have been deleted and then recreated'),
+    );
+    expect(await tokenRequest('default', { apiVersion: 'v1', kind: 'Pod', name: 'gone', uid: 'x' })).toMatchObject({ status: 404, body: { message: 'pods "gone" not found' } });
+    // No pod of node-1 runs as "unused": the Node authorizer finds no relationship.
+    const unrelated = await tokenRequest('unused', { apiVersion: 'v1', kind: 'Pod', name: 'p1', uid: await uidOf('p1') });
+    expect(unrelated.status).toBe(403);
+    expect(unrelated.body.message).toContain("no relationship found between node 'node-1' and this object");
   });
 
   it('has no opinion about other users (RBAC decides)', async () => {

@@ -4,8 +4,8 @@
  * storage: the service account must exist; `spec.expirationSeconds` defaults to 3600 and
  * must be at least 600 and at most 2^32; `spec.audiences` defaults to the apiserver's
  * audiences; `spec.boundObjectRef` binds the token to a Pod, Secret or Node that exists
- * (and has the uid given), so deleting it revokes the token. Nothing is appended: tokens
- * are not stored. `dryRun=All` answers without a token.
+ * (and has the uid given), so deleting it revokes the token; a node's must be bound to a pod
+ * bound to it (NodeRestriction). Nothing is appended: tokens are not stored. `dryRun=All` answers without a token.
  */
 import { failureStatus, type StatusCause } from '../status.ts';
 import { ApiError, apiErrors, fieldErrors } from '../errors.ts';
@@ -13,6 +13,7 @@ import { json, type Reply, type RequestContext, type ServerContext } from '../co
 import { readJsonBody } from '../http.ts';
 import { isObject, type Json } from '../patch/json.ts';
 import { parseWriteOptions } from '../write-options.ts';
+import { admitNodeTokenRequest } from '../authorization/node-restriction.ts';
 import type { BoundObject, TokenIssuer } from './issuer.ts';
 
 const API_VERSION = 'authentication.k8s.io/v1';
@@ -70,8 +71,10 @@ export const createServiceAccountToken = async (server: ServerContext, ctx: Requ
     }
   }
   const view = server.projection.view();
-  let bound: BoundObject | undefined;
   const ref = spec['boundObjectRef'];
+  // NodeRestriction: a node's token must be bound to a pod of its own.
+  admitNodeTokenRequest(ctx.user, { namespace, serviceAccount: name, boundObjectRef: ref }, view);
+  let bound: BoundObject | undefined;
   if (ref !== undefined && ref !== null) {
     if (!isObject(ref)) {
       causes.push(fieldErrors.invalid('spec.boundObjectRef', ref, 'must be an object'));

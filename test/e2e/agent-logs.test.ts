@@ -42,7 +42,7 @@ describe('pod logs across components (embedded log)', () => {
     components.push(api);
     url = api.url;
     token = adminCredentials(join(dir, 'api')).token;
-    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
+    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), pkiDir, only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
     components.push(
       await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['logs-node'], runtime: 'process', proxy: 'none', podCIDR: '127.121.0.0/24', logger }),
     );

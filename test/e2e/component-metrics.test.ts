@@ -2,7 +2,8 @@
  * Every component's Prometheus `/metrics`, read with a real HTTPS client: in `logplane up`
  * the apiserver's shows the controllers', the scheduler's, the agent's, the log's and the
  * projection's metrics; in distributed mode `controllers --metrics-address` and the agent's
- * endpoint serve their own. Each refuses a request without credentials (401), refuses a
+ * endpoint serve their own, checking tokens with the apiserver as their own identities
+ * (`system:kube-controller-manager`, `system:node:metrics-node`). Each refuses a request without credentials (401), refuses a
  * user not allowed (403), and shows values that move when work is done.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -232,8 +233,8 @@ describe('/metrics of the controllers and of the agent (distributed mode)', () =
     const controllers = await runControllers({
       target,
       dataDir: controllersDir,
+      pkiDir,
       only: ['deployment', 'replicaset', 'scheduler', 'serviceaccount'],
-      kubeconfig: apiserver.kubeconfig,
       metricsAddress: '127.0.0.1:0',
       logger,
     });
@@ -242,7 +243,7 @@ describe('/metrics of the controllers and of the agent (distributed mode)', () =
     controllersCA = tlsMaterial(controllersDir, 'controllers').cert;
 
     components.push(
-      await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['metrics-node'], runtime: 'sim', proxy: 'none', podCIDR: '127.123.0.0/24', kubeconfig: apiserver.kubeconfig, logger }),
+      await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['metrics-node'], runtime: 'sim', proxy: 'none', podCIDR: '127.123.0.0/24', logger }),
     );
     // The apiserver's projection shows the Node once it folded the agent's registration.
     const port = await waitFor('the agent\'s Node with its endpoint', async () => {

@@ -35,7 +35,7 @@ describe('logplane agent --runtime cri in distributed mode (embedded log)', () =
     components.push(apiserver);
     url = apiserver.url;
     token = adminCredentials(join(dir, 'api')).token;
-    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
+    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), pkiDir, only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
     components.push(
       await runAgent({
         target,

@@ -2,7 +2,10 @@
  * The walkthrough in distributed mode on Kafka: `logplane apiserver`, `logplane
  * controllers` and two `logplane agent`s as separate processes, each with its own data
  * directory and projection, on one cluster name no other test uses. Only node-1's agent
- * runs the service proxy. The CLI and kubectl use the kubeconfig the apiserver writes.
+ * runs the service proxy. The CLI and kubectl use the kubeconfig the apiserver writes; the
+ * controllers and the agents are given none: each calls the apiserver as its own identity
+ * (`system:kube-controller-manager`, `system:node:<name>`), issued from the shared PKI
+ * directory, and the agents fetch their pods' service-account tokens as their node.
  * Pods spread over both nodes, every replica answers on the ClusterIP, a killed pod
  * process restarts, scale and a new version roll out, and the history verbs (history,
  * get --at, why, audit, replay, debug reconcile) work against the apiserver's projection.
@@ -12,7 +15,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../cli/client.ts';
@@ -72,13 +75,15 @@ describe('the walkthrough in distributed mode (apiserver, controllers, two agent
     // The cluster CA the apiserver and the agents share (their log endpoints are HTTPS).
     const pki = ['--pki', join(root, 'pki')];
     const port = await freePort();
+    // The apiserver first, as a node joins a running cluster: it publishes where it is in the PKI directory.
+    const apiserver = startLogplane('apiserver', ['apiserver', ...kafka, ...pki, '--data', dirs.apiserver, '--port', String(port)]);
+    const [, path] = await apiserver.waitForOutput(/\(kubeconfig (\S+)\)/, 90_000);
     daemons = {
-      apiserver: startLogplane('apiserver', ['apiserver', ...kafka, ...pki, '--data', dirs.apiserver, '--port', String(port)]),
-      controllers: startLogplane('controllers', ['controllers', ...kafka, '--data', dirs.controllers]),
+      apiserver,
+      controllers: startLogplane('controllers', ['controllers', ...kafka, ...pki, '--data', dirs.controllers]),
       node1: startLogplane('agent node-1', ['agent', '--node', 'node-1', '--proxy', 'userspace', '--no-dns-cluster-ip', ...kafka, ...pki, '--data', dirs.node1], { dataDir: dirs.node1 }),
       node2: startLogplane('agent node-2', ['agent', '--node', 'node-2', '--proxy', 'none', '--no-dns-cluster-ip', ...kafka, ...pki, '--data', dirs.node2], { dataDir: dirs.node2 }),
     };
-    const [, path] = await daemons.apiserver.waitForOutput(/\(kubeconfig (\S+)\)/, 90_000);
     await daemons.controllers.waitForOutput(/^controllers scheduler, /m, 90_000);
     await daemons.node1.waitForOutput(/^agent for node-1 \(process runtime, proxy userspace\)/m, 90_000);
     const [, dnsHost, dnsPort] = await daemons.node2.waitForOutput(/^agent for node-2 \(process runtime, proxy none\); cluster DNS (\S+):(\d+) \(UDP and TCP\)/m, 90_000);
@@ -117,6 +122,27 @@ describe('the walkthrough in distributed mode (apiserver, controllers, two agent
       const expected = pods.filter((p) => p.spec.nodeName === node).map((p) => p.metadata.name).sort();
       expect(podProcesses(dir).map((p) => p.podName).sort()).toEqual(expected);
     }
+  });
+
+  it('runs the controllers and each agent as its own identity, with its own kubeconfig, and each agent fetches its pods\' tokens as its node', async () => {
+    const kubeconfigs = {
+      'system:kube-controller-manager': join(dirs.controllers, 'controller-manager.kubeconfig'),
+      'system:node:node-1': join(dirs.node1, 'kubelet-node-1.kubeconfig'),
+      'system:node:node-2': join(dirs.node2, 'kubelet-node-2.kubeconfig'),
+    };
+    // Each is written at its component's first call to the apiserver: an agent's for its pods' first tokens.
+    expect(ok(await kubectl(kubeconfigs['system:node:node-1'], join(root, 'kube-cache'), ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']))).toBe('system:node:node-1');
+    expect((await kubectl(kubeconfigs['system:node:node-2'], join(root, 'kube-cache'), ['auth', 'can-i', 'get', 'nodes/node-1'])).stdout).toBe(
+      "no - node 'node-2' cannot read 'node-1', only its own Node object\n",
+    );
+    expect(daemons.controllers.output().stdout).toContain(`calls the apiserver as system:kube-controller-manager (${kubeconfigs['system:kube-controller-manager']})`);
+    // The apiserver's audit log: every pod's token was asked for by the pod's own node, and granted.
+    const tokenRequests = readFileSync(join(dirs.apiserver, 'audit', 'audit.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { user: { username?: string }; objectRef?: { resource?: string; subresource?: string; name?: string }; responseStatus: { code: number } })
+      .filter((event) => event.objectRef?.resource === 'serviceaccounts' && event.objectRef.subresource === 'token');
+    expect(new Set(tokenRequests.map((event) => `${event.user.username ?? ''} ${event.responseStatus.code}`))).toEqual(new Set(['system:node:node-1 201', 'system:node:node-2 201']));
   });
 
   it('answers on the ClusterIP (proxied by node-1) from the replicas of both nodes', async () => {

@@ -63,7 +63,7 @@ describe('kubectl exec, attach, port-forward and cp on the process runtime', () 
     kubeconfig = api.kubeconfig;
     url = api.url;
     token = adminCredentials(join(dir, 'api')).token;
-    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
+    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), pkiDir, only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
     components.push(await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['exec-node'], runtime: 'process', proxy: 'none', podCIDR: '127.122.0.0/24', logger }));
     const manifest = join(dir, 'pods.yaml');
     writeFileSync(

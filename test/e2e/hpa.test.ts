@@ -213,7 +213,7 @@ describe('HorizontalPodAutoscaler in distributed mode (metrics.k8s.io read from 
     const api = await runApiserver({ target, dataDir: join(dir, 'api'), pkiDir, port: 0, host: '127.0.0.1', tls: false, logger, serviceCIDR: '127.95.0.0/16' });
     components.push(api);
     kubeconfig = api.kubeconfig;
-    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), only: ['scheduler', 'deployment', 'replicaset', 'hpa', 'serviceaccount', 'root-ca-cert-publisher'], kubeconfig, logger }));
+    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), pkiDir, only: ['scheduler', 'deployment', 'replicaset', 'hpa', 'serviceaccount', 'root-ca-cert-publisher'], kubeconfig, logger }));
     components.push(
       await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['hpa-node'], runtime: 'process', proxy: 'none', podCIDR: '127.123.0.0/24', metricsResolutionMs: 1_000, logger }),
     );

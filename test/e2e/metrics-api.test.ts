@@ -208,7 +208,7 @@ describe('the metrics API across components (distributed mode)', () => {
     components.push(api);
     url = api.url;
     token = adminCredentials(join(dir, 'api')).token;
-    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
+    components.push(await runControllers({ target, dataDir: join(dir, 'controllers'), pkiDir, only: ['scheduler', 'serviceaccount', 'root-ca-cert-publisher'], logger }));
     components.push(
       await runAgent({ target, dataDir: join(dir, 'agent'), pkiDir, nodes: ['metrics-node'], runtime: 'process', proxy: 'none', podCIDR: '127.122.0.0/24', metricsResolutionMs: 1_000, logger }),
     );

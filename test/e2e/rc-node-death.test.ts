@@ -54,13 +54,15 @@ describe('an RC of MySQL scaled to 2, a node dies, its pod is recreated on the o
     const pki = ['--pki', join(root, 'pki')];
     const agent = (node: string, dir: string) =>
       startLogplane(`agent ${node}`, ['agent', '--node', node, '--proxy', 'none', '--no-dns-cluster-ip', '--heartbeat', '500', ...kafka, ...pki, '--data', dir], { dataDir: dir });
+    // The apiserver first: the agents join it, calling it as their nodes for their pods' tokens.
+    const apiserver = startLogplane('apiserver', ['apiserver', ...kafka, ...pki, '--data', dirs.apiserver, '--port', String(await freePort())]);
+    const [, path] = await apiserver.waitForOutput(/\(kubeconfig (\S+)\)/, 90_000);
     daemons = {
-      apiserver: startLogplane('apiserver', ['apiserver', ...kafka, ...pki, '--data', dirs.apiserver, '--port', String(await freePort())]),
-      controllers: startLogplane('controllers', ['controllers', ...kafka, '--data', dirs.controllers, '--node-grace', '3', '--toleration', '2']),
+      apiserver,
+      controllers: startLogplane('controllers', ['controllers', ...kafka, ...pki, '--data', dirs.controllers, '--node-grace', '3', '--toleration', '2']),
       node1: agent('node-1', dirs.node1),
       node2: agent('node-2', dirs.node2),
     };
-    const [, path] = await daemons.apiserver.waitForOutput(/\(kubeconfig (\S+)\)/, 90_000);
     await daemons.controllers.waitForOutput(/^controllers scheduler, /m, 90_000);
     await daemons.node1.waitForOutput(/^agent for node-1 /m, 90_000);
     await daemons.node2.waitForOutput(/^agent for node-2 /m, 90_000);
