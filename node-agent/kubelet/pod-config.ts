@@ -46,10 +46,11 @@ export function createPodConfigurator(options: { readonly volumeRoot: string; re
       const setUp = volumes.setUp(pod);
       if (setUp.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.volume, message: setUp.message };
       if (setUp.type === 'pending') return setUp;
-      const mounts = volumes.mounts(pod, container);
-      if (mounts.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.env, message: mounts.message };
       const env = containerEnvironment({ pod, container, addresses, objects, ...(base === undefined ? {} : { base }) });
       if (env.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.env, message: env.message };
+      // kubelet's GenerateRunContainerOptions: the mounts after the variables (a subPathExpr expands them).
+      const mounts = volumes.mounts(pod, container, new Map(env.value));
+      if (mounts.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.env, message: mounts.message };
       return { type: 'ok', env: env.value, mounts: mounts.value };
     },
     refresh: (pod) => volumes.refreshPod(pod),

@@ -5,8 +5,16 @@
  * - A pod is handed to the driver once its sandbox is ready, so the driver admits it with
  *   the address CNI gave the sandbox. Until then it has no status; a failed RunPodSandbox
  *   is retried with backoff.
- * - `start`: the image is checked (pulled per `imagePullPolicy`), then CreateContainer and
- *   StartContainer; the container ID is `containerd://<id>`.
+ * - `start`: the image is checked (pulled per `imagePullPolicy`), the pod's volumes are set
+ *   up and the container's variables and mounts made by the agent's code shared with the
+ *   process runtime (pod-config.ts: env.ts, volumes/), then CreateContainer (with kubelet's
+ *   config, container-config.ts: variables, `$(VAR)` in command and args, each volume mount
+ *   a CRI bind mount, and the pod's /etc/hosts, etc-hosts.ts) and StartContainer; the
+ *   container ID is `containerd://<id>`. A container whose configuration cannot be made
+ *   waits (`CreateContainerConfigError`, or `ContainerCreating` for a volume) and is retried.
+ *   Volumes live in `<dataDir>/volumes` (configMap and secret updates are swapped in by the
+ *   atomic writer, so a bind mount of the volume's directory sees them; a subPath mount keeps
+ *   its file, as in kube) and go once the pod's sandbox is removed.
  * - `signal`: SIGTERM is StopContainer with the time left of the grace period, SIGKILL
  *   StopContainer with 0. Exits are found by polling ListContainers (containerd 1.6 has no
  *   GetContainerEvents) and reported with the runtime's exit code and reason (OOMKilled).
@@ -32,10 +40,10 @@
  *   does not allow them wait `Blocked` (kubelet makes no sandbox for it either; here an
  *   unprivileged sandbox is made, so the driver can report the pod's status).
  *
- * Not yet: image pull secrets, `env.valueFrom`, garbage collection of images.
+ * Not yet: image pull secrets, garbage collection of images, termination messages.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
@@ -49,7 +57,10 @@ import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import type { ContainerUsage, PodUsage } from '../usage.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
-import { type ContainerConfig, type CriClient, type CriVersion, type ImageInfo, type PodSandboxConfig, createCriClient } from './client.ts';
+import { type CriClient, type CriMount, type CriVersion, type ImageInfo, type PodSandboxConfig, createCriClient } from './client.ts';
+import { criMounts, generateContainerConfig } from './container-config.ts';
+import { etcHostsMount, podHostnameAndDomain } from './etc-hosts.ts';
+import { CONFIG_REASONS, createPodConfigurator } from '../pod-config.ts';
 import { SECURITY_REASONS, privilegedRefusal, verifyRunAsNonRoot } from '../security-context.ts';
 import { containerSecurityContext, imageUser, sandboxSecurityContext } from './security-context.ts';
 import { CriError } from './errors.ts';
@@ -123,11 +134,6 @@ const SANDBOX_RETRY_MAX_MS = 60_000;
 const podLogDirName = (namespace: string, name: string, uid: string) => `${namespace}_${name}_${uid}`;
 const instanceKey = (uid: string, container: string, restartCount: number) => `${uid}/${container}/${restartCount}`;
 
-/** Only `value` env entries (valueFrom needs the API objects the agent does not give the runtime yet). */
-function envs(container: Container): { key: string; value: string }[] {
-  return (container.env ?? []).filter((env) => env.value !== undefined).map((env) => ({ key: env.name, value: env.value ?? '' }));
-}
-
 /** Text of CRI log lines (`<RFC3339Nano> <stdout|stderr> <P|F> <text>`), prefixes removed; partial (P) lines joined with the next. */
 export async function* criLogText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
   let pending = '';
@@ -154,6 +160,11 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const pollMs = criOptions.pollMs ?? 500;
   const cgroupParent = criOptions.cgroupParent;
   const logRoot = join(dataDir, 'cri-logs');
+  /** Each pod's files that are not volumes (kubelet's pod directory): its /etc/hosts. */
+  const podFilesRoot = join(dataDir, 'cri-pods');
+  const podFilesDir = (uid: string) => join(podFilesRoot, encodeURIComponent(uid));
+  /** The pods' volumes and their containers' variables, the agent's as in the process runtime (pod-config.ts). */
+  const configurator = createPodConfigurator({ volumeRoot: join(dataDir, 'volumes'), node, objects: options.objects, logger });
   /** Where seccompProfile `Localhost` profiles are (kubelet's `<root-dir>/seccomp`). */
   const seccompRoot = join(dataDir, 'seccomp');
   const sandboxes = new Map<string, SandboxState>();
@@ -214,6 +225,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       for (const sandbox of left) {
         await cri.stopPodSandbox(sandbox.id);
         await cri.removePodSandbox(sandbox.id);
+        releasePodFiles(sandbox.uid);
       }
       if (left.length > 0) logger.info({ sandboxes: left.length }, 'removed the pod sandboxes an earlier agent run left without a record');
       const logDirs = existsSync(logRoot) ? await readdir(logRoot) : [];
@@ -254,7 +266,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     const namespace = pod.metadata.namespace ?? 'default';
     return {
       metadata: { name: pod.metadata.name, namespace, uid, attempt: 0 },
-      hostname: pod.metadata.name,
+      hostname: podHostnameAndDomain(pod, options.dns.clusterDomain).hostname,
       dnsConfig: sandboxDns(pod),
       logDirectory: join(logRoot, podLogDirName(namespace, pod.metadata.name, uid)),
       labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node, 'logplane.io/agent': agentLabel },
@@ -290,9 +302,16 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     const removal = (async () => {
       await cri.stopPodSandbox(id);
       await cri.removePodSandbox(id);
+      releasePodFiles(uid);
     })().catch((err: unknown) => logger.error({ err, uid, sandbox: id }, 'cannot remove the pod sandbox'));
     removals.add(removal);
     void removal.then(() => removals.delete(removal));
+  }
+
+  /** Once no container of the pod can use them: its volumes (tmpfs unmounted) and files go. */
+  function releasePodFiles(uid: string): void {
+    configurator.release(uid);
+    rmSync(podFilesDir(uid), { recursive: true, force: true });
   }
 
   const isTerminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -318,6 +337,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     // Sandboxes of pods that went away before the driver had them.
     for (const [uid, sandbox] of sandboxes) if (!wanted.has(uid) && !admitted.has(uid) && sandbox.type === 'ready') removeSandbox(uid, sandbox.id);
     driver.sync(handed);
+    for (const pod of handed) configurator.refresh(pod);
   }
 
   function resync(): void {
@@ -396,7 +416,8 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     return cri.imageStatus(image);
   }
 
-  async function start(pod: Pod, { run, container, restartCount }: ContainerRef): Promise<void> {
+  async function start(pod: Pod, ref: ContainerRef): Promise<void> {
+    const { run, container, restartCount } = ref;
     const sandbox = sandboxes.get(run.uid);
     const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === container);
     if (sandbox?.type !== 'ready' || spec === undefined) {
@@ -424,17 +445,39 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       dispatch(run.uid, { type: 'refused', container, reason: SECURITY_REASONS.config, message: securityContext.message, retryAfterMs: options.crashLoop.initialMs, at: now() });
       return;
     }
-    const config: ContainerConfig = {
-      metadata: { name: container, attempt: restartCount },
-      image: { image: spec.image ?? '' },
-      ...(spec.command === undefined ? {} : { command: spec.command }),
-      ...(spec.args === undefined ? {} : { args: spec.args }),
-      ...(spec.workingDir === undefined ? {} : { workingDir: spec.workingDir }),
-      envs: envs(spec),
-      logPath: join(container, `${restartCount}.log`),
-      labels: { 'io.kubernetes.container.name': container, 'io.kubernetes.pod.uid': run.uid },
+    // kubelet's GenerateRunContainerOptions: the volumes set up, the variables and mounts of the container.
+    const prepared = configurator.prepare(pod, spec, { podIPs: [run.podIP], hostIP: run.hostIP });
+    switch (prepared.type) {
+      case 'pending':
+        // A service-account token on its way: the start goes on once it is here, unless the pod is gone.
+        void prepared.ready.then(() => {
+          if (!closing && admitted.has(run.uid)) void start(pod, ref);
+        });
+        return;
+      case 'refused':
+        dispatch(run.uid, { type: 'refused', container, reason: prepared.reason, message: prepared.message, retryAfterMs: options.crashLoop.initialMs, at: now() });
+        return;
+      case 'ok':
+        break;
+      default:
+        return assertNever(prepared, 'container configuration');
+    }
+    let mounts: CriMount[];
+    try {
+      const hosts = etcHostsMount({ pod, podIPs: [run.podIP], clusterDomain: options.dns.clusterDomain, podDir: podFilesDir(run.uid), containerPaths: prepared.mounts.map((m) => m.containerPath) });
+      mounts = [...criMounts(prepared.mounts), ...(hosts === undefined ? [] : [hosts])];
+    } catch (err) {
+      dispatch(run.uid, { type: 'refused', container, reason: CONFIG_REASONS.volume, message: `cannot write the pod's /etc/hosts: ${(err as Error).message}`, retryAfterMs: options.crashLoop.initialMs, at: now() });
+      return;
+    }
+    const config = generateContainerConfig({
+      spec,
+      uid: run.uid,
+      restartCount,
+      env: prepared.env,
+      mounts,
       linux: { resources: linuxResources(spec.resources), securityContext: securityContext.value },
-    };
+    });
     try {
       const id = await cri.createContainer(sandbox.id, config, sandbox.config);
       let end = () => {};
@@ -683,6 +726,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       await leftoversRemoved;
       await driver.close(opts);
       clearInterval(poller);
+      configurator.close();
       while (removals.size > 0) await Promise.all([...removals]);
       await Promise.all(writes.values());
       await records.close();
