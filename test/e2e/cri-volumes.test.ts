@@ -7,7 +7,8 @@
  * fieldRef, resourceFieldRef, `$(VAR)` in the command, Service variables; a ConfigMap update
  * reaching the mounted file (the atomic writer's swap) but not the subPath mount (as in kube);
  * an emptyDir shared by two containers, filled first by an init container; a subPath
- * directory; a readOnly mount refusing a write; kubelet's /etc/hosts. Needs root, as CI runs it.
+ * directory; a readOnly mount refusing a write; kubelet's /etc/hosts; termination messages.
+ * Needs root, as CI runs it.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -101,6 +102,33 @@ spec:
     emptyDir: {}
 `;
 
+const ENDINGS = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: told
+  spec:
+    restartPolicy: Never
+    containers:
+    - name: main
+      image: local/busybox:1
+      command: ["sh", "-c", "echo not this; echo -n 'disk full' > /dev/termination-log; exit 3"]
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: fallback
+  spec:
+    restartPolicy: Never
+    containers:
+    - name: main
+      image: local/busybox:1
+      terminationMessagePath: /tmp/why
+      terminationMessagePolicy: FallbackToLogsOnError
+      command: ["sh", "-c", "echo first; echo last; exit 2"]
+`;
+
 describe('volumes and env of pods on the cri runtime', { timeout: 240_000 }, () => {
   const dataDir = tempDir('logplane-cri-vol-');
   let host: CriHost;
@@ -155,5 +183,17 @@ describe('volumes and env of pods on the cri runtime', { timeout: 240_000 }, () 
       `written by init\nwritten by writer\nin sub\ntouch: /shared/mine: Read-only file system\n${pod.status?.podIP}\tshared\n`,
     );
     ok(await kube('delete', 'pod', 'shared', '--wait=true'));
+  });
+
+  it('reports termination messages: the file at terminationMessagePath, or the log\'s last lines with FallbackToLogsOnError', async () => {
+    await apply('endings', ENDINGS);
+    const ended = async (name: string) =>
+      waitFor(`${name} Failed`, async () => {
+        const seen = await getPod(name);
+        return seen.status?.phase === 'Failed' ? seen.status.containerStatuses?.[0]?.state?.terminated : undefined;
+      });
+    expect(await ended('told')).toMatchObject({ exitCode: 3, reason: 'Error', message: 'disk full' });
+    expect(await ended('fallback')).toMatchObject({ exitCode: 2, reason: 'Error', message: 'first\nlast\n' });
+    ok(await kube('delete', 'pod', 'told', 'fallback', '--wait=true'));
   });
 });

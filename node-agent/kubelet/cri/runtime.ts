@@ -40,7 +40,10 @@
  *   does not allow them wait `Blocked` (kubelet makes no sandbox for it either; here an
  *   unprivileged sandbox is made, so the driver can report the pod's status).
  *
- * Not yet: image pull secrets, garbage collection of images, termination messages.
+ * - Termination messages as kubelet reads them (termination-message.ts): a file per instance
+ *   mounted at `terminationMessagePath`, read when the instance exits (or its log's last lines).
+ *
+ * Not yet: image pull secrets, garbage collection of images.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -60,6 +63,7 @@ import type { Container, Pod } from '../../../schemas/index.ts';
 import { type CriClient, type CriMount, type CriVersion, type ImageInfo, type PodSandboxConfig, createCriClient } from './client.ts';
 import { criMounts, generateContainerConfig } from './container-config.ts';
 import { etcHostsMount, podHostnameAndDomain } from './etc-hosts.ts';
+import { FALLBACK_LOG_LINES, terminationMessage, terminationMessageMount } from './termination-message.ts';
 import { CONFIG_REASONS, createPodConfigurator } from '../pod-config.ts';
 import { SECURITY_REASONS, privilegedRefusal, verifyRunAsNonRoot } from '../security-context.ts';
 import { containerSecurityContext, imageUser, sandboxSecurityContext } from './security-context.ts';
@@ -133,6 +137,7 @@ const SANDBOX_RETRY_MAX_MS = 60_000;
 /** Kubelet's log directory name of a pod. */
 const podLogDirName = (namespace: string, name: string, uid: string) => `${namespace}_${name}_${uid}`;
 const instanceKey = (uid: string, container: string, restartCount: number) => `${uid}/${container}/${restartCount}`;
+const containerSpec = (pod: Pod, name: string): Container | undefined => [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === name);
 
 /** Text of CRI log lines (`<RFC3339Nano> <stdout|stderr> <P|F> <text>`), prefixes removed; partial (P) lines joined with the next. */
 export async function* criLogText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
@@ -160,7 +165,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const pollMs = criOptions.pollMs ?? 500;
   const cgroupParent = criOptions.cgroupParent;
   const logRoot = join(dataDir, 'cri-logs');
-  /** Each pod's files that are not volumes (kubelet's pod directory): its /etc/hosts. */
+  /** Each pod's files that are not volumes (kubelet's pod directory): its /etc/hosts, its containers' termination message files. */
   const podFilesRoot = join(dataDir, 'cri-pods');
   const podFilesDir = (uid: string) => join(podFilesRoot, encodeURIComponent(uid));
   /** The pods' volumes and their containers' variables, the agent's as in the process runtime (pod-config.ts). */
@@ -359,14 +364,30 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     instance.end();
   }
 
+  /** The termination message an exited instance left (termination-message.ts); '' when its pod is no longer desired. */
+  async function exitMessage(instance: Instance, exitCode: number): Promise<string> {
+    const pod = desiredPods.find((p) => podUid(p) === instance.uid);
+    const spec = pod === undefined ? undefined : containerSpec(pod, instance.container);
+    if (pod === undefined || spec === undefined) return '';
+    const logFile = join(logRoot, podLogDirName(pod.metadata.namespace ?? 'default', pod.metadata.name, instance.uid), instance.container, `${instance.restartCount}.log`);
+    const lastLogLines = async () => {
+      let text = '';
+      for await (const chunk of criLogText(readLogFile(logFile, { tailLines: FALLBACK_LOG_LINES }))) text += chunk;
+      return text;
+    };
+    return terminationMessage({ podDir: podFilesDir(instance.uid), spec, restartCount: instance.restartCount, exitCode, lastLogLines });
+  }
+
   async function checkInstance(instance: Instance): Promise<void> {
     try {
       const status = await cri.containerStatus(instance.id);
       const state = status.state;
       switch (state.type) {
-        case 'exited':
-          reportExit(instance, { exitCode: state.exitCode, signal: null, reason: state.reason || (state.exitCode === 0 ? 'Completed' : 'Error'), message: state.message || null, finishedAt: state.finishedAt });
+        case 'exited': {
+          const message = [state.message, await exitMessage(instance, state.exitCode)].filter((part) => part !== '').join(': ');
+          reportExit(instance, { exitCode: state.exitCode, signal: null, reason: state.reason || (state.exitCode === 0 ? 'Completed' : 'Error'), message: message || null, finishedAt: state.finishedAt });
           break;
+        }
         case 'created':
         case 'running':
           break;
@@ -419,7 +440,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   async function start(pod: Pod, ref: ContainerRef): Promise<void> {
     const { run, container, restartCount } = ref;
     const sandbox = sandboxes.get(run.uid);
-    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === container);
+    const spec = containerSpec(pod, container);
     if (sandbox?.type !== 'ready' || spec === undefined) {
       dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `no sandbox or container spec for ${container}`, at: now() });
       return;
@@ -465,9 +486,9 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     let mounts: CriMount[];
     try {
       const hosts = etcHostsMount({ pod, podIPs: [run.podIP], clusterDomain: options.dns.clusterDomain, podDir: podFilesDir(run.uid), containerPaths: prepared.mounts.map((m) => m.containerPath) });
-      mounts = [...criMounts(prepared.mounts), ...(hosts === undefined ? [] : [hosts])];
+      mounts = [...criMounts(prepared.mounts), ...(hosts === undefined ? [] : [hosts]), terminationMessageMount(podFilesDir(run.uid), spec, restartCount)];
     } catch (err) {
-      dispatch(run.uid, { type: 'refused', container, reason: CONFIG_REASONS.volume, message: `cannot write the pod's /etc/hosts: ${(err as Error).message}`, retryAfterMs: options.crashLoop.initialMs, at: now() });
+      dispatch(run.uid, { type: 'refused', container, reason: CONFIG_REASONS.volume, message: `cannot write the pod's /etc/hosts or termination message file: ${(err as Error).message}`, retryAfterMs: options.crashLoop.initialMs, at: now() });
       return;
     }
     const config = generateContainerConfig({
@@ -540,7 +561,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
 
   /** Where the container's probes and hooks run: exec through ExecSync in the container, HTTP to the pod's address. */
   function hookTarget(pod: Pod, ref: ContainerRef): ProbeTarget | undefined {
-    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
+    const spec = containerSpec(pod, ref.container);
     const instance = instances.get(instanceKey(ref.run.uid, ref.container, ref.restartCount));
     if (spec === undefined || instance === undefined) return undefined;
     return {
@@ -553,7 +574,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   }
 
   function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
-    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
+    const spec = containerSpec(pod, ref.container);
     const target = hookTarget(pod, ref);
     if (spec === undefined || target === undefined) return;
     const key = `${ref.run.uid}/${ref.container}`;
