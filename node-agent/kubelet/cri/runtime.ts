@@ -25,7 +25,8 @@
  *   Each pod's state (its run, its sandbox, the CRI id of each container's current instance)
  *   is appended to `<dataDir>/pod-records.jsonl` (pod-records.ts) on every status change, so
  *   the next agent run adopts the sandboxes and containers of desired pods (an exit that
- *   happened meanwhile is reported with the runtime's exit code) and stops the others. The
+ *   happened meanwhile is reported with the runtime's exit code; their volumes are set up
+ *   again, so updates made meanwhile and later reach them) and stops the others. The
  *   agent's other sandboxes (no record) and log files are removed before the first new
  *   sandbox is made.
  * - Probes as kubelet runs them: exec through ExecSync in the container, httpGet and
@@ -196,6 +197,8 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const writes = new Map<string, Promise<void>>();
   /** The pods an earlier run recorded, with their sandboxes and live instances taken over (handed to the driver by `restore`). */
   const restoredRuns: PodRun[] = [];
+  /** Restored pods whose volumes are not yet set up again by this run (so that updates reach them). */
+  const volumesToAdopt = new Set<string>();
   for (const [uid, restored] of records.restored) {
     const record = restored as CriPodRecord;
     if (record.version !== 1) {
@@ -219,6 +222,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       live.add(instance);
     }
     restoredRuns.push({ ...record.run, containers, termination: null });
+    volumesToAdopt.add(uid);
   }
 
   /** Removes what an earlier run of this agent left and did not record: its sandboxes (with their containers) and log files. */
@@ -342,7 +346,10 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     // Sandboxes of pods that went away before the driver had them.
     for (const [uid, sandbox] of sandboxes) if (!wanted.has(uid) && !admitted.has(uid) && sandbox.type === 'ready') removeSandbox(uid, sandbox.id);
     driver.sync(handed);
-    for (const pod of handed) configurator.refresh(pod);
+    for (const pod of handed) {
+      if (volumesToAdopt.delete(podUid(pod))) configurator.adopt(pod);
+      else configurator.refresh(pod);
+    }
   }
 
   function resync(): void {
@@ -636,6 +643,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
 
   function release(run: PodRun): void {
     admitted.delete(run.uid);
+    volumesToAdopt.delete(run.uid);
     persisted.delete(run.uid);
     void writeRecord(run.uid, records.remove(run.uid));
     for (const c of run.containers) stopProbes(run.uid, c.name);
