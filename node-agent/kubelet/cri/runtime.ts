@@ -492,7 +492,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     }
     let mounts: CriMount[];
     try {
-      const hosts = etcHostsMount({ pod, podIPs: [run.podIP], clusterDomain: options.dns.clusterDomain, podDir: podFilesDir(run.uid), containerPaths: prepared.mounts.map((m) => m.containerPath) });
+      const hosts = etcHostsMount({ pod, podIPs: run.podIP === '' ? [] : [run.podIP], clusterDomain: options.dns.clusterDomain, podDir: podFilesDir(run.uid), containerPaths: prepared.mounts.map((m) => m.containerPath) });
       mounts = [...criMounts(prepared.mounts), ...(hosts === undefined ? [] : [hosts]), terminationMessageMount(podFilesDir(run.uid), spec, restartCount)];
     } catch (err) {
       dispatch(run.uid, { type: 'refused', container, reason: CONFIG_REASONS.volume, message: `cannot write the pod's /etc/hosts or termination message file: ${(err as Error).message}`, retryAfterMs: options.crashLoop.initialMs, at: now() });
