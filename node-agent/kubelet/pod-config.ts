@@ -32,6 +32,11 @@ export interface PodConfigurator {
   prepare(pod: Pod, container: Container, addresses: PodAddresses, base?: ReadonlyMap<string, string>): ContainerConfigResult;
   /** The newest spec of a running pod (labels and annotations feed its downwardAPI volumes). */
   refresh(pod: Pod): void;
+  /**
+   * A pod whose containers an earlier agent run started: its volumes are set up again
+   * (rewritten where their objects changed meanwhile) and kept up to date from now on.
+   */
+  adopt(pod: Pod): void;
   /** The pod is gone: its volumes are removed. */
   release(uid: string): void;
   close(): void;
@@ -46,13 +51,18 @@ export function createPodConfigurator(options: { readonly volumeRoot: string; re
       const setUp = volumes.setUp(pod);
       if (setUp.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.volume, message: setUp.message };
       if (setUp.type === 'pending') return setUp;
-      const mounts = volumes.mounts(pod, container);
-      if (mounts.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.env, message: mounts.message };
       const env = containerEnvironment({ pod, container, addresses, objects, ...(base === undefined ? {} : { base }) });
       if (env.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.env, message: env.message };
+      // kubelet's GenerateRunContainerOptions: the mounts after the variables (a subPathExpr expands them).
+      const mounts = volumes.mounts(pod, container, new Map(env.value));
+      if (mounts.type === 'error') return { type: 'refused', reason: CONFIG_REASONS.env, message: mounts.message };
       return { type: 'ok', env: env.value, mounts: mounts.value };
     },
     refresh: (pod) => volumes.refreshPod(pod),
+    adopt(pod) {
+      const setUp = volumes.setUp(pod);
+      if (setUp.type === 'error') options.logger.warn({ pod: `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`, err: setUp.message }, 'cannot set up the volumes of an adopted pod again');
+    },
     release: (uid) => volumes.tearDown(uid),
     close: () => volumes.close(),
   };

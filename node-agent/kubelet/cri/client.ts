@@ -113,11 +113,16 @@ export interface PodSandboxConfig {
   };
 }
 
-/** `runtime.v1.Mount`: a host path bind-mounted into a container. */
+/** `runtime.v1.MountPropagation`: private (`rprivate`), host to container (`rslave`), bidirectional (`rshared`). */
+export type CriMountPropagation = 'PROPAGATION_PRIVATE' | 'PROPAGATION_HOST_TO_CONTAINER' | 'PROPAGATION_BIDIRECTIONAL';
+
+/** `runtime.v1.Mount`: a host path bind-mounted into a container (symlinks of `hostPath` followed by the runtime). */
 export interface CriMount {
   readonly containerPath: string;
   readonly hostPath: string;
   readonly readonly?: boolean;
+  readonly selinuxRelabel?: boolean;
+  readonly propagation?: CriMountPropagation;
 }
 
 /** `runtime.v1.ContainerConfig`. */

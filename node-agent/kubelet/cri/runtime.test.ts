@@ -3,10 +3,12 @@
  * run as containers in CNI sandboxes and report their status as kubelet would. Needs
  * root, as CI runs it. No mocks.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPodRuntime } from '../index.ts';
+import { NO_POD_OBJECTS, type PodObjectChange, type PodObjectSource } from '../pod-objects.ts';
 import type { PodRuntime } from '../runtime.ts';
 import { condition, containerStatus, eventually, makePod, testLogger, waitForStatus } from '../testing.ts';
 import { BUSYBOX_IMAGE, type TestContainerd, startTestContainerd } from './testing.ts';
@@ -101,6 +103,62 @@ describe('cri pod runtime on a real containerd', () => {
     const removeMs = performance.now() - stopped;
     expect(await harness.containerd.cri.listContainers()).toEqual([]);
     console.info('cri runtime figures:', { 'sync → Running and Ready (ms)': Math.round(syncToRunningMs), 'sync([]) → sandboxes removed (ms)': Math.round(removeMs) });
+  });
+
+  it('gives a container its variables and configMap volume from the agent\'s objects; after an agent restart, the adopted container\'s volume is rewritten and follows updates; removal takes the volumes away', async () => {
+    let greeting = 'hello';
+    const changes = new Subject<PodObjectChange>();
+    const objects: PodObjectSource = {
+      ...NO_POD_OBJECTS,
+      configMap: (namespace, name) => (namespace === 'default' && name === 'cfg' ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { greeting } } : undefined),
+      changes$: changes,
+    };
+    const dataDir = join(harness.dir, 'adopting');
+    const open = () =>
+      createPodRuntime({ kind: 'cri', node: 'node-a', dataDir, cri: { endpoint: harness.containerd.endpoint, cgroupParent: harness.cgroupParent, pollMs: 100 }, objects, logger: testLogger });
+    const pod = makePod(
+      'follower',
+      [
+        {
+          name: 'app',
+          image: BUSYBOX_IMAGE,
+          command: ['sh', '-c', 'trap "exit 0" TERM; while :; do echo "$G `cat /cfg/greeting`"; sleep 0.2; done'],
+          env: [{ name: 'G', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } }],
+          volumeMounts: [{ name: 'cfg', mountPath: '/cfg' }],
+        },
+      ],
+      { volumes: [{ name: 'cfg', configMap: { name: 'cfg' } }], terminationGracePeriodSeconds: 1 },
+    );
+    const lastLine = (runtime: PodRuntime, wanted: string) =>
+      eventually(async () => {
+        const line = (await collect(runtime.logs('default', 'follower', 'app', { tailLines: 1 }))).trim();
+        if (line !== wanted) throw new Error(`last line ${JSON.stringify(line)}`);
+      }, 30_000);
+
+    const first = open();
+    const running = waitForStatus(first, pod, (u) => u.status.phase === 'Running', 60_000);
+    first.sync([pod]);
+    await running;
+    await lastLine(first, 'hello hello');
+    await first.close();
+
+    greeting = 'bonjour';
+    const second = open();
+    second.sync([pod]);
+    // The variable was made when the container started; the adopted pod's volume is rewritten.
+    await lastLine(second, 'hello bonjour');
+    greeting = 'hallo';
+    changes.next({ kind: 'ConfigMap', namespace: 'default', name: 'cfg' });
+    await lastLine(second, 'hello hallo');
+
+    second.sync([]);
+    await eventually(async () => {
+      const left = await harness.containerd.cri.listPodSandboxes();
+      if (left.length > 0) throw new Error(`${left.length} sandboxes left`);
+      const volumes = readdirSync(join(dataDir, 'volumes')).filter((entry) => entry !== '.key');
+      if (volumes.length > 0) throw new Error(`volumes left: ${volumes.join(', ')}`);
+    }, 20_000);
+    await second.close();
   });
 
   it('passes the security context to containerd as kubelet does: runAsUser over the pod\'s, runAsGroup, fsGroup and supplementalGroups, no_new_privs, seccomp, read-only root, dropped capabilities; runAsNonRoot against the image\'s (root) user', async () => {

@@ -5,8 +5,16 @@
  * - A pod is handed to the driver once its sandbox is ready, so the driver admits it with
  *   the address CNI gave the sandbox. Until then it has no status; a failed RunPodSandbox
  *   is retried with backoff.
- * - `start`: the image is checked (pulled per `imagePullPolicy`), then CreateContainer and
- *   StartContainer; the container ID is `containerd://<id>`.
+ * - `start`: the image is checked (pulled per `imagePullPolicy`), the pod's volumes are set
+ *   up and the container's variables and mounts made by the agent's code shared with the
+ *   process runtime (pod-config.ts: env.ts, volumes/), then CreateContainer (with kubelet's
+ *   config, container-config.ts: variables, `$(VAR)` in command and args, each volume mount
+ *   a CRI bind mount, and the pod's /etc/hosts, etc-hosts.ts) and StartContainer; the
+ *   container ID is `containerd://<id>`. A container whose configuration cannot be made
+ *   waits (`CreateContainerConfigError`, or `ContainerCreating` for a volume) and is retried.
+ *   Volumes live in `<dataDir>/volumes` (configMap and secret updates are swapped in by the
+ *   atomic writer, so a bind mount of the volume's directory sees them; a subPath mount keeps
+ *   its file, as in kube) and go once the pod's sandbox is removed.
  * - `signal`: SIGTERM is StopContainer with the time left of the grace period, SIGKILL
  *   StopContainer with 0. Exits are found by polling ListContainers (containerd 1.6 has no
  *   GetContainerEvents) and reported with the runtime's exit code and reason (OOMKilled).
@@ -17,7 +25,8 @@
  *   Each pod's state (its run, its sandbox, the CRI id of each container's current instance)
  *   is appended to `<dataDir>/pod-records.jsonl` (pod-records.ts) on every status change, so
  *   the next agent run adopts the sandboxes and containers of desired pods (an exit that
- *   happened meanwhile is reported with the runtime's exit code) and stops the others. The
+ *   happened meanwhile is reported with the runtime's exit code; their volumes are set up
+ *   again, so updates made meanwhile and later reach them) and stops the others. The
  *   agent's other sandboxes (no record) and log files are removed before the first new
  *   sandbox is made.
  * - Probes as kubelet runs them: exec through ExecSync in the container, httpGet and
@@ -32,10 +41,13 @@
  *   does not allow them wait `Blocked` (kubelet makes no sandbox for it either; here an
  *   unprivileged sandbox is made, so the driver can report the pod's status).
  *
- * Not yet: image pull secrets, `env.valueFrom`, garbage collection of images.
+ * - Termination messages as kubelet reads them (termination-message.ts): a file per instance
+ *   mounted at `terminationMessagePath`, read when the instance exits (or its log's last lines).
+ *
+ * Not yet: image pull secrets, garbage collection of images.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeletClosedError, KubeletConfigError, KubeletError, KubeletNotFoundError } from '../errors.ts';
@@ -49,7 +61,11 @@ import { type TimerQueue, sharedTimerQueue } from '../timer-queue.ts';
 import type { ContainerUsage, PodUsage } from '../usage.ts';
 import { assertNever } from '../../../schemas/index.ts';
 import type { Container, Pod } from '../../../schemas/index.ts';
-import { type ContainerConfig, type CriClient, type CriVersion, type ImageInfo, type PodSandboxConfig, createCriClient } from './client.ts';
+import { type CriClient, type CriMount, type CriVersion, type ImageInfo, type PodSandboxConfig, createCriClient } from './client.ts';
+import { criMounts, generateContainerConfig } from './container-config.ts';
+import { etcHostsMount, podHostnameAndDomain } from './etc-hosts.ts';
+import { FALLBACK_LOG_LINES, terminationMessage, terminationMessageMount } from './termination-message.ts';
+import { CONFIG_REASONS, createPodConfigurator } from '../pod-config.ts';
 import { SECURITY_REASONS, privilegedRefusal, verifyRunAsNonRoot } from '../security-context.ts';
 import { containerSecurityContext, imageUser, sandboxSecurityContext } from './security-context.ts';
 import { CriError } from './errors.ts';
@@ -122,11 +138,7 @@ const SANDBOX_RETRY_MAX_MS = 60_000;
 /** Kubelet's log directory name of a pod. */
 const podLogDirName = (namespace: string, name: string, uid: string) => `${namespace}_${name}_${uid}`;
 const instanceKey = (uid: string, container: string, restartCount: number) => `${uid}/${container}/${restartCount}`;
-
-/** Only `value` env entries (valueFrom needs the API objects the agent does not give the runtime yet). */
-function envs(container: Container): { key: string; value: string }[] {
-  return (container.env ?? []).filter((env) => env.value !== undefined).map((env) => ({ key: env.name, value: env.value ?? '' }));
-}
+const containerSpec = (pod: Pod, name: string): Container | undefined => [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === name);
 
 /** Text of CRI log lines (`<RFC3339Nano> <stdout|stderr> <P|F> <text>`), prefixes removed; partial (P) lines joined with the next. */
 export async function* criLogText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
@@ -154,6 +166,11 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const pollMs = criOptions.pollMs ?? 500;
   const cgroupParent = criOptions.cgroupParent;
   const logRoot = join(dataDir, 'cri-logs');
+  /** Each pod's files that are not volumes (kubelet's pod directory): its /etc/hosts, its containers' termination message files. */
+  const podFilesRoot = join(dataDir, 'cri-pods');
+  const podFilesDir = (uid: string) => join(podFilesRoot, encodeURIComponent(uid));
+  /** The pods' volumes and their containers' variables, the agent's as in the process runtime (pod-config.ts). */
+  const configurator = createPodConfigurator({ volumeRoot: join(dataDir, 'volumes'), node, objects: options.objects, logger });
   /** Where seccompProfile `Localhost` profiles are (kubelet's `<root-dir>/seccomp`). */
   const seccompRoot = join(dataDir, 'seccomp');
   const sandboxes = new Map<string, SandboxState>();
@@ -180,6 +197,8 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   const writes = new Map<string, Promise<void>>();
   /** The pods an earlier run recorded, with their sandboxes and live instances taken over (handed to the driver by `restore`). */
   const restoredRuns: PodRun[] = [];
+  /** Restored pods whose volumes are not yet set up again by this run (so that updates reach them). */
+  const volumesToAdopt = new Set<string>();
   for (const [uid, restored] of records.restored) {
     const record = restored as CriPodRecord;
     if (record.version !== 1) {
@@ -203,6 +222,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       live.add(instance);
     }
     restoredRuns.push({ ...record.run, containers, termination: null });
+    volumesToAdopt.add(uid);
   }
 
   /** Removes what an earlier run of this agent left and did not record: its sandboxes (with their containers) and log files. */
@@ -214,6 +234,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       for (const sandbox of left) {
         await cri.stopPodSandbox(sandbox.id);
         await cri.removePodSandbox(sandbox.id);
+        releasePodFiles(sandbox.uid);
       }
       if (left.length > 0) logger.info({ sandboxes: left.length }, 'removed the pod sandboxes an earlier agent run left without a record');
       const logDirs = existsSync(logRoot) ? await readdir(logRoot) : [];
@@ -254,7 +275,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     const namespace = pod.metadata.namespace ?? 'default';
     return {
       metadata: { name: pod.metadata.name, namespace, uid, attempt: 0 },
-      hostname: pod.metadata.name,
+      hostname: podHostnameAndDomain(pod, options.dns.clusterDomain).hostname,
       dnsConfig: sandboxDns(pod),
       logDirectory: join(logRoot, podLogDirName(namespace, pod.metadata.name, uid)),
       labels: { 'io.kubernetes.pod.name': pod.metadata.name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid, 'logplane.io/node': node, 'logplane.io/agent': agentLabel },
@@ -290,9 +311,16 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     const removal = (async () => {
       await cri.stopPodSandbox(id);
       await cri.removePodSandbox(id);
+      releasePodFiles(uid);
     })().catch((err: unknown) => logger.error({ err, uid, sandbox: id }, 'cannot remove the pod sandbox'));
     removals.add(removal);
     void removal.then(() => removals.delete(removal));
+  }
+
+  /** Once no container of the pod can use them: its volumes (tmpfs unmounted) and files go. */
+  function releasePodFiles(uid: string): void {
+    configurator.release(uid);
+    rmSync(podFilesDir(uid), { recursive: true, force: true });
   }
 
   const isTerminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -318,6 +346,10 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     // Sandboxes of pods that went away before the driver had them.
     for (const [uid, sandbox] of sandboxes) if (!wanted.has(uid) && !admitted.has(uid) && sandbox.type === 'ready') removeSandbox(uid, sandbox.id);
     driver.sync(handed);
+    for (const pod of handed) {
+      if (volumesToAdopt.delete(podUid(pod))) configurator.adopt(pod);
+      else configurator.refresh(pod);
+    }
   }
 
   function resync(): void {
@@ -339,14 +371,30 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     instance.end();
   }
 
+  /** The termination message an exited instance left (termination-message.ts); '' when its pod is no longer desired. */
+  async function exitMessage(instance: Instance, exitCode: number): Promise<string> {
+    const pod = desiredPods.find((p) => podUid(p) === instance.uid);
+    const spec = pod === undefined ? undefined : containerSpec(pod, instance.container);
+    if (pod === undefined || spec === undefined) return '';
+    const logFile = join(logRoot, podLogDirName(pod.metadata.namespace ?? 'default', pod.metadata.name, instance.uid), instance.container, `${instance.restartCount}.log`);
+    const lastLogLines = async () => {
+      let text = '';
+      for await (const chunk of criLogText(readLogFile(logFile, { tailLines: FALLBACK_LOG_LINES }))) text += chunk;
+      return text;
+    };
+    return terminationMessage({ podDir: podFilesDir(instance.uid), spec, restartCount: instance.restartCount, exitCode, lastLogLines });
+  }
+
   async function checkInstance(instance: Instance): Promise<void> {
     try {
       const status = await cri.containerStatus(instance.id);
       const state = status.state;
       switch (state.type) {
-        case 'exited':
-          reportExit(instance, { exitCode: state.exitCode, signal: null, reason: state.reason || (state.exitCode === 0 ? 'Completed' : 'Error'), message: state.message || null, finishedAt: state.finishedAt });
+        case 'exited': {
+          const message = [state.message, await exitMessage(instance, state.exitCode)].filter((part) => part !== '').join(': ');
+          reportExit(instance, { exitCode: state.exitCode, signal: null, reason: state.reason || (state.exitCode === 0 ? 'Completed' : 'Error'), message: message || null, finishedAt: state.finishedAt });
           break;
+        }
         case 'created':
         case 'running':
           break;
@@ -396,9 +444,10 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
     return cri.imageStatus(image);
   }
 
-  async function start(pod: Pod, { run, container, restartCount }: ContainerRef): Promise<void> {
+  async function start(pod: Pod, ref: ContainerRef): Promise<void> {
+    const { run, container, restartCount } = ref;
     const sandbox = sandboxes.get(run.uid);
-    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === container);
+    const spec = containerSpec(pod, container);
     if (sandbox?.type !== 'ready' || spec === undefined) {
       dispatch(run.uid, { type: 'startFailed', container, restartCount, message: `no sandbox or container spec for ${container}`, at: now() });
       return;
@@ -424,17 +473,39 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       dispatch(run.uid, { type: 'refused', container, reason: SECURITY_REASONS.config, message: securityContext.message, retryAfterMs: options.crashLoop.initialMs, at: now() });
       return;
     }
-    const config: ContainerConfig = {
-      metadata: { name: container, attempt: restartCount },
-      image: { image: spec.image ?? '' },
-      ...(spec.command === undefined ? {} : { command: spec.command }),
-      ...(spec.args === undefined ? {} : { args: spec.args }),
-      ...(spec.workingDir === undefined ? {} : { workingDir: spec.workingDir }),
-      envs: envs(spec),
-      logPath: join(container, `${restartCount}.log`),
-      labels: { 'io.kubernetes.container.name': container, 'io.kubernetes.pod.uid': run.uid },
+    // kubelet's GenerateRunContainerOptions: the volumes set up, the variables and mounts of the container.
+    const prepared = configurator.prepare(pod, spec, { podIPs: [run.podIP], hostIP: run.hostIP });
+    switch (prepared.type) {
+      case 'pending':
+        // A service-account token on its way: the start goes on once it is here, unless the pod is gone.
+        void prepared.ready.then(() => {
+          if (!closing && admitted.has(run.uid)) void start(pod, ref);
+        });
+        return;
+      case 'refused':
+        dispatch(run.uid, { type: 'refused', container, reason: prepared.reason, message: prepared.message, retryAfterMs: options.crashLoop.initialMs, at: now() });
+        return;
+      case 'ok':
+        break;
+      default:
+        return assertNever(prepared, 'container configuration');
+    }
+    let mounts: CriMount[];
+    try {
+      const hosts = etcHostsMount({ pod, podIPs: run.podIP === '' ? [] : [run.podIP], clusterDomain: options.dns.clusterDomain, podDir: podFilesDir(run.uid), containerPaths: prepared.mounts.map((m) => m.containerPath) });
+      mounts = [...criMounts(prepared.mounts), ...(hosts === undefined ? [] : [hosts]), terminationMessageMount(podFilesDir(run.uid), spec, restartCount)];
+    } catch (err) {
+      dispatch(run.uid, { type: 'refused', container, reason: CONFIG_REASONS.volume, message: `cannot write the pod's /etc/hosts or termination message file: ${(err as Error).message}`, retryAfterMs: options.crashLoop.initialMs, at: now() });
+      return;
+    }
+    const config = generateContainerConfig({
+      spec,
+      uid: run.uid,
+      restartCount,
+      env: prepared.env,
+      mounts,
       linux: { resources: linuxResources(spec.resources), securityContext: securityContext.value },
-    };
+    });
     try {
       const id = await cri.createContainer(sandbox.id, config, sandbox.config);
       let end = () => {};
@@ -497,7 +568,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
 
   /** Where the container's probes and hooks run: exec through ExecSync in the container, HTTP to the pod's address. */
   function hookTarget(pod: Pod, ref: ContainerRef): ProbeTarget | undefined {
-    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
+    const spec = containerSpec(pod, ref.container);
     const instance = instances.get(instanceKey(ref.run.uid, ref.container, ref.restartCount));
     if (spec === undefined || instance === undefined) return undefined;
     return {
@@ -510,7 +581,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
   }
 
   function startProbes(pod: Pod, ref: ContainerRef, kinds: readonly ProbeKind[]): void {
-    const spec = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === ref.container);
+    const spec = containerSpec(pod, ref.container);
     const target = hookTarget(pod, ref);
     if (spec === undefined || target === undefined) return;
     const key = `${ref.run.uid}/${ref.container}`;
@@ -572,6 +643,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
 
   function release(run: PodRun): void {
     admitted.delete(run.uid);
+    volumesToAdopt.delete(run.uid);
     persisted.delete(run.uid);
     void writeRecord(run.uid, records.remove(run.uid));
     for (const c of run.containers) stopProbes(run.uid, c.name);
@@ -683,6 +755,7 @@ export function createCriRuntime(options: ResolvedRuntimeOptions, timers: TimerQ
       await leftoversRemoved;
       await driver.close(opts);
       clearInterval(poller);
+      configurator.close();
       while (removals.size > 0) await Promise.all([...removals]);
       await Promise.all(writes.values());
       await records.close();

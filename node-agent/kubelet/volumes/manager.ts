@@ -18,8 +18,8 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, normalize } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import type { Container, Pod, Volume } from '../../../schemas/index.ts';
@@ -27,6 +27,7 @@ import { parseQuantity, quantityValue } from '../../../schemas/quantity.ts';
 import type { Resolved } from '../env.ts';
 import type { PodObjectSource } from '../pod-objects.ts';
 import { writeAtomically } from './atomic-writer.ts';
+import { type MountPropagation, expandSubPathExpr, mountPropagation, subPathOnHost } from './mount-paths.ts';
 import { projectedKind, volumePayload, volumeShows, type Pending } from './sources.ts';
 
 /** One mount of a container: where its content is on the host and where the container sees it. */
@@ -35,6 +36,7 @@ export interface ContainerMount {
   readonly hostPath: string;
   readonly containerPath: string;
   readonly readOnly: boolean;
+  readonly propagation: MountPropagation;
 }
 
 export interface VolumeManagerOptions {
@@ -52,8 +54,11 @@ export interface VolumeManager {
    * `MountVolume.SetUp failed …` message on failure; pending while a token is fetched.
    */
   setUp(pod: Pod): Resolved<void> | Pending;
-  /** The mounts of `container` of a set-up pod (subPath applied), or why one cannot be made. */
-  mounts(pod: Pod, container: Container): Resolved<ContainerMount[]>;
+  /**
+   * The mounts of `container` of a set-up pod (subPath, or subPathExpr expanded with the
+   * container's variables `env` (default none), applied; mount-paths.ts), or why one cannot be made.
+   */
+  mounts(pod: Pod, container: Container, env?: ReadonlyMap<string, string>): Resolved<ContainerMount[]>;
   /** The pod's labels or annotations may have changed: its downwardAPI volumes are rewritten. */
   refreshPod(pod: Pod): void;
   /** Unmounts (tmpfs) and removes the pod's volumes. */
@@ -216,25 +221,25 @@ export function createVolumeManager(options: VolumeManagerOptions): VolumeManage
     return { type: 'ok', value: undefined };
   }
 
-  function mounts(pod: Pod, container: Container): Resolved<ContainerMount[]> {
+  function mounts(pod: Pod, container: Container, env: ReadonlyMap<string, string> = new Map()): Resolved<ContainerMount[]> {
     const out: ContainerMount[] = [];
     for (const mount of container.volumeMounts ?? []) {
       const volume = (pod.spec.volumes ?? []).find((v) => v.name === mount.name);
       if (volume === undefined) return { type: 'error', message: `cannot find volume "${mount.name}" to mount into container "${container.name}"` };
       const path = volumePath(pod, volume);
       if (path.type === 'error') return path;
-      let hostPath = path.value;
-      const subPath = mount.subPath ?? '';
-      if (subPath !== '') {
-        const clean = normalize(subPath);
-        if (clean.startsWith('/') || clean === '..' || clean.startsWith('../')) return { type: 'error', message: `subPath "${subPath}" must be a relative path within the volume` };
-        hostPath = join(hostPath, clean);
-        // kubelet creates a missing subPath as a directory.
-        if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true, mode: 0o777 });
-        else if (lstatSync(hostPath).isSymbolicLink()) hostPath = join(path.value, clean);
+      let subPath = mount.subPath ?? '';
+      if ((mount.subPathExpr ?? '') !== '') {
+        const expanded = expandSubPathExpr(mount.subPathExpr ?? '', env);
+        if (expanded.type === 'error') return expanded;
+        subPath = expanded.value;
       }
+      const hostPath = subPath === '' ? path : subPathOnHost(path.value, subPath, { mount: mount.name, container: container.name });
+      if (hostPath.type === 'error') return hostPath;
+      const propagation = mountPropagation(mount.mountPropagation);
+      if (propagation.type === 'error') return propagation;
       const readOnly = mount.readOnly === true || projectedKind(volume) !== undefined || volume.persistentVolumeClaim?.readOnly === true;
-      out.push({ volume: volume.name, hostPath, containerPath: mount.mountPath, readOnly });
+      out.push({ volume: volume.name, hostPath: hostPath.value, containerPath: mount.mountPath, readOnly, propagation: propagation.value });
     }
     return { type: 'ok', value: out };
   }
