@@ -4,11 +4,10 @@
  * empty, removes the finalizer so the fold completes the deletion, as kube's does.
  */
 import { NAMESPACE_FINALIZER, type AppliedChange, type View } from '../../projections/index.ts';
-import { CLUSTER_SCOPED, KINDS, type CustomResourceDefinition, type EventBody, type Kind, type KubeObject, type Namespace } from '../../schemas/index.ts';
+import { CLUSTER_SCOPED, KINDS, type CustomResourceDefinition, type Kind, type Namespace } from '../../schemas/index.ts';
 import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
-import { kindByGroupKind } from '../../schemas/kinds/registry.ts';
-import { customObjectDeletion } from '../customresourcedefinition/index.ts';
+import { deletionOf } from '../object-writes.ts';
 import type { Controller, Decision } from '../runtime.ts';
 
 /**
@@ -24,25 +23,6 @@ const namespacedCustomRefs = (view: View): string[] =>
     .filter((crd) => crd.spec.scope === 'Namespaced')
     .map((crd) => kindRefOf(crd.spec.group, crd.spec.names.kind));
 
-/** Whether `object` is a custom resource's: its group and kind are no registered kind's. */
-const isCustom = (object: KubeObject): boolean => {
-  const apiVersion = object.apiVersion ?? '';
-  return kindByGroupKind(apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '', object.kind) === undefined;
-};
-
-const deletion = (object: KubeObject): EventBody => (isCustom(object) ? customObjectDeletion(object) : builtInDeletion(object));
-
-const builtInDeletion = (object: KubeObject): EventBody => ({
-  type: 'ObjectDeleted',
-  kind: object.kind,
-  namespace: object.metadata.namespace ?? null,
-  name: object.metadata.name,
-  expectedResourceVersion: null,
-  uid: object.metadata.uid ?? null,
-  propagationPolicy: 'Background',
-  gracePeriodSeconds: null,
-});
-
 /** Commands for namespace `key`: delete its content, or release it when empty. */
 export const decideNamespace = (key: string, view: View): Decision => {
   const namespace = view.get(key) as Namespace | undefined;
@@ -51,7 +31,7 @@ export const decideNamespace = (key: string, view: View): Decision => {
   }
   const content = [...NAMESPACED_KINDS, ...namespacedCustomRefs(view)].flatMap((kind) => view.list(kind, namespace.metadata.name));
   if (content.length > 0) {
-    return { commands: content.filter((o) => !o.metadata.deletionTimestamp).map(deletion) };
+    return { commands: content.filter((o) => !o.metadata.deletionTimestamp).map((object) => deletionOf(object, 'Background')) };
   }
   return {
     commands: [
