@@ -180,7 +180,7 @@ const currentPod = async (server: ServerContext, ctx: RequestContext): Promise<P
 const pinnedTo = (options: DeleteOptions, pod: Pod): DeleteOptions => ({ ...options, resourceVersion: pod.metadata.resourceVersion ?? null });
 
 /** The DisruptionTarget condition kube's eviction sets on the pod it evicts (its transition time aside). */
-export const EVICTION_CONDITION = { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' } as const;
+const EVICTION_CONDITION = { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' } as const;
 
 /**
  * podutil's `UpdatePodCondition` with the eviction's condition: added, or replacing one of
