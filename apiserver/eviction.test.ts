@@ -3,7 +3,8 @@
  * (allowed and decremented by a status write the fold judges, 429 with kube's message and
  * cause, a budget whose status lags its spec), pods that go without a budget's say
  * (terminal, unready while the budget is met), two budgets (500), dryRun, preconditions,
- * and malformed Evictions (400/422 naming the field, nothing appended). Budget statuses
+ * and malformed Evictions (400/422 naming the field, nothing appended); every pod evicted is
+ * first marked with kube's DisruptionTarget condition (EvictionByEvictionAPI). Budget statuses
  * are written as the disruption controller would, so the handler is judged alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,8 @@ const PODS = '/api/v1/namespaces/default/pods';
 const VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget.";
 
 const eviction = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'default' }, ...extra });
+
+const DISRUPTION_TARGET = { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' };
 
 const readyStatus = (ready: boolean, phase = 'Running') => ({
   phase,
@@ -121,10 +124,60 @@ describeOnBothLogs('pods/eviction', (adapter) => {
     expect(await podExists('lag-a')).toBe(true);
   });
 
-  it('deletes a pod no budget selects', async () => {
+  it('deletes a pod no budget selects, after marking it a disruption target (a status write before the delete)', async () => {
     await pods(['free']);
-    expect((await evict('free')).status).toBe(201);
+    const before = (await client.request('GET', `${PODS}/free`)).body;
+    const listed = (await client.request('GET', PODS)).body.metadata.resourceVersion;
+    const watch = await client.watch(`${PODS}?watch=true&fieldSelector=metadata.name%3Dfree&resourceVersion=${listed}`);
+    try {
+      expect((await evict('free')).status).toBe(201);
+      const [marked, deleted] = await watch.take(2);
+      if (!marked || !deleted) throw new Error('two watch events expected');
+      expect(marked.type).toBe('MODIFIED');
+      expect(marked.object.metadata.deletionTimestamp).toBeUndefined();
+      expect(marked.object.status.conditions).toEqual([...before.status.conditions, { ...DISRUPTION_TARGET, lastTransitionTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) }]);
+      expect(deleted.type).toBe('DELETED');
+      expect(deleted.object.status.conditions).toContainEqual(expect.objectContaining(DISRUPTION_TARGET));
+    } finally {
+      watch.close();
+    }
     expect(await podExists('free')).toBe(false);
+  });
+
+  it('replaces a DisruptionTarget condition of another reason in place, as podutil.UpdatePodCondition (its transition time kept)', async () => {
+    await pods(['marked']);
+    const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'marked-node' }, status: { allocatable: { cpu: '8', memory: '8Gi', pods: '110' }, capacity: { cpu: '8', memory: '8Gi', pods: '110' } } };
+    expect((await client.request('POST', '/api/v1/nodes', { body: node })).status).toBe(201);
+    const bound = await client.request('POST', `${PODS}/marked/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'marked' }, target: { kind: 'Node', name: 'marked-node' } } });
+    expect(bound.status).toBe(201);
+    const pod = (await client.request('GET', `${PODS}/marked`)).body;
+    const earlier = { type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: 'default-scheduler: preempting', lastTransitionTime: '2030-01-02T00:00:00Z' };
+    const conditions = [earlier, ...pod.status.conditions];
+    expect((await client.request('PUT', `${PODS}/marked/status`, { body: { ...pod, status: { ...pod.status, conditions } } })).status).toBe(200);
+    expect((await evict('marked')).status).toBe(201);
+    const terminating = (await client.request('GET', `${PODS}/marked`)).body;
+    expect(terminating.metadata.deletionTimestamp).toBeTruthy();
+    expect(terminating.status.conditions).toEqual([{ ...DISRUPTION_TARGET, lastTransitionTime: '2030-01-02T00:00:00Z' }, ...pod.status.conditions]);
+  });
+
+  it('a resourceVersion precondition the pod has moved past (its status written since) is 409: neither marked nor deleted', async () => {
+    await pods(['moved']);
+    const pod = (await client.request('GET', `${PODS}/moved`)).body;
+    expect((await client.request('PUT', `${PODS}/moved/status`, { body: { ...pod, status: readyStatus(false) } })).status).toBe(200);
+    const before = await appended();
+    const reply = await evict('moved', eviction('moved', { deleteOptions: { preconditions: { resourceVersion: pod.metadata.resourceVersion } } }));
+    expect(reply.status).toBe(409);
+    expect(reply.body.message).toContain(`the ResourceVersion in the precondition (${pod.metadata.resourceVersion}) does not match the ResourceVersion in record`);
+    expect(await appended()).toBe(before);
+    const after = (await client.request('GET', `${PODS}/moved`)).body;
+    expect(after.status.conditions.map((c: { type: string }) => c.type)).toEqual(['Ready']);
+  });
+
+  it('a resourceVersion precondition naming the pod read is moved to the marked pod, so the delete goes through', async () => {
+    await pods(['pinned']);
+    const pod = (await client.request('GET', `${PODS}/pinned`)).body;
+    expect((await evict('pinned', eviction('pinned', { deleteOptions: { preconditions: { resourceVersion: pod.metadata.resourceVersion } } }))).status).toBe(201);
+    expect(await podExists('pinned')).toBe(false);
   });
 
   it('deletes a terminal pod without consulting its budget', async () => {
@@ -189,6 +242,7 @@ describeOnBothLogs('pods/eviction', (adapter) => {
     const pod = (await client.request('GET', `${PODS}/graceful`)).body;
     expect(pod.metadata.deletionTimestamp).toBeTruthy();
     expect(pod.metadata.deletionGracePeriodSeconds).toBe(7);
+    expect(pod.status.conditions).toContainEqual(expect.objectContaining(DISRUPTION_TARGET));
   });
 
   it('answers 404 for a pod that does not exist', async () => {

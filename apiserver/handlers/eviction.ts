@@ -12,13 +12,15 @@
  * judges it in log order against every other write of that status (budgets and pods share
  * a partition domain); a conflict re-reads the budget and tries again, as kube retries.
  * No disruption allowed, or a budget whose status lags its spec, is 429 TooManyRequests
- * with the `DisruptionBudget` cause. Then the pod is deleted with the Eviction's
- * `deleteOptions` (preconditions, grace period, dryRun).
+ * with the `DisruptionBudget` cause. Then, as kube's `addConditionAndDeletePod`, the pod gets
+ * the `DisruptionTarget` condition (reason `EvictionByEvictionAPI`) by a status write and is
+ * deleted with the Eviction's `deleteOptions` (preconditions, grace period, dryRun). kube
+ * records no Event for an eviction, and neither does logplane.
  */
 import { labelSelectorToRequirements, matchesLabels } from '../../projections/selectors.ts';
 import { kindRef } from '../../schemas/keys.ts';
-import type { Condition, KubeObject, Pod, PodDisruptionBudget, PodDisruptionBudgetStatus } from '../../schemas/index.ts';
-import { catchUp, json, keyOf, nameOf, type Reply, type RequestContext, type ServerContext } from '../context.ts';
+import type { Condition, KubeObject, Pod, PodCondition, PodDisruptionBudget, PodDisruptionBudgetStatus } from '../../schemas/index.ts';
+import { catchUp, json, keyOf, nameOf, objectAfter, throwIfRejected, type Reply, type RequestContext, type ServerContext } from '../context.ts';
 import { ApiError, apiErrors } from '../errors.ts';
 import { readJsonBody } from '../http.ts';
 import { CAUSE_TYPES, failureStatus, successStatus, type Status } from '../status.ts';
@@ -177,11 +179,72 @@ const currentPod = async (server: ServerContext, ctx: RequestContext): Promise<P
 
 const pinnedTo = (options: DeleteOptions, pod: Pod): DeleteOptions => ({ ...options, resourceVersion: pod.metadata.resourceVersion ?? null });
 
+/** The DisruptionTarget condition kube's eviction sets on the pod it evicts (its transition time aside). */
+const EVICTION_CONDITION = { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' } as const;
+
 /**
- * Deletes the pod as an eviction does; a pin the eviction added itself (not the client's)
- * also checks the pod's status part here, so a pod that became ready since is not deleted.
+ * podutil's `UpdatePodCondition` with the eviction's condition: added, or replacing one of
+ * its type in place (the transition time kept while the status holds). Undefined when the
+ * pod already has it exactly, so nothing is written.
  */
-const deletePod = async (server: ServerContext, ctx: RequestContext, pod: Pod, options: DeleteOptions, pinned: boolean): Promise<void> => {
+const withEvictionCondition = (pod: Pod, now: string): NonNullable<Pod['status']> | undefined => {
+  const conditions = pod.status?.conditions ?? [];
+  const existing = conditions.find((c) => c.type === EVICTION_CONDITION.type);
+  const lastTransitionTime = existing?.status === EVICTION_CONDITION.status ? existing.lastTransitionTime : now;
+  const condition: PodCondition = { ...EVICTION_CONDITION, ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }) };
+  if (existing && JSON.stringify(existing) === JSON.stringify(condition)) return undefined;
+  return { ...pod.status, conditions: existing ? conditions.map((c) => (c === existing ? condition : c)) : [...conditions, condition] };
+};
+
+/**
+ * The first half of kube's `addConditionAndDeletePod`: the latest pod, checked against the
+ * delete's preconditions (uid, resourceVersion), gets the eviction's DisruptionTarget
+ * condition by a status write conditional on the pod read; a conflict with another status
+ * write reads the pod again (kube's guaranteed update). Returns the pod as written, and the
+ * options with their resourceVersion pin moved to it (the write bumped the version).
+ */
+const markDisruptionTarget = async (server: ServerContext, ctx: RequestContext, options: DeleteOptions): Promise<{ pod: Pod; options: DeleteOptions }> => {
+  for (let attempt = 1; ; attempt++) {
+    const latest = await currentPod(server, ctx);
+    const { name, uid, resourceVersion } = latest.metadata;
+    if (options.uid !== null && options.uid !== uid) {
+      throw apiErrors.conflict(ctx.target.resource, name, `the UID in the precondition (${options.uid}) does not match the UID in record (${uid ?? ''}). The object might have been deleted and then recreated`);
+    }
+    if (options.resourceVersion !== null && options.resourceVersion !== resourceVersion) {
+      throw apiErrors.conflict(
+        ctx.target.resource,
+        name,
+        `the ResourceVersion in the precondition (${options.resourceVersion}) does not match the ResourceVersion in record (${resourceVersion ?? ''}). The object might have been modified`,
+      );
+    }
+    const status = withEvictionCondition(latest, isoNow());
+    if (!status) return { pod: latest, options };
+    const object = structuredClone(latest);
+    delete object.metadata.resourceVersion;
+    object.status = status;
+    const key = keyOf(ctx.target.resource, latest.metadata.namespace, name);
+    const result = await server.writer.submit({
+      topic: 'observed',
+      key,
+      body: { type: 'ObjectUpdated', object, expectedResourceVersion: resourceVersion ?? null, subresource: 'status' },
+      identity: ctx.identity,
+    });
+    const verdict = result.record.verdict;
+    if (verdict.type === 'rejected' && verdict.reason === 'Conflict' && attempt < EVICTION_RETRIES) continue;
+    throwIfRejected(result, ctx.target.resource, name);
+    const written = objectAfter(server, result, key);
+    if (written?.kind !== 'Pod') throw apiErrors.notFound(ctx.target.resource, name);
+    return { pod: written, options: options.resourceVersion === null ? options : pinnedTo(options, written) };
+  }
+};
+
+/**
+ * Deletes the pod as an eviction does: marked a disruption target first (not on a dry run);
+ * a pin the eviction added itself (not the client's) also checks the pod's status part
+ * here, so a pod that became ready since is not deleted.
+ */
+const deletePod = async (server: ServerContext, ctx: RequestContext, read: Pod, readOptions: DeleteOptions, pinned: boolean): Promise<void> => {
+  const { pod, options } = readOptions.dryRun ? { pod: read, options: readOptions } : await markDisruptionTarget(server, ctx, readOptions);
   if (pinned) {
     const now = server.projection.view().get(keyOf(ctx.target.resource, ctx.target.namespace, pod.metadata.name));
     if (now?.metadata.resourceVersion !== pod.metadata.resourceVersion) {

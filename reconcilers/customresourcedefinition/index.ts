@@ -19,6 +19,7 @@ import { kindRefOf } from '../../schemas/kinds/refs.ts';
 import { sameJson } from '../../schemas/canonical-json.ts';
 import { CUSTOM_RESOURCE_DEFINITION_REF } from '../../schemas/kinds/domains.ts';
 import { kindByRef } from '../../schemas/kinds/registry.ts';
+import { deletionOf } from '../object-writes.ts';
 import { isoTime, statusCommand, updateCommand } from '../replicaset/objects.ts';
 import type { Controller, Decision } from '../runtime.ts';
 
@@ -88,19 +89,6 @@ export const crdStatus = (crd: CustomResourceDefinition, view: View, now: number
   return { conditions, acceptedNames: namesOf(crd), storedVersions };
 };
 
-/** The deletion of a custom object (Background propagation, its uid as precondition). */
-export const customObjectDeletion = (object: KubeObject): EventBody => ({
-  type: 'CustomObjectDeleted',
-  apiVersion: object.apiVersion ?? '',
-  kind: object.kind,
-  namespace: object.metadata.namespace ?? null,
-  name: object.metadata.name ?? '',
-  expectedResourceVersion: null,
-  uid: object.metadata.uid ?? null,
-  propagationPolicy: 'Background',
-  gracePeriodSeconds: null,
-});
-
 /** Commands for CRD `key` at `now`: its status, or, once deleted, the deletion of its objects and then its release. */
 export const decideCustomResourceDefinition = (key: string, view: View, now: number): Decision => {
   const crd = view.get(key);
@@ -117,7 +105,7 @@ export const decideCustomResourceDefinition = (key: string, view: View, now: num
       lastTransitionTime: isoTime(now),
     });
     if (!sameJson(terminating, crd.status?.conditions ?? [])) commands.push(statusCommand(crd, { ...crd.status, conditions: terminating }));
-    if (objects.length > 0) return { commands: [...commands, ...objects.filter((object) => !object.metadata.deletionTimestamp).map(customObjectDeletion)] };
+    if (objects.length > 0) return { commands: [...commands, ...objects.filter((object) => !object.metadata.deletionTimestamp).map((object) => deletionOf(object, 'Background'))] };
     const released = { ...crd, metadata: { ...crd.metadata, finalizers: (crd.metadata.finalizers ?? []).filter((finalizer) => finalizer !== CUSTOM_RESOURCE_DEFINITION_FINALIZER) } };
     return { commands: [...commands, updateCommand(crd, released)] };
   }

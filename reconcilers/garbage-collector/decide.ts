@@ -9,10 +9,14 @@
  *   remains;
  * - as a dependent: when every owner it names (by uid) is gone it is deleted
  *   (Background); when only some are, the dangling references are removed.
+ *
+ * Owners and dependents are objects of any kind: the registry's, and custom resources'
+ * (written as the apiserver writes them, `../object-writes.ts`).
  */
 import type { View } from '../../projections/index.ts';
 import type { EventBody, KubeObject, OwnerReference } from '../../schemas/index.ts';
-import { deleteCommand, isBeingDeleted, parseTime, updateCommand } from '../replicaset/objects.ts';
+import { deletionOf, updatesOf } from '../object-writes.ts';
+import { isBeingDeleted, parseTime } from '../replicaset/objects.ts';
 import type { Decision } from '../runtime.ts';
 
 /** Finalizers the garbage collector serves. */
@@ -58,12 +62,12 @@ const orphanDependents = (owner: KubeObject, view: View): Decision => {
   const dependents = view.ownedBy(uid);
   if (dependents.length > 0) {
     return {
-      commands: dependents.map((dependent) => updateCommand(dependent, withoutReferences(dependent, (ref) => ref.uid === uid))),
+      commands: dependents.flatMap((dependent) => updatesOf(dependent, withoutReferences(dependent, (ref) => ref.uid === uid), view)),
       // The updates remove the references the change feed would map back to this owner: look again once they applied.
       requeueAfterMs: 0,
     };
   }
-  return { commands: [updateCommand(owner, withoutFinalizer(owner, FINALIZER.Orphan))] };
+  return { commands: updatesOf(owner, withoutFinalizer(owner, FINALIZER.Orphan), view) };
 };
 
 /** Foreground: delete the dependents; the finalizer goes once no blocking dependent is left. */
@@ -78,14 +82,14 @@ const deleteDependentsFirst = (owner: KubeObject, view: View): Decision => {
       return other !== undefined && !awaitsCollector(other);
     });
     if (survives) {
-      commands.push(updateCommand(dependent, withoutReferences(dependent, (ref) => ref.uid === uid)));
+      commands.push(...updatesOf(dependent, withoutReferences(dependent, (ref) => ref.uid === uid), view));
     } else if (!isBeingDeleted(dependent)) {
       const ownsOthers = view.ownedBy(dependent.metadata.uid ?? '').length > 0;
-      commands.push(deleteCommand(dependent, ownsOthers ? 'Foreground' : 'Background'));
+      commands.push(deletionOf(dependent, ownsOthers ? 'Foreground' : 'Background'));
     }
   }
   const blocking = dependents.filter((dependent) => referenceTo(dependent, uid)?.blockOwnerDeletion === true);
-  if (blocking.length === 0) commands.push(updateCommand(owner, withoutFinalizer(owner, FINALIZER.Foreground)));
+  if (blocking.length === 0) commands.push(...updatesOf(owner, withoutFinalizer(owner, FINALIZER.Foreground), view));
   return { commands };
 };
 
@@ -102,9 +106,9 @@ const collectDependent = (object: KubeObject, view: View, now: number, graceMs: 
   }
   if (absent.length < refs.length) {
     const gone = new Set(absent.map((ref) => ref.uid));
-    return { commands: [updateCommand(object, withoutReferences(object, (ref) => gone.has(ref.uid)))] };
+    return { commands: updatesOf(object, withoutReferences(object, (ref) => gone.has(ref.uid)), view) };
   }
-  return { commands: isBeingDeleted(object) ? [] : [deleteCommand(object, 'Background')] };
+  return { commands: isBeingDeleted(object) ? [] : [deletionOf(object, 'Background')] };
 };
 
 /** Decides object `key` for the garbage collector. */

@@ -9,8 +9,9 @@
  * - node-2 uncordoned, then `kubectl drain node-1 --ignore-daemonsets
  *   --delete-emptydir-data`: node-1 cordoned, the Deployment's pods evicted through
  *   pods/eviction, refused with kube's 429 while the budget is spent, each next one once a
- *   replacement is Ready on node-2 — at no moment fewer than 2 ready pods —, the DaemonSet
- *   pod left alone, and the drain finishing;
+ *   replacement is Ready on node-2 — at no moment fewer than 2 ready pods —, each evicted
+ *   pod marked with kube's DisruptionTarget condition (EvictionByEvictionAPI) by the time
+ *   it is terminating, the DaemonSet pod left alone, and the drain finishing;
  * - `kubectl uncordon node-1`;
  * - a replay of the log from offset 0 giving the live state hash.
  */
@@ -25,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../../cli/up.ts';
 import { createReplayer, formatVector, type View } from '../../projections/index.ts';
 import { isPodReady } from '../../reconcilers/replicaset/pods.ts';
-import type { Node, Pod, PodDisruptionBudget } from '../../schemas/index.ts';
+import type { Node, Pod, PodCondition, PodDisruptionBudget } from '../../schemas/index.ts';
 import { kafkaBrokers } from '../kafka-env.ts';
 import { LOG_ADAPTERS } from './helpers.ts';
 
@@ -162,8 +163,15 @@ describe.each(LOG_ADAPTERS)('kubectl drain within a PodDisruptionBudget on the %
     await waitUntil('node-2 is schedulable', (view) => !node(view, 'node-2')?.spec?.unschedulable);
     // The budget's promise, checked at every position the projection reaches during the drain.
     let fewest = Number.POSITIVE_INFINITY;
+    // The DisruptionTarget condition of each web pod of node-1 when it is first seen terminating.
+    const terminating = new Map<string, PodCondition | undefined>();
     const watch: Subscription = cluster.projection.cursor$.subscribe(() => {
-      fewest = Math.min(fewest, webPods(cluster.projection.view()).filter(serving).length);
+      const pods = webPods(cluster.projection.view());
+      fewest = Math.min(fewest, pods.filter(serving).length);
+      for (const pod of pods) {
+        if (pod.spec.nodeName !== 'node-1' || !pod.metadata.deletionTimestamp || terminating.has(pod.metadata.name)) continue;
+        terminating.set(pod.metadata.name, pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget'));
+      }
     });
     let drained: KubectlResult;
     try {
@@ -179,6 +187,10 @@ describe.each(LOG_ADAPTERS)('kubectl drain within a PodDisruptionBudget on the %
     expect(drained.stderr).toContain("Cannot evict pod as it would violate the pod's disruption budget.");
     expect(drained.stderr).toMatch(/Warning: ignoring DaemonSet-managed Pods: default\/agent-/);
     expect(fewest).toBeGreaterThanOrEqual(2);
+    expect([...terminating.keys()].sort()).toEqual([...drained.stdout.matchAll(/pod\/(web-[a-z0-9-]+) evicted/g)].map((m) => m[1]).sort());
+    for (const condition of terminating.values()) {
+      expect(condition).toMatchObject({ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' });
+    }
 
     const view = cluster.projection.view();
     expect(node(view, 'node-1')?.spec?.unschedulable).toBe(true);
