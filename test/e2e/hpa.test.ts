@@ -1,5 +1,6 @@
 /**
- * The HorizontalPodAutoscaler with the real kubectl on the process runtime (`logplane up`):
+ * The HorizontalPodAutoscaler with the real kubectl on the process runtime (`logplane up`), on
+ * the embedded log and on the Kafka broker:
  * an autoscaling/v2 HPA on CPU (50 % of requests, a 10 s scale-down window instead of kube's
  * 300 s) scales a Deployment whose pods burn CPU from 1 to 3, and back to 1 once the load
  * stops; `kubectl get hpa` shows the measured TARGETS, `kubectl describe hpa` the conditions
@@ -9,6 +10,7 @@
  * distributed mode the controllers read the metrics from the apiserver's metrics.k8s.io over
  * the network with the credentials of `--kubeconfig`.
  */
+import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,9 +20,10 @@ import type { ReconcileReply } from '../../cli/history/api.ts';
 import { runAgent, runApiserver, runControllers, type Component } from '../../cli/components.ts';
 import { startCluster, type RunningCluster } from '../../cli/up.ts';
 import type { LogTarget } from '../../cli/wiring.ts';
-import { audit, createReplayer, formatVector, type View } from '../../projections/index.ts';
+import { audit, type View } from '../../projections/index.ts';
 import type { Deployment, HorizontalPodAutoscaler } from '../../schemas/index.ts';
-import { waitForView } from './helpers.ts';
+import { kafkaBrokers } from '../kafka-env.ts';
+import { LOG_ADAPTERS, replayToLive, waitForView } from './helpers.ts';
 import { clusterClient, kubectl, logplane, ok, okJson, waitFor } from './process.ts';
 
 const logger = pino({ level: process.env['LOGPLANE_TEST_LOG'] ?? 'silent' });
@@ -94,7 +97,7 @@ spec:
               cpu: 100m
 `;
 
-describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)', { timeout: 600_000 }, () => {
+describe.each(LOG_ADAPTERS)('HorizontalPodAutoscaler on the process runtime on the %s log (logplane up, kubectl)', { timeout: 600_000 }, (adapter) => {
   const dir = mkdtempSync(join(tmpdir(), 'logplane-hpa-'));
   /** Where the pods (run as nobody when the tests run as root) can see the stop file. */
   const stopDir = mkdtempSync(join(tmpdir(), 'logplane-hpa-stop-'));
@@ -109,7 +112,17 @@ describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)'
 
   beforeAll(async () => {
     chmodSync(stopDir, 0o755);
-    cluster = await startCluster({ dataDir: dir, nodes: 1, runtime: 'process', proxy: 'none', port: 0, host: '127.0.0.1', logger, metricsResolutionMs: 1_000 });
+    cluster = await startCluster({
+      dataDir: dir,
+      nodes: 1,
+      runtime: 'process',
+      proxy: 'none',
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      metricsResolutionMs: 1_000,
+      ...(adapter === 'kafka' ? { kafka: { type: 'kafka', brokers: kafkaBrokers(), cluster: `e2e-hpa-${randomUUID().slice(0, 8)}`, partitions: 1 } } : {}),
+    });
     writeFileSync(join(dir, 'burn.yaml'), burnerManifest(stopFile));
     writeFileSync(join(dir, 'idle.yaml'), IDLE);
   }, 120_000);
@@ -181,24 +194,10 @@ describe('HorizontalPodAutoscaler on the process runtime (logplane up, kubectl)'
   });
 
   it('replays the log from offset 0 into the live state hash', async () => {
-    const replayDir = mkdtempSync(join(tmpdir(), 'logplane-hpa-replay-'));
-    const replayer = createReplayer({ log: cluster.log, dir: replayDir });
-    try {
-      let applied = await replayer.advanceTo(cluster.projection.cursor());
-      let live: string | undefined;
-      for (let round = 0; round < 20 && live === undefined; round++) {
-        await cluster.projection.waitFor(replayer.cursor());
-        const current = cluster.projection.cursor();
-        if (formatVector(current) === formatVector(replayer.cursor())) live = cluster.projection.stateHash();
-        else applied += await replayer.advanceTo(current);
-      }
-      expect(applied).toBeGreaterThan(20);
-      expect(live).toBeDefined();
-      expect(replayer.stateHash()).toBe(live);
-    } finally {
-      await replayer.close();
-      rmSync(replayDir, { recursive: true, force: true });
-    }
+    const { events, replayHash, liveHash } = await replayToLive(cluster);
+    expect(events).toBeGreaterThan(20);
+    expect(liveHash).toBeDefined();
+    expect(replayHash).toBe(liveHash);
   });
 });
 
