@@ -1,5 +1,5 @@
 /**
- * PersistentVolumes with the real kubectl against `logplane up`'s cluster (every
+ * PersistentVolumes with the real kubectl against `logplane up`'s cluster, on both logs (every
  * controller, the scheduler, three process-runtime nodes, the bundled default `local-path`
  * StorageClass): a StatefulSet of 3 with a volumeClaimTemplate gets web-0..2 in order, each
  * Running on the node its claim's volume was provisioned on, the claims Bound and the
@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import { type Subscription } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from '../../schemas/index.ts';
-import { replayToLive } from './helpers.ts';
+import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
 import { useKubectlCluster } from './kubectl-harness.ts';
 import { STATEFUL } from './manifests.ts';
 
 const nodeOf = (volume: PersistentVolume): string | undefined => volume.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values?.[0];
 
-describe('local-path PersistentVolumes with kubectl on the embedded log', () => {
-  const harness = useKubectlCluster('embedded', 'e2e-pv', { nodes: 3, runtime: 'process' }, { kubectlTimeoutMs: 120_000 });
+describe.each(LOG_ADAPTERS)('local-path PersistentVolumes with kubectl on the %s log', (adapter) => {
+  const harness = useKubectlCluster(adapter, 'e2e-pv', { nodes: 3, runtime: 'process' }, { kubectlTimeoutMs: 120_000 });
   const { ok, file, waitUntil } = harness;
 
   it('gives a StatefulSet of 3 bound local-path claims with directories on disk, in order, and removes a Delete volume with its claim', async () => {
