@@ -9,6 +9,7 @@
  * --at` a moment before; a replay
  * of the log from offset 0 gives the live projection's state hash.
  */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { audit, formatVector, type View } from '../../projections/index.ts';
 import { parseVector } from '../../projections/positions.ts';
@@ -18,7 +19,7 @@ import { withCreateAdmission } from '../../reconcilers/create-admission.ts';
 import { sameJson } from '../../schemas/canonical-json.ts';
 import { decodeEvent, type Deployment, type Event, type EventBody, type ReplicaSet } from '../../schemas/index.ts';
 import { LOG_ADAPTERS, replayToLive } from './helpers.ts';
-import { useKubectlCluster } from './kubectl-harness.ts';
+import { useKubectlCluster, watchKubectl } from './kubectl-harness.ts';
 import { logplane, okJson } from './process.ts';
 
 const DEPLOYMENT = `apiVersion: apps/v1
@@ -92,6 +93,19 @@ describe.each(LOG_ADAPTERS)('Events with kubectl on the %s log', (adapter) => {
       deprecatedSource: { component: 'deployment-controller' },
       type: 'Normal',
     });
+  }, 120_000);
+
+  it('streams new Events with kubectl get events -w', async () => {
+    const watch = watchKubectl(harness.cluster.kubeconfig, join(harness.dir, 'watch-cache'), ['get', 'events', '-w']);
+    try {
+      // The Events so far come first, then what happens next: a scale down's deletions.
+      await watch.seen(/Normal\s+ScalingReplicaSet\s+deployment\/web\s+Scaled up replica set \S+ from 2 to 3/);
+      expect(await ok('scale', 'deployment', 'web', '--replicas=1')).toBe('deployment.apps/web scaled\n');
+      await watch.seen(/Normal\s+ScalingReplicaSet\s+deployment\/web\s+Scaled down replica set \S+ from 3 to 1/);
+      await watch.seen(/Normal\s+SuccessfulDelete\s+replicaset\/web-[a-z0-9]+\s+Deleted pod: web-/);
+    } finally {
+      watch.stop();
+    }
   }, 120_000);
 
   it('shows the Events of a past moment after they left the current view (logplane get events --at)', async () => {
