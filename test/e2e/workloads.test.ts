@@ -82,6 +82,46 @@ describe.each(LOG_ADAPTERS)('ReplicationController and Job controllers with kube
     expect(podsOf(harness.cluster.projection.view(), 'app', 'mysql').map((pod) => pod.metadata.name)).not.toContain(victim);
   }, 120_000);
 
+  it('replaces an RC by a second one by hand, rolling-update style: scale the new one up and the old one down', async () => {
+    const rc = (name: string, version: string, replicas: number): string => `apiVersion: v1
+kind: ReplicationController
+metadata:
+  name: ${name}
+spec:
+  replicas: ${replicas}
+  selector:
+    app: frontend
+    version: "${version}"
+  template:
+    metadata:
+      labels:
+        app: frontend
+        version: "${version}"
+    spec:
+      containers:
+      - name: web
+        image: logplane/sleeper
+`;
+    const running = (view: View, version: string): Pod[] =>
+      podsOf(view, 'app', 'frontend').filter((pod) => pod.metadata.labels?.['version'] === version && isPodActive(pod) && pod.status?.phase === 'Running' && isPodReady(pod));
+    const active = (view: View): Pod[] => podsOf(view, 'app', 'frontend').filter(isPodActive);
+    expect(await ok('create', '-f', file('frontend-v1.yaml', rc('frontend-v1', '1', 2)))).toBe('replicationcontroller/frontend-v1 created\n');
+    await waitUntil('2 v1 pods run', (view) => running(view, '1').length === 2);
+    // The new RC's selector (version 2) does not match the old pods, so it starts from none.
+    expect(await ok('create', '-f', file('frontend-v2.yaml', rc('frontend-v2', '2', 0)))).toBe('replicationcontroller/frontend-v2 created\n');
+    for (const [v2, v1] of [[1, 1], [2, 0]] as const) {
+      expect(await ok('scale', 'rc', 'frontend-v2', `--replicas=${v2}`)).toBe('replicationcontroller/frontend-v2 scaled\n');
+      await waitUntil(`${v2} v2 pod(s) run`, (view) => running(view, '2').length === v2);
+      expect(await ok('scale', 'rc', 'frontend-v1', `--replicas=${v1}`)).toBe('replicationcontroller/frontend-v1 scaled\n');
+      await waitUntil(`${v1} v1 pod(s) left`, (view) => active(view).filter((pod) => pod.metadata.labels?.['version'] === '1').length === v1);
+    }
+    expect(await ok('delete', 'rc', 'frontend-v1')).toBe('replicationcontroller "frontend-v1" deleted\n');
+    const left = active(harness.cluster.projection.view());
+    expect(left.map((pod) => pod.metadata.labels?.['version'])).toEqual(['2', '2']);
+    expect(left.every((pod) => pod.metadata.ownerReferences?.[0]?.name === 'frontend-v2')).toBe(true);
+    expect(await ok('get', 'rc', 'frontend-v2')).toMatch(/^NAME\s+DESIRED\s+CURRENT\s+READY\s+AGE\nfrontend-v2\s+2\s+2\s+2\s+\d+s\n$/);
+  }, 120_000);
+
   it('completes a Job of 10 completions with parallelism 3', async () => {
     expect(await ok('create', '-f', file('job.yaml', job('pi', '  completions: 10\n  parallelism: 3', 0)))).toBe('job.batch/pi created\n');
     let most = 0;
