@@ -119,6 +119,7 @@ spec:
     const left = active(harness.cluster.projection.view());
     expect(left.map((pod) => pod.metadata.labels?.['version'])).toEqual(['2', '2']);
     expect(left.every((pod) => pod.metadata.ownerReferences?.[0]?.name === 'frontend-v2')).toBe(true);
+    await waitUntil('frontend-v2 reports 2 ready replicas', (view) => (view.get('ReplicationController/default/frontend-v2') as ReplicationController | undefined)?.status?.readyReplicas === 2);
     expect(await ok('get', 'rc', 'frontend-v2')).toMatch(/^NAME\s+DESIRED\s+CURRENT\s+READY\s+AGE\nfrontend-v2\s+2\s+2\s+2\s+\d+s\n$/);
   }, 120_000);
 
