@@ -67,7 +67,8 @@ describe('the cluster DNS of logplane agent (distributed mode)', () => {
 
   it('prints where it listens', () => {
     const description = components[1]?.description ?? '';
-    expect(description).toBe(`agent for dns-node (sim runtime, proxy none); cluster DNS 127.0.0.1:${dns.address.port} (UDP and TCP)`);
+    // The apiserver here serves plain HTTP: it publishes no cluster-info, so the agent calls none.
+    expect(description).toBe(`agent for dns-node (sim runtime, proxy none); cluster DNS 127.0.0.1:${dns.address.port} (UDP and TCP); calls no apiserver`);
   });
 
   it('answers the kube-dns Service the apiserver keeps, on the tenth address of the service CIDR', async () => {
